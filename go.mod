@@ -1,0 +1,3 @@
+module github.com/usmbridge/usmbridge
+
+go 1.25.0

@@ -1,0 +1,163 @@
+// Package dlabi mirrors the DLPack 1.x C ABI (dlpack.h) as Go types whose
+// size, alignment and field offsets equal the C ones on LP64 Linux
+// (amd64, arm64). Tests assert every offset. Package dlpack re-exports
+// these types; they live here so that typestr can map dtypes without
+// importing dlpack.
+package dlabi
+
+// Version is DLPackVersion.
+type Version struct {
+	Major uint32
+	Minor uint32
+}
+
+// DeviceType is DLDeviceType (a C enum, 4 bytes).
+type DeviceType int32
+
+const (
+	CPU          DeviceType = 1
+	CUDA         DeviceType = 2
+	CUDAHost     DeviceType = 3
+	OpenCL       DeviceType = 4
+	Vulkan       DeviceType = 7
+	Metal        DeviceType = 8
+	VPI          DeviceType = 9
+	ROCM         DeviceType = 10
+	ROCMHost     DeviceType = 11
+	ExtDev       DeviceType = 12
+	CUDAManaged  DeviceType = 13
+	OneAPI       DeviceType = 14
+	WebGPU       DeviceType = 15
+	Hexagon      DeviceType = 16
+	MAIA         DeviceType = 17
+	Trn          DeviceType = 18
+	maxKnownType            = Trn
+)
+
+var deviceNames = [...]string{
+	CPU: "kDLCPU", CUDA: "kDLCUDA", CUDAHost: "kDLCUDAHost", OpenCL: "kDLOpenCL",
+	Vulkan: "kDLVulkan", Metal: "kDLMetal", VPI: "kDLVPI", ROCM: "kDLROCM",
+	ROCMHost: "kDLROCMHost", ExtDev: "kDLExtDev", CUDAManaged: "kDLCUDAManaged",
+	OneAPI: "kDLOneAPI", WebGPU: "kDLWebGPU", Hexagon: "kDLHexagon", MAIA: "kDLMAIA",
+	Trn: "kDLTrn",
+}
+
+// String returns the dlpack.h name, or "DLDeviceType(N)" for values the
+// header does not define.
+func (t DeviceType) String() string {
+	if t >= 0 && t <= maxKnownType && deviceNames[t] != "" {
+		return deviceNames[t]
+	}
+	return "DLDeviceType(" + itoa(int64(t)) + ")"
+}
+
+// Known reports whether dlpack.h 1.3 defines t.
+func (t DeviceType) Known() bool { return t >= 0 && t <= maxKnownType && deviceNames[t] != "" }
+
+// Device is DLDevice.
+type Device struct {
+	Type DeviceType
+	ID   int32
+}
+
+func (d Device) String() string { return "(" + d.Type.String() + ", " + itoa(int64(d.ID)) + ")" }
+
+// TypeCode is DLDataTypeCode, stored in DLDataType as a uint8.
+type TypeCode uint8
+
+const (
+	Int          TypeCode = 0
+	UInt         TypeCode = 1
+	Float        TypeCode = 2
+	OpaqueHandle TypeCode = 3
+	Bfloat       TypeCode = 4
+	Complex      TypeCode = 5
+	Bool         TypeCode = 6
+	// 7..17 are the FP8/FP6/FP4 codes added in DLPack 1.1.
+	Float8E3M4       TypeCode = 7
+	Float4E2M1FN     TypeCode = 17
+	maxKnownTypeCode          = Float4E2M1FN
+)
+
+var codeNames = [...]string{
+	"kDLInt", "kDLUInt", "kDLFloat", "kDLOpaqueHandle", "kDLBfloat", "kDLComplex", "kDLBool",
+	"kDLFloat8_e3m4", "kDLFloat8_e4m3", "kDLFloat8_e4m3b11fnuz", "kDLFloat8_e4m3fn",
+	"kDLFloat8_e4m3fnuz", "kDLFloat8_e5m2", "kDLFloat8_e5m2fnuz", "kDLFloat8_e8m0fnu",
+	"kDLFloat6_e2m3fn", "kDLFloat6_e3m2fn", "kDLFloat4_e2m1fn",
+}
+
+func (c TypeCode) String() string {
+	if c <= maxKnownTypeCode {
+		return codeNames[c]
+	}
+	return "DLDataTypeCode(" + itoa(int64(c)) + ")"
+}
+
+// DataType is DLDataType.
+type DataType struct {
+	Code  TypeCode
+	Bits  uint8
+	Lanes uint16
+}
+
+func (d DataType) String() string {
+	return "(" + d.Code.String() + ", " + itoa(int64(d.Bits)) + ", " + itoa(int64(d.Lanes)) + ")"
+}
+
+// Tensor is DLTensor. Pointers are uintptr because they always point into
+// C memory (never the Go heap).
+type Tensor struct {
+	Data       uintptr
+	Device     Device
+	Ndim       int32
+	DType      DataType
+	Shape      uintptr // *int64
+	Strides    uintptr // *int64, in elements
+	ByteOffset uint64
+}
+
+// ManagedTensor is the legacy DLManagedTensor.
+type ManagedTensor struct {
+	DLTensor   Tensor
+	ManagerCtx uintptr
+	Deleter    uintptr // void (*)(DLManagedTensor*)
+}
+
+// ManagedTensorVersioned is DLManagedTensorVersioned.
+type ManagedTensorVersioned struct {
+	Version    Version
+	ManagerCtx uintptr
+	Deleter    uintptr // void (*)(DLManagedTensorVersioned*)
+	Flags      uint64
+	DLTensor   Tensor
+}
+
+// Flag bits of ManagedTensorVersioned.Flags.
+const (
+	FlagReadOnly            uint64 = 1 << 0
+	FlagIsCopied            uint64 = 1 << 1
+	FlagIsSubbyteTypePadded uint64 = 1 << 2
+)
+
+func itoa(v int64) string {
+	if v == 0 {
+		return "0"
+	}
+	var b [24]byte
+	i := len(b)
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = uint64(-v)
+	}
+	for u > 0 {
+		i--
+		b[i] = byte('0' + u%10)
+		u /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,277 @@
+package syclobj
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+)
+
+// Backend names a SYCL backend. The zero value means "any".
+type Backend uint8
+
+const (
+	AnyBackend Backend = iota
+	LevelZero
+	OpenCL
+	CUDA
+	HIP
+	Host // usmbridge's own cpu backend (no SYCL runtime)
+)
+
+var backendNames = [...]string{"*", "level_zero", "opencl", "cuda", "hip", "host"}
+
+func (b Backend) String() string {
+	if int(b) < len(backendNames) {
+		return backendNames[b]
+	}
+	return "Backend(" + strconv.Itoa(int(b)) + ")"
+}
+
+// DeviceType is a SYCL device type. The zero value means "any".
+type DeviceType uint8
+
+const (
+	AnyType DeviceType = iota
+	CPU
+	GPU
+	Accelerator
+	HostDevice
+)
+
+var typeNames = [...]string{"*", "cpu", "gpu", "accelerator", "host"}
+
+func (t DeviceType) String() string {
+	if int(t) < len(typeNames) {
+		return typeNames[t]
+	}
+	return "DeviceType(" + strconv.Itoa(int(t)) + ")"
+}
+
+func backendByName(s string) (Backend, bool) {
+	switch s {
+	case "level_zero", "ext_oneapi_level_zero":
+		return LevelZero, true
+	case "opencl":
+		return OpenCL, true
+	case "cuda":
+		return CUDA, true
+	case "hip":
+		return HIP, true
+	case "host":
+		return Host, true
+	}
+	return AnyBackend, false
+}
+
+func typeByName(s string) (DeviceType, bool) {
+	switch s {
+	case "cpu":
+		return CPU, true
+	case "gpu":
+		return GPU, true
+	case "accelerator":
+		return Accelerator, true
+	case "host":
+		return HostDevice, true
+	}
+	return AnyType, false
+}
+
+// Filter is one backend:device_type:device_num triple.
+type Filter struct {
+	Backend Backend    // AnyBackend if absent or '*'
+	Type    DeviceType // AnyType if absent or '*'
+	Number  int        // -1 if absent or '*'
+}
+
+func (f Filter) String() string {
+	num := "*"
+	if f.Number >= 0 {
+		num = strconv.Itoa(f.Number)
+	}
+	return f.Backend.String() + ":" + f.Type.String() + ":" + num
+}
+
+// Device describes one device as a backend enumerates it; a list of them in
+// the global order is what selectors resolve against.
+type Device struct {
+	Backend Backend
+	Type    DeviceType
+	Name    string
+}
+
+func (d Device) String() string {
+	return d.Backend.String() + ":" + d.Type.String() + " " + strconv.Quote(d.Name)
+}
+
+func (f Filter) accepts(d Device) bool {
+	return (f.Backend == AnyBackend || f.Backend == d.Backend) && (f.Type == AnyType || f.Type == d.Type)
+}
+
+// Selector is a parsed filter selector string. It is also a syclobj value
+// (the "filter string" variant).
+type Selector struct {
+	text    string
+	filters []Filter
+}
+
+// SelectorError reports a malformed selector or one that matches no device.
+// It matches usm.ErrValue.
+type SelectorError struct {
+	Selector string
+	Reason   string
+	Seen     []Device // devices considered, for "no match" errors
+}
+
+func (e *SelectorError) Error() string {
+	s := "syclobj: filter selector " + strconv.Quote(e.Selector) + ": " + e.Reason
+	if e.Reason == noMatch {
+		if len(e.Seen) == 0 {
+			s += " (no devices available)"
+		} else {
+			parts := make([]string, len(e.Seen))
+			for i, d := range e.Seen {
+				parts[i] = strconv.Itoa(i) + "=" + d.String()
+			}
+			s += " (devices seen: " + strings.Join(parts, ", ") + ")"
+		}
+	}
+	return s
+}
+
+func (e *SelectorError) Is(target error) bool { return target == error(errkind.Value) }
+
+const noMatch = "no device matches"
+
+// maxDeviceNum bounds device numbers so they always fit an int32 device id.
+const maxDeviceNum = 1<<31 - 1
+
+// ParseSelector parses a filter selector string strictly. It never panics.
+func ParseSelector(s string) (Selector, error) {
+	bad := func(reason string) (Selector, error) {
+		return Selector{}, &SelectorError{Selector: s, Reason: reason}
+	}
+	if s == "" {
+		return bad("empty selector")
+	}
+	var filters []Filter
+	for i, fs := range strings.Split(s, ",") {
+		f, reason := parseFilter(fs)
+		if reason != "" {
+			if strings.Contains(s, ",") {
+				reason = "filter " + strconv.Itoa(i) + " " + strconv.Quote(fs) + ": " + reason
+			}
+			return bad(reason)
+		}
+		filters = append(filters, f)
+	}
+	return Selector{text: s, filters: filters}, nil
+}
+
+// parseFilter parses one triple; a non-empty reason means it is malformed.
+func parseFilter(fs string) (Filter, string) {
+	f := Filter{Number: -1}
+	if fs == "" {
+		return f, "empty filter"
+	}
+	parts := strings.Split(fs, ":")
+	if len(parts) > 3 {
+		return f, "more than three parts (want backend:device_type:device_num)"
+	}
+	// slot is the next position a part may fill: 0 backend, 1 type, 2 number.
+	slot := 0
+	for _, p := range parts {
+		switch {
+		case p == "":
+			return f, "empty part (want backend:device_type:device_num, each optional)"
+		case p == "*":
+			if slot > 2 {
+				return f, "'*' after device_num"
+			}
+			slot++
+		case isDigits(p):
+			if slot > 2 {
+				return f, "device_num " + strconv.Quote(p) + " given twice"
+			}
+			n, err := strconv.Atoi(p)
+			if err != nil || n > maxDeviceNum {
+				return f, "device_num " + strconv.Quote(p) + " is out of range"
+			}
+			f.Number, slot = n, 3
+		default:
+			if b, ok := backendByName(p); ok && slot == 0 {
+				f.Backend, slot = b, 1
+				continue
+			}
+			if t, ok := typeByName(p); ok && slot <= 1 {
+				f.Type, slot = t, 2
+				continue
+			}
+			if _, ok := backendByName(p); ok {
+				return f, "backend " + strconv.Quote(p) + " must come first and only once"
+			}
+			if _, ok := typeByName(p); ok {
+				return f, "device type " + strconv.Quote(p) + " must come before device_num and only once"
+			}
+			return f, "unknown part " + strconv.Quote(p) + " (backends: opencl, level_zero, ext_oneapi_level_zero, cuda, hip, host; device types: cpu, gpu, accelerator, host)"
+		}
+	}
+	return f, ""
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// MustParseSelector is ParseSelector for constant strings; it panics on error.
+func MustParseSelector(s string) Selector {
+	sel, err := ParseSelector(s)
+	if err != nil {
+		panic(err)
+	}
+	return sel
+}
+
+// String returns the selector as it was written.
+func (s Selector) String() string { return s.text }
+
+// Filters returns the parsed filters.
+func (s Selector) Filters() []Filter { return append([]Filter(nil), s.filters...) }
+
+// IsZero reports whether s is the zero Selector (never parsed).
+func (s Selector) IsZero() bool { return s.filters == nil }
+
+// Resolve returns the index into devs (the global order) of the first device
+// accepted by any filter of s. No match is a *SelectorError listing devs.
+func (s Selector) Resolve(devs []Device) (int, error) {
+	if s.IsZero() {
+		return -1, &SelectorError{Selector: s.text, Reason: "zero Selector (use ParseSelector)"}
+	}
+	// seen[i] counts, for filter i, the devices accepted so far, so that
+	// device_num is relative to the filter's other parts.
+	var seenBuf [4]int
+	seen := seenBuf[:0]
+	for range s.filters {
+		seen = append(seen, 0)
+	}
+	for di, d := range devs {
+		for fi, f := range s.filters {
+			if !f.accepts(d) {
+				continue
+			}
+			if f.Number < 0 || f.Number == seen[fi] {
+				return di, nil
+			}
+			seen[fi]++
+		}
+	}
+	return -1, &SelectorError{Selector: s.text, Reason: noMatch, Seen: append([]Device(nil), devs...)}
+}
+
+func (Selector) isSyclobj() {}

@@ -1,0 +1,102 @@
+package syclobj
+
+import (
+	"fmt"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+)
+
+// Obj is a syclobj value. The variants are Selector (a filter string),
+// ContextRef, QueueRef and CapsuleSource. The set is closed.
+type Obj interface{ isSyclobj() }
+
+// ContextRef is an opaque DPCTLSyclContextRef (a sycl::context*), as carried
+// by a "SyclContextRef" capsule. usmbridge never dereferences it; only the
+// SYCL runtime that made it can use it.
+type ContextRef struct{ ptr uintptr }
+
+// QueueRef is an opaque DPCTLSyclQueueRef (a sycl::queue*), as carried by a
+// "SyclQueueRef" capsule.
+type QueueRef struct{ ptr uintptr }
+
+// UnsafeContextRef wraps a raw DPCTLSyclContextRef. The caller guarantees
+// that p is a live context reference of the SYCL runtime in this process for
+// as long as the ContextRef is used; a wrong pointer crashes that runtime.
+func UnsafeContextRef(p uintptr) ContextRef { return ContextRef{p} }
+
+// UnsafeQueueRef wraps a raw DPCTLSyclQueueRef; the contract of
+// UnsafeContextRef applies.
+func UnsafeQueueRef(p uintptr) QueueRef { return QueueRef{p} }
+
+// Pointer returns the raw reference.
+func (r ContextRef) Pointer() uintptr { return r.ptr }
+
+// Pointer returns the raw reference.
+func (r QueueRef) Pointer() uintptr { return r.ptr }
+
+func (r ContextRef) String() string { return fmt.Sprintf("SyclContextRef(%#x)", r.ptr) }
+func (r QueueRef) String() string   { return fmt.Sprintf("SyclQueueRef(%#x)", r.ptr) }
+
+func (ContextRef) isSyclobj() {}
+func (QueueRef) isSyclobj()   {}
+
+// CapsuleSource is an object with a _get_capsule method (dpctl's duck type):
+// GetCapsule returns a ContextRef or QueueRef, freshly for every call.
+type CapsuleSource interface {
+	Obj
+	GetCapsule() (Obj, error)
+}
+
+// capsuleSource adapts a function to CapsuleSource.
+type capsuleSource func() (Obj, error)
+
+func (f capsuleSource) GetCapsule() (Obj, error) { return f() }
+func (capsuleSource) isSyclobj()                 {}
+
+// FromCapsuleFunc returns a CapsuleSource that calls get.
+func FromCapsuleFunc(get func() (Obj, error)) CapsuleSource { return capsuleSource(get) }
+
+// Error reports a syclobj that is missing or of no recognised form. It
+// matches usm.ErrValue, as dpctl raises ValueError for these.
+type Error struct {
+	Value  any
+	Reason string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("syclobj %#v: %s", e.Value, e.Reason) }
+func (e *Error) Is(target error) bool {
+	return target == error(errkind.Value)
+}
+
+// FromValue converts the generic decoded form of a "syclobj" entry: a filter
+// string, or an Obj supplied by the caller (e.g. pybridge). nil or any other
+// value is an *Error; a malformed string is a *SelectorError.
+func FromValue(v any) (Obj, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, &Error{Value: v, Reason: "required (a filter string, SyclContext, SyclQueue or their capsules)"}
+	case string:
+		return ParseSelector(x)
+	case Obj:
+		return x, nil
+	}
+	return nil, &Error{Value: v, Reason: fmt.Sprintf("unsupported type %T (want a filter string, SyclContext, SyclQueue or their capsules)", v)}
+}
+
+// Resolve reduces a CapsuleSource to the ContextRef or QueueRef it yields;
+// other values are returned unchanged.
+func Resolve(o Obj) (Obj, error) {
+	cs, ok := o.(CapsuleSource)
+	if !ok {
+		return o, nil
+	}
+	got, err := cs.GetCapsule()
+	if err != nil {
+		return nil, &Error{Value: o, Reason: "_get_capsule failed: " + err.Error()}
+	}
+	switch got.(type) {
+	case ContextRef, QueueRef:
+		return got, nil
+	}
+	return nil, &Error{Value: o, Reason: fmt.Sprintf("_get_capsule returned %T, want a SyclContextRef or SyclQueueRef capsule", got)}
+}

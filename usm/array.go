@@ -1,0 +1,63 @@
+package usm
+
+import (
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+)
+
+// Array is an Interface bound to the memory it describes: which backend owns
+// the pointer, what kind of USM it is, which queue to wait on and who keeps
+// the memory alive.
+type Array struct {
+	Interface
+	Backend  Backend      // owning backend; nil for plain host memory no backend knows
+	Memory   PointerInfo  // what the backend knows about Data
+	Device   int          // backend-local device the array is on; -1 if none
+	Queue    Queue        // waited on before the memory is handed out; may be nil
+	Owner    Owner        // keeps the memory alive; nil if the caller guarantees it
+	DLDevice dlabi.Device // the DLPack device of the memory
+}
+
+// Wait waits for the array's queue, if it has one.
+func (a *Array) Wait() error {
+	if a.Queue == nil {
+		return nil
+	}
+	return a.Queue.Wait()
+}
+
+// SUAI synchronises the array's queue and returns a fresh
+// __sycl_usm_array_interface__ dict, as dpctl's usm_ndarray does.
+func (a *Array) SUAI() (map[string]any, error) {
+	if err := a.Wait(); err != nil {
+		return nil, err
+	}
+	return a.Map(), nil
+}
+
+// checkExtent rejects arrays whose byte window leaves their allocation.
+func (a *Array) checkExtent() error {
+	w, err := a.Window()
+	if err != nil {
+		return wrapLayout(err)
+	}
+	if w.Empty() || !a.Memory.HasExtent() {
+		return nil
+	}
+	lo, okLo := addOffset(a.Data, w.Lo)
+	hi, okHi := addOffset(a.Data, w.Hi)
+	base, end := a.Memory.Base, a.Memory.Base+a.Memory.Size
+	if !okLo || !okHi || lo < base || hi > end || end < base {
+		return &ExtentError{Window: [2]uintptr{lo, hi}, Allocation: [2]uintptr{base, end}}
+	}
+	return nil
+}
+
+// addOffset returns p+off and whether it stayed within the address space.
+func addOffset(p uintptr, off int64) (uintptr, bool) {
+	if off < 0 {
+		d := uintptr(-off)
+		return p - d, d <= p
+	}
+	q := p + uintptr(off)
+	return q, q >= p
+}

@@ -1,0 +1,198 @@
+package usm
+
+import (
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/syclobj"
+)
+
+// Kind is the USM allocation kind of a pointer, as SYCL reports it.
+type Kind uint8
+
+const (
+	KindUnknown Kind = iota // not an allocation of this backend/context
+	KindHost                // host memory, accessible from host and devices
+	KindDevice              // device memory, not host-accessible
+	KindShared              // migrates between host and device; host-accessible
+)
+
+var kindNames = [...]string{"unknown", "host", "device", "shared"}
+
+// String returns dpctl's usm_type name.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// HostAccessible reports whether the host may read and write the memory
+// directly (after synchronising the queues that use it).
+func (k Kind) HostAccessible() bool { return k == KindHost || k == KindShared }
+
+// PointerInfo is what a backend knows about a pointer.
+type PointerInfo struct {
+	Kind   Kind
+	Device int     // backend-local device index; -1 if none (host memory) or unknown
+	Base   uintptr // start of the containing allocation; 0 if the runtime cannot tell
+	Size   uintptr // size of the containing allocation; meaningful only if Base != 0
+}
+
+// HasExtent reports whether Base and Size describe the containing allocation.
+func (p PointerInfo) HasExtent() bool { return p.Base != 0 }
+
+// Backend is a source of USM memory: usmbridge's cpu backend, OpenCL, Level
+// Zero, or dpctl's runtime. Every method is safe for concurrent use.
+type Backend interface {
+	// Name is the backend as filter selectors name it.
+	Name() syclobj.Backend
+	// Devices lists the backend's root devices in backend order.
+	Devices() []syclobj.Device
+	// QueryPointer classifies ptr. It never crashes on foreign pointers:
+	// memory the backend does not know is KindUnknown.
+	QueryPointer(ptr uintptr) PointerInfo
+}
+
+// Allocator is implemented by backends that can allocate.
+type Allocator interface {
+	// Alloc returns size bytes of the given kind on a backend-local device
+	// (ignored for KindHost where the runtime has no device binding).
+	Alloc(device int, kind Kind, size uintptr) (*Allocation, error)
+}
+
+// Copier is implemented by backends that can copy between their pointers
+// and host memory. Copy returns when the bytes have arrived.
+type Copier interface {
+	Copy(dst, src, n uintptr) error
+}
+
+// Queue is something that can be waited on: a SYCL queue, an OpenCL command
+// queue, a Level Zero queue or immediate command list.
+type Queue interface {
+	// Wait returns when all work submitted to the queue has completed.
+	Wait() error
+}
+
+// QueueProvider is implemented by backends that have a default queue per
+// device, which export synchronises before handing memory out.
+type QueueProvider interface {
+	Queue(device int) (Queue, error)
+}
+
+// RefBinder is implemented by backends that understand SYCL context and
+// queue references (the dpctl bridge). BindRef checks that ptr is a USM
+// pointer of the context ref names, with dpctl's rules, and reports which
+// device and queue the memory then belongs to. ok is false if the backend
+// does not recognise ref at all.
+type RefBinder interface {
+	BindRef(ref syclobj.Obj, ptr uintptr) (info PointerInfo, q Queue, ok bool, err error)
+}
+
+// DLPackDevicer is implemented by backends whose kDLOneAPI device ids are
+// not the registry's global index (the dpctl bridge numbers devices as
+// sycl::device::get_devices() does).
+type DLPackDevicer interface {
+	DLPackDevice(device int) (dlabi.Device, error)
+}
+
+// Owner keeps memory alive. Retain adds a reference and reports false if the
+// memory is already gone; Release drops one. Release must be safe to call
+// from any goroutine or foreign thread.
+type Owner interface {
+	Retain() bool
+	Release()
+}
+
+// Allocation is USM memory allocated through a backend. It is reference
+// counted: Free drops the owner's reference, and the memory is returned to
+// the backend when the last reference (e.g. a DLPack export) is released.
+type Allocation struct {
+	ptr, size uintptr
+	kind      Kind
+	device    int
+	backend   Backend
+	free      func() error
+	refs      atomic.Int64
+	freed     atomic.Bool // Free has been called
+	freeErr   atomic.Pointer[error]
+}
+
+// NewAllocation wraps memory a backend allocated. free returns it to the
+// backend and is called exactly once, when the last reference goes.
+func NewAllocation(b Backend, ptr, size uintptr, kind Kind, device int, free func() error) *Allocation {
+	a := &Allocation{ptr: ptr, size: size, kind: kind, device: device, backend: b, free: free}
+	a.refs.Store(1)
+	return a
+}
+
+// Pointer returns the allocation's base address.
+func (a *Allocation) Pointer() uintptr { return a.ptr }
+
+// Size returns the size in bytes that was asked for.
+func (a *Allocation) Size() uintptr { return a.size }
+
+// Kind returns the USM kind.
+func (a *Allocation) Kind() Kind { return a.kind }
+
+// Device returns the backend-local device index (-1 for host memory).
+func (a *Allocation) Device() int { return a.device }
+
+// Backend returns the backend that owns the memory.
+func (a *Allocation) Backend() Backend { return a.backend }
+
+// Bytes returns the memory as a byte slice for host-accessible kinds, nil
+// otherwise. The slice is valid until the allocation is released; it points
+// outside the Go heap.
+func (a *Allocation) Bytes() []byte {
+	if !a.kind.HostAccessible() || a.size == 0 {
+		return nil
+	}
+	return cmem.Bytes(a.ptr, a.size)
+}
+
+// Retain adds a reference; false if the memory has already been returned.
+func (a *Allocation) Retain() bool {
+	for {
+		n := a.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if a.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// Release drops a reference and frees the memory when none remain.
+func (a *Allocation) Release() {
+	if n := a.refs.Add(-1); n == 0 {
+		if err := a.free(); err != nil {
+			a.freeErr.Store(&err)
+		}
+	} else if n < 0 {
+		a.refs.Add(1) // over-release: ignore, never free twice
+	}
+}
+
+// Free gives up the owner's reference. Memory still referenced by exports
+// stays valid until they are released. A second Free is an ErrValue error;
+// an error from the backend's free is returned if it ran now.
+func (a *Allocation) Free() error {
+	if !a.freed.CompareAndSwap(false, true) {
+		return errkind.New(errkind.Value, "usm.Allocation.Free", "allocation at "+hex(a.ptr)+" was already freed")
+	}
+	a.Release()
+	if p := a.freeErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Live reports whether the memory has not been returned yet.
+func (a *Allocation) Live() bool { return a.refs.Load() > 0 }
+
+func hex(p uintptr) string { return "0x" + strconv.FormatUint(uint64(p), 16) }

@@ -1,0 +1,70 @@
+package usm
+
+import (
+	"errors"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+)
+
+// Error kinds. Every error usmbridge returns matches exactly one of these
+// with errors.Is; each maps to one Python exception (see PythonException).
+var (
+	// ErrValue: a malformed field or an argument outside its domain (ValueError).
+	ErrValue error = errkind.Value
+	// ErrType: an argument of the wrong type (TypeError).
+	ErrType error = errkind.Type
+	// ErrBuffer: data that cannot be exchanged as asked (BufferError), e.g.
+	// a needed copy with copy=False, an unsupported device or dtype.
+	ErrBuffer error = errkind.Buffer
+	// ErrAttribute: an object lacks a required attribute (AttributeError).
+	ErrAttribute error = errkind.Attribute
+	// ErrNotAvailable: a native runtime (library, driver, device) is absent.
+	ErrNotAvailable error = errkind.NotAvailable
+	// ErrNotSupported: the runtime is present but cannot do what was asked.
+	ErrNotSupported error = errkind.NotSupported
+	// ErrOverflow: a size, pointer or index does not fit (OverflowError).
+	ErrOverflow error = errkind.Overflow
+	// ErrMemory: an allocation failed (MemoryError).
+	ErrMemory error = errkind.Memory
+)
+
+// PythonException names the Python exception that err should raise:
+// "BufferError", "ValueError", "TypeError", "AttributeError",
+// "OverflowError", "MemoryError", "NotImplementedError", or "RuntimeError"
+// for errors of no kind (and for ErrNotAvailable). nil gives "".
+func PythonException(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, k := range errkind.All {
+		if errors.Is(err, k) {
+			return k.Python()
+		}
+	}
+	return "RuntimeError"
+}
+
+// MalformedError reports a malformed __sycl_usm_array_interface__ field.
+// Field is the dict key ("data", "shape", ...). It matches ErrValue, ErrType
+// or ErrOverflow, whichever dpctl raises for the same input.
+type MalformedError struct {
+	Field  string
+	Reason string
+	kind   *errkind.Kind
+	Err    error
+}
+
+func (e *MalformedError) Error() string {
+	s := "__sycl_usm_array_interface__ is malformed: " + e.Field + ": " + e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *MalformedError) Is(target error) bool { return target == error(e.kind) }
+func (e *MalformedError) Unwrap() error        { return e.Err }
+
+func malformed(k *errkind.Kind, field, reason string) *MalformedError {
+	return &MalformedError{Field: field, Reason: reason, kind: k}
+}

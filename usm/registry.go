@@ -1,0 +1,306 @@
+package usm
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/syclobj"
+	"github.com/usmbridge/usmbridge/typestr"
+)
+
+// Registry holds the backends of a process and the global device order that
+// filter selectors and kDLOneAPI device ids refer to (see package syclobj):
+// backends are ranked Level Zero, OpenCL, CUDA, HIP, host; backends of the
+// same rank keep the order they were added in. A Registry is safe for
+// concurrent use.
+type Registry struct {
+	mu       sync.RWMutex
+	backends []Backend
+	devices  []globalDevice
+	descs    []syclobj.Device
+}
+
+type globalDevice struct {
+	b     Backend
+	local int
+}
+
+// NewRegistry returns a registry holding bs.
+func NewRegistry(bs ...Backend) *Registry {
+	r := &Registry{}
+	for _, b := range bs {
+		r.Add(b)
+	}
+	return r
+}
+
+// Add registers a backend and rebuilds the global device order.
+func (r *Registry) Add(b Backend) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.backends = append(r.backends, b)
+	slices.SortStableFunc(r.backends, func(x, y Backend) int { return int(x.Name()) - int(y.Name()) })
+	r.devices, r.descs = r.devices[:0], r.descs[:0]
+	for _, be := range r.backends {
+		for i, d := range be.Devices() {
+			r.devices = append(r.devices, globalDevice{be, i})
+			r.descs = append(r.descs, d)
+		}
+	}
+}
+
+// Backends returns the registered backends in rank order.
+func (r *Registry) Backends() []Backend {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.backends)
+}
+
+// Devices returns every device in the global order.
+func (r *Registry) Devices() []syclobj.Device {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.descs)
+}
+
+// Device returns the backend and backend-local index of a global device.
+func (r *Registry) Device(global int) (Backend, int, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if global < 0 || global >= len(r.devices) {
+		return nil, -1, errkind.New(errkind.Value, "usm.Registry.Device", "no device with global index "+strconv.Itoa(global)+" ("+strconv.Itoa(len(r.devices))+" devices)")
+	}
+	d := r.devices[global]
+	return d.b, d.local, nil
+}
+
+// GlobalIndex returns the global index of a backend-local device, or -1.
+func (r *Registry) GlobalIndex(b Backend, local int) int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for i, d := range r.devices {
+		if d.b == b && d.local == local {
+			return i
+		}
+	}
+	return -1
+}
+
+// Select resolves a filter selector against the global order.
+func (r *Registry) Select(sel syclobj.Selector) (Backend, int, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	i, err := sel.Resolve(r.descs)
+	if err != nil {
+		return nil, -1, err
+	}
+	d := r.devices[i]
+	return d.b, d.local, nil
+}
+
+// SelectorFor returns a filter selector naming a backend-local device:
+// backend:device_type:n, n counting that backend's devices of that type.
+func (r *Registry) SelectorFor(b Backend, local int) (syclobj.Selector, error) {
+	devs := b.Devices()
+	if local < 0 || local >= len(devs) {
+		return syclobj.Selector{}, errkind.New(errkind.Value, "usm.Registry.SelectorFor", "backend "+b.Name().String()+" has no device "+strconv.Itoa(local))
+	}
+	n := 0
+	for _, d := range devs[:local] {
+		if d.Type == devs[local].Type {
+			n++
+		}
+	}
+	return syclobj.ParseSelector(b.Name().String() + ":" + devs[local].Type.String() + ":" + strconv.Itoa(n))
+}
+
+// Lookup returns the first backend that knows ptr, in rank order, with what
+// it knows; nil and KindUnknown if none does.
+func (r *Registry) Lookup(ptr uintptr) (Backend, PointerInfo) {
+	if ptr == 0 {
+		return nil, PointerInfo{Device: -1}
+	}
+	for _, b := range r.Backends() {
+		if info := b.QueryPointer(ptr); info.Kind != KindUnknown {
+			return b, info
+		}
+	}
+	return nil, PointerInfo{Device: -1}
+}
+
+// DLPackDevice returns the DLPack device of memory on a backend-local
+// device: (kDLCPU, 0) for the host backend, (kDLOneAPI, global index) for
+// SYCL backends unless the backend numbers devices itself.
+func (r *Registry) DLPackDevice(b Backend, local int) (dlabi.Device, error) {
+	if b == nil || b.Name() == syclobj.Host {
+		return dlabi.Device{Type: dlabi.CPU, ID: 0}, nil
+	}
+	if d, ok := b.(DLPackDevicer); ok {
+		return d.DLPackDevice(local)
+	}
+	g := r.GlobalIndex(b, local)
+	if g < 0 {
+		return dlabi.Device{}, errkind.New(errkind.Buffer, "usm.Registry.DLPackDevice", "device "+strconv.Itoa(local)+" of backend "+b.Name().String()+" is not registered")
+	}
+	return dlabi.Device{Type: dlabi.OneAPI, ID: int32(g)}, nil
+}
+
+// BindingError reports a pointer that is not a USM pointer of the context
+// its syclobj names. It matches ErrValue, as in dpctl.
+type BindingError struct {
+	Pointer uintptr
+	Syclobj syclobj.Obj
+	Reason  string
+	Err     error
+}
+
+func (e *BindingError) Error() string {
+	s := fmt.Sprintf("__sycl_usm_array_interface__ is malformed: 'data' field is not consistent with 'syclobj' field, the pointer %s is not bound to SyclContext derived from dict('syclobj': %v)", hex(e.Pointer), e.Syclobj)
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *BindingError) Is(target error) bool { return target == ErrValue }
+func (e *BindingError) Unwrap() error        { return e.Err }
+
+// ExtentError reports an array whose bytes reach outside the allocation its
+// pointer belongs to. It matches ErrValue.
+type ExtentError struct {
+	Window     [2]uintptr // [lo, hi) absolute addresses the array touches
+	Allocation [2]uintptr // [base, base+size) of the allocation
+}
+
+func (e *ExtentError) Error() string {
+	return fmt.Sprintf("usm: array touches bytes [%s, %s) outside its allocation [%s, %s)",
+		hex(e.Window[0]), hex(e.Window[1]), hex(e.Allocation[0]), hex(e.Allocation[1]))
+}
+
+func (e *ExtentError) Is(target error) bool { return target == ErrValue }
+
+// binding is what step 6 of parsing learns about the pointer.
+type binding struct {
+	b      Backend
+	info   PointerInfo
+	device int
+	q      Queue
+}
+
+func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
+	o, err := syclobj.Resolve(o)
+	if err != nil {
+		return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Err: err}
+	}
+	if ptr == 0 {
+		return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Reason: "NULL is never a USM pointer"}
+	}
+	switch x := o.(type) {
+	case syclobj.Selector:
+		b, dev, err := r.Select(x)
+		if err != nil {
+			return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Err: err}
+		}
+		info := b.QueryPointer(ptr)
+		if info.Kind == KindUnknown {
+			return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Reason: "backend " + b.Name().String() + " does not know this pointer"}
+		}
+		var q Queue
+		if qp, ok := b.(QueueProvider); ok {
+			if q, err = qp.Queue(dev); err != nil {
+				return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Err: err}
+			}
+		}
+		return binding{b: b, info: info, device: dev, q: q}, nil
+	case syclobj.ContextRef, syclobj.QueueRef:
+		for _, b := range r.Backends() {
+			rb, ok := b.(RefBinder)
+			if !ok {
+				continue
+			}
+			info, q, ok, err := rb.BindRef(o, ptr)
+			if !ok {
+				continue
+			}
+			if err != nil {
+				return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Err: err}
+			}
+			return binding{b: b, info: info, device: info.Device, q: q}, nil
+		}
+		return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Reason: "no registered backend understands SYCL context or queue references (is dpctl loaded?)"}
+	}
+	return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Reason: fmt.Sprintf("unsupported syclobj %T", o)}
+}
+
+// Parse parses a SUAI dict like usm.Parse and, at dpctl's step 6, checks
+// that the pointer is a USM pointer of the context the syclobj names. When
+// the owning backend reports the allocation's extent, an array whose bytes
+// reach outside it is an *ExtentError giving both ranges.
+func (r *Registry) Parse(m map[string]any) (*Array, error) {
+	var bd binding
+	in, err := parse(m, func(ptr uintptr, o syclobj.Obj) error {
+		var err error
+		bd, err = r.bind(ptr, o)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.finish(in, bd)
+}
+
+// Bind validates a hand-built Interface and binds it like Parse.
+func (r *Registry) Bind(in Interface) (*Array, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	bd, err := r.bind(in.Data, in.Syclobj)
+	if err != nil {
+		return nil, err
+	}
+	return r.finish(in, bd)
+}
+
+func (r *Registry) finish(in Interface, bd binding) (*Array, error) {
+	a := &Array{Interface: in, Backend: bd.b, Memory: bd.info, Device: bd.device, Queue: bd.q}
+	if err := a.checkExtent(); err != nil {
+		return nil, err
+	}
+	dev := bd.device
+	if dev < 0 {
+		dev = bd.info.Device
+	}
+	d, err := r.DLPackDevice(bd.b, dev)
+	if err != nil {
+		return nil, err
+	}
+	a.DLDevice = d
+	return a, nil
+}
+
+// NewArray describes an allocation as a C-contiguous array of the given
+// type and shape; the array keeps the allocation alive through exports.
+func (r *Registry) NewArray(alloc *Allocation, t typestr.Type, shape []int64) (*Array, error) {
+	dev := alloc.Device()
+	if dev < 0 {
+		dev = 0
+	}
+	sel, err := r.SelectorFor(alloc.Backend(), dev)
+	if err != nil {
+		return nil, err
+	}
+	in := Interface{Shape: slices.Clone(shape), Typestr: t.Canonical(), Data: alloc.Pointer(), Syclobj: sel, Version: Version1}
+	a, err := r.Bind(in)
+	if err != nil {
+		return nil, err
+	}
+	a.Owner = alloc
+	return a, nil
+}
