@@ -34,8 +34,10 @@ func (a *Array) SUAI() (map[string]any, error) {
 	return a.Map(), nil
 }
 
-// checkExtent rejects arrays whose byte window leaves their allocation.
-func (a *Array) checkExtent() error {
+// CheckExtent rejects an array whose byte window leaves the allocation its
+// pointer belongs to, when the backend reports that allocation's extent:
+// an *ExtentError gives both ranges.
+func (a *Array) CheckExtent() error {
 	w, err := a.Window()
 	if err != nil {
 		return wrapLayout(err)

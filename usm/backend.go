@@ -97,6 +97,9 @@ type RefBinder interface {
 // sycl::device::get_devices() does).
 type DLPackDevicer interface {
 	DLPackDevice(device int) (dlabi.Device, error)
+	// LocalDevice maps a kDLOneAPI device back; ok is false if the id is
+	// not one of this backend's devices.
+	LocalDevice(d dlabi.Device) (device int, ok bool)
 }
 
 // Owner keeps memory alive. Retain adds a reference and reports false if the

@@ -149,6 +149,30 @@ func (r *Registry) DLPackDevice(b Backend, local int) (dlabi.Device, error) {
 	return dlabi.Device{Type: dlabi.OneAPI, ID: int32(g)}, nil
 }
 
+// FromDLPackDevice returns the backend and backend-local device of a
+// kDLOneAPI device: backends that number devices themselves are asked
+// first, then the id is taken as a global index.
+func (r *Registry) FromDLPackDevice(d dlabi.Device) (Backend, int, error) {
+	if d.Type != dlabi.OneAPI {
+		return nil, -1, errkind.New(errkind.Buffer, "usm.Registry.FromDLPackDevice", "device "+d.String()+" is not kDLOneAPI")
+	}
+	for _, b := range r.Backends() {
+		if dd, ok := b.(DLPackDevicer); ok {
+			if local, ok := dd.LocalDevice(d); ok {
+				return b, local, nil
+			}
+		}
+	}
+	b, local, err := r.Device(int(d.ID))
+	if err != nil {
+		return nil, -1, err
+	}
+	if _, ok := b.(DLPackDevicer); ok || b.Name() == syclobj.Host {
+		return nil, -1, errkind.New(errkind.Buffer, "usm.Registry.FromDLPackDevice", "no SYCL device with kDLOneAPI id "+strconv.Itoa(int(d.ID)))
+	}
+	return b, local, nil
+}
+
 // BindingError reports a pointer that is not a USM pointer of the context
 // its syclobj names. It matches ErrValue, as in dpctl.
 type BindingError struct {
@@ -270,7 +294,7 @@ func (r *Registry) Bind(in Interface) (*Array, error) {
 
 func (r *Registry) finish(in Interface, bd binding) (*Array, error) {
 	a := &Array{Interface: in, Backend: bd.b, Memory: bd.info, Device: bd.device, Queue: bd.q}
-	if err := a.checkExtent(); err != nil {
+	if err := a.CheckExtent(); err != nil {
 		return nil, err
 	}
 	dev := bd.device

@@ -1,0 +1,165 @@
+package cpu
+
+import (
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/syclobj"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// Backend is the host backend. The zero value is not usable; call New or
+// Default.
+type Backend struct {
+	mu      sync.RWMutex
+	regions []region // sorted by base
+	bytes   uintptr  // sum of region sizes
+}
+
+type region struct {
+	base, size uintptr
+	mapping    []byte // for munmap
+}
+
+// end is one past the last byte a pointer query accepts: size-0
+// allocations still own their first byte, so their pointer is known.
+func (r region) end() uintptr { return r.base + max(r.size, 1) }
+
+var (
+	_ usm.Backend       = (*Backend)(nil)
+	_ usm.Allocator     = (*Backend)(nil)
+	_ usm.Copier        = (*Backend)(nil)
+	_ usm.QueueProvider = (*Backend)(nil)
+)
+
+// New returns an empty host backend.
+func New() *Backend { return &Backend{} }
+
+// Default returns the process-wide host backend.
+var Default = sync.OnceValue(New)
+
+// Name returns syclobj.Host.
+func (b *Backend) Name() syclobj.Backend { return syclobj.Host }
+
+// DeviceName is the name of the backend's one device.
+const DeviceName = "usmbridge host (mmap)"
+
+// Devices returns the backend's single host device.
+func (b *Backend) Devices() []syclobj.Device {
+	return []syclobj.Device{{Backend: syclobj.Host, Type: syclobj.HostDevice, Name: DeviceName}}
+}
+
+// QueryPointer reports KindHost with the allocation's base and size for any
+// pointer into a live allocation of b (interior pointers included), and
+// KindUnknown otherwise.
+func (b *Backend) QueryPointer(ptr uintptr) usm.PointerInfo {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	i, _ := slices.BinarySearchFunc(b.regions, ptr, func(r region, p uintptr) int {
+		switch {
+		case r.end() <= p:
+			return -1
+		case r.base > p:
+			return 1
+		}
+		return 0
+	})
+	if i < len(b.regions) && b.regions[i].base <= ptr && ptr < b.regions[i].end() {
+		r := b.regions[i]
+		return usm.PointerInfo{Kind: usm.KindHost, Device: 0, Base: r.base, Size: r.size}
+	}
+	return usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
+}
+
+// Alloc maps size bytes of zeroed host memory. Every kind is served with
+// host memory, which the allocation reports as usm.KindHost. A size of 0
+// still returns a distinct valid pointer, as dpctl requires of empty arrays.
+func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
+	if device != 0 {
+		return nil, errkind.New(errkind.Value, "cpu.Alloc", "no device "+strconv.Itoa(device)+" (the host backend has device 0 only)")
+	}
+	if size > 1<<47 {
+		return nil, errkind.New(errkind.Memory, "cpu.Alloc", "size "+strconv.FormatUint(uint64(size), 10)+" exceeds the address space")
+	}
+	m, err := syscall.Mmap(-1, 0, int(max(size, 1)), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return nil, errkind.Wrap(errkind.Memory, "cpu.Alloc", "mmap of "+strconv.FormatUint(uint64(size), 10)+" bytes failed", err)
+	}
+	r := region{base: uintptr(unsafe.Pointer(&m[0])), size: size, mapping: m}
+	b.mu.Lock()
+	i, _ := slices.BinarySearchFunc(b.regions, r.base, func(x region, p uintptr) int { return cmpPtr(x.base, p) })
+	b.regions = slices.Insert(b.regions, i, r)
+	b.bytes += size
+	b.mu.Unlock()
+	return usm.NewAllocation(b, r.base, size, usm.KindHost, 0, func() error { return b.free(r.base) }), nil
+}
+
+// AllocHost is Alloc(0, usm.KindHost, size).
+func (b *Backend) AllocHost(size uintptr) (*usm.Allocation, error) {
+	return b.Alloc(0, usm.KindHost, size)
+}
+
+func cmpPtr(a, b uintptr) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (b *Backend) free(base uintptr) error {
+	b.mu.Lock()
+	i, found := slices.BinarySearchFunc(b.regions, base, func(x region, p uintptr) int { return cmpPtr(x.base, p) })
+	if !found {
+		b.mu.Unlock()
+		return errkind.New(errkind.Value, "cpu.Free", "pointer 0x"+strconv.FormatUint(uint64(base), 16)+" is not an allocation of this backend")
+	}
+	r := b.regions[i]
+	b.regions = slices.Delete(b.regions, i, i+1)
+	b.bytes -= r.size
+	b.mu.Unlock()
+	if err := syscall.Munmap(r.mapping); err != nil {
+		return errkind.Wrap(errkind.Value, "cpu.Free", "munmap failed", err)
+	}
+	return nil
+}
+
+// Copy copies n bytes between host pointers (overlap allowed). Both ranges
+// must be non-NULL; the backend cannot check memory it did not allocate.
+func (b *Backend) Copy(dst, src, n uintptr) error {
+	if n == 0 {
+		return nil
+	}
+	if dst == 0 || src == 0 {
+		return errkind.New(errkind.Value, "cpu.Copy", "NULL pointer")
+	}
+	copy(cmem.Bytes(dst, n), cmem.Bytes(src, n))
+	return nil
+}
+
+// Queue returns the backend's queue, which is always idle: every operation
+// completes before it returns.
+func (b *Backend) Queue(device int) (usm.Queue, error) {
+	if device != 0 {
+		return nil, errkind.New(errkind.Value, "cpu.Queue", "no device "+strconv.Itoa(device))
+	}
+	return syncQueue{}, nil
+}
+
+type syncQueue struct{}
+
+func (syncQueue) Wait() error { return nil }
+
+// Stats reports the live allocations and their total size, for leak checks.
+func (b *Backend) Stats() (allocations int, bytes uintptr) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return len(b.regions), b.bytes
+}

@@ -1,0 +1,32 @@
+package dlpack
+
+import "github.com/usmbridge/usmbridge/internal/errkind"
+
+// Error reports a failed export or import. It matches exactly one of
+// usm.ErrBuffer, usm.ErrValue, usm.ErrType or usm.ErrMemory with errors.Is,
+// which is the Python exception the array API standard requires.
+type Error struct {
+	Op     string // "dlpack.Export" or "dlpack.Import"
+	Reason string
+	Err    error
+	kind   *errkind.Kind
+}
+
+func (e *Error) Error() string {
+	s := e.Op + ": " + e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *Error) Is(target error) bool { return target == error(e.kind) }
+func (e *Error) Unwrap() error        { return e.Err }
+
+func exportErr(k *errkind.Kind, reason string, cause error) error {
+	return &Error{Op: "dlpack.Export", Reason: reason, Err: cause, kind: k}
+}
+
+func importErr(k *errkind.Kind, reason string, cause error) error {
+	return &Error{Op: "dlpack.Import", Reason: reason, Err: cause, kind: k}
+}

@@ -1,0 +1,193 @@
+package dlpack
+
+import (
+	"strconv"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// CopyMode is the array API's copy keyword.
+type CopyMode int8
+
+const (
+	CopyIfNeeded CopyMode = iota // copy=None: reuse the memory when possible
+	CopyAlways                   // copy=True: always copy, set IS_COPIED
+	CopyNever                    // copy=False: fail with usm.ErrBuffer if a copy is needed
+)
+
+// ExportOptions are the arguments of __dlpack__.
+type ExportOptions struct {
+	// MaxVersion is the consumer's max_version. nil or a major below 1
+	// gives a legacy DLManagedTensor; otherwise a DLManagedTensorVersioned
+	// carrying version 1.min(minor, 2).
+	MaxVersion *Version
+	// Device is dl_device; nil means the array's own device. (kDLCPU, 0)
+	// for a kDLOneAPI array exports host-accessible USM (host, shared)
+	// without a copy after waiting on the array's queue, and device USM
+	// through a host copy flagged IS_COPIED. Other devices are refused.
+	Device *Device
+	// Copy is the copy keyword.
+	Copy CopyMode
+}
+
+// Export hands the array to a DLPack consumer. It waits on the array's
+// queue, so the data is complete when the consumer sees it, and keeps the
+// memory alive (through a.Owner, or a copy it owns) until the consumer calls
+// the tensor's deleter, exactly once, from any thread.
+//
+// The tensor describes element 0 directly: data is the address of element
+// 0 and byte_offset is 0, the convention NumPy and PyTorch use and every
+// consumer reads correctly (older PyTorch ignores byte_offset). Strides are
+// always set for ndim > 0, in elements; shape and strides are NULL for a 0-d
+// array. A size-0 array keeps its (valid) pointer.
+//
+// Refusals are usm.ErrBuffer errors: non-native byte order, more than
+// MaxNdim dimensions, an unsupported dl_device, a needed copy with
+// CopyNever, and a read-only array asked for as a legacy tensor (which
+// cannot carry the READ_ONLY flag; NumPy refuses the same).
+func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
+	if a == nil {
+		return Managed{}, exportErr(errkind.Value, "nil array", nil)
+	}
+	dt, err := a.Typestr.DataType()
+	if err != nil {
+		return Managed{}, exportErr(errkind.Buffer, "cannot describe the element type", err)
+	}
+	ndim := len(a.Shape)
+	if ndim > MaxNdim {
+		return Managed{}, exportErr(errkind.Buffer, "ndim "+itoa(int64(ndim))+" exceeds "+itoa(MaxNdim), nil)
+	}
+	win, err := a.Window()
+	if err != nil {
+		return Managed{}, exportErr(errkind.Buffer, "invalid layout", err)
+	}
+	versioned := opts.MaxVersion != nil && opts.MaxVersion.Major >= 1
+	if !versioned && a.ReadOnly {
+		return Managed{}, exportErr(errkind.Buffer, "cannot export a read-only array as a legacy DLManagedTensor, which cannot signal read-only (ask for max_version >= (1, 0))", nil)
+	}
+
+	// Decide where the consumer will find the data.
+	dev := a.DLDevice
+	copyTo := usm.KindUnknown // kind of a copy to make, if any
+	if opts.Device != nil && *opts.Device != a.DLDevice {
+		want := *opts.Device
+		if want != (Device{Type: CPU, ID: 0}) || a.DLDevice.Type != OneAPI {
+			return Managed{}, exportErr(errkind.Buffer, "unsupported dl_device "+want.String()+" for an array on "+a.DLDevice.String(), nil)
+		}
+		dev = want
+		switch {
+		case a.Memory.Kind.HostAccessible() && opts.Copy != CopyAlways:
+			// zero copy: the host can read this USM once the queue is idle
+		case opts.Copy == CopyNever:
+			return Managed{}, exportErr(errkind.Buffer, "array cannot be placed on the requested device "+want.String()+" without a copy ("+a.Memory.Kind.String()+" USM is not host-accessible)", nil)
+		default:
+			copyTo = usm.KindHost
+		}
+	} else if opts.Copy == CopyAlways {
+		copyTo = a.Memory.Kind
+		if copyTo == usm.KindUnknown {
+			copyTo = usm.KindHost
+		}
+	}
+
+	if err := a.Wait(); err != nil {
+		return Managed{}, exportErr(errkind.Buffer, "waiting for the array's queue", err)
+	}
+	data := a.ElementPointer()
+	var owner usm.Owner
+	var flags uint64
+	if copyTo != usm.KindUnknown {
+		alloc, e0, err := copyWindow(a, win, copyTo)
+		if err != nil {
+			return Managed{}, err
+		}
+		owner, data, flags = alloc, e0, FlagIsCopied
+	} else if a.Owner != nil {
+		if !a.Owner.Retain() {
+			return Managed{}, exportErr(errkind.Value, "the array's memory has already been freed", nil)
+		}
+		owner = a.Owner
+	}
+	if a.ReadOnly {
+		flags |= FlagReadOnly
+	}
+
+	m, ok := build(versioned, opts.MaxVersion, data, dev, dt, a.Shape, a.EffectiveStrides(), flags, owner)
+	if !ok {
+		if owner != nil {
+			owner.Release()
+		}
+		return Managed{}, exportErr(errkind.Memory, "out of memory for the tensor struct", nil)
+	}
+	return m, nil
+}
+
+// copyWindow copies the bytes the array touches into a new allocation of
+// the given kind on the array's backend and returns it with the address of
+// element 0 in the copy (strides stay as they are).
+func copyWindow(a *usm.Array, win usm.Window, kind usm.Kind) (*usm.Allocation, uintptr, error) {
+	al, ok1 := a.Backend.(usm.Allocator)
+	cp, ok2 := a.Backend.(usm.Copier)
+	if a.Backend == nil || !ok1 || !ok2 {
+		return nil, 0, exportErr(errkind.Buffer, "the array's backend cannot allocate and copy", nil)
+	}
+	n := uintptr(win.Len())
+	dev := a.Device
+	if dev < 0 {
+		dev = 0
+	}
+	alloc, err := al.Alloc(dev, kind, max(n, uintptr(a.Typestr.Size)))
+	if err != nil {
+		return nil, 0, exportErr(errkind.Memory, "allocating "+itoa(int64(n))+" bytes for the copy", err)
+	}
+	if n > 0 {
+		src := a.Data + uintptr(win.Lo) // win.Lo may be negative: wraps correctly
+		if err := cp.Copy(alloc.Pointer(), src, n); err != nil {
+			_ = alloc.Free()
+			return nil, 0, exportErr(errkind.Buffer, "copying the array", err)
+		}
+	}
+	e0 := alloc.Pointer() + uintptr(a.Offset*int64(a.Typestr.Size)-win.Lo)
+	return alloc, e0, nil
+}
+
+// build writes one C block: the managed struct followed by shape and
+// strides, and registers it. ok is false only when C memory is exhausted.
+func build(versioned bool, maxV *Version, data uintptr, dev Device, dt DataType, shape, strides []int64, flags uint64, owner usm.Owner) (Managed, bool) {
+	head := unsafe.Sizeof(ManagedTensor{})
+	if versioned {
+		head = unsafe.Sizeof(ManagedTensorVersioned{})
+	}
+	ndim := len(shape)
+	size := head + uintptr(2*ndim)*8
+	block := cmem.Alloc(size)
+	if block == 0 {
+		return Managed{}, false
+	}
+	var shapeP, stridesP uintptr
+	if ndim > 0 {
+		shapeP = block + head
+		stridesP = shapeP + uintptr(ndim)*8
+		copy(unsafe.Slice((*int64)(cmem.Ptr(shapeP)), ndim), shape)
+		copy(unsafe.Slice((*int64)(cmem.Ptr(stridesP)), ndim), strides)
+	}
+	t := DLTensor{Data: data, Device: dev, Ndim: int32(ndim), DType: dt, Shape: shapeP, Strides: stridesP}
+	h := register(block, size, owner)
+	legacyFn, versionedFn := deleterPtrs()
+	if versioned {
+		v := Version{Major: 1, Minor: ProducerVersion.Minor}
+		if maxV.Major == 1 && maxV.Minor < v.Minor {
+			v.Minor = maxV.Minor
+		}
+		*(*ManagedTensorVersioned)(cmem.Ptr(block)) = ManagedTensorVersioned{
+			Version: v, ManagerCtx: h, Deleter: versionedFn, Flags: flags, DLTensor: t}
+	} else {
+		*(*ManagedTensor)(cmem.Ptr(block)) = ManagedTensor{DLTensor: t, ManagerCtx: h, Deleter: legacyFn}
+	}
+	return Managed{ptr: block, versioned: versioned}, true
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -1,0 +1,135 @@
+package dlpack
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// Every exported tensor is one block of C memory (struct, shape, strides)
+// plus one slot in this registry. manager_ctx holds the slot's handle: an
+// index and a generation, never a Go pointer. Two static deleters (legacy
+// and versioned layouts) serve every tensor of the process, because purego
+// callbacks are a fixed, never-freed resource.
+
+type slot struct {
+	gen   uint32
+	inUse bool
+	block uintptr
+	size  uintptr
+	owner usm.Owner
+}
+
+var handles struct {
+	mu    sync.Mutex
+	slots []slot
+	free  []uint32
+	live  int
+}
+
+// strayDeletes counts deleter calls whose handle was not live (a second
+// call, or a pointer we never exported); they are ignored.
+var strayDeletes atomic.Int64
+
+func register(block, size uintptr, owner usm.Owner) uintptr {
+	handles.mu.Lock()
+	var i uint32
+	if n := len(handles.free); n > 0 {
+		i = handles.free[n-1]
+		handles.free = handles.free[:n-1]
+	} else {
+		handles.slots = append(handles.slots, slot{})
+		i = uint32(len(handles.slots) - 1)
+	}
+	s := &handles.slots[i]
+	s.gen++
+	s.inUse, s.block, s.size, s.owner = true, block, size, owner
+	handles.live++
+	h := uintptr(s.gen)<<32 | uintptr(i+1)
+	handles.mu.Unlock()
+	return h
+}
+
+// unregister frees the slot named by h if it is live and belongs to block,
+// and returns what it held.
+func unregister(h, block uintptr) (slot, bool) {
+	i := uint32(h&0xffffffff) - 1
+	gen := uint32(h >> 32)
+	handles.mu.Lock()
+	defer handles.mu.Unlock()
+	if int(i) >= len(handles.slots) {
+		return slot{}, false
+	}
+	s := &handles.slots[i]
+	if !s.inUse || s.gen != gen || s.block != block {
+		return slot{}, false
+	}
+	got := *s
+	s.inUse, s.block, s.owner = false, 0, nil
+	handles.free = append(handles.free, i)
+	handles.live--
+	return got, true
+}
+
+// deleteExported is the body of both deleters. It is safe on any thread,
+// and a repeated call for the same tensor is ignored (unless the block was
+// reused by a new export in between, which no deleter contract allows).
+func deleteExported(self uintptr, ctxOffset uintptr) {
+	if self == 0 {
+		return
+	}
+	ctx := (*uintptr)(unsafe.Add(cmem.Ptr(self), ctxOffset))
+	s, ok := unregister(*ctx, self)
+	if !ok {
+		strayDeletes.Add(1)
+		return
+	}
+	*ctx = 0
+	cmem.Free(s.block, s.size)
+	if s.owner != nil {
+		s.owner.Release()
+	}
+}
+
+const (
+	legacyCtxOffset    = unsafe.Offsetof(ManagedTensor{}.ManagerCtx)
+	versionedCtxOffset = unsafe.Offsetof(ManagedTensorVersioned{}.ManagerCtx)
+)
+
+func legacyDeleter(self uintptr) {
+	defer func() { _ = recover() }() // a panic must not unwind through C
+	deleteExported(self, legacyCtxOffset)
+}
+
+func versionedDeleter(self uintptr) {
+	defer func() { _ = recover() }()
+	deleteExported(self, versionedCtxOffset)
+}
+
+// The C entry points, created on first export.
+var deleterPtrs = sync.OnceValues(func() (legacy, versioned uintptr) {
+	return ffi.NewCallback(legacyDeleter), ffi.NewCallback(versionedDeleter)
+})
+
+// Stats are process-wide counters for leak checks.
+type Stats struct {
+	LiveExports  int   // exported tensors whose deleter has not run
+	LiveCBlocks  int64 // blocks of C memory held by usmbridge (exports)
+	LiveCBytes   int64
+	StrayDeletes int64 // deleter calls that named no live tensor (ignored)
+	LiveImports  int64 // imported tensors not yet released
+}
+
+// ReadStats returns the current counters.
+func ReadStats() Stats {
+	handles.mu.Lock()
+	live := handles.live
+	handles.mu.Unlock()
+	c := cmem.Snapshot()
+	return Stats{LiveExports: live, LiveCBlocks: c.LiveBlocks, LiveCBytes: c.LiveBytes,
+		StrayDeletes: strayDeletes.Load(), LiveImports: liveImports.Load()}
+}

@@ -1,0 +1,222 @@
+package dlpack
+
+import (
+	"strconv"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+var liveImports atomic.Int64
+
+// ImportOptions configure Import.
+type ImportOptions struct {
+	// Registry resolves kDLOneAPI device ids and classifies pointers. nil
+	// accepts only kDLCPU tensors.
+	Registry *usm.Registry
+	// KeepOnError leaves the tensor with the caller when Import fails, for
+	// the Python capsule protocol: a rejected capsule keeps its name and its
+	// own destructor calls the deleter. By default Import takes ownership in
+	// every case and calls the deleter itself when it fails, as dlpack.h
+	// requires for a major-version mismatch.
+	KeepOnError bool
+}
+
+// Tensor is an imported DLPack tensor: a usm.Array view of the producer's
+// memory that owns the producer's tensor until released. The Array's
+// Owner is the Tensor itself, so exporting it again keeps the producer's
+// memory alive too.
+type Tensor struct {
+	usm.Array
+	Version Version // {0, 0} for a legacy tensor
+	Flags   uint64  // 0 for a legacy tensor
+
+	m       Managed
+	deleter uintptr
+	refs    atomic.Int64
+}
+
+// IsCopied reports the producer's IS_COPIED flag: the consumer owns the data
+// exclusively.
+func (t *Tensor) IsCopied() bool { return t.Flags&FlagIsCopied != 0 }
+
+// Retain adds a reference; false once the producer's deleter has run.
+func (t *Tensor) Retain() bool {
+	for {
+		n := t.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if t.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// Release drops a reference. When the last one goes, the producer's
+// deleter is called, exactly once. Further calls do nothing.
+func (t *Tensor) Release() {
+	for {
+		n := t.refs.Load()
+		if n <= 0 {
+			return
+		}
+		if t.refs.CompareAndSwap(n, n-1) {
+			if n == 1 {
+				liveImports.Add(-1)
+				callDeleter(t.deleter, t.m.ptr)
+			}
+			return
+		}
+	}
+}
+
+// Import takes a producer's tensor. It validates everything before taking
+// ownership: the version (a major other than 1 is refused, and the deleter
+// is called unless KeepOnError), ndim (0..MaxNdim), shape (non-NULL for
+// ndim > 0, no negative extents), strides (NULL means C-contiguous),
+// dtype (one with a typestr), byte_offset (honoured; data + byte_offset is
+// element 0), NULL data only for size-0 tensors, overflow of any extent,
+// and the device: kDLCPU (device id 0), or kDLOneAPI resolved through the
+// registry, whose backend must know the pointer. Errors are usm.ErrBuffer
+// unless noted in the message.
+func Import(m Managed, opts ImportOptions) (*Tensor, error) {
+	t, err := inspect(m, opts.Registry)
+	if err != nil {
+		if !opts.KeepOnError && !m.IsNil() {
+			m.Delete()
+		}
+		return nil, err
+	}
+	liveImports.Add(1)
+	return t, nil
+}
+
+func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
+	if m.IsNil() {
+		return nil, importErr(errkind.Value, "NULL managed tensor", nil)
+	}
+	t := &Tensor{m: m, deleter: m.deleterPtr()}
+	var dl *DLTensor
+	if m.versioned {
+		v := m.versionedView()
+		if v.Version.Major != 1 {
+			return nil, importErr(errkind.Buffer, "DLPack major version "+itoa(int64(v.Version.Major))+" is not supported (this importer reads 1.x)", nil)
+		}
+		t.Version, t.Flags = v.Version, v.Flags
+		dl = &v.DLTensor
+	} else {
+		dl = &m.legacyView().DLTensor
+	}
+
+	// Shape, strides, dtype.
+	if dl.Ndim < 0 || dl.Ndim > MaxNdim {
+		return nil, importErr(errkind.Buffer, "ndim "+itoa(int64(dl.Ndim))+" is outside 0.."+itoa(MaxNdim), nil)
+	}
+	ndim := int(dl.Ndim)
+	if ndim > 0 && dl.Shape == 0 {
+		return nil, importErr(errkind.Buffer, "shape is NULL for ndim "+itoa(int64(ndim)), nil)
+	}
+	ts, err := typestr.FromDataType(dl.DType)
+	if err != nil {
+		return nil, importErr(errkind.Buffer, "unsupported dtype", err)
+	}
+	dims := make([]int64, 2*ndim)
+	shape, strides := dims[:ndim:ndim], []int64(nil)
+	if ndim > 0 {
+		copy(shape, unsafe.Slice((*int64)(cmem.Ptr(dl.Shape)), ndim))
+		if dl.Strides != 0 {
+			strides = dims[ndim:]
+			copy(strides, unsafe.Slice((*int64)(cmem.Ptr(dl.Strides)), ndim))
+		}
+	}
+	for i, s := range shape {
+		if s < 0 {
+			return nil, importErr(errkind.Buffer, "shape["+itoa(int64(i))+"] = "+itoa(s)+" is negative", nil)
+		}
+	}
+	data := dl.Data + uintptr(dl.ByteOffset)
+	if dl.ByteOffset > uint64(^uintptr(0)) || data < dl.Data {
+		return nil, importErr(errkind.Buffer, "data + byte_offset overflows the address space", nil)
+	}
+	t.Interface = usm.Interface{Shape: shape, Typestr: ts, Data: data, Strides: strides, Version: usm.Version1,
+		ReadOnly: t.Flags&FlagReadOnly != 0}
+	win, err := t.Window()
+	if err != nil {
+		return nil, importErr(errkind.Buffer, "invalid layout", err)
+	}
+	if dl.Data == 0 && !win.Empty() {
+		return nil, importErr(errkind.Buffer, "data is NULL for a non-empty tensor", nil)
+	}
+	if w, ok := addWindow(data, win); !ok {
+		return nil, importErr(errkind.Buffer, "the tensor's bytes "+w+" wrap around the address space", nil)
+	}
+
+	// Device and memory.
+	t.DLDevice = dl.Device
+	t.Device = -1
+	switch dl.Device.Type {
+	case CPU:
+		if dl.Device.ID != 0 {
+			return nil, importErr(errkind.Buffer, "kDLCPU device id "+itoa(int64(dl.Device.ID))+" (must be 0)", nil)
+		}
+		t.Memory = usm.PointerInfo{Kind: usm.KindHost, Device: -1}
+		if reg != nil {
+			if b, info := reg.Lookup(data); b != nil && info.Kind.HostAccessible() {
+				t.Backend, t.Memory, t.Device = b, info, info.Device
+				if sel, err := reg.SelectorFor(b, max(info.Device, 0)); err == nil {
+					t.Syclobj = sel
+				}
+			}
+		}
+	case OneAPI:
+		if reg == nil {
+			return nil, importErr(errkind.Buffer, "kDLOneAPI tensor but no registry of SYCL backends", nil)
+		}
+		b, local, err := reg.FromDLPackDevice(dl.Device)
+		if err != nil {
+			return nil, importErr(errkind.Buffer, "device "+dl.Device.String()+" is unknown", err)
+		}
+		t.Backend, t.Device = b, local
+		if sel, err := reg.SelectorFor(b, local); err == nil {
+			t.Syclobj = sel
+		}
+		if data != 0 {
+			info := b.QueryPointer(data)
+			if info.Kind == usm.KindUnknown {
+				return nil, importErr(errkind.Buffer, "data pointer 0x"+hex(data)+" is not a USM allocation of device "+dl.Device.String()+" ("+b.Name().String()+")", nil)
+			}
+			t.Memory = info
+		}
+		if qp, ok := b.(usm.QueueProvider); ok {
+			if q, err := qp.Queue(local); err == nil {
+				t.Queue = q
+			}
+		}
+	default:
+		return nil, importErr(errkind.Buffer, "the tensor resides on unsupported device "+dl.Device.String(), nil)
+	}
+	if err := t.CheckExtent(); err != nil {
+		return nil, importErr(errkind.Buffer, "the tensor reaches outside its allocation", err)
+	}
+	t.Owner = t
+	t.refs.Store(1)
+	return t, nil
+}
+
+// addWindow checks that the bytes data+win touches stay inside the
+// address space.
+func addWindow(data uintptr, win usm.Window) (string, bool) {
+	if win.Empty() {
+		return "", true
+	}
+	okLo := win.Lo >= 0 || uint64(-win.Lo) <= uint64(data)
+	okHi := win.Hi <= 0 || uint64(win.Hi) <= uint64(^uintptr(0)-data)
+	return win.String(), okLo && okHi
+}
+
+func hex(p uintptr) string { return strconv.FormatUint(uint64(p), 16) }
