@@ -1,7 +1,9 @@
 package usm
 
 import (
+	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/errkind"
 )
 
 // Array is an Interface bound to the memory it describes: which backend owns
@@ -62,4 +64,24 @@ func addOffset(p uintptr, off int64) (uintptr, bool) {
 	}
 	q := p + uintptr(off)
 	return q, q >= p
+}
+
+// Bytes waits on the array's queue and returns the bytes it touches (its
+// Window) as a slice, for host-accessible memory. Element 0 is at index
+// Offset·itemsize − Window().Lo. Device memory is a usm.ErrBuffer error.
+func (a *Array) Bytes() ([]byte, error) {
+	if !a.Memory.Kind.HostAccessible() {
+		return nil, errkind.New(errkind.Buffer, "usm.Array.Bytes", a.Memory.Kind.String()+" memory is not host-accessible")
+	}
+	w, err := a.Window()
+	if err != nil {
+		return nil, wrapLayout(err)
+	}
+	if err := a.Wait(); err != nil {
+		return nil, err
+	}
+	if w.Empty() {
+		return []byte{}, nil
+	}
+	return cmem.Bytes(a.Data+uintptr(w.Lo), uintptr(w.Len())), nil
 }

@@ -73,7 +73,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	got := unsafe.Slice((*float32)(unsafe.Pointer(t.ElementPointer())), rows*cols)
+	raw, err := t.Bytes()
+	if err != nil {
+		return err
+	}
+	got := unsafe.Slice((*float32)(unsafe.Pointer(&raw[0])), rows*cols)
 	for i := range got {
 		if got[i] != float32(i)*0.5 {
 			return fmt.Errorf("element %d: got %g, want %g", i, got[i], float32(i)*0.5)
