@@ -1,0 +1,60 @@
+// Package testutil holds test helpers shared by usmbridge's packages.
+//
+// # Skips that cannot hide a missing runtime
+//
+// Tests that need a native runtime call Runtime(t, name, err) with the
+// error from opening it. Locally a usm.ErrNotAvailable error skips the test
+// with the reason. When the environment variable USMBRIDGE_REQUIRE names the
+// runtime (a comma-separated list, or "all"), the same error fails the test:
+// CI sets it for every runtime it installs, so a green run means the real
+// runtimes ran. Any other error always fails.
+package testutil
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+)
+
+// RequireEnv is the variable that turns "runtime not available" skips into
+// failures.
+const RequireEnv = "USMBRIDGE_REQUIRE"
+
+// Runtime names used with RequireEnv.
+const (
+	PoCL        = "pocl"         // OpenCL through PoCL (SVM path)
+	IntelOpenCL = "intel-opencl" // Intel CPU OpenCL runtime (USM path)
+	LevelZero   = "levelzero"    // Level Zero loader with the fake driver
+	Python      = "python"       // CPython shared library with numpy
+	Dpctl       = "dpctl"        // dpctl with a SYCL runtime
+	CCompiler   = "cc"           // a C compiler for test fixtures
+)
+
+// Required reports whether USMBRIDGE_REQUIRE names runtime (or is "all").
+func Required(runtime string) bool {
+	list := strings.Split(os.Getenv(RequireEnv), ",")
+	for i := range list {
+		list[i] = strings.TrimSpace(list[i])
+	}
+	return slices.Contains(list, "all") || slices.Contains(list, runtime)
+}
+
+// Runtime skips or fails t when err says the runtime is not available, as
+// described in the package comment. A nil err does nothing.
+func Runtime(tb testing.TB, runtime string, err error) {
+	tb.Helper()
+	if err == nil {
+		return
+	}
+	if !errors.Is(err, errkind.NotAvailable) {
+		tb.Fatalf("%s: %v", runtime, err)
+	}
+	if Required(runtime) {
+		tb.Fatalf("%s is required (%s=%q) but not available: %v", runtime, RequireEnv, os.Getenv(RequireEnv), err)
+	}
+	tb.Skipf("%s not available (set %s=%s to make this a failure): %v", runtime, RequireEnv, runtime, err)
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs what usmbridge's tests need, then runs them in both cgo modes
+# (and with the race detector, which needs cgo). This is README's test
+# command; .ci/run calls it.
+#
+# Each native runtime has its own setup script, scripts/setup-*.sh, which
+# installs it (apt-get, pip into the git-ignored .venv) and prints
+# "export NAME=value" lines for the environment the tests need. A setup
+# script that cannot install its runtime exits non-zero; the tests of that
+# runtime then skip locally and fail where USMBRIDGE_REQUIRE names it (CI).
+#
+# Options: --no-setup  run the tests only; --quick  one cgo mode, no race.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+setup=1 quick=0
+for a in "$@"; do
+	case "$a" in
+	--no-setup) setup=0 ;;
+	--quick) quick=1 ;;
+	*) echo "usage: $0 [--no-setup] [--quick]" >&2; exit 2 ;;
+	esac
+done
+
+env_file=.cache/test-env.sh
+mkdir -p .cache
+if [ "$setup" = 1 ]; then
+	: >"$env_file"
+	for s in scripts/setup-*.sh; do
+		[ -e "$s" ] || continue
+		echo "== $s"
+		if ! bash "$s" >>"$env_file"; then
+			echo "!! $s could not install its runtime; its tests will skip (or fail under USMBRIDGE_REQUIRE)" >&2
+		fi
+	done
+fi
+# shellcheck disable=SC1090
+[ -f "$env_file" ] && . "$env_file"
+
+status=0
+run() {
+	echo "== $*"
+	"$@" || status=1
+}
+run env CGO_ENABLED=0 go test -count=1 -shuffle=on ./...
+if [ "$quick" = 0 ]; then
+	run env CGO_ENABLED=1 go test -count=1 -shuffle=on -race ./...
+	# Smoke-run every benchmark once so they cannot rot.
+	run env CGO_ENABLED=0 go test -count=1 -run '^$' -bench . -benchtime=1x ./...
+fi
+exit "$status"
