@@ -214,6 +214,9 @@ func parseFilter(fs string) (Filter, string) {
 			if _, ok := typeByName(p); ok {
 				return f, "device type " + strconv.Quote(p) + " must come before device_num and only once"
 			}
+			if (p[0] == '-' || p[0] == '+') && isDigits(p[1:]) {
+				return f, "device_num " + strconv.Quote(p) + " must be a non-negative decimal integer without sign"
+			}
 			return f, "unknown part " + strconv.Quote(p) + " (backends: opencl, level_zero, ext_oneapi_level_zero, cuda, hip, host; device types: cpu, gpu, accelerator, host)"
 		}
 	}

@@ -76,9 +76,15 @@ func FromValue(v any) (Obj, error) {
 	case nil:
 		return nil, &Error{Value: v, Reason: "required (a filter string, SyclContext, SyclQueue or their capsules)"}
 	case string:
-		return ParseSelector(x)
-	case Obj:
-		return x, nil
+		sel, err := ParseSelector(x)
+		if err != nil {
+			return nil, err // not a non-nil Obj holding a zero Selector
+		}
+		return sel, nil
+	case Selector, ContextRef, QueueRef, CapsuleSource:
+		// Listed explicitly so that pointers such as *ContextRef, which
+		// also have isSyclobj, do not slip into the closed set.
+		return x.(Obj), nil
 	}
 	return nil, &Error{Value: v, Reason: fmt.Sprintf("unsupported type %T (want a filter string, SyclContext, SyclQueue or their capsules)", v)}
 }

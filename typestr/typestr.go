@@ -3,6 +3,7 @@ package typestr
 import (
 	"encoding/binary"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -117,7 +118,10 @@ func Parse(s string) (Type, error) {
 	switch k {
 	case Bool, Int, Uint, Float, Complex:
 	default:
-		return Type{}, malformed(s, "kind "+strconv.QuoteRune(rune(rest[0]))+" is not one of b, i, u, f, c")
+		// Quote the whole first character (or the single invalid byte), not
+		// rune(rest[0]), which would misquote a multi-byte UTF-8 character.
+		_, n := utf8.DecodeRuneInString(rest)
+		return Type{}, malformed(s, "kind "+strconv.Quote(rest[:n])+" is not one of b, i, u, f, c")
 	}
 	digits := rest[1:]
 	size := 0

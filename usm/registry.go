@@ -18,10 +18,11 @@ import (
 // same rank keep the order they were added in. A Registry is safe for
 // concurrent use.
 type Registry struct {
-	mu       sync.RWMutex
-	backends []Backend
-	devices  []globalDevice
-	descs    []syclobj.Device
+	mu        sync.RWMutex
+	backends  []Backend
+	devices   []globalDevice
+	descs     []syclobj.Device
+	selectors map[globalDevice]syclobj.Selector // SelectorFor results
 }
 
 type globalDevice struct {
@@ -45,10 +46,20 @@ func (r *Registry) Add(b Backend) {
 	r.backends = append(r.backends, b)
 	slices.SortStableFunc(r.backends, func(x, y Backend) int { return int(x.Name()) - int(y.Name()) })
 	r.devices, r.descs = r.devices[:0], r.descs[:0]
+	r.selectors = map[globalDevice]syclobj.Selector{}
 	for _, be := range r.backends {
+		n := map[syclobj.DeviceType]int{}
 		for i, d := range be.Devices() {
-			r.devices = append(r.devices, globalDevice{be, i})
+			gd := globalDevice{be, i}
+			r.devices = append(r.devices, gd)
 			r.descs = append(r.descs, d)
+			// backend:device_type:n, n counting the backend's devices of
+			// that type; built once here because imports ask for it often.
+			sel, err := syclobj.ParseSelector(be.Name().String() + ":" + d.Type.String() + ":" + strconv.Itoa(n[d.Type]))
+			if err == nil {
+				r.selectors[gd] = sel
+			}
+			n[d.Type]++
 		}
 	}
 }
@@ -102,20 +113,17 @@ func (r *Registry) Select(sel syclobj.Selector) (Backend, int, error) {
 	return d.b, d.local, nil
 }
 
-// SelectorFor returns a filter selector naming a backend-local device:
-// backend:device_type:n, n counting that backend's devices of that type.
+// SelectorFor returns a filter selector naming a registered backend-local
+// device: backend:device_type:n, n counting that backend's devices of that
+// type.
 func (r *Registry) SelectorFor(b Backend, local int) (syclobj.Selector, error) {
-	devs := b.Devices()
-	if local < 0 || local >= len(devs) {
-		return syclobj.Selector{}, errkind.New(errkind.Value, "usm.Registry.SelectorFor", "backend "+b.Name().String()+" has no device "+strconv.Itoa(local))
+	r.mu.RLock()
+	sel, ok := r.selectors[globalDevice{b, local}]
+	r.mu.RUnlock()
+	if !ok {
+		return syclobj.Selector{}, errkind.New(errkind.Value, "usm.Registry.SelectorFor", "device "+strconv.Itoa(local)+" of backend "+b.Name().String()+" is not registered")
 	}
-	n := 0
-	for _, d := range devs[:local] {
-		if d.Type == devs[local].Type {
-			n++
-		}
-	}
-	return syclobj.ParseSelector(b.Name().String() + ":" + devs[local].Type.String() + ":" + strconv.Itoa(n))
+	return sel, nil
 }
 
 // Lookup returns the first backend that knows ptr, in rank order, with what
@@ -124,7 +132,9 @@ func (r *Registry) Lookup(ptr uintptr) (Backend, PointerInfo) {
 	if ptr == 0 {
 		return nil, PointerInfo{Device: -1}
 	}
-	for _, b := range r.Backends() {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, b := range r.backends {
 		if info := b.QueryPointer(ptr); info.Kind != KindUnknown {
 			return b, info
 		}

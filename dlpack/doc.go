@@ -1,0 +1,26 @@
+// Package dlpack converts between usm.Array values and DLPack tensors
+// (DLManagedTensorVersioned, DLPack 1.x, and the legacy DLManagedTensor)
+// in C memory, without cgo.
+//
+// # Export
+//
+// Export builds the tensor in memory outside the Go heap (never a Go
+// pointer handed to C) and registers it under a handle that manager_ctx
+// carries. Two static deleters, one per layout, serve every tensor in the
+// process: purego callbacks are a fixed resource that is never freed. A
+// deleter may be called from any thread, exactly once; a repeated call is
+// detected and ignored. See Export for the negotiation of max_version,
+// dl_device and copy, and for the data/byte_offset convention.
+//
+// # Import
+//
+// Import reads a producer's tensor, validates every field before taking
+// ownership, and returns a Tensor that calls the producer's deleter exactly
+// once when its last reference is released.
+//
+// # Errors
+//
+// Errors are *Error values matching usm.ErrBuffer (data that cannot be
+// exchanged), usm.ErrValue, usm.ErrType or usm.ErrMemory; usm.PythonException
+// names the exception the array API standard requires for each.
+package dlpack

@@ -1,0 +1,281 @@
+package dlpack_test
+
+import (
+	"errors"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/syclobj"
+	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+func v(major, minor uint32) *dlpack.Version { return &dlpack.Version{Major: major, Minor: minor} }
+
+func TestExportVersionNegotiation(t *testing.T) {
+	host := cpu.New()
+	reg := usm.NewRegistry(host)
+	a, alloc := hostArray(t, reg, host, 2, 3)
+	defer alloc.Free()
+
+	for _, tc := range []struct {
+		name      string
+		max       *dlpack.Version
+		versioned bool
+		want      dlpack.Version
+	}{
+		{"None", nil, false, dlpack.Version{}},
+		{"0.8", v(0, 8), false, dlpack.Version{}},
+		{"1.0", v(1, 0), true, dlpack.Version{Major: 1, Minor: 0}},
+		{"1.1", v(1, 1), true, dlpack.Version{Major: 1, Minor: 1}},
+		{"1.9", v(1, 9), true, dlpack.Version{Major: 1, Minor: 2}},
+		{"2.0", v(2, 0), true, dlpack.Version{Major: 1, Minor: 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: tc.max})
+			require.NoError(t, err)
+			defer m.Delete()
+			assert.Equal(t, tc.versioned, m.Versioned())
+			var tn dlpack.DLTensor
+			if m.Versioned() {
+				mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+				assert.Equal(t, tc.want, mv.Version)
+				assert.Zero(t, mv.Flags)
+				assert.NotZero(t, mv.Deleter)
+				tn = mv.DLTensor
+			} else {
+				tn = (*dlpack.ManagedTensor)(cmem.Ptr(m.Pointer())).DLTensor
+			}
+			assert.Equal(t, a.Data, tn.Data)
+			assert.Zero(t, tn.ByteOffset)
+			assert.Equal(t, dlpack.Device{Type: dlpack.CPU, ID: 0}, tn.Device)
+			assert.EqualValues(t, 2, tn.Ndim)
+			assert.Equal(t, dlpack.DataType{Code: 2, Bits: 32, Lanes: 1}, tn.DType)
+			require.NotZero(t, tn.Shape)
+			require.NotZero(t, tn.Strides, "strides are set for ndim > 0 (DLPack 1.2)")
+			assert.Equal(t, []int64{2, 3}, unsafe.Slice((*int64)(cmem.Ptr(tn.Shape)), 2))
+			assert.Equal(t, []int64{3, 1}, unsafe.Slice((*int64)(cmem.Ptr(tn.Strides)), 2))
+		})
+	}
+}
+
+func TestExportLayouts(t *testing.T) {
+	host := cpu.New()
+	reg := usm.NewRegistry(host)
+	alloc, err := host.AllocHost(4 * 24)
+	require.NoError(t, err)
+	defer alloc.Free()
+	f := unsafe.Slice((*float32)(unsafe.Pointer(&alloc.Bytes()[0])), 24)
+	for i := range f {
+		f[i] = float32(i)
+	}
+	bind := func(shape, strides []int64, offset int64) *usm.Array {
+		a, err := reg.Bind(usm.Interface{Shape: shape, Strides: strides, Offset: offset, Typestr: typestr.Float32,
+			Data: alloc.Pointer(), Syclobj: syclobj.MustParseSelector("host"), Version: 1})
+		require.NoError(t, err)
+		a.Owner = alloc
+		return a
+	}
+	for _, tc := range []struct {
+		name          string
+		shape, stride []int64
+		offset        int64
+		wantStrides   []int64 // nil: NULL
+		first, last   float32 // element 0 and the last element in index order
+	}{
+		{"0-d", []int64{}, nil, 5, nil, 5, 5},
+		{"C", []int64{4, 6}, nil, 0, []int64{6, 1}, 0, 23},
+		{"F view", []int64{4, 6}, []int64{1, 4}, 0, []int64{1, 4}, 0, 23},
+		{"reversed", []int64{24}, []int64{-1}, 23, []int64{-1}, 23, 0},
+		{"2-D negative", []int64{2, 3}, []int64{12, -2}, 5, []int64{12, -2}, 5, 13},
+		{"broadcast", []int64{3, 4}, []int64{0, 1}, 8, []int64{0, 1}, 8, 11},
+		{"size 0", []int64{0, 3}, nil, 0, []int64{3, 1}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := bind(tc.shape, tc.stride, tc.offset)
+			m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0)})
+			require.NoError(t, err)
+			defer m.Delete()
+			tn := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer())).DLTensor
+			require.EqualValues(t, len(tc.shape), tn.Ndim)
+			if len(tc.shape) == 0 {
+				assert.Zero(t, tn.Shape, "0-d: shape is NULL")
+				assert.Zero(t, tn.Strides, "0-d: strides is NULL")
+			} else {
+				assert.Equal(t, tc.wantStrides, unsafe.Slice((*int64)(cmem.Ptr(tn.Strides)), tn.Ndim))
+			}
+			assert.Equal(t, a.ElementPointer(), tn.Data, "data is element 0")
+			assert.Zero(t, tn.ByteOffset)
+			n, _ := usm.ElementCount(tc.shape)
+			if n > 0 {
+				assert.Equal(t, tc.first, readF32(tn.Data, 0))
+				var lastOff int64
+				st := a.EffectiveStrides()
+				for i, s := range tc.shape {
+					lastOff += (s - 1) * st[i]
+				}
+				assert.Equal(t, tc.last, readF32(tn.Data, lastOff))
+			} else {
+				assert.NotZero(t, tn.Data, "a size-0 export keeps a valid pointer")
+			}
+		})
+	}
+}
+
+func TestExportFlagsAndRefusals(t *testing.T) {
+	host := cpu.New()
+	reg := usm.NewRegistry(host)
+	a, alloc := hostArray(t, reg, host, 4)
+	defer alloc.Free()
+
+	ro := *a
+	ro.ReadOnly = true
+	m, err := dlpack.Export(&ro, dlpack.ExportOptions{MaxVersion: v(1, 0)})
+	require.NoError(t, err)
+	assert.Equal(t, dlpack.FlagReadOnly, (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer())).Flags)
+	m.Delete()
+
+	refusals := []struct {
+		name string
+		arr  func() *usm.Array
+		opts dlpack.ExportOptions
+		kind error
+	}{
+		{"legacy read-only", func() *usm.Array { return &ro }, dlpack.ExportOptions{}, usm.ErrBuffer},
+		{"big endian", func() *usm.Array { b := *a; b.Typestr = typestr.MustParse(">f4"); return &b }, dlpack.ExportOptions{}, usm.ErrBuffer},
+		{"ndim 65", func() *usm.Array {
+			b := *a
+			b.Shape = make([]int64, 65)
+			for i := range b.Shape {
+				b.Shape[i] = 1
+			}
+			b.Shape[0] = 4
+			b.Strides = nil
+			return &b
+		}, dlpack.ExportOptions{}, usm.ErrBuffer},
+		{"dl_device oneAPI for a host array", func() *usm.Array { return a }, dlpack.ExportOptions{MaxVersion: v(1, 0), Device: &dlpack.Device{Type: dlpack.OneAPI, ID: 0}}, usm.ErrBuffer},
+		{"dl_device CUDA", func() *usm.Array { return a }, dlpack.ExportOptions{MaxVersion: v(1, 0), Device: &dlpack.Device{Type: 2, ID: 0}}, usm.ErrBuffer},
+		{"nil array", func() *usm.Array { return nil }, dlpack.ExportOptions{}, usm.ErrValue},
+	}
+	for _, tc := range refusals {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := dlpack.Export(tc.arr(), tc.opts)
+			require.Error(t, err)
+			assert.True(t, m.IsNil())
+			assert.ErrorIs(t, err, tc.kind)
+			var de *dlpack.Error
+			assert.True(t, errors.As(err, &de))
+			assert.Equal(t, "dlpack.Export", de.Op)
+		})
+	}
+	// Own device asked for explicitly is fine.
+	m, err = dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0), Device: &dlpack.Device{Type: dlpack.CPU}})
+	require.NoError(t, err)
+	m.Delete()
+	assert.Zero(t, dlpack.ReadStats().LiveExports)
+}
+
+func TestExportKeepsMemoryAlive(t *testing.T) {
+	host := cpu.New()
+	reg := usm.NewRegistry(host)
+	a, alloc := hostArray(t, reg, host, 8)
+	m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0)})
+	require.NoError(t, err)
+	require.NoError(t, alloc.Free(), "the owner may free while an export is alive")
+	n, _ := host.Stats()
+	assert.Equal(t, 1, n, "memory stays mapped until the deleter runs")
+	assert.Equal(t, float32(7), readF32(a.Data, 7))
+	m.Delete()
+	n, _ = host.Stats()
+	assert.Zero(t, n, "the deleter released the last reference")
+	assert.ErrorIs(t, alloc.Free(), usm.ErrValue, "double free is an error")
+
+	_, err = dlpack.Export(a, dlpack.ExportOptions{})
+	assert.ErrorIs(t, err, usm.ErrValue, "exporting freed memory fails")
+}
+
+func TestExportCopy(t *testing.T) {
+	host := cpu.New()
+	reg := usm.NewRegistry(host)
+	a, alloc := hostArray(t, reg, host, 3, 4)
+	defer alloc.Free()
+	// A reversed, strided view: rows reversed, every other column.
+	view, err := reg.Bind(usm.Interface{Shape: []int64{3, 2}, Strides: []int64{-4, 2}, Offset: 8, Typestr: typestr.Float32,
+		Data: a.Data, Syclobj: a.Syclobj, Version: 1})
+	require.NoError(t, err)
+	view.Owner = alloc
+
+	m, err := dlpack.Export(view, dlpack.ExportOptions{MaxVersion: v(1, 0), Copy: dlpack.CopyAlways})
+	require.NoError(t, err)
+	mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+	assert.Equal(t, dlpack.FlagIsCopied, mv.Flags)
+	assert.NotEqual(t, view.ElementPointer(), mv.DLTensor.Data)
+	assert.Equal(t, []int64{-4, 2}, unsafe.Slice((*int64)(cmem.Ptr(mv.DLTensor.Strides)), 2))
+	for i := int64(0); i < 3; i++ {
+		for j := int64(0); j < 2; j++ {
+			want := readF32(view.ElementPointer(), -4*i+2*j)
+			assert.Equal(t, want, readF32(mv.DLTensor.Data, -4*i+2*j), "[%d,%d]", i, j)
+		}
+	}
+	// The copy is independent of the original.
+	*(*float32)(cmem.Ptr(view.ElementPointer())) = -1
+	assert.Equal(t, float32(8), readF32(mv.DLTensor.Data, 0))
+	n, _ := host.Stats()
+	assert.Equal(t, 2, n)
+	m.Delete()
+	n, _ = host.Stats()
+	assert.Equal(t, 1, n, "the copy is freed by the deleter")
+}
+
+// The dl_device=(kDLCPU, 0) paths of a kDLOneAPI array.
+func TestExportToHost(t *testing.T) {
+	for _, tc := range []struct {
+		kind      usm.Kind
+		copy      dlpack.CopyMode
+		wantErr   bool
+		wantCopy  bool
+		zeroCopy  bool
+		waitsOnce bool
+	}{
+		{usm.KindShared, dlpack.CopyIfNeeded, false, false, true, true},
+		{usm.KindHost, dlpack.CopyNever, false, false, true, true},
+		{usm.KindShared, dlpack.CopyAlways, false, true, false, true},
+		{usm.KindDevice, dlpack.CopyIfNeeded, false, true, false, true},
+		{usm.KindDevice, dlpack.CopyAlways, false, true, false, true},
+		{usm.KindDevice, dlpack.CopyNever, true, false, false, false},
+	} {
+		t.Run(tc.kind.String()+"/"+[]string{"None", "True", "False"}[tc.copy], func(t *testing.T) {
+			f := newFakeSYCL()
+			reg := usm.NewRegistry(f)
+			alloc, err := f.Alloc(0, tc.kind, 16)
+			require.NoError(t, err)
+			defer alloc.Free()
+			copy(cmem.Bytes(alloc.Pointer(), 16), []byte("0123456789abcdef"))
+			a, err := reg.NewArray(alloc, typestr.Uint8, []int64{16})
+			require.NoError(t, err)
+			assert.Equal(t, dlpack.Device{Type: dlpack.OneAPI, ID: 0}, a.DLDevice)
+			assert.Equal(t, tc.kind, a.Memory.Kind)
+
+			m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0), Device: &dlpack.Device{Type: dlpack.CPU}, Copy: tc.copy})
+			if tc.wantErr {
+				require.ErrorIs(t, err, usm.ErrBuffer)
+				assert.Contains(t, err.Error(), "without a copy")
+				return
+			}
+			require.NoError(t, err)
+			defer m.Delete()
+			mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+			assert.Equal(t, dlpack.Device{Type: dlpack.CPU, ID: 0}, mv.DLTensor.Device)
+			assert.Equal(t, tc.wantCopy, mv.Flags&dlpack.FlagIsCopied != 0)
+			assert.Equal(t, tc.zeroCopy, mv.DLTensor.Data == alloc.Pointer())
+			assert.Equal(t, "0123456789abcdef", string(cmem.Bytes(mv.DLTensor.Data, 16)))
+			assert.EqualValues(t, 1, f.waits.Load(), "the producer's queue is waited on before export")
+		})
+	}
+}

@@ -1,0 +1,172 @@
+package syclobj_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/usmbridge/usmbridge/syclobj"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+func TestRefs(t *testing.T) {
+	c := syclobj.UnsafeContextRef(0x1234)
+	q := syclobj.UnsafeQueueRef(0xbeef)
+	assert.Equal(t, uintptr(0x1234), c.Pointer())
+	assert.Equal(t, uintptr(0xbeef), q.Pointer())
+	assert.Equal(t, "SyclContextRef(0x1234)", c.String())
+	assert.Equal(t, "SyclQueueRef(0xbeef)", q.String())
+}
+
+func TestFromValue(t *testing.T) {
+	ctx := syclobj.UnsafeContextRef(0x1000)
+	q := syclobj.UnsafeQueueRef(0x2000)
+	sel := syclobj.MustParseSelector("gpu")
+
+	t.Run("string", func(t *testing.T) {
+		o, err := syclobj.FromValue("opencl:cpu:0")
+		require.NoError(t, err)
+		sel, ok := o.(syclobj.Selector)
+		require.True(t, ok, "got %T", o)
+		assert.Equal(t, "opencl:cpu:0", sel.String())
+		assert.Equal(t, []syclobj.Filter{filter(syclobj.OpenCL, syclobj.CPU, 0)}, sel.Filters())
+	})
+	t.Run("malformed string", func(t *testing.T) {
+		o, err := syclobj.FromValue("gpu:opencl")
+		require.Error(t, err)
+		assert.Nil(t, o)
+		var se *syclobj.SelectorError
+		require.ErrorAs(t, err, &se)
+		assert.Equal(t, "gpu:opencl", se.Selector)
+		assert.ErrorIs(t, err, usm.ErrValue)
+	})
+	t.Run("empty string", func(t *testing.T) {
+		o, err := syclobj.FromValue("")
+		require.Error(t, err)
+		assert.Nil(t, o)
+		var se *syclobj.SelectorError
+		require.ErrorAs(t, err, &se)
+		assert.ErrorIs(t, err, usm.ErrValue)
+	})
+	t.Run("ContextRef", func(t *testing.T) {
+		o, err := syclobj.FromValue(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, syclobj.Obj(ctx), o)
+	})
+	t.Run("QueueRef", func(t *testing.T) {
+		o, err := syclobj.FromValue(q)
+		require.NoError(t, err)
+		assert.Equal(t, syclobj.Obj(q), o)
+	})
+	t.Run("Selector", func(t *testing.T) {
+		sel := syclobj.MustParseSelector("gpu")
+		o, err := syclobj.FromValue(sel)
+		require.NoError(t, err)
+		assert.Equal(t, syclobj.Obj(sel), o)
+	})
+	t.Run("CapsuleSource", func(t *testing.T) {
+		calls := 0
+		cs := syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { calls++; return q, nil })
+		o, err := syclobj.FromValue(cs)
+		require.NoError(t, err)
+		_, ok := o.(syclobj.CapsuleSource)
+		assert.True(t, ok, "got %T", o)
+		assert.Equal(t, 0, calls, "FromValue must not call _get_capsule")
+	})
+
+	refused := []struct {
+		name string
+		v    any
+		msg  string
+	}{
+		{"nil", nil, "syclobj <nil>: required (a filter string, SyclContext, SyclQueue or their capsules)"},
+		{"int", 3, "syclobj 3: unsupported type int (want a filter string, SyclContext, SyclQueue or their capsules)"},
+		{"uintptr", uintptr(0x1000), "unsupported type uintptr"},
+		{"bytes", []byte("gpu"), "unsupported type []uint8"},
+		{"named string", namedString("gpu"), "unsupported type syclobj_test.namedString"},
+		{"pointer to context ref", &ctx, "unsupported type *syclobj.ContextRef"},
+		{"pointer to queue ref", &q, "unsupported type *syclobj.QueueRef"},
+		{"pointer to selector", &sel, "unsupported type *syclobj.Selector"},
+		{"bool", true, "unsupported type bool"},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := syclobj.FromValue(tt.v)
+			require.Error(t, err)
+			assert.Nil(t, o)
+			var e *syclobj.Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, tt.v, e.Value)
+			assert.True(t, errors.Is(err, usm.ErrValue))
+			assert.False(t, errors.Is(err, usm.ErrType))
+			assert.Equal(t, "ValueError", usm.PythonException(err))
+			assert.Contains(t, err.Error(), tt.msg)
+		})
+	}
+}
+
+// namedString is a string type that is not string, like a str subclass
+// (which dpctl also refuses).
+type namedString string
+
+func TestResolveObj(t *testing.T) {
+	ctx := syclobj.UnsafeContextRef(0x1000)
+	q := syclobj.UnsafeQueueRef(0x2000)
+
+	t.Run("non-capsule values are unchanged", func(t *testing.T) {
+		for _, o := range []syclobj.Obj{ctx, q, syclobj.MustParseSelector("opencl:cpu")} {
+			got, err := syclobj.Resolve(o)
+			require.NoError(t, err)
+			assert.Equal(t, o, got)
+		}
+	})
+	t.Run("QueueRef", func(t *testing.T) {
+		calls := 0
+		cs := syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { calls++; return q, nil })
+		for i := 1; i <= 2; i++ {
+			got, err := syclobj.Resolve(cs)
+			require.NoError(t, err)
+			require.IsType(t, syclobj.QueueRef{}, got)
+			assert.Equal(t, uintptr(0x2000), got.(syclobj.QueueRef).Pointer())
+			assert.Equal(t, i, calls, "a fresh capsule is requested on every Resolve")
+		}
+	})
+	t.Run("ContextRef", func(t *testing.T) {
+		cs := syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { return ctx, nil })
+		got, err := syclobj.Resolve(cs)
+		require.NoError(t, err)
+		assert.Equal(t, syclobj.Obj(ctx), got)
+	})
+
+	refused := []struct {
+		name string
+		get  func() (syclobj.Obj, error)
+		msg  string
+	}{
+		{"Selector", func() (syclobj.Obj, error) { return syclobj.MustParseSelector("gpu"), nil },
+			"_get_capsule returned syclobj.Selector, want a SyclContextRef or SyclQueueRef capsule"},
+		{"nil", func() (syclobj.Obj, error) { return nil, nil },
+			"_get_capsule returned <nil>, want a SyclContextRef or SyclQueueRef capsule"},
+		{"nested CapsuleSource", func() (syclobj.Obj, error) {
+			return syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { return q, nil }), nil
+		}, "want a SyclContextRef or SyclQueueRef capsule"},
+		{"error", func() (syclobj.Obj, error) { return nil, errors.New("capsule already used") },
+			"_get_capsule failed: capsule already used"},
+		{"error with a value", func() (syclobj.Obj, error) { return q, errors.New("boom") },
+			"_get_capsule failed: boom"},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := syclobj.FromCapsuleFunc(tt.get)
+			got, err := syclobj.Resolve(cs)
+			require.Error(t, err)
+			assert.Nil(t, got)
+			var e *syclobj.Error
+			require.ErrorAs(t, err, &e)
+			assert.True(t, errors.Is(err, usm.ErrValue))
+			assert.Contains(t, err.Error(), tt.msg)
+		})
+	}
+}

@@ -1,0 +1,65 @@
+package typestr_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+func ExampleParse() {
+	for _, s := range []string{"<f4", "f8", "=i2", "|b1", "c16"} {
+		t, err := typestr.Parse(s)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Printf("%-4s kind %c, %2d bytes -> %s\n", s, t.Kind, t.Size, t)
+	}
+	// Output:
+	// <f4  kind f,  4 bytes -> |f4
+	// f8   kind f,  8 bytes -> |f8
+	// =i2  kind i,  2 bytes -> |i2
+	// |b1  kind b,  1 bytes -> |b1
+	// c16  kind c, 16 bytes -> |c16
+}
+
+func ExampleParse_malformed() {
+	_, err := typestr.Parse("<f3")
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, usm.ErrValue))
+	// Output:
+	// typestr "<f3": item size 3 is not supported for kind 'f'
+	// true
+}
+
+func ExampleType_DataType() {
+	for _, t := range []typestr.Type{typestr.Bool8, typestr.Float16, typestr.Int64, typestr.Complex64} {
+		dt, err := t.DataType()
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(t, "->", dt)
+	}
+	// Output:
+	// |b1 -> (kDLBool, 8, 1)
+	// |f2 -> (kDLFloat, 16, 1)
+	// |i8 -> (kDLInt, 64, 1)
+	// |c8 -> (kDLComplex, 64, 1)
+}
+
+func ExampleFromDataType() {
+	t, err := typestr.FromDataType(dlabi.DataType{Code: dlabi.Complex, Bits: 128, Lanes: 1})
+	fmt.Println(t, err)
+
+	_, err = typestr.FromDataType(dlabi.DataType{Code: dlabi.Bfloat, Bits: 16, Lanes: 1})
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, usm.ErrBuffer))
+	// Output:
+	// |c16 <nil>
+	// typestr "(kDLBfloat, 16, 1)": type code kDLBfloat has no typestr
+	// true
+}
