@@ -1,0 +1,170 @@
+package cpu_test
+
+import (
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/syclobj"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+func TestAllocQueryFree(t *testing.T) {
+	b := cpu.New()
+	a, err := b.AllocHost(100)
+	require.NoError(t, err)
+	assert.Equal(t, usm.KindHost, a.Kind())
+	assert.EqualValues(t, 100, a.Size())
+	assert.Zero(t, a.Pointer()%4096, "page aligned")
+	assert.Len(t, a.Bytes(), 100)
+	for _, p := range []uintptr{a.Pointer(), a.Pointer() + 1, a.Pointer() + 99} {
+		info := b.QueryPointer(p)
+		assert.Equal(t, usm.PointerInfo{Kind: usm.KindHost, Device: 0, Base: a.Pointer(), Size: 100}, info, "%#x", p)
+	}
+	for _, p := range []uintptr{0, a.Pointer() - 1, a.Pointer() + 100, uintptr(unsafe.Pointer(&err))} {
+		assert.Equal(t, usm.KindUnknown, b.QueryPointer(p).Kind, "%#x", p)
+	}
+	n, bytes := b.Stats()
+	assert.Equal(t, 1, n)
+	assert.EqualValues(t, 100, bytes)
+	require.NoError(t, a.Free())
+	assert.Equal(t, usm.KindUnknown, b.QueryPointer(a.Pointer()).Kind, "freed memory is unknown")
+	assert.ErrorIs(t, a.Free(), usm.ErrValue, "double free")
+	n, bytes = b.Stats()
+	assert.Zero(t, n)
+	assert.Zero(t, bytes)
+}
+
+func TestZeroSizeAllocationHasAPointer(t *testing.T) {
+	b := cpu.New()
+	a, err := b.AllocHost(0)
+	require.NoError(t, err)
+	defer a.Free()
+	require.NotZero(t, a.Pointer())
+	assert.Equal(t, usm.KindHost, b.QueryPointer(a.Pointer()).Kind)
+	assert.Nil(t, a.Bytes())
+}
+
+func TestManyAllocationsStaySorted(t *testing.T) {
+	b := cpu.New()
+	var as []*usm.Allocation
+	for i := range 64 {
+		a, err := b.AllocHost(uintptr(1 + i*100))
+		require.NoError(t, err)
+		as = append(as, a)
+	}
+	for i, a := range as {
+		assert.Equal(t, a.Pointer(), b.QueryPointer(a.Pointer()+a.Size()-1).Base, "allocation %d", i)
+	}
+	for i := 0; i < len(as); i += 2 {
+		require.NoError(t, as[i].Free())
+	}
+	for i, a := range as {
+		want := usm.KindHost
+		if i%2 == 0 {
+			want = usm.KindUnknown
+		}
+		assert.Equal(t, want, b.QueryPointer(a.Pointer()).Kind, "allocation %d", i)
+	}
+	for i := 1; i < len(as); i += 2 {
+		require.NoError(t, as[i].Free())
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	b := cpu.New()
+	_, err := b.Alloc(1, usm.KindHost, 8)
+	assert.ErrorIs(t, err, usm.ErrValue)
+	_, err = b.Alloc(0, usm.KindHost, 1<<60)
+	assert.ErrorIs(t, err, usm.ErrMemory)
+	assert.ErrorIs(t, b.Copy(0, 8, 8), usm.ErrValue)
+	assert.NoError(t, b.Copy(0, 0, 0), "empty copy")
+	_, err = b.Queue(3)
+	assert.ErrorIs(t, err, usm.ErrValue)
+}
+
+func TestCopyAndQueue(t *testing.T) {
+	b := cpu.New()
+	a, err := b.AllocHost(16)
+	require.NoError(t, err)
+	defer a.Free()
+	copy(a.Bytes(), "abcdefghijklmnop")
+	require.NoError(t, b.Copy(a.Pointer()+2, a.Pointer(), 8)) // overlapping, like memmove
+	assert.Equal(t, "ababcdefghklmnop", string(a.Bytes()))
+	q, err := b.Queue(0)
+	require.NoError(t, err)
+	assert.NoError(t, q.Wait())
+}
+
+func TestDevicesAndSelector(t *testing.T) {
+	b := cpu.New()
+	assert.Equal(t, syclobj.Host, b.Name())
+	reg := usm.NewRegistry(b)
+	for _, s := range []string{"host", "host:host", "host:host:0", "*:host", "0"} {
+		got, dev, err := reg.Select(syclobj.MustParseSelector(s))
+		require.NoError(t, err, s)
+		assert.Equal(t, usm.Backend(b), got)
+		assert.Zero(t, dev)
+	}
+	_, _, err := reg.Select(syclobj.MustParseSelector("gpu"))
+	assert.ErrorIs(t, err, usm.ErrValue)
+	assert.Contains(t, err.Error(), "usmbridge host")
+}
+
+func TestConcurrentAllocQuery(t *testing.T) {
+	b := cpu.New()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				a, err := b.AllocHost(uintptr(64 + i))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if info := b.QueryPointer(a.Pointer() + 10); info.Base != a.Pointer() {
+					errs <- assert.AnError
+				}
+				if err := a.Free(); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	n, _ := b.Stats()
+	assert.Zero(t, n)
+}
+
+func BenchmarkQueryPointer(b *testing.B) {
+	be := cpu.New()
+	var as []*usm.Allocation
+	for range 1000 {
+		a, err := be.AllocHost(256)
+		require.NoError(b, err)
+		as = append(as, a)
+	}
+	b.Cleanup(func() {
+		for _, a := range as {
+			_ = a.Free()
+		}
+	})
+	p := as[500].Pointer() + 17
+	b.ReportAllocs()
+	for b.Loop() {
+		if be.QueryPointer(p).Kind != usm.KindHost {
+			b.Fatal("lost")
+		}
+	}
+}
