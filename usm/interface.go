@@ -3,9 +3,12 @@ package usm
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"math"
 	"reflect"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/syclobj"
@@ -108,6 +111,9 @@ func ParseJSON(b []byte) (Interface, error) {
 	if err := d.Decode(&m); err != nil {
 		return Interface{}, errkind.Wrap(errkind.Value, "usm.ParseJSON", "not a JSON object", err)
 	}
+	if _, err := d.Token(); err != io.EOF {
+		return Interface{}, errkind.New(errkind.Value, "usm.ParseJSON", "data after the JSON object")
+	}
 	return Parse(m)
 }
 
@@ -130,19 +136,33 @@ func parse(m map[string]any, bind binder) (Interface, error) {
 		if ver, err = toInt("version", v); err != nil {
 			return in, err
 		}
+		// dpctl reads the version into a C int.
+		if ver != int64(int32(ver)) {
+			return in, malformed(errkind.Overflow, "version", strconv.FormatInt(ver, 10)+" does not fit in a C int")
+		}
 	}
 	// 3.
 	if ver != Version1 {
 		return in, malformed(errkind.Value, "version", "dict('version': "+strconv.FormatInt(ver, 10)+") is unexpected. The only recognized version is 1.")
 	}
 	in.Version = Version1
-	// 4, 5: data = (pointer, read_only).
-	data, isSeq, n := sequence(m["data"])
-	if !truthy(m["data"]) || (isSeq && n != 2) {
+	// 4, 5: data = (pointer, read_only). Strings and byte strings have a
+	// length in Python but no integer items: len != 2 fails the length
+	// check, len == 2 fails the pointer conversion.
+	dv := m["data"]
+	data, isSeq, n := sequence(dv)
+	sized := isSeq
+	if !isSeq {
+		n, sized = textLen(dv)
+	}
+	if !truthy(dv) || (sized && n != 2) {
 		return in, malformed(errkind.Value, "data", "'data' field is required, and must be a tuple (usm_pointer, is_read_only_boolean)")
 	}
 	if !isSeq {
-		return in, malformed(errkind.Type, "data", "object of type "+typeName(m["data"])+" has no len()")
+		if sized {
+			return in, malformed(errkind.Type, "data[0]", "an integer is required, got a character of "+typeName(dv))
+		}
+		return in, malformed(errkind.Type, "data", "object of type "+typeName(dv)+" has no len()")
 	}
 	ptr, err := toPointer(data.index(0))
 	if err != nil {
@@ -161,16 +181,11 @@ func parse(m map[string]any, bind binder) (Interface, error) {
 			return in, err
 		}
 	}
-	// 7: shape.
+	// 7: shape must be a tuple or list; its elements are converted at step
+	// 10, as in dpctl.
 	shapeV, isSeq, n := sequence(m["shape"])
 	if !isSeq {
 		return in, malformed(errkind.Value, "shape", "Shape entry is a required element of `__sycl_usm_array_interface__` dictionary")
-	}
-	in.Shape = make([]int64, n)
-	for i := range n {
-		if in.Shape[i], err = toInt("shape["+strconv.Itoa(i)+"]", shapeV.index(i)); err != nil {
-			return in, err
-		}
 	}
 	// 8: typestr.
 	ts, ok := m["typestr"].(string)
@@ -181,23 +196,38 @@ func parse(m map[string]any, bind binder) (Interface, error) {
 		return in, &MalformedError{Field: "typestr", Reason: "dict('typestr': " + strconv.Quote(ts) + ") is unexpected", kind: errkind.Value, Err: err}
 	}
 	// 9: strides.
-	if sv, present := m["strides"]; present && sv != nil {
-		stV, isSeq, sn := sequence(sv)
+	var stV seq
+	hasStrides := false
+	if sv := m["strides"]; sv != nil {
+		var sn int
+		stV, isSeq, sn = sequence(sv)
 		if !isSeq || sn != n {
 			return in, malformed(errkind.Value, "strides", "'strides' must be a tuple or list of the same length as shape")
 		}
-		in.Strides = make([]int64, sn)
-		for i := range sn {
-			if in.Strides[i], err = toInt("strides["+strconv.Itoa(i)+"]", stV.index(i)); err != nil {
+		hasStrides = true
+	}
+	// 10: elements dimension by dimension (stride, then extent, then the
+	// extent's sign, as dpctl does), then the layout as a whole.
+	if hasStrides {
+		buf := make([]int64, 2*n)
+		in.Shape, in.Strides = buf[:n:n], buf[n:]
+	} else {
+		in.Shape = make([]int64, n)
+	}
+	for i := range n {
+		if hasStrides {
+			if in.Strides[i], err = toIntAt("strides", i, stV.index(i)); err != nil {
 				return in, err
 			}
 		}
-	}
-	// 10: extents and the layout as a whole.
-	for i, s := range in.Shape {
+		s, err := toIntAt("shape", i, shapeV.index(i))
+		if err != nil {
+			return in, err
+		}
 		if s < 0 {
 			return in, malformed(errkind.Value, "shape", "Array shape elements need to be positive (shape["+strconv.Itoa(i)+"] = "+strconv.FormatInt(s, 10)+")")
 		}
+		in.Shape[i] = s
 	}
 	if _, err := in.Window(); err != nil {
 		return in, wrapLayout(err)
@@ -266,6 +296,17 @@ func sequence(v any) (seq, bool, int) {
 	return seq{}, false, 0
 }
 
+// textLen reports the Python len() of a string (code points) or byte string.
+func textLen(v any) (int, bool) {
+	switch x := v.(type) {
+	case string:
+		return utf8.RuneCountInString(x), true
+	case []byte:
+		return len(x), true
+	}
+	return 0, false
+}
+
 // truthy is Python's bool() for the generic form.
 func truthy(v any) bool {
 	switch x := v.(type) {
@@ -275,8 +316,14 @@ func truthy(v any) bool {
 		return x
 	case string:
 		return x != ""
+	case []byte:
+		return len(x) > 0
 	case json.Number:
-		return x != "0"
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err == nil || errors.Is(err, strconv.ErrRange) {
+			return f != 0
+		}
+		return x != ""
 	}
 	if _, isSeq, n := sequence(v); isSeq {
 		return n > 0
@@ -298,41 +345,62 @@ func truthy(v any) bool {
 // toInt converts an integer of the generic form; bool counts as an integer
 // because Python's bool is one. Non-integers are ErrType, out-of-range
 // values ErrOverflow.
-func toInt(field string, v any) (int64, error) {
+func toInt(field string, v any) (int64, error) { return toIntAt(field, -1, v) }
+
+// toIntAt is toInt for element idx of a sequence field (idx < 0: the field
+// itself). The field name is only built on failure.
+func toIntAt(field string, idx int, v any) (int64, error) {
+	i, k, reason := intOf(v)
+	if k != nil {
+		if idx >= 0 {
+			field += "[" + strconv.Itoa(idx) + "]"
+		}
+		return 0, malformed(k, field, reason)
+	}
+	return i, nil
+}
+
+// intOf converts v, or reports the error kind and reason.
+func intOf(v any) (int64, *errkind.Kind, string) {
 	switch x := v.(type) {
 	case int:
-		return int64(x), nil
+		return int64(x), nil, ""
 	case int64:
-		return x, nil
+		return x, nil, ""
 	case int32:
-		return int64(x), nil
+		return int64(x), nil, ""
+	case uint64:
+		if x > math.MaxInt64 {
+			return 0, errkind.Overflow, strconv.FormatUint(x, 10) + " does not fit in int64"
+		}
+		return int64(x), nil, ""
 	case bool:
 		if x {
-			return 1, nil
+			return 1, nil, ""
 		}
-		return 0, nil
+		return 0, nil, ""
 	case json.Number:
 		i, err := strconv.ParseInt(string(x), 10, 64)
 		if err != nil {
-			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-				return 0, malformed(errkind.Overflow, field, string(x)+" does not fit in int64")
+			if errors.Is(err, strconv.ErrRange) {
+				return 0, errkind.Overflow, string(x) + " does not fit in int64"
 			}
-			return 0, malformed(errkind.Type, field, "an integer is required, got "+strconv.Quote(string(x)))
+			return 0, errkind.Type, "an integer is required, got " + strconv.Quote(string(x))
 		}
-		return i, nil
+		return i, nil, ""
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return rv.Int(), nil
+		return rv.Int(), nil, ""
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		u := rv.Uint()
 		if u > math.MaxInt64 {
-			return 0, malformed(errkind.Overflow, field, strconv.FormatUint(u, 10)+" does not fit in int64")
+			return 0, errkind.Overflow, strconv.FormatUint(u, 10) + " does not fit in int64"
 		}
-		return int64(u), nil
+		return int64(u), nil, ""
 	}
-	return 0, malformed(errkind.Type, field, "an integer is required, got "+typeName(v))
+	return 0, errkind.Type, "an integer is required, got " + typeName(v)
 }
 
 // toPointer converts data[0] to a pointer: non-integers are ErrType,
@@ -345,13 +413,30 @@ func toPointer(v any) (uintptr, error) {
 		return x, nil
 	case uint64:
 		u = x
+	case int:
+		if x < 0 {
+			return 0, malformed(errkind.Overflow, field, "can't convert negative value "+strconv.Itoa(x)+" to a pointer")
+		}
+		u = uint64(x)
+	case int64:
+		if x < 0 {
+			return 0, malformed(errkind.Overflow, field, "can't convert negative value "+strconv.FormatInt(x, 10)+" to a pointer")
+		}
+		u = uint64(x)
 	case json.Number:
 		var err error
 		if u, err = strconv.ParseUint(string(x), 10, 64); err != nil {
-			if _, ierr := strconv.ParseInt(string(x), 10, 64); ierr == nil || err.(*strconv.NumError).Err == strconv.ErrRange {
+			// Not an unsigned decimal: a signed integer ("+5", "-1",
+			// "-1e30" excluded) is a number out of range unless positive.
+			i, ierr := strconv.ParseInt(string(x), 10, 64)
+			switch {
+			case ierr == nil && i >= 0:
+				u = uint64(i)
+			case ierr == nil || errors.Is(err, strconv.ErrRange) || errors.Is(ierr, strconv.ErrRange):
 				return 0, malformed(errkind.Overflow, field, "can't convert "+string(x)+" to a pointer")
+			default:
+				return 0, malformed(errkind.Type, field, "an integer is required, got "+strconv.Quote(string(x)))
 			}
-			return 0, malformed(errkind.Type, field, "an integer is required, got "+strconv.Quote(string(x)))
 		}
 	default:
 		rv := reflect.ValueOf(v)

@@ -153,7 +153,8 @@ func (w Window) String() string {
 // pointer: the element with all-zero indices is at offset·itemsize, negative
 // strides reach below it. strides nil means C-contiguous; a 0-d array
 // touches one item at the offset; a size-0 array touches nothing (an empty
-// window at the offset). All arithmetic is overflow-checked.
+// window at the offset). All arithmetic is overflow-checked, and Len of the
+// result fits in int64.
 func ByteWindow(shape, strides []int64, offset int64, itemsize int) (Window, error) {
 	if strides != nil && len(strides) != len(shape) {
 		return Window{}, errkind.New(errkind.Value, "usm layout", "strides has "+strconv.Itoa(len(strides))+" entries for "+strconv.Itoa(len(shape))+" dimensions")
@@ -206,6 +207,10 @@ func ByteWindow(shape, strides []int64, offset int64, itemsize int) (Window, err
 	hiB, ok = addCheck(hiB, isz)
 	if !ok {
 		return Window{}, overflow("window")
+	}
+	// The length must fit too (dpctl's nbytes is a Py_ssize_t).
+	if hiB-loB < 0 {
+		return Window{}, overflow("window length")
 	}
 	return Window{Lo: loB, Hi: hiB}, nil
 }

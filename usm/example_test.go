@@ -1,0 +1,74 @@
+package usm_test
+
+import (
+	"fmt"
+
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+func ExampleParse() {
+	// A 2×2 uint8 view with a negative column stride, as dpctl's
+	// test_suai_non_contig_2D describes it.
+	in, err := usm.Parse(map[string]any{
+		"data":    []any{0x10000, true},
+		"shape":   []any{2, 2},
+		"strides": []any{10, -2},
+		"offset":  9,
+		"typestr": "|u1",
+		"version": 1,
+		"syclobj": "level_zero:gpu:0",
+	})
+	if err != nil {
+		panic(err)
+	}
+	w, err := in.Window()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("shape:", in.Shape)
+	fmt.Println("typestr:", in.Typestr)
+	fmt.Println("read-only:", in.ReadOnly)
+	fmt.Println("window:", w, w.Len(), "bytes")
+
+	_, err = usm.Parse(map[string]any{"offset": 1.5, "version": 2})
+	fmt.Println(usm.PythonException(err))
+	// Output:
+	// shape: [2 2]
+	// typestr: |u1
+	// read-only: true
+	// window: [7, 20) 13 bytes
+	// TypeError
+}
+
+func ExampleParseJSON() {
+	in, err := usm.ParseJSON([]byte(`{"data": [4096, false], "shape": [3, 4], "strides": null,
+		"typestr": "<f8", "version": 1, "syclobj": "host"}`))
+	if err != nil {
+		panic(err)
+	}
+	m := in.Map()
+	fmt.Println(m["typestr"], m["shape"], m["strides"], m["offset"])
+	// Output: |f8 [3 4] <nil> 0
+}
+
+func ExampleByteWindow() {
+	// dpctl's test_suai_non_contig_1D: every other byte of 19, from byte 8.
+	w, _ := usm.ByteWindow([]int64{10}, []int64{2}, 8, 1)
+	fmt.Println(w, w.Len())
+
+	// A reversed float32 vector reaches below its element 0.
+	w, _ = usm.ByteWindow([]int64{4}, []int64{-1}, 0, 4)
+	fmt.Println(w)
+
+	// Empty arrays touch nothing.
+	w, _ = usm.ByteWindow([]int64{0, 5}, nil, 3, 4)
+	fmt.Println(w, w.Empty())
+
+	_, err := usm.ByteWindow([]int64{1 << 62, 4}, nil, 0, 4)
+	fmt.Println(usm.PythonException(err))
+	// Output:
+	// [8, 27) 19
+	// [-12, 4)
+	// [12, 12) true
+	// OverflowError
+}
