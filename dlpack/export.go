@@ -38,9 +38,12 @@ type ExportOptions struct {
 // memory alive (through a.Owner, or a copy it owns) until the consumer calls
 // the tensor's deleter, exactly once, from any thread.
 //
-// The tensor describes element 0 directly: data is the address of element
-// 0 and byte_offset is 0, the convention NumPy and PyTorch use and every
-// consumer reads correctly (older PyTorch ignores byte_offset). Strides are
+// data and byte_offset: when no stride is negative, data is the address of
+// element 0 and byte_offset is 0, the convention NumPy and PyTorch use and
+// every consumer reads correctly (older PyTorch ignores byte_offset). With
+// negative strides, data is the lowest byte the array touches and
+// byte_offset leads from there to element 0, so consumers that wrap the
+// memory from data upwards (dpctl, dpnp) cover every element. Strides are
 // always set for ndim > 0, in elements; shape and strides are NULL for a 0-d
 // array. A size-0 array keeps its (valid) pointer.
 //
@@ -115,7 +118,13 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		flags |= FlagReadOnly
 	}
 
-	m, ok := build(versioned, opts.MaxVersion, data, dev, dt, a.Shape, a.EffectiveStrides(), flags, owner)
+	strides := a.EffectiveStrides()
+	var byteOffset uint64
+	if below := belowElement0(a, win); below > 0 {
+		data -= uintptr(below)
+		byteOffset = uint64(below)
+	}
+	m, ok := build(versioned, opts.MaxVersion, data, byteOffset, dev, dt, a.Shape, strides, flags, owner)
 	if !ok {
 		if owner != nil {
 			owner.Release()
@@ -123,6 +132,15 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		return Managed{}, exportErr(errkind.Memory, "out of memory for the tensor struct", nil)
 	}
 	return m, nil
+}
+
+// belowElement0 returns how many bytes below element 0 the array reaches
+// (through negative strides); 0 for empty arrays.
+func belowElement0(a *usm.Array, win usm.Window) int64 {
+	if win.Empty() {
+		return 0
+	}
+	return a.Offset*int64(a.Typestr.Size) - win.Lo
 }
 
 // copyWindow copies the bytes the array touches into a new allocation of
@@ -156,7 +174,7 @@ func copyWindow(a *usm.Array, win usm.Window, kind usm.Kind) (*usm.Allocation, u
 
 // build writes one C block: the managed struct followed by shape and
 // strides, and registers it. ok is false only when C memory is exhausted.
-func build(versioned bool, maxV *Version, data uintptr, dev Device, dt DataType, shape, strides []int64, flags uint64, owner usm.Owner) (Managed, bool) {
+func build(versioned bool, maxV *Version, data uintptr, byteOffset uint64, dev Device, dt DataType, shape, strides []int64, flags uint64, owner usm.Owner) (Managed, bool) {
 	head := unsafe.Sizeof(ManagedTensor{})
 	if versioned {
 		head = unsafe.Sizeof(ManagedTensorVersioned{})
@@ -174,7 +192,7 @@ func build(versioned bool, maxV *Version, data uintptr, dev Device, dt DataType,
 		copy(unsafe.Slice((*int64)(cmem.Ptr(shapeP)), ndim), shape)
 		copy(unsafe.Slice((*int64)(cmem.Ptr(stridesP)), ndim), strides)
 	}
-	t := DLTensor{Data: data, Device: dev, Ndim: int32(ndim), DType: dt, Shape: shapeP, Strides: stridesP}
+	t := DLTensor{Data: data, Device: dev, Ndim: int32(ndim), DType: dt, Shape: shapeP, Strides: stridesP, ByteOffset: byteOffset}
 	h := register(block, size, owner)
 	legacyFn, versionedFn := deleterPtrs()
 	if versioned {

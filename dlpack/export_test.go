@@ -88,14 +88,16 @@ func TestExportLayouts(t *testing.T) {
 		offset        int64
 		wantStrides   []int64 // nil: NULL
 		first, last   float32 // element 0 and the last element in index order
+		below         int64   // elements below element 0 reached by negative strides
 	}{
-		{"0-d", []int64{}, nil, 5, nil, 5, 5},
-		{"C", []int64{4, 6}, nil, 0, []int64{6, 1}, 0, 23},
-		{"F view", []int64{4, 6}, []int64{1, 4}, 0, []int64{1, 4}, 0, 23},
-		{"reversed", []int64{24}, []int64{-1}, 23, []int64{-1}, 23, 0},
-		{"2-D negative", []int64{2, 3}, []int64{12, -2}, 5, []int64{12, -2}, 5, 13},
-		{"broadcast", []int64{3, 4}, []int64{0, 1}, 8, []int64{0, 1}, 8, 11},
-		{"size 0", []int64{0, 3}, nil, 0, []int64{3, 1}, 0, 0},
+		{"0-d", []int64{}, nil, 5, nil, 5, 5, 0},
+		{"C", []int64{4, 6}, nil, 0, []int64{6, 1}, 0, 23, 0},
+		{"F view", []int64{4, 6}, []int64{1, 4}, 0, []int64{1, 4}, 0, 23, 0},
+		{"reversed", []int64{24}, []int64{-1}, 23, []int64{-1}, 23, 0, 23},
+		{"2-D negative", []int64{2, 3}, []int64{12, -2}, 5, []int64{12, -2}, 5, 13, 4},
+		{"broadcast", []int64{3, 4}, []int64{0, 1}, 8, []int64{0, 1}, 8, 11, 0},
+		{"size 0", []int64{0, 3}, nil, 0, []int64{3, 1}, 0, 0, 0},
+		{"size 0 negative", []int64{0, 3}, []int64{3, -1}, 2, []int64{3, -1}, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := bind(tc.shape, tc.stride, tc.offset)
@@ -110,17 +112,22 @@ func TestExportLayouts(t *testing.T) {
 			} else {
 				assert.Equal(t, tc.wantStrides, unsafe.Slice((*int64)(cmem.Ptr(tn.Strides)), tn.Ndim))
 			}
-			assert.Equal(t, a.ElementPointer(), tn.Data, "data is element 0")
-			assert.Zero(t, tn.ByteOffset)
+			assert.Equal(t, a.ElementPointer(), tn.Data+uintptr(tn.ByteOffset), "data + byte_offset is element 0")
+			if tc.below > 0 {
+				assert.EqualValues(t, tc.below*4, tn.ByteOffset, "data is the lowest byte touched")
+			} else {
+				assert.Zero(t, tn.ByteOffset, "without negative strides data is element 0")
+			}
+			e0 := tn.Data + uintptr(tn.ByteOffset)
 			n, _ := usm.ElementCount(tc.shape)
 			if n > 0 {
-				assert.Equal(t, tc.first, readF32(tn.Data, 0))
+				assert.Equal(t, tc.first, readF32(e0, 0))
 				var lastOff int64
 				st := a.EffectiveStrides()
 				for i, s := range tc.shape {
 					lastOff += (s - 1) * st[i]
 				}
-				assert.Equal(t, tc.last, readF32(tn.Data, lastOff))
+				assert.Equal(t, tc.last, readF32(e0, lastOff))
 			} else {
 				assert.NotZero(t, tn.Data, "a size-0 export keeps a valid pointer")
 			}
@@ -215,17 +222,19 @@ func TestExportCopy(t *testing.T) {
 	require.NoError(t, err)
 	mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
 	assert.Equal(t, dlpack.FlagIsCopied, mv.Flags)
-	assert.NotEqual(t, view.ElementPointer(), mv.DLTensor.Data)
+	e0 := mv.DLTensor.Data + uintptr(mv.DLTensor.ByteOffset)
+	assert.NotEqual(t, view.ElementPointer(), e0)
+	assert.EqualValues(t, 8*4, mv.DLTensor.ByteOffset, "data is the lowest byte of the copy")
 	assert.Equal(t, []int64{-4, 2}, unsafe.Slice((*int64)(cmem.Ptr(mv.DLTensor.Strides)), 2))
 	for i := int64(0); i < 3; i++ {
 		for j := int64(0); j < 2; j++ {
 			want := readF32(view.ElementPointer(), -4*i+2*j)
-			assert.Equal(t, want, readF32(mv.DLTensor.Data, -4*i+2*j), "[%d,%d]", i, j)
+			assert.Equal(t, want, readF32(e0, -4*i+2*j), "[%d,%d]", i, j)
 		}
 	}
 	// The copy is independent of the original.
 	*(*float32)(cmem.Ptr(view.ElementPointer())) = -1
-	assert.Equal(t, float32(8), readF32(mv.DLTensor.Data, 0))
+	assert.Equal(t, float32(8), readF32(e0, 0))
 	n, _ := host.Stats()
 	assert.Equal(t, 2, n)
 	m.Delete()

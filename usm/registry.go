@@ -47,19 +47,26 @@ func (r *Registry) Add(b Backend) {
 	slices.SortStableFunc(r.backends, func(x, y Backend) int { return int(x.Name()) - int(y.Name()) })
 	r.devices, r.descs = r.devices[:0], r.descs[:0]
 	r.selectors = map[globalDevice]syclobj.Selector{}
+	// seen counts, per (backend, device type), the devices so far in the
+	// global order, which is what device_num in backend:type:num counts. A
+	// backend such as dpctl's spans several SYCL backends, so each device
+	// is named by its own backend, not by the registering one.
+	type key struct {
+		b syclobj.Backend
+		t syclobj.DeviceType
+	}
+	seen := map[key]int{}
 	for _, be := range r.backends {
-		n := map[syclobj.DeviceType]int{}
 		for i, d := range be.Devices() {
 			gd := globalDevice{be, i}
 			r.devices = append(r.devices, gd)
 			r.descs = append(r.descs, d)
-			// backend:device_type:n, n counting the backend's devices of
-			// that type; built once here because imports ask for it often.
-			sel, err := syclobj.ParseSelector(be.Name().String() + ":" + d.Type.String() + ":" + strconv.Itoa(n[d.Type]))
-			if err == nil {
+			k := key{d.Backend, d.Type}
+			// Built once here because imports ask for them often.
+			if sel, err := syclobj.ParseSelector(d.Backend.String() + ":" + d.Type.String() + ":" + strconv.Itoa(seen[k])); err == nil {
 				r.selectors[gd] = sel
 			}
-			n[d.Type]++
+			seen[k]++
 		}
 	}
 }
@@ -114,8 +121,9 @@ func (r *Registry) Select(sel syclobj.Selector) (Backend, int, error) {
 }
 
 // SelectorFor returns a filter selector naming a registered backend-local
-// device: backend:device_type:n, n counting that backend's devices of that
-// type.
+// device: backend:device_type:n, with the device's own SYCL backend and n
+// counting the devices of that backend and type before it in the global
+// order, so that the selector resolves back to the same device.
 func (r *Registry) SelectorFor(b Backend, local int) (syclobj.Selector, error) {
 	r.mu.RLock()
 	sel, ok := r.selectors[globalDevice{b, local}]

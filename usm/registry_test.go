@@ -391,15 +391,24 @@ func TestRegistryDeviceOrder(t *testing.T) {
 		assert.Equal(t, want[w].local, local, sel)
 	}
 
-	// SelectorFor counts the backend's devices of the same type.
+	// SelectorFor counts devices of the same backend and type in the global
+	// order, so every selector resolves back to its device.
 	for _, c := range []struct {
 		b     usm.Backend
 		local int
 		want  string
-	}{{l0, 1, "level_zero:gpu:1"}, {ocl1, 0, "opencl:cpu:0"}, {ocl1, 1, "opencl:gpu:0"}, {ocl2, 0, "opencl:gpu:0"}, {host, 0, "host:host:0"}} {
+	}{{l0, 1, "level_zero:gpu:1"}, {ocl1, 0, "opencl:cpu:0"}, {ocl1, 1, "opencl:gpu:0"}, {ocl2, 0, "opencl:gpu:1"}, {host, 0, "host:host:0"}} {
 		sel, err := reg.SelectorFor(c.b, c.local)
 		require.NoError(t, err)
 		assert.Equal(t, c.want, sel.String())
+	}
+	for _, w := range want {
+		sel, err := reg.SelectorFor(w.b, w.local)
+		require.NoError(t, err)
+		b, local, err := reg.Select(sel)
+		require.NoError(t, err)
+		assert.Same(t, w.b, b, sel.String())
+		assert.Equal(t, w.local, local, sel.String())
 	}
 	_, err := reg.SelectorFor(ocl2, 1)
 	requireKind(t, err, usm.ErrValue)
