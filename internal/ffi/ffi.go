@@ -71,6 +71,13 @@ func Bind(fptr any, addr uintptr) { purego.RegisterFunc(fptr, addr) }
 
 // Call calls the C function at fn with integer or pointer arguments and
 // returns its integer result.
+//
+// Arguments written as uintptr(unsafe.Pointer(&x)) at a call site keep x
+// alive and in place until C returns only because of go:uintptrescapes
+// (purego.SyscallN has it too; a wrapper without it would let x move when
+// the goroutine's stack grows during the call). Such x escape to the heap.
+//
+//go:uintptrescapes
 func Call(fn uintptr, args ...uintptr) uintptr {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return r

@@ -1,0 +1,579 @@
+package levelzero
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// QueueMode is a ze_command_queue_mode_t.
+type QueueMode uint32
+
+const (
+	QueueModeDefault      QueueMode = commandQueueModeDefault
+	QueueModeSynchronous  QueueMode = commandQueueModeSynchronous
+	QueueModeAsynchronous QueueMode = commandQueueModeAsynchronous
+)
+
+// Timeouts for the Synchronize calls, in nanoseconds.
+const (
+	Poll     uint64 = 0               // return at once: SUCCESS or NOT_READY
+	Infinite uint64 = timeoutInfinite // wait until done or the device is lost
+)
+
+// object is the common part of queues, lists, event pools and events: a
+// native handle guarded so that a destroyed object never reaches C, and
+// so that one handle is not used from two goroutines at once (Level Zero
+// handles are not thread-safe, per the SYCL Level Zero extension).
+type object struct {
+	mu      sync.Mutex
+	h       uintptr
+	foreign bool // wrapped from a SYCL runtime: never destroyed here
+}
+
+func (o *object) lock(op, what string) (uintptr, error) {
+	if o == nil {
+		return 0, errValue(op, "nil "+what)
+	}
+	o.mu.Lock()
+	if o.h == 0 {
+		o.mu.Unlock()
+		return 0, errValue(op, "the "+what+" has been destroyed")
+	}
+	return o.h, nil
+}
+
+func (o *object) unlock() { o.mu.Unlock() }
+
+// destroy runs fn on the handle once; later calls do nothing.
+func (o *object) destroy(call string, fn uintptr, counter *atomic.Int64, parent *atomic.Int64) error {
+	if o == nil {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.h == 0 {
+		return nil
+	}
+	if o.foreign {
+		o.h = 0 // the runtime that made it keeps ownership
+		return nil
+	}
+	if err := check(call, callFn(fn, o.h)); err != nil {
+		return err
+	}
+	o.h = 0
+	counter.Add(-1)
+	if parent != nil {
+		parent.Add(-1)
+	}
+	return nil
+}
+
+func callFn(fn, h uintptr) Result { return call(fn, h) }
+
+// CommandQueue is a ze_command_queue_handle_t.
+type CommandQueue struct {
+	object
+	ctx *Context
+	dev *Device
+}
+
+// NewCommandQueue creates a command queue on dev (ordinal 0, index 0).
+func (c *Context) NewCommandQueue(dev *Device, mode QueueMode) (*CommandQueue, error) {
+	h, err := c.lock("levelzero.Context.NewCommandQueue")
+	if err != nil {
+		return nil, err
+	}
+	defer c.unlock()
+	dh, err := c.checkDevice("levelzero.Context.NewCommandQueue", dev, false)
+	if err != nil {
+		return nil, err
+	}
+	desc := &zeCommandQueueDesc{header: header{stype: stypeCommandQueueDesc}, mode: uint32(mode)}
+	var q uintptr
+	if err := check("zeCommandQueueCreate", call(api.commandQueueCreate, h, dh, uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(&q)))); err != nil {
+		return nil, err
+	}
+	live.queues.Add(1)
+	c.children.Add(1)
+	return &CommandQueue{object: object{h: q}, ctx: c, dev: dev}, nil
+}
+
+// Destroy destroys the queue; a second call does nothing.
+func (q *CommandQueue) Destroy() error {
+	if q == nil {
+		return nil
+	}
+	return q.destroy("zeCommandQueueDestroy", api.commandQueueDestroy, &live.queues, &q.ctx.children)
+}
+
+// Execute submits closed regular command lists (zeCommandQueueExecuteCommandLists).
+func (q *CommandQueue) Execute(lists ...*CommandList) error {
+	h, err := q.lock("levelzero.CommandQueue.Execute", "command queue")
+	if err != nil {
+		return err
+	}
+	defer q.unlock()
+	if len(lists) == 0 {
+		return errValue("levelzero.CommandQueue.Execute", "no command lists")
+	}
+	for i, l := range lists {
+		for _, m := range lists[:i] {
+			if l == m {
+				return errValue("levelzero.CommandQueue.Execute", "the same command list is given twice")
+			}
+		}
+	}
+	hs := make([]uintptr, len(lists))
+	for i, l := range lists {
+		lh, err := l.lock("levelzero.CommandQueue.Execute", "command list")
+		if err != nil {
+			return err
+		}
+		hs[i] = lh
+		defer l.unlock()
+		if l.immediate {
+			return errValue("levelzero.CommandQueue.Execute", "an immediate command list cannot be executed on a queue")
+		}
+	}
+	return check("zeCommandQueueExecuteCommandLists", call(api.commandQueueExecuteCommandLists, h, uintptr(len(hs)), uintptr(unsafe.Pointer(&hs[0])), 0))
+}
+
+// Synchronize waits for the queue (zeCommandQueueSynchronize). With a
+// finite timeout, ResultNotReady (wrapped in *Error) means not yet done.
+func (q *CommandQueue) Synchronize(timeout uint64) error {
+	h, err := q.lock("levelzero.CommandQueue.Synchronize", "command queue")
+	if err != nil {
+		return err
+	}
+	defer q.unlock()
+	return check("zeCommandQueueSynchronize", call(api.commandQueueSynchronize, h, uintptr(timeout)))
+}
+
+// Wait is Synchronize(Infinite), so a queue is a usm.Queue.
+func (q *CommandQueue) Wait() error { return q.Synchronize(Infinite) }
+
+// CommandList is a ze_command_list_handle_t, regular or immediate.
+type CommandList struct {
+	object
+	ctx       *Context
+	dev       *Device
+	immediate bool
+	// sync is the host-visible event the barrier fallback of
+	// HostSynchronize signals (loader < 1.10); created on first use.
+	sync *syncEvent
+}
+
+// NewCommandList creates a regular command list: appends are recorded,
+// Close ends recording and a CommandQueue executes it.
+func (c *Context) NewCommandList(dev *Device) (*CommandList, error) {
+	return c.newList(dev, false, 0)
+}
+
+// NewImmediateCommandList creates an immediate command list: appends are
+// submitted at once. With QueueModeSynchronous each append returns after
+// the work completed.
+func (c *Context) NewImmediateCommandList(dev *Device, mode QueueMode) (*CommandList, error) {
+	return c.newList(dev, true, mode)
+}
+
+func (c *Context) newList(dev *Device, immediate bool, mode QueueMode) (*CommandList, error) {
+	op := "levelzero.Context.NewCommandList"
+	if immediate {
+		op = "levelzero.Context.NewImmediateCommandList"
+	}
+	h, err := c.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer c.unlock()
+	dh, err := c.checkDevice(op, dev, false)
+	if err != nil {
+		return nil, err
+	}
+	var l uintptr
+	if immediate {
+		desc := &zeCommandQueueDesc{header: header{stype: stypeCommandQueueDesc}, mode: uint32(mode)}
+		err = check("zeCommandListCreateImmediate", call(api.commandListCreateImmediate, h, dh, uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(&l))))
+	} else {
+		desc := &zeCommandListDesc{header: header{stype: stypeCommandListDesc}}
+		err = check("zeCommandListCreate", call(api.commandListCreate, h, dh, uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(&l))))
+	}
+	if err != nil {
+		return nil, err
+	}
+	live.lists.Add(1)
+	c.children.Add(1)
+	return &CommandList{object: object{h: l}, ctx: c, dev: dev, immediate: immediate}, nil
+}
+
+// IsImmediate reports whether the list is immediate.
+func (l *CommandList) IsImmediate() bool { return l.immediate }
+
+// Destroy destroys the list and the fallback event it may hold; a second
+// call does nothing.
+func (l *CommandList) Destroy() error {
+	if l == nil {
+		return nil
+	}
+	if err := l.destroy("zeCommandListDestroy", api.commandListDestroy, &live.lists, &l.ctx.children); err != nil {
+		return err
+	}
+	return l.sync.destroy()
+}
+
+// Close ends recording of a regular list.
+func (l *CommandList) Close() error {
+	return l.simple("levelzero.CommandList.Close", "zeCommandListClose", api.commandListClose)
+}
+
+// Reset empties a regular list for reuse.
+func (l *CommandList) Reset() error {
+	return l.simple("levelzero.CommandList.Reset", "zeCommandListReset", api.commandListReset)
+}
+
+func (l *CommandList) simple(op, fn string, addr uintptr) error {
+	h, err := l.lock(op, "command list")
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
+	return check(fn, call(addr, h))
+}
+
+// waitList locks the events (read side) and returns their handles; the
+// returned func unlocks them.
+func waitList(op string, signal *Event, wait []*Event) (sig uintptr, hs []uintptr, unlock func(), err error) {
+	var locked []*Event
+	unlock = func() {
+		for _, e := range locked {
+			e.mu.RUnlock()
+		}
+	}
+	if signal != nil {
+		if sig, err = signal.rlock(op); err != nil {
+			return 0, nil, unlock, err
+		}
+		locked = append(locked, signal)
+	}
+	for _, e := range wait {
+		h, err := e.rlock(op)
+		if err != nil {
+			return 0, nil, unlock, err
+		}
+		locked = append(locked, e)
+		hs = append(hs, h)
+	}
+	return sig, hs, unlock, nil
+}
+
+func evArgs(hs []uintptr) (uintptr, uintptr) {
+	if len(hs) == 0 {
+		return 0, 0
+	}
+	return uintptr(len(hs)), uintptr(unsafe.Pointer(&hs[0]))
+}
+
+// AppendMemoryCopy appends a copy of n bytes (zeCommandListAppendMemoryCopy),
+// signalling signal (may be nil) after waiting for wait.
+func (l *CommandList) AppendMemoryCopy(dst, src, n uintptr, signal *Event, wait ...*Event) error {
+	const op = "levelzero.CommandList.AppendMemoryCopy"
+	h, err := l.lock(op, "command list")
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
+	sig, hs, unlock, err := waitList(op, signal, wait)
+	defer unlock()
+	if err != nil {
+		return err
+	}
+	nw, pw := evArgs(hs)
+	if r := call(api.commandListAppendMemoryCopy, h, dst, src, n, sig, nw, pw); r != ResultSuccess {
+		return &Error{Call: "zeCommandListAppendMemoryCopy", Result: r, Detail: "copy of " + utoa(n) + " bytes from " + hexPtr(src) + " to " + hexPtr(dst)}
+	}
+	return nil
+}
+
+// AppendMemoryFill appends a fill of n bytes with a repeated pattern
+// (zeCommandListAppendMemoryFill); the pattern is copied by the driver
+// when appending.
+func (l *CommandList) AppendMemoryFill(dst uintptr, pattern []byte, n uintptr, signal *Event, wait ...*Event) error {
+	const op = "levelzero.CommandList.AppendMemoryFill"
+	if len(pattern) == 0 {
+		return errValue(op, "empty pattern")
+	}
+	h, err := l.lock(op, "command list")
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
+	sig, hs, unlock, err := waitList(op, signal, wait)
+	defer unlock()
+	if err != nil {
+		return err
+	}
+	nw, pw := evArgs(hs)
+	return check("zeCommandListAppendMemoryFill", call(api.commandListAppendMemoryFill, h, dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, sig, nw, pw))
+}
+
+// AppendBarrier appends a barrier (zeCommandListAppendBarrier): work
+// after it starts when work before it is done; signal fires then.
+func (l *CommandList) AppendBarrier(signal *Event, wait ...*Event) error {
+	const op = "levelzero.CommandList.AppendBarrier"
+	h, err := l.lock(op, "command list")
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
+	sig, hs, unlock, err := waitList(op, signal, wait)
+	defer unlock()
+	if err != nil {
+		return err
+	}
+	nw, pw := evArgs(hs)
+	return check("zeCommandListAppendBarrier", call(api.commandListAppendBarrier, h, sig, nw, pw))
+}
+
+// HostSynchronize waits for an immediate list. It uses
+// zeCommandListHostSynchronize where the loader exports it (≥ 1.10), and
+// otherwise appends a barrier that signals a host-visible event and waits
+// on the event (zeEventHostSynchronize), as native.md §4.3 describes.
+func (l *CommandList) HostSynchronize(timeout uint64) error {
+	const op = "levelzero.CommandList.HostSynchronize"
+	h, err := l.lock(op, "command list")
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
+	if !l.immediate {
+		return errValue(op, "only immediate command lists can be host-synchronised; execute a regular list on a CommandQueue and synchronise that")
+	}
+	if api.commandListHostSynchronize != 0 {
+		return check("zeCommandListHostSynchronize", call(api.commandListHostSynchronize, h, uintptr(timeout)))
+	}
+	if l.sync == nil {
+		s, err := newSyncEvent(l.ctx, l.dev)
+		if err != nil {
+			return err
+		}
+		l.sync = s
+	}
+	return l.sync.barrierWait(h, timeout)
+}
+
+// Wait is HostSynchronize(Infinite) for immediate lists, so an immediate
+// list is a usm.Queue.
+func (l *CommandList) Wait() error { return l.HostSynchronize(Infinite) }
+
+// syncEvent is a one-slot host-visible event pool used to wait for an
+// immediate command list through a barrier. The caller serialises use.
+type syncEvent struct {
+	pool *EventPool
+	ev   *Event
+}
+
+func newSyncEvent(ctx *Context, dev *Device) (*syncEvent, error) {
+	var devs []*Device
+	if dev != nil {
+		devs = append(devs, dev)
+	}
+	pool, err := ctx.NewEventPool(1, true, devs...)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := pool.NewEvent(0)
+	if err != nil {
+		// Nothing may leak when the second step fails.
+		_ = pool.Destroy()
+		return nil, err
+	}
+	return &syncEvent{pool: pool, ev: ev}, nil
+}
+
+// barrierWait appends a barrier signalling the event to the list handle h
+// and waits for it, then resets the event for the next use.
+func (s *syncEvent) barrierWait(list uintptr, timeout uint64) error {
+	eh, err := s.ev.rlock("levelzero.CommandList.HostSynchronize")
+	if err != nil {
+		return err
+	}
+	defer s.ev.mu.RUnlock()
+	if err := check("zeCommandListAppendBarrier", call(api.commandListAppendBarrier, list, eh, 0, 0)); err != nil {
+		return err
+	}
+	if err := check("zeEventHostSynchronize", call(api.eventHostSynchronize, eh, uintptr(timeout))); err != nil {
+		return err
+	}
+	return check("zeEventHostReset", call(api.eventHostReset, eh))
+}
+
+func (s *syncEvent) destroy() error {
+	if s == nil {
+		return nil
+	}
+	err1 := s.ev.Destroy()
+	err2 := s.pool.Destroy()
+	if err1 != nil {
+		return err1
+	}
+	return err2
+}
+
+// EventPool is a ze_event_pool_handle_t.
+type EventPool struct {
+	object
+	ctx    *Context
+	count  uint32
+	events atomic.Int64
+}
+
+// NewEventPool creates a pool of count events. hostVisible events can be
+// signalled and waited for by the host; devs may be empty (all devices).
+func (c *Context) NewEventPool(count uint32, hostVisible bool, devs ...*Device) (*EventPool, error) {
+	const op = "levelzero.Context.NewEventPool"
+	h, err := c.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer c.unlock()
+	if count == 0 {
+		return nil, errValue(op, "an event pool needs at least one event")
+	}
+	var dhs []uintptr
+	for _, d := range devs {
+		dh, err := c.checkDevice(op, d, false)
+		if err != nil {
+			return nil, err
+		}
+		dhs = append(dhs, dh)
+	}
+	desc := &zeEventPoolDesc{header: header{stype: stypeEventPoolDesc}, count: count}
+	if hostVisible {
+		desc.flags = eventPoolFlagHostVisible
+	}
+	nd, pd := evArgs(dhs)
+	var p uintptr
+	if err := check("zeEventPoolCreate", call(api.eventPoolCreate, h, uintptr(unsafe.Pointer(desc)), nd, pd, uintptr(unsafe.Pointer(&p)))); err != nil {
+		return nil, err
+	}
+	live.pools.Add(1)
+	c.children.Add(1)
+	return &EventPool{object: object{h: p}, ctx: c, count: count}, nil
+}
+
+// Destroy destroys the pool; its events must be destroyed first.
+func (p *EventPool) Destroy() error {
+	if p == nil {
+		return nil
+	}
+	if n := p.events.Load(); n != 0 {
+		return errValue("levelzero.EventPool.Destroy", itoa(int(n))+" events of the pool are still alive")
+	}
+	return p.destroy("zeEventPoolDestroy", api.eventPoolDestroy, &live.pools, &p.ctx.children)
+}
+
+// Event is a ze_event_handle_t. Unlike other handles, one event may be
+// signalled by one goroutine while another waits for it, so uses take a
+// read lock and only Destroy takes the write lock.
+type Event struct {
+	mu   sync.RWMutex
+	h    uintptr
+	pool *EventPool
+}
+
+// NewEvent creates the event at index, with host scope for signal and
+// wait so the host sees memory written before the signal.
+func (p *EventPool) NewEvent(index uint32) (*Event, error) {
+	const op = "levelzero.EventPool.NewEvent"
+	h, err := p.lock(op, "event pool")
+	if err != nil {
+		return nil, err
+	}
+	defer p.unlock()
+	if index >= p.count {
+		return nil, errValue(op, "index "+itoa(int(index))+" is outside the pool of "+itoa(int(p.count)))
+	}
+	desc := &zeEventDesc{header: header{stype: stypeEventDesc}, index: index, signal: eventScopeFlagHost, wait: eventScopeFlagHost}
+	var e uintptr
+	if err := check("zeEventCreate", call(api.eventCreate, h, uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(&e)))); err != nil {
+		return nil, err
+	}
+	live.events.Add(1)
+	p.events.Add(1)
+	return &Event{h: e, pool: p}, nil
+}
+
+func (e *Event) rlock(op string) (uintptr, error) {
+	if e == nil {
+		return 0, errValue(op, "nil *levelzero.Event")
+	}
+	e.mu.RLock()
+	if e.h == 0 {
+		e.mu.RUnlock()
+		return 0, errValue(op, "the event has been destroyed")
+	}
+	return e.h, nil
+}
+
+// Destroy destroys the event; a second call does nothing.
+func (e *Event) Destroy() error {
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.h == 0 {
+		return nil
+	}
+	if err := check("zeEventDestroy", call(api.eventDestroy, e.h)); err != nil {
+		return err
+	}
+	e.h = 0
+	live.events.Add(-1)
+	e.pool.events.Add(-1)
+	return nil
+}
+
+func (e *Event) simple(op, fn string, addr uintptr, args ...uintptr) error {
+	h, err := e.rlock(op)
+	if err != nil {
+		return err
+	}
+	defer e.mu.RUnlock()
+	return check(fn, call(addr, append([]uintptr{h}, args...)...))
+}
+
+// HostSignal signals the event from the host.
+func (e *Event) HostSignal() error {
+	return e.simple("levelzero.Event.HostSignal", "zeEventHostSignal", api.eventHostSignal)
+}
+
+// HostReset resets the event to not signalled.
+func (e *Event) HostReset() error {
+	return e.simple("levelzero.Event.HostReset", "zeEventHostReset", api.eventHostReset)
+}
+
+// HostSynchronize waits until the event is signalled or timeout ns
+// passed (then the error wraps ResultNotReady).
+func (e *Event) HostSynchronize(timeout uint64) error {
+	return e.simple("levelzero.Event.HostSynchronize", "zeEventHostSynchronize", api.eventHostSynchronize, uintptr(timeout))
+}
+
+// Signalled reports whether the event is signalled (zeEventQueryStatus).
+func (e *Event) Signalled() (bool, error) {
+	h, err := e.rlock("levelzero.Event.Signalled")
+	if err != nil {
+		return false, err
+	}
+	defer e.mu.RUnlock()
+	switch r := call(api.eventQueryStatus, h); r {
+	case ResultSuccess:
+		return true, nil
+	case ResultNotReady:
+		return false, nil
+	default:
+		return false, check("zeEventQueryStatus", r)
+	}
+}

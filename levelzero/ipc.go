@@ -1,0 +1,101 @@
+package levelzero
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+)
+
+// GetIPCHandle exports the allocation at base for another process
+// (zeMemGetIpcHandle). base must be the allocation's base pointer, not an
+// interior one. Where the loader has zeMemPutIpcHandle, release the handle
+// with PutIPCHandle when it has been opened by the other side.
+func (c *Context) GetIPCHandle(base uintptr) (IPCHandle, error) {
+	var ipc IPCHandle
+	h, err := c.lock("levelzero.Context.GetIPCHandle")
+	if err != nil {
+		return ipc, err
+	}
+	defer c.unlock()
+	err = checkf("zeMemGetIpcHandle", call(api.memGetIpcHandle, h, base, uintptr(unsafe.Pointer(&ipc))), "pointer "+hexPtr(base))
+	return ipc, err
+}
+
+// PutIPCHandle releases an exported handle (zeMemPutIpcHandle, spec 1.6).
+// With a loader that lacks it (Debian 12's 1.8.12) the error matches
+// errkind.NotSupported and nothing needs releasing: older drivers tie the
+// handle's lifetime to the allocation.
+func (c *Context) PutIPCHandle(ipc IPCHandle) error {
+	h, err := c.lock("levelzero.Context.PutIPCHandle")
+	if err != nil {
+		return err
+	}
+	defer c.unlock()
+	if api.memPutIpcHandle == nil {
+		return errkind.New(errkind.NotSupported, "levelzero.Context.PutIPCHandle", Loader+" does not export zeMemPutIpcHandle (loader < 1.10)")
+	}
+	return check("zeMemPutIpcHandle", api.memPutIpcHandle(h, ipc))
+}
+
+// IPCMapping is memory opened from an IPC handle. Close it with Close, not
+// Context.Free.
+type IPCMapping struct {
+	mu  sync.Mutex
+	ctx *Context
+	ptr uintptr
+}
+
+// OpenIPCHandle maps memory exported by GetIPCHandle, in this process or
+// another, for dev (zeMemOpenIpcHandle; the handle is passed by value).
+func (c *Context) OpenIPCHandle(dev *Device, ipc IPCHandle) (*IPCMapping, error) {
+	const op = "levelzero.Context.OpenIPCHandle"
+	h, err := c.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer c.unlock()
+	dh, err := c.checkDevice(op, dev, false)
+	if err != nil {
+		return nil, err
+	}
+	var p uintptr
+	if err := check("zeMemOpenIpcHandle", api.memOpenIpcHandle(h, dh, ipc, 0, &p)); err != nil {
+		return nil, err
+	}
+	live.ipc.Add(1)
+	c.children.Add(1)
+	return &IPCMapping{ctx: c, ptr: p}, nil
+}
+
+// Pointer is the mapped address; 0 after Close.
+func (m *IPCMapping) Pointer() uintptr {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ptr
+}
+
+// Close unmaps the memory (zeMemCloseIpcHandle); a second call does
+// nothing.
+func (m *IPCMapping) Close() error {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ptr == 0 {
+		return nil
+	}
+	h, err := m.ctx.lock("levelzero.IPCMapping.Close")
+	if err != nil {
+		return err
+	}
+	defer m.ctx.unlock()
+	if err := checkf("zeMemCloseIpcHandle", call(api.memCloseIpcHandle, h, m.ptr), "pointer "+hexPtr(m.ptr)); err != nil {
+		return err
+	}
+	m.ptr = 0
+	live.ipc.Add(-1)
+	m.ctx.children.Add(-1)
+	return nil
+}

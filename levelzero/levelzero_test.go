@@ -1,0 +1,807 @@
+package levelzero
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/syclobj"
+	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+func wantDevices() int {
+	if n := os.Getenv(devicesEnv); len(n) == 1 && n[0] >= '1' && n[0] <= '4' {
+		return int(n[0] - '0')
+	}
+	return 1
+}
+
+// wantCallError checks that err is an *Error naming call and code, and
+// that its text says both.
+func wantCallError(t *testing.T, err error, call string, code Result) {
+	t.Helper()
+	var ze *Error
+	if !errors.As(err, &ze) {
+		t.Fatalf("error %v (%T) is not a *levelzero.Error", err, err)
+	}
+	if ze.Call != call || ze.Result != code {
+		t.Fatalf("error names %s/%v, want %s/%v", ze.Call, ze.Result, call, code)
+	}
+	if !errors.Is(err, code) {
+		t.Errorf("errors.Is(%v, %v) is false", err, code)
+	}
+	for _, s := range []string{call, code.Name(), fmt.Sprintf("0x%x", uint32(code))} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not mention %q", err, s)
+		}
+	}
+}
+
+func TestResultNames(t *testing.T) {
+	for _, c := range []struct {
+		r    Result
+		text string
+		kind *errkind.Kind
+	}{
+		{ResultSuccess, "ZE_RESULT_SUCCESS (0x0)", nil},
+		{ResultNotReady, "ZE_RESULT_NOT_READY (0x1)", nil},
+		{ResultErrorUninitialized, "ZE_RESULT_ERROR_UNINITIALIZED (0x78000001)", errkind.NotAvailable},
+		{ResultErrorUnsupportedSize, "ZE_RESULT_ERROR_UNSUPPORTED_SIZE (0x78000009)", errkind.Value},
+		{ResultErrorOutOfDeviceMemory, "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY (0x70000003)", errkind.Memory},
+		{ResultErrorUnsupportedFeature, "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE (0x78000003)", errkind.NotSupported},
+		{ResultErrorUnknown, "ZE_RESULT_ERROR_UNKNOWN (0x7ffffffe)", nil},
+		{Result(0x12345), "ze_result_t (0x12345)", nil},
+	} {
+		t.Run(c.text, func(t *testing.T) {
+			if got := c.r.Error(); got != c.text {
+				t.Errorf("Error() = %q, want %q", got, c.text)
+			}
+			for _, k := range errkind.All {
+				if got, want := errors.Is(c.r, k), k == c.kind; got != want {
+					t.Errorf("errors.Is(%v, %v) = %v, want %v", c.r, k, got, want)
+				}
+			}
+			wrapped := fmt.Errorf("outer: %w", &Error{Call: "zeX", Result: c.r})
+			if c.kind != nil && !errors.Is(wrapped, c.kind) {
+				t.Errorf("wrapped *Error does not match %v", c.kind)
+			}
+		})
+	}
+}
+
+func TestDriversAndDevices(t *testing.T) {
+	needDriver(t)
+	ds, err := Drivers()
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("Drivers() = %v, %v; want the fake alone", ds, err)
+	}
+	d := ds[0]
+	var uuid [16]byte
+	for i := range uuid {
+		uuid[i] = byte(0xf0 + i)
+	}
+	if d.UUID() != uuid || d.APIVersion() != 0x10004 || d.Version() != 0x00010002 || !d.SupportsIPC() {
+		t.Errorf("driver %v: uuid %x api %#x version %#x ipc %v", d, d.UUID(), d.APIVersion(), d.Version(), d.SupportsIPC())
+	}
+	devs := d.Devices()
+	if len(devs) != wantDevices() {
+		t.Fatalf("%d devices, want %d", len(devs), wantDevices())
+	}
+	for i, dev := range devs {
+		p := dev.Properties()
+		if p.Name != fmt.Sprintf("usmbridge fake GPU %d", i) || p.Type != DeviceTypeGPU || p.VendorID != 0x8086 ||
+			!bytes.HasPrefix(p.UUID[:], []byte("fakeze-device-")) || p.UUID[14] != byte('0'+i) || p.MaxMemAllocSize != 1<<32 {
+			t.Errorf("device %d: %+v", i, p)
+		}
+		if dev.Driver() != d || dev.Index() != i || dev.String() != fmt.Sprintf("level_zero:gpu %q", p.Name) {
+			t.Errorf("device %d: driver %p index %d string %q", i, dev.Driver(), dev.Index(), dev)
+		}
+	}
+	// The init path and optional symbols follow the loader: 1.8.12 has
+	// none of the three; the fake is told the loader's version.
+	s := mustFake(t)
+	t.Logf("init path %s; loader passed API %s to the driver; HostSynchronize %v, PutIpcHandle %v",
+		InitPath(), apiString(uint32(s.LoaderVersion)), HasCommandListHostSynchronize(), HasPutIPCHandle())
+	if s.LoaderVersion < 0x10006 && (HasCommandListHostSynchronize() || HasPutIPCHandle()) {
+		t.Errorf("loader passes API %#x but exports 1.6 entry points", s.LoaderVersion)
+	}
+	if (api.initDrivers != 0) != (InitPath() == "zeInitDrivers") {
+		t.Errorf("init path %q while zeInitDrivers present = %v", InitPath(), api.initDrivers != 0)
+	}
+}
+
+// TestAllocKinds allocates every kind and checks what the driver reports
+// for the base pointer, an interior pointer and the freed pointer.
+func TestAllocKinds(t *testing.T) {
+	needDriver(t)
+	d := drivers[0]
+	ctx, err := d.NewContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Destroy()
+	dev := d.devices[len(d.devices)-1]
+	for _, c := range []struct {
+		name  string
+		alloc func(size uintptr) (uintptr, error)
+		typ   MemoryType
+		dev   *Device
+	}{
+		{"host", func(n uintptr) (uintptr, error) { return ctx.AllocHost(n, 0) }, MemoryTypeHost, nil},
+		{"device", func(n uintptr) (uintptr, error) { return ctx.AllocDevice(dev, n, 256) }, MemoryTypeDevice, dev},
+		{"shared", func(n uintptr) (uintptr, error) { return ctx.AllocShared(dev, n, 0) }, MemoryTypeShared, dev},
+		{"shared-no-device", func(n uintptr) (uintptr, error) { return ctx.AllocShared(nil, n, 4096) }, MemoryTypeShared, nil},
+	} {
+		for _, size := range []uintptr{1, 100, 1 << 20} {
+			t.Run(fmt.Sprintf("%s/%d", c.name, size), func(t *testing.T) {
+				p, err := c.alloc(size)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, q := range []uintptr{p, p + size/2, p + size - 1} {
+					ap, err := ctx.AllocProperties(q)
+					if err != nil || ap.Type != c.typ || ap.Device != c.dev || ap.ID == 0 || ap.PageSize != 4096 {
+						t.Errorf("AllocProperties(base+%d) = %+v, %v", q-p, ap, err)
+					}
+					if ap.Type.Kind() == usm.KindUnknown || ap.Type.String() != c.typ.String() {
+						t.Errorf("kind of %v is %v", ap.Type, ap.Type.Kind())
+					}
+					base, n, err := ctx.AddressRange(q)
+					if err != nil || base != p || n != size {
+						t.Errorf("AddressRange(base+%d) = %#x, %d, %v; want %#x, %d", q-p, base, n, err, p, size)
+					}
+				}
+				if err := ctx.Free(p); err != nil {
+					t.Fatal(err)
+				}
+				if ap, err := ctx.AllocProperties(p); err != nil || ap.Type != MemoryTypeUnknown || ap.Device != nil {
+					t.Errorf("freed pointer: %+v, %v", ap, err)
+				}
+			})
+		}
+	}
+}
+
+// TestBadInput covers foreign pointers, invalid sizes and used-up
+// objects: each gives a typed error naming the call and the code, or
+// KindUnknown, and nothing reaches C through a dead handle.
+func TestBadInput(t *testing.T) {
+	b := newBackend(t)
+	ctx, _ := b.Context(0)
+	dev, _ := b.Device(0)
+	goMem := make([]byte, 64)
+	goPtr := uintptr(unsafe.Pointer(&goMem[0]))
+	cPtr := cmem.Alloc(64)
+	defer cmem.Free(cPtr, 64)
+
+	t.Run("foreign pointers are KindUnknown", func(t *testing.T) {
+		for _, p := range []uintptr{0, 1, goPtr, cPtr, ^uintptr(0)} {
+			if info := b.QueryPointer(p); info.Kind != usm.KindUnknown || info.Device != -1 || info.HasExtent() {
+				t.Errorf("QueryPointer(%#x) = %+v", p, info)
+			}
+			if ap, err := ctx.AllocProperties(p); err != nil || ap.Type != MemoryTypeUnknown {
+				t.Errorf("AllocProperties(%#x) = %+v, %v", p, ap, err)
+			}
+		}
+		_, _, err := ctx.AddressRange(goPtr)
+		wantCallError(t, err, "zeMemGetAddressRange", ResultErrorUnknown)
+	})
+	for _, c := range []struct {
+		name string
+		do   func() error
+		call string
+		code Result
+		kind *errkind.Kind
+	}{
+		{"size 0", func() error { _, err := ctx.AllocDevice(dev, 0, 0); return err }, "zeMemAllocDevice", ResultErrorUnsupportedSize, errkind.Value},
+		{"alignment 3", func() error { _, err := ctx.AllocHost(64, 3); return err }, "zeMemAllocHost", ResultErrorUnsupportedAlignment, errkind.Value},
+		{"too large", func() error { _, err := ctx.AllocShared(dev, 1<<50, 0); return err }, "zeMemAllocShared", ResultErrorOutOfDeviceMemory, errkind.Memory},
+		{"free Go memory", func() error { return ctx.Free(goPtr) }, "zeMemFree", ResultErrorInvalidArgument, errkind.Value},
+		{"IPC of Go memory", func() error { _, err := ctx.GetIPCHandle(goPtr); return err }, "zeMemGetIpcHandle", ResultErrorInvalidArgument, errkind.Value},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.do()
+			wantCallError(t, err, c.call, c.code)
+			if !errors.Is(err, c.kind) {
+				t.Errorf("%v does not match %v", err, c.kind)
+			}
+		})
+	}
+	t.Run("dead and nil objects", func(t *testing.T) {
+		var nilCtx *Context
+		if _, err := nilCtx.AllocHost(64, 0); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("nil context: %v", err)
+		}
+		c2, err := drivers[0].NewContext()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c2.Destroy(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c2.Destroy(); err != nil {
+			t.Errorf("second Destroy: %v", err)
+		}
+		if _, err := c2.AllocHost(64, 0); !errors.Is(err, usm.ErrValue) || !strings.Contains(err.Error(), "destroyed") {
+			t.Errorf("destroyed context: %v", err)
+		}
+		l, err := ctx.NewCommandList(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Destroy(); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.AppendBarrier(nil); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("destroyed list: %v", err)
+		}
+		var nilEv *Event
+		if err := nilEv.HostSignal(); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("nil event: %v", err)
+		}
+	})
+	t.Run("context with live children", func(t *testing.T) {
+		c2, err := drivers[0].NewContext()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := c2.AllocHost(64, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c2.Destroy(); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("Destroy with a live allocation: %v", err)
+		}
+		if err := c2.Free(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := c2.Destroy(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("backend arguments", func(t *testing.T) {
+		if _, err := b.Alloc(99, usm.KindShared, 8); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("Alloc on device 99: %v", err)
+		}
+		if _, err := b.Alloc(0, usm.KindUnknown, 8); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("Alloc of KindUnknown: %v", err)
+		}
+		if err := b.Copy(0, goPtr, 8); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("Copy to NULL: %v", err)
+		}
+		if _, err := b.Queue(-1); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("Queue(-1): %v", err)
+		}
+	})
+}
+
+// fill writes a recognisable pattern to host-accessible memory.
+func fill(p, n uintptr, seed byte) {
+	b := cmem.Bytes(p, n)
+	for i := range b {
+		b[i] = seed + byte(i*7)
+	}
+}
+
+func TestCommandListsAndQueues(t *testing.T) {
+	b := newBackend(t)
+	ctx, _ := b.Context(0)
+	dev, _ := b.Device(0)
+	const n = 4096
+	src, err := ctx.AllocShared(dev, n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Free(src)
+	dst, err := ctx.AllocDevice(dev, n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Free(dst)
+	back, err := ctx.AllocHost(n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Free(back)
+	fill(src, n, 3)
+
+	t.Run("regular list on a queue", func(t *testing.T) {
+		q, err := ctx.NewCommandQueue(dev, QueueModeAsynchronous)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Destroy()
+		l, err := ctx.NewCommandList(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Destroy()
+		clear(cmem.Bytes(back, n))
+		must(t, l.AppendMemoryCopy(dst, src, n, nil))
+		must(t, l.AppendBarrier(nil))
+		must(t, l.AppendMemoryCopy(back, dst, n, nil))
+		if !bytes.Equal(cmem.Bytes(back, n), make([]byte, n)) {
+			t.Fatal("a regular list ran before it was executed")
+		}
+		must(t, l.Close())
+		if err := l.AppendBarrier(nil); err == nil {
+			t.Error("append to a closed list succeeded")
+		}
+		if err := l.HostSynchronize(Infinite); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("HostSynchronize of a regular list: %v", err)
+		}
+		must(t, q.Execute(l))
+		must(t, q.Synchronize(Infinite))
+		if !bytes.Equal(cmem.Bytes(back, n), cmem.Bytes(src, n)) {
+			t.Fatal("data did not arrive")
+		}
+		if err := q.Execute(l, l); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("Execute(l, l): %v", err)
+		}
+		must(t, l.Reset())
+		must(t, l.AppendMemoryFill(back, []byte{0xab, 0xcd}, n, nil))
+		must(t, l.Close())
+		must(t, q.Execute(l))
+		must(t, q.Wait())
+		if got := cmem.Bytes(back, n); got[0] != 0xab || got[1] != 0xcd || got[n-1] != 0xcd {
+			t.Fatalf("fill: % x", got[:4])
+		}
+	})
+	t.Run("immediate list with events", func(t *testing.T) {
+		l, err := ctx.NewImmediateCommandList(dev, QueueModeAsynchronous)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Destroy()
+		pool, err := ctx.NewEventPool(2, true, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Destroy()
+		copied, err := pool.NewEvent(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer copied.Destroy()
+		gate, err := pool.NewEvent(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gate.Destroy()
+		if _, err := pool.NewEvent(2); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("event outside the pool: %v", err)
+		}
+		clear(cmem.Bytes(back, n))
+		must(t, l.AppendMemoryCopy(back, src, n, copied))
+		must(t, copied.HostSynchronize(Infinite))
+		if ok, err := copied.Signalled(); !ok || err != nil {
+			t.Errorf("Signalled = %v, %v", ok, err)
+		}
+		if !bytes.Equal(cmem.Bytes(back, n), cmem.Bytes(src, n)) {
+			t.Fatal("data did not arrive")
+		}
+		must(t, gate.HostSignal())
+		must(t, l.AppendBarrier(nil, gate)) // waits on a signalled event: returns
+		must(t, l.HostSynchronize(Infinite))
+		if err := pool.Destroy(); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("destroying a pool with live events: %v", err)
+		}
+	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEventAcrossGoroutines: a wait in one goroutine is released by a
+// host signal from another, and timeouts report NOT_READY.
+func TestEventAcrossGoroutines(t *testing.T) {
+	b := newBackend(t)
+	ctx, _ := b.Context(0)
+	pool, err := ctx.NewEventPool(1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Destroy()
+	ev, err := pool.NewEvent(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Destroy()
+	wantCallError(t, ev.HostSynchronize(Poll), "zeEventHostSynchronize", ResultNotReady)
+	wantCallError(t, ev.HostSynchronize(uint64(time.Millisecond)), "zeEventHostSynchronize", ResultNotReady)
+	start := time.Now()
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		_ = ev.HostSignal()
+	}()
+	must(t, ev.HostSynchronize(Infinite))
+	if d := time.Since(start); d < 15*time.Millisecond {
+		t.Errorf("wait returned after %v, before the signal", d)
+	}
+	must(t, ev.HostReset())
+	if ok, err := ev.Signalled(); ok || err != nil {
+		t.Errorf("after reset: %v, %v", ok, err)
+	}
+}
+
+// TestNativeHandleSync synchronises handles as a SYCL runtime would hand
+// them over: a command queue, and an immediate command list.
+func TestNativeHandleSync(t *testing.T) {
+	b := newBackend(t)
+	ctx, _ := b.Context(0)
+	dev, _ := b.Device(0)
+	q, err := ctx.NewCommandQueue(dev, QueueModeDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Destroy()
+	il, err := ctx.NewImmediateCommandList(dev, QueueModeDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer il.Destroy()
+
+	nq, err := ctx.UnsafeCommandQueue(dev, q.Raw())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wq usm.Queue = nq
+	must(t, wq.Wait())
+	must(t, nq.Destroy())
+	must(t, q.Synchronize(Poll)) // the native queue is still alive
+
+	before := mustFake(t)
+	nl, err := ctx.UnsafeImmediateCommandList(dev, il.Raw())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wq = nl
+	for range 3 {
+		must(t, wq.Wait())
+	}
+	during := mustFake(t)
+	if HasCommandListHostSynchronize() {
+		if during.Pools != before.Pools {
+			t.Errorf("zeCommandListHostSynchronize path created event pools")
+		}
+	} else if during.Pools != before.Pools+1 || during.Events != before.Events+1 {
+		t.Errorf("barrier fallback: pools %d→%d, events %d→%d; want one of each, reused", before.Pools, during.Pools, before.Events, during.Events)
+	}
+	must(t, nl.Destroy())
+	if after := mustFake(t); after.objects() != before.objects() {
+		t.Errorf("after Destroy: %+v, want %+v", after.objects(), before.objects())
+	}
+	must(t, il.AppendBarrier(nil)) // the native list is still alive
+	if _, err := ctx.UnsafeCommandQueue(dev, 0); !errors.Is(err, usm.ErrValue) {
+		t.Errorf("NULL queue: %v", err)
+	}
+	if _, err := ctx.UnsafeImmediateCommandList(nil, 0); !errors.Is(err, usm.ErrValue) {
+		t.Errorf("NULL list: %v", err)
+	}
+}
+
+func TestIPC(t *testing.T) {
+	b := newBackend(t)
+	ctx, _ := b.Context(0)
+	dev, _ := b.Device(0)
+	const n = 1024
+	p, err := ctx.AllocDevice(dev, n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Free(p)
+	fill(p, n, 9) // the fake's device memory is host memory
+
+	h, err := ctx.GetIPCHandle(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wire := h.Bytes()
+	h2, err := IPCHandleFromBytes(wire)
+	if err != nil || h2 != h {
+		t.Fatalf("IPCHandleFromBytes: %v", err)
+	}
+	m, err := ctx.OpenIPCHandle(dev, h2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(cmem.Bytes(m.Pointer(), n), cmem.Bytes(p, n)) {
+		t.Error("mapped memory differs")
+	}
+	if s := mustFake(t); s.IPC != 1 {
+		t.Errorf("driver reports %d open mappings", s.IPC)
+	}
+	must(t, m.Close())
+	must(t, m.Close())
+	if m.Pointer() != 0 {
+		t.Error("pointer after Close")
+	}
+	if err := ctx.PutIPCHandle(h); HasPutIPCHandle() {
+		must(t, err)
+	} else if !errors.Is(err, usm.ErrNotSupported) {
+		t.Errorf("PutIPCHandle without the symbol: %v", err)
+	}
+
+	_, err = ctx.GetIPCHandle(p + 8)
+	wantCallError(t, err, "zeMemGetIpcHandle", ResultErrorInvalidArgument)
+	bad := make([]byte, 64)
+	copy(bad, "not a handle")
+	hb, _ := IPCHandleFromBytes(bad)
+	_, err = ctx.OpenIPCHandle(dev, hb)
+	wantCallError(t, err, "zeMemOpenIpcHandle", ResultErrorInvalidArgument)
+	if _, err := IPCHandleFromBytes(bad[:10]); !errors.Is(err, usm.ErrValue) {
+		t.Errorf("short handle: %v", err)
+	}
+}
+
+// TestFailHalfway breaks multi-step operations at each step and checks
+// that the error names the failing call and that nothing stays behind.
+func TestFailHalfway(t *testing.T) {
+	needDriver(t)
+	for _, c := range []struct {
+		call string
+		code Result
+	}{
+		{"zeContextCreate", ResultErrorOutOfHostMemory},
+		{"zeCommandListCreateImmediate", ResultErrorOutOfHostMemory},
+		{"zeEventPoolCreate", ResultErrorOutOfDeviceMemory},
+		{"zeEventCreate", ResultErrorOutOfHostMemory},
+	} {
+		t.Run("NewBackend/"+c.call, func(t *testing.T) {
+			before := mustFake(t)
+			failNext(t, c.call, c.code)
+			b, err := NewBackend()
+			if err == nil {
+				b.Close()
+				t.Fatal("NewBackend succeeded")
+			}
+			wantCallError(t, err, c.call, c.code)
+			if !errors.Is(err, usm.ErrMemory) {
+				t.Errorf("%v does not match ErrMemory", err)
+			}
+			if after := mustFake(t); after.objects() != before.objects() || after.ArmedFailures != 0 {
+				t.Errorf("after a failed NewBackend the driver holds %+v, before %+v", after, before)
+			}
+		})
+	}
+	b := newBackend(t)
+	ctx, _ := b.Context(0)
+	dev, _ := b.Device(0)
+	t.Run("Copy", func(t *testing.T) {
+		a, err := b.Alloc(0, usm.KindShared, 256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Free()
+		src := make([]byte, 256)
+		src[0] = 42
+		failNext(t, "zeCommandListAppendMemoryCopy", ResultErrorDeviceLost)
+		err = b.Copy(a.Pointer(), uintptr(unsafe.Pointer(&src[0])), 256)
+		wantCallError(t, err, "zeCommandListAppendMemoryCopy", ResultErrorDeviceLost)
+		// The device's event was not left signalled: the next copy works
+		// and really waits.
+		must(t, b.Copy(a.Pointer(), uintptr(unsafe.Pointer(&src[0])), 256))
+		if a.Bytes()[0] != 42 {
+			t.Error("copy after a failure did not arrive")
+		}
+	})
+	t.Run("barrier fallback", func(t *testing.T) {
+		if HasCommandListHostSynchronize() {
+			t.Skip("the loader has zeCommandListHostSynchronize; no fallback to break")
+		}
+		il, err := ctx.NewImmediateCommandList(dev, QueueModeDefault)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer il.Destroy()
+		before := mustFake(t)
+		failNext(t, "zeEventCreate", ResultErrorOutOfHostMemory)
+		wantCallError(t, il.Wait(), "zeEventCreate", ResultErrorOutOfHostMemory)
+		if after := mustFake(t); after.objects() != before.objects() {
+			t.Errorf("failed fallback left %+v, before %+v", after.objects(), before.objects())
+		}
+		failNext(t, "zeCommandListAppendBarrier", ResultErrorDeviceLost)
+		wantCallError(t, il.Wait(), "zeCommandListAppendBarrier", ResultErrorDeviceLost)
+		must(t, il.Wait())
+	})
+	t.Run("Alloc", func(t *testing.T) {
+		failNext(t, "zeMemAllocShared", ResultErrorOutOfDeviceMemory)
+		_, err := b.Alloc(0, usm.KindShared, 64)
+		wantCallError(t, err, "zeMemAllocShared", ResultErrorOutOfDeviceMemory)
+		if !errors.Is(err, usm.ErrMemory) {
+			t.Errorf("%v does not match ErrMemory", err)
+		}
+	})
+}
+
+// TestBackendRegistry uses the backend through usm.Registry: selectors,
+// SUAI and DLPack export and import as kDLOneAPI.
+func TestBackendRegistry(t *testing.T) {
+	b := newBackend(t)
+	host := cpu.New()
+	reg := usm.NewRegistry(host, b)
+	devs := reg.Devices()
+	if len(devs) != wantDevices()+1 || devs[0].Backend != syclobj.LevelZero || devs[len(devs)-1].Backend != syclobj.Host {
+		t.Fatalf("global order %v: level_zero devices must come first", devs)
+	}
+	for i := range wantDevices() {
+		sel, err := syclobj.ParseSelector(fmt.Sprintf("level_zero:gpu:%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, local, err := reg.Select(sel)
+		if err != nil || got != usm.Backend(b) || local != i {
+			t.Errorf("%v → %v, %d, %v", sel, got, local, err)
+		}
+	}
+	for _, kind := range []usm.Kind{usm.KindShared, usm.KindHost, usm.KindDevice} {
+		t.Run(kind.String(), func(t *testing.T) {
+			dev := wantDevices() - 1
+			const rows, cols = 3, 5
+			alloc, err := b.Alloc(dev, kind, rows*cols*4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float32, rows*cols)
+			for i := range want {
+				want[i] = float32(i) + 0.25
+			}
+			must(t, b.Copy(alloc.Pointer(), uintptr(unsafe.Pointer(&want[0])), rows*cols*4))
+			info := b.QueryPointer(alloc.Pointer() + 4)
+			wantDev := dev
+			if kind == usm.KindHost {
+				wantDev = -1
+			}
+			if info.Kind != kind || info.Device != wantDev || info.Base != alloc.Pointer() || info.Size != rows*cols*4 {
+				t.Errorf("QueryPointer = %+v", info)
+			}
+			if be, li := reg.Lookup(alloc.Pointer()); be != usm.Backend(b) || li.Kind != kind {
+				t.Errorf("Registry.Lookup = %v, %+v", be, li)
+			}
+			arr, err := reg.NewArray(alloc, typestr.Float32, []int64{rows, cols})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if arr.DLDevice != (dlpack.Device{Type: dlpack.OneAPI, ID: int32(dev)}) {
+				t.Errorf("DLDevice %v, want kDLOneAPI %d", arr.DLDevice, dev)
+			}
+			suai, err := arr.SUAI()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(suai["syclobj"]) != fmt.Sprintf("level_zero:gpu:%d", dev) {
+				t.Errorf("syclobj %v", suai["syclobj"])
+			}
+			parsed, err := reg.Parse(suai)
+			if err != nil || parsed.Memory.Kind != kind || parsed.Backend != usm.Backend(b) {
+				t.Fatalf("Parse: %+v, %v", parsed, err)
+			}
+			if _, err := reg.Bind(usm.Interface{Shape: []int64{rows, cols + 1}, Typestr: typestr.Float32, Data: alloc.Pointer(), Syclobj: parsed.Syclobj, Version: usm.Version1}); !errors.Is(err, usm.ErrValue) {
+				t.Errorf("an array larger than its allocation was accepted: %v", err)
+			}
+
+			m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			must(t, alloc.Free()) // the export keeps the memory alive
+			if !alloc.Live() {
+				t.Fatal("export did not keep the allocation")
+			}
+			tn, err := dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tn.DLDevice != arr.DLDevice || tn.Data != alloc.Pointer() || tn.Memory.Kind != kind || tn.Backend != usm.Backend(b) {
+				t.Errorf("imported %+v", tn.Array)
+			}
+			got := make([]float32, rows*cols)
+			must(t, b.Copy(uintptr(unsafe.Pointer(&got[0])), tn.Data, rows*cols*4))
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("data %v, want %v", got, want)
+			}
+			if kind == usm.KindDevice {
+				// To the host, device USM goes through a copy.
+				cpuDev := dlpack.Device{Type: dlpack.CPU}
+				hm, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}, Device: &cpuDev})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ht, err := dlpack.Import(hm, dlpack.ImportOptions{Registry: reg})
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw, err := ht.Bytes()
+				if err != nil || !ht.IsCopied() || *(*float32)(unsafe.Pointer(&raw[4])) != want[1] {
+					t.Errorf("host copy: copied %v, %v", ht.IsCopied(), err)
+				}
+				ht.Release()
+			}
+			tn.Release()
+			if alloc.Live() {
+				t.Error("allocation outlived its last DLPack reference")
+			}
+		})
+	}
+}
+
+// TestConcurrentCopies runs copies on every device from several
+// goroutines (run with -race in CI).
+func TestConcurrentCopies(t *testing.T) {
+	b := newBackend(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dev := g % wantDevices()
+			a, err := b.Alloc(dev, usm.KindDevice, 4096)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer a.Free()
+			src := bytes.Repeat([]byte{byte(g)}, 4096)
+			dst := make([]byte, 4096)
+			for range 50 {
+				if err := b.Copy(a.Pointer(), uintptr(unsafe.Pointer(&src[0])), 4096); err != nil {
+					errs <- err
+					return
+				}
+				if err := b.Copy(uintptr(unsafe.Pointer(&dst[0])), a.Pointer(), 4096); err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(src, dst) {
+					errs <- fmt.Errorf("goroutine %d: data mixed up", g)
+					return
+				}
+				q, _ := b.Queue(dev)
+				if err := q.Wait(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestLoadedLibraries checks that the configuration really is what the
+// process was started with: the fake driver is loaded, and the validation
+// layer exactly when it was asked for.
+func TestLoadedLibraries(t *testing.T) {
+	needDriver(t)
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip(err)
+	}
+	if !bytes.Contains(maps, []byte(fakePath)) {
+		t.Errorf("fake driver %s is not mapped", fakePath)
+	}
+	want := os.Getenv("ZE_ENABLE_VALIDATION_LAYER") == "1"
+	if got := bytes.Contains(maps, []byte("libze_validation_layer.so")); got != want {
+		t.Errorf("validation layer loaded = %v, want %v", got, want)
+	}
+	t.Logf("config %q: fake %s, validation layer %v, intercept %q", os.Getenv(childEnv), fakePath, want, os.Getenv("ZE_ENABLE_LOADER_INTERCEPT"))
+}

@@ -1,0 +1,943 @@
+/*
+ * fakeze: a Level Zero driver that runs on the host CPU, written for
+ * usmbridge's tests. The real loader (Debian's libze1) loads it through
+ * ZE_ENABLE_ALT_DRIVERS=/abs/path/libfakeze.so, so every call the Go code
+ * makes goes through the loader (and, when enabled, its validation layer)
+ * exactly as it would with Intel's driver.
+ *
+ * It is compiled at test time with `go env CC` against the installed
+ * headers (libze-dev), so every struct and DDI-table layout comes from the
+ * official headers, never from a hand copy:
+ *
+ *   cc -std=c11 -fPIC -shared -fvisibility=hidden -o libfakeze.so fakeze.c -lpthread
+ *
+ * Only the 53 *ProcAddrTable getters are exported (the headers mark them
+ * ZE_DLLEXPORT; everything else is hidden). The loader refuses a driver
+ * that lacks any of them.
+ *
+ * Behaviour follows what a real driver (NEO) does where the spec leaves
+ * room, see native.md §2.8 and §2.10:
+ *  - allocations live in a driver-wide registry; property queries accept
+ *    interior pointers; an unknown pointer is SUCCESS + ZE_MEMORY_TYPE_UNKNOWN;
+ *    GetAddressRange of an unknown pointer is ERROR_UNKNOWN;
+ *  - immediate command lists execute each append before returning; regular
+ *    lists record and are replayed by zeCommandQueueExecuteCommandLists;
+ *  - events are one atomic flag each; HostSynchronize spins with
+ *    sched_yield so another thread's zeEventHostSignal releases it;
+ *  - IPC works in-process only: the handle carries a tag, the pid and the
+ *    base address.
+ * Newer DDI fields (pfnInitDrivers 1.10, pfnHostSynchronize and
+ * pfnPutIpcHandle 1.6) are written only when the loader's version allows:
+ * loader 1.8.12 passes 1.4-sized tables that must not be overrun.
+ *
+ * Test hooks are reached the official way, through
+ * zeDriverGetExtensionFunctionAddress: "zexFakeGetStats" reports live
+ * objects (for leak checks) and the version the loader asked for, and
+ * "zexFakeFailNext" makes the next call of a named entry point fail, so
+ * tests can break a multi-step operation halfway.
+ */
+#define _GNU_SOURCE
+#include <level_zero/ze_api.h>
+#include <level_zero/ze_ddi.h>
+#include <level_zero/zet_ddi.h>
+#include <level_zero/zes_ddi.h>
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_DEVICES 4
+
+/* Every handle the fake gives out points to a struct starting with a tag,
+ * so a handle of the wrong kind is refused instead of misread. */
+enum tag {
+    TAG_DRIVER = 0x44525652, TAG_DEVICE = 0x44455643, TAG_CONTEXT = 0x43545854,
+    TAG_QUEUE = 0x51554555, TAG_LIST = 0x4c495354, TAG_POOL = 0x504f4f4c,
+    TAG_EVENT = 0x45564e54, TAG_DEAD = 0x44454144,
+};
+
+struct driver { uint32_t tag; };
+struct device { uint32_t tag; uint32_t index; };
+struct context { uint32_t tag; };
+
+struct pool {
+    uint32_t tag;
+    uint32_t count, flags;
+    atomic_int *state;  /* one flag per slot: 1 = signalled */
+    uint8_t *used;      /* slot has a live event */
+};
+struct event { uint32_t tag; struct pool *pool; uint32_t index; };
+
+enum op { OP_COPY, OP_FILL, OP_SIGNAL, OP_WAIT, OP_RESET, OP_BARRIER };
+struct cmd {
+    enum op op;
+    void *dst; const void *src; size_t size;
+    uint8_t pattern[128]; size_t pattern_size;
+    struct event *ev;
+};
+struct list {
+    uint32_t tag;
+    int immediate, closed;
+    struct cmd *cmds; size_t n, cap;
+};
+struct queue { uint32_t tag; };
+
+static struct driver the_driver = {TAG_DRIVER};
+static struct device devices[MAX_DEVICES];
+static uint32_t num_devices = 1;
+
+/* ---- global state: allocation registry and counters ------------------- */
+
+struct alloc { uintptr_t base; size_t size; ze_memory_type_t type; uint64_t id; struct device *dev; int ipc_open; };
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct alloc *allocs; static size_t nallocs, capallocs;
+static uint64_t next_id = 1;
+static atomic_long live_contexts, live_queues, live_lists, live_pools, live_events, live_ipc;
+static atomic_uint loader_version; /* what the loader passed to the getters */
+
+/* zexFakeFailNext: pending injected failures. */
+struct failure { char name[64]; ze_result_t result; int armed; };
+static struct failure failures[8];
+
+static ze_result_t injected(const char *name) {
+    ze_result_t r = ZE_RESULT_SUCCESS;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < 8; i++) {
+        if (failures[i].armed && strcmp(failures[i].name, name) == 0) {
+            failures[i].armed = 0;
+            r = failures[i].result;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+#define INJECT(name) do { ze_result_t r_ = injected(name); if (r_ != ZE_RESULT_SUCCESS) return r_; } while (0)
+
+static ze_result_t fake_fail_next(const char *name, ze_result_t result) {
+    if (!name || strlen(name) >= 64) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < 8; i++) {
+        if (!failures[i].armed) {
+            strcpy(failures[i].name, name);
+            failures[i].result = result;
+            failures[i].armed = 1;
+            pthread_mutex_unlock(&mu);
+            return ZE_RESULT_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+/* zexFakeGetStats fills out[0..8]: allocations, contexts, queues, lists,
+ * event pools, events, open IPC mappings, the loader's API version, the
+ * number of armed failures not yet triggered. */
+static ze_result_t fake_get_stats(uint64_t *out) {
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    pthread_mutex_lock(&mu);
+    out[0] = nallocs;
+    int armed = 0;
+    for (int i = 0; i < 8; i++) armed += failures[i].armed;
+    pthread_mutex_unlock(&mu);
+    out[1] = (uint64_t)live_contexts; out[2] = (uint64_t)live_queues; out[3] = (uint64_t)live_lists;
+    out[4] = (uint64_t)live_pools; out[5] = (uint64_t)live_events; out[6] = (uint64_t)live_ipc;
+    out[7] = loader_version; out[8] = (uint64_t)armed;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* find returns the allocation containing p (interior pointers too); the
+ * caller holds mu. */
+static struct alloc *find(uintptr_t p) {
+    for (size_t i = 0; i < nallocs; i++)
+        if (p >= allocs[i].base && p < allocs[i].base + allocs[i].size) return &allocs[i];
+    return NULL;
+}
+
+static int is_device(ze_device_handle_t h) {
+    for (uint32_t i = 0; i < num_devices; i++)
+        if ((struct device *)h == &devices[i]) return 1;
+    return 0;
+}
+static int is_context(ze_context_handle_t h) { return h && ((struct context *)h)->tag == TAG_CONTEXT; }
+
+/* ---- global / driver / device ----------------------------------------- */
+
+static ze_result_t fz_init(ze_init_flags_t flags) {
+    /* A GPU driver serves "all" (0) and GPU_ONLY; VPU_ONLY is not us. */
+    if (flags != 0 && !(flags & ZE_INIT_FLAG_GPU_ONLY)) return ZE_RESULT_ERROR_UNINITIALIZED;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* Mirror of ze_init_driver_type_desc_t (spec 1.10; absent from the 1.8
+ * headers this file is compiled against). */
+struct init_driver_type_desc { uint32_t stype; const void *pNext; uint32_t flags; };
+
+static ze_result_t fz_init_drivers(uint32_t *count, ze_driver_handle_t *out, struct init_driver_type_desc *desc) {
+    if (!count || !desc) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    uint32_t n = (desc->flags & 1u) ? 1 : 0; /* ZE_INIT_DRIVER_TYPE_FLAG_GPU */
+    if (*count == 0 || !out) { *count = n; return ZE_RESULT_SUCCESS; }
+    if (n && *count >= 1) out[0] = (ze_driver_handle_t)&the_driver;
+    *count = n < *count ? n : *count;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_driver_get(uint32_t *count, ze_driver_handle_t *out) {
+    if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (*count == 0 || !out) { *count = 1; return ZE_RESULT_SUCCESS; }
+    out[0] = (ze_driver_handle_t)&the_driver;
+    *count = 1;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_driver_api_version(ze_driver_handle_t d, ze_api_version_t *v) {
+    if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!v) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    *v = ZE_API_VERSION_1_4;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_driver_props(ze_driver_handle_t d, ze_driver_properties_t *p) {
+    if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    for (int i = 0; i < ZE_MAX_DRIVER_UUID_SIZE; i++) p->uuid.id[i] = (uint8_t)(0xf0 + i);
+    p->driverVersion = 0x00010002;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_driver_ipc_props(ze_driver_handle_t d, ze_driver_ipc_properties_t *p) {
+    if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    p->flags = ZE_IPC_PROPERTY_FLAG_MEMORY;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_driver_ext_props(ze_driver_handle_t d, uint32_t *count, ze_driver_extension_properties_t *p) {
+    (void)p;
+    if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    *count = 0;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_driver_ext_fn(ze_driver_handle_t d, const char *name, void **fn) {
+    if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!name || !fn) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (strcmp(name, "zexFakeGetStats") == 0) { *fn = (void *)fake_get_stats; return ZE_RESULT_SUCCESS; }
+    if (strcmp(name, "zexFakeFailNext") == 0) { *fn = (void *)fake_fail_next; return ZE_RESULT_SUCCESS; }
+    *fn = NULL;
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+}
+
+static ze_result_t fz_device_get(ze_driver_handle_t d, uint32_t *count, ze_device_handle_t *out) {
+    if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (*count == 0 || !out) { *count = num_devices; return ZE_RESULT_SUCCESS; }
+    uint32_t n = *count < num_devices ? *count : num_devices;
+    for (uint32_t i = 0; i < n; i++) out[i] = (ze_device_handle_t)&devices[i];
+    *count = n;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_device_subdevices(ze_device_handle_t d, uint32_t *count, ze_device_handle_t *out) {
+    (void)out;
+    if (!is_device(d)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    *count = 0;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_device_props(ze_device_handle_t h, ze_device_properties_t *p) {
+    if (!is_device(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    struct device *d = (struct device *)h;
+    /* Keep stype and pNext as the caller set them; fill the payload. */
+    p->type = ZE_DEVICE_TYPE_GPU;
+    p->vendorId = 0x8086;
+    p->deviceId = 0xfa4e;
+    p->flags = 0;
+    p->subdeviceId = 0;
+    p->coreClockRate = 1000;
+    p->maxMemAllocSize = (uint64_t)1 << 32;
+    p->maxHardwareContexts = 64;
+    p->maxCommandQueuePriority = 0;
+    p->numThreadsPerEU = 8;
+    p->physicalEUSimdWidth = 8;
+    p->numEUsPerSubslice = 8;
+    p->numSubslicesPerSlice = 1;
+    p->numSlices = 1;
+    p->timerResolution = 1;
+    p->timestampValidBits = 64;
+    p->kernelTimestampValidBits = 32;
+    memset(p->uuid.id, 0, ZE_MAX_DEVICE_UUID_SIZE);
+    memcpy(p->uuid.id, "fakeze-device-", 14);
+    p->uuid.id[14] = (uint8_t)('0' + d->index);
+    p->uuid.id[15] = 0x42;
+    memset(p->name, 0, ZE_MAX_DEVICE_NAME);
+    strcpy(p->name, "usmbridge fake GPU ");
+    p->name[strlen(p->name)] = (char)('0' + d->index);
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_device_mem_access(ze_device_handle_t h, ze_device_memory_access_properties_t *p) {
+    if (!is_device(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    ze_memory_access_cap_flags_t rw = ZE_MEMORY_ACCESS_CAP_FLAG_RW | ZE_MEMORY_ACCESS_CAP_FLAG_ATOMIC;
+    p->hostAllocCapabilities = rw;
+    p->deviceAllocCapabilities = rw;
+    p->sharedSingleDeviceAllocCapabilities = rw;
+    p->sharedCrossDeviceAllocCapabilities = 0;
+    p->sharedSystemAllocCapabilities = 0;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* ---- context ------------------------------------------------------------ */
+
+static ze_result_t fz_context_create(ze_driver_handle_t d, const ze_context_desc_t *desc, ze_context_handle_t *out) {
+    if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    INJECT("zeContextCreate");
+    struct context *c = calloc(1, sizeof *c);
+    if (!c) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    c->tag = TAG_CONTEXT;
+    live_contexts++;
+    *out = (ze_context_handle_t)c;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_context_destroy(ze_context_handle_t h) {
+    if (!is_context(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    ((struct context *)h)->tag = TAG_DEAD;
+    free(h);
+    live_contexts--;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_context_status(ze_context_handle_t h) {
+    return is_context(h) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+}
+
+static ze_result_t fz_context_resident(ze_context_handle_t h, ze_device_handle_t d, void *p, size_t n) {
+    (void)p; (void)n;
+    if (!is_context(h) || !is_device(d)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+static ze_result_t do_alloc(const char *call, ze_context_handle_t ctx, size_t size, size_t align,
+                            ze_device_handle_t dev, ze_memory_type_t type, void **out) {
+    if (!is_context(ctx)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (dev && !is_device(dev)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (size == 0) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+    if (align & (align - 1)) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
+    if (size > ((size_t)1 << 40)) return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
+    INJECT(call);
+    void *p = NULL;
+    if (posix_memalign(&p, align > 64 ? align : 64, size) != 0) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    pthread_mutex_lock(&mu);
+    if (nallocs == capallocs) {
+        size_t nc = capallocs ? 2 * capallocs : 16;
+        struct alloc *na = realloc(allocs, nc * sizeof *na);
+        if (!na) { pthread_mutex_unlock(&mu); free(p); return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY; }
+        allocs = na; capallocs = nc;
+    }
+    allocs[nallocs++] = (struct alloc){(uintptr_t)p, size, type, next_id++, (struct device *)dev, 0};
+    pthread_mutex_unlock(&mu);
+    *out = p;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_alloc_host(ze_context_handle_t ctx, const ze_host_mem_alloc_desc_t *hd, size_t size, size_t align, void **out) {
+    if (!hd) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    return do_alloc("zeMemAllocHost", ctx, size, align, NULL, ZE_MEMORY_TYPE_HOST, out);
+}
+
+static ze_result_t fz_alloc_device(ze_context_handle_t ctx, const ze_device_mem_alloc_desc_t *dd, size_t size, size_t align,
+                                   ze_device_handle_t dev, void **out) {
+    if (!dd) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!dev) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return do_alloc("zeMemAllocDevice", ctx, size, align, dev, ZE_MEMORY_TYPE_DEVICE, out);
+}
+
+static ze_result_t fz_alloc_shared(ze_context_handle_t ctx, const ze_device_mem_alloc_desc_t *dd, const ze_host_mem_alloc_desc_t *hd,
+                                   size_t size, size_t align, ze_device_handle_t dev, void **out) {
+    if (!dd || !hd) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    return do_alloc("zeMemAllocShared", ctx, size, align, dev, ZE_MEMORY_TYPE_SHARED, out);
+}
+
+static ze_result_t fz_free(ze_context_handle_t ctx, void *p) {
+    if (!is_context(ctx)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    INJECT("zeMemFree");
+    pthread_mutex_lock(&mu);
+    for (size_t i = 0; i < nallocs; i++) {
+        if (allocs[i].base == (uintptr_t)p) {
+            live_ipc -= allocs[i].ipc_open;
+            allocs[i] = allocs[--nallocs];
+            pthread_mutex_unlock(&mu);
+            free(p);
+            return ZE_RESULT_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+}
+
+static ze_result_t fz_alloc_props(ze_context_handle_t ctx, const void *p, ze_memory_allocation_properties_t *props, ze_device_handle_t *dev) {
+    if (!is_context(ctx)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!props) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    pthread_mutex_lock(&mu);
+    struct alloc *a = find((uintptr_t)p);
+    if (a) {
+        props->type = a->type;
+        props->id = a->id;
+        props->pageSize = 4096;
+        if (dev) *dev = a->type == ZE_MEMORY_TYPE_HOST ? NULL : (ze_device_handle_t)a->dev;
+    } else {
+        /* The spec: memory unrelated to the context is UNKNOWN, SUCCESS. */
+        props->type = ZE_MEMORY_TYPE_UNKNOWN;
+        props->id = 0;
+        props->pageSize = 0;
+        if (dev) *dev = NULL;
+    }
+    pthread_mutex_unlock(&mu);
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_address_range(ze_context_handle_t ctx, const void *p, void **base, size_t *size) {
+    if (!is_context(ctx)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    pthread_mutex_lock(&mu);
+    struct alloc *a = find((uintptr_t)p);
+    ze_result_t r = ZE_RESULT_ERROR_UNKNOWN; /* what NEO answers for foreign pointers */
+    if (a) {
+        if (base) *base = (void *)a->base;
+        if (size) *size = a->size;
+        r = ZE_RESULT_SUCCESS;
+    }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+/* IPC handle bytes: "FAKEZEIP", pid (4), pad (4), base (8), id (8). */
+struct ipc_payload { char magic[8]; int32_t pid; uint32_t pad; uint64_t base; uint64_t id; };
+_Static_assert(sizeof(struct ipc_payload) <= ZE_MAX_IPC_HANDLE_SIZE, "IPC payload too large");
+
+static ze_result_t fz_get_ipc(ze_context_handle_t ctx, const void *p, ze_ipc_mem_handle_t *h) {
+    if (!is_context(ctx)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p || !h) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    INJECT("zeMemGetIpcHandle");
+    pthread_mutex_lock(&mu);
+    struct alloc *a = find((uintptr_t)p);
+    if (!a || a->base != (uintptr_t)p) { pthread_mutex_unlock(&mu); return ZE_RESULT_ERROR_INVALID_ARGUMENT; }
+    struct ipc_payload pl = {{'F', 'A', 'K', 'E', 'Z', 'E', 'I', 'P'}, (int32_t)getpid(), 0, a->base, a->id};
+    pthread_mutex_unlock(&mu);
+    memset(h->data, 0, sizeof h->data);
+    memcpy(h->data, &pl, sizeof pl);
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t decode_ipc(ze_ipc_mem_handle_t h, struct alloc **out) {
+    struct ipc_payload pl;
+    memcpy(&pl, h.data, sizeof pl);
+    if (memcmp(pl.magic, "FAKEZEIP", 8) != 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (pl.pid != (int32_t)getpid()) return ZE_RESULT_ERROR_INVALID_ARGUMENT; /* no cross-process IPC */
+    struct alloc *a = find((uintptr_t)pl.base);
+    if (!a || a->base != pl.base || a->id != pl.id) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    *out = a;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_open_ipc(ze_context_handle_t ctx, ze_device_handle_t dev, ze_ipc_mem_handle_t h, ze_ipc_memory_flags_t flags, void **out) {
+    (void)flags;
+    if (!is_context(ctx) || !is_device(dev)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    INJECT("zeMemOpenIpcHandle");
+    pthread_mutex_lock(&mu);
+    struct alloc *a;
+    ze_result_t r = decode_ipc(h, &a);
+    if (r == ZE_RESULT_SUCCESS) {
+        a->ipc_open++;
+        live_ipc++;
+        *out = (void *)a->base; /* deviation: a real driver maps a new address */
+    }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+static ze_result_t fz_close_ipc(ze_context_handle_t ctx, const void *p) {
+    if (!is_context(ctx)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    pthread_mutex_lock(&mu);
+    struct alloc *a = find((uintptr_t)p);
+    ze_result_t r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (a && a->base == (uintptr_t)p && a->ipc_open > 0) {
+        a->ipc_open--;
+        live_ipc--;
+        r = ZE_RESULT_SUCCESS;
+    }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+static ze_result_t fz_put_ipc(ze_context_handle_t ctx, ze_ipc_mem_handle_t h) {
+    if (!is_context(ctx)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    struct ipc_payload pl;
+    memcpy(&pl, h.data, sizeof pl);
+    return memcmp(pl.magic, "FAKEZEIP", 8) == 0 ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+static int is_event(ze_event_handle_t h) { return h && ((struct event *)h)->tag == TAG_EVENT; }
+static int signalled(struct event *e) { return atomic_load(&e->pool->state[e->index]) != 0; }
+static void set_event(struct event *e, int v) { atomic_store(&e->pool->state[e->index], v); }
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* wait_event spins, yielding the CPU, until e is signalled or timeout ns
+ * pass (UINT64_MAX: forever; 0: poll once). */
+static ze_result_t wait_event(struct event *e, uint64_t timeout) {
+    if (signalled(e)) return ZE_RESULT_SUCCESS;
+    if (timeout == 0) return ZE_RESULT_NOT_READY;
+    uint64_t start = now_ns();
+    for (;;) {
+        sched_yield();
+        if (signalled(e)) return ZE_RESULT_SUCCESS;
+        if (timeout != UINT64_MAX && now_ns() - start >= timeout) return ZE_RESULT_NOT_READY;
+    }
+}
+
+static ze_result_t fz_pool_create(ze_context_handle_t ctx, const ze_event_pool_desc_t *desc, uint32_t ndev, ze_device_handle_t *devs, ze_event_pool_handle_t *out) {
+    if (!is_context(ctx)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    for (uint32_t i = 0; i < ndev; i++)
+        if (!devs || !is_device(devs[i])) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (desc->count == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    INJECT("zeEventPoolCreate");
+    struct pool *p = calloc(1, sizeof *p);
+    if (!p) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    p->state = calloc(desc->count, sizeof *p->state);
+    p->used = calloc(desc->count, 1);
+    if (!p->state || !p->used) { free(p->state); free(p->used); free(p); return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY; }
+    p->tag = TAG_POOL; p->count = desc->count; p->flags = desc->flags;
+    live_pools++;
+    *out = (ze_event_pool_handle_t)p;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_pool_destroy(ze_event_pool_handle_t h) {
+    struct pool *p = (struct pool *)h;
+    if (!p || p->tag != TAG_POOL) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    for (uint32_t i = 0; i < p->count; i++)
+        if (p->used[i]) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
+    p->tag = TAG_DEAD;
+    free(p->state); free(p->used); free(p);
+    live_pools--;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_event_create(ze_event_pool_handle_t h, const ze_event_desc_t *desc, ze_event_handle_t *out) {
+    struct pool *p = (struct pool *)h;
+    if (!p || p->tag != TAG_POOL) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (desc->index >= p->count) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (p->used[desc->index]) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    INJECT("zeEventCreate");
+    struct event *e = calloc(1, sizeof *e);
+    if (!e) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    e->tag = TAG_EVENT; e->pool = p; e->index = desc->index;
+    p->used[desc->index] = 1;
+    atomic_store(&p->state[desc->index], 0);
+    live_events++;
+    *out = (ze_event_handle_t)e;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_event_destroy(ze_event_handle_t h) {
+    if (!is_event(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    struct event *e = (struct event *)h;
+    e->pool->used[e->index] = 0;
+    e->tag = TAG_DEAD;
+    free(e);
+    live_events--;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_event_signal(ze_event_handle_t h) {
+    if (!is_event(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    set_event((struct event *)h, 1);
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_event_sync(ze_event_handle_t h, uint64_t timeout) {
+    if (!is_event(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return wait_event((struct event *)h, timeout);
+}
+
+static ze_result_t fz_event_query(ze_event_handle_t h) {
+    if (!is_event(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return signalled((struct event *)h) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+}
+
+static ze_result_t fz_event_reset(ze_event_handle_t h) {
+    if (!is_event(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    set_event((struct event *)h, 0);
+    return ZE_RESULT_SUCCESS;
+}
+
+/* ---- command lists and queues ------------------------------------------- */
+
+static int is_list(ze_command_list_handle_t h) { return h && ((struct list *)h)->tag == TAG_LIST; }
+
+static void run(const struct cmd *c) {
+    switch (c->op) {
+    case OP_COPY: memmove(c->dst, c->src, c->size); break;
+    case OP_FILL:
+        for (size_t off = 0; off < c->size; off += c->pattern_size) {
+            size_t n = c->size - off < c->pattern_size ? c->size - off : c->pattern_size;
+            memcpy((uint8_t *)c->dst + off, c->pattern, n);
+        }
+        break;
+    case OP_SIGNAL: set_event(c->ev, 1); break;
+    case OP_WAIT: wait_event(c->ev, UINT64_MAX); break;
+    case OP_RESET: set_event(c->ev, 0); break;
+    case OP_BARRIER: break; /* everything before it has already run */
+    }
+}
+
+/* push executes c on an immediate list, or records it on a regular one. */
+static ze_result_t push(struct list *l, struct cmd c) {
+    if (l->immediate) { run(&c); return ZE_RESULT_SUCCESS; }
+    if (l->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? 2 * l->cap : 8;
+        struct cmd *n = realloc(l->cmds, nc * sizeof *n);
+        if (!n) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        l->cmds = n; l->cap = nc;
+    }
+    l->cmds[l->n++] = c;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* append wraps an operation with its wait list and signal event, the
+ * pattern every zeCommandListAppend* shares. */
+static ze_result_t append(ze_command_list_handle_t h, struct cmd op, ze_event_handle_t sig, uint32_t nwait, ze_event_handle_t *waits) {
+    if (!is_list(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (sig && !is_event(sig)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (nwait && !waits) return ZE_RESULT_ERROR_INVALID_SIZE;
+    for (uint32_t i = 0; i < nwait; i++)
+        if (!is_event(waits[i])) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    struct list *l = (struct list *)h;
+    ze_result_t r;
+    for (uint32_t i = 0; i < nwait; i++)
+        if ((r = push(l, (struct cmd){.op = OP_WAIT, .ev = (struct event *)waits[i]})) != ZE_RESULT_SUCCESS) return r;
+    if ((r = push(l, op)) != ZE_RESULT_SUCCESS) return r;
+    if (sig) return push(l, (struct cmd){.op = OP_SIGNAL, .ev = (struct event *)sig});
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t new_list(ze_context_handle_t ctx, ze_device_handle_t dev, int immediate, ze_command_list_handle_t *out) {
+    if (!is_context(ctx) || !is_device(dev)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    INJECT(immediate ? "zeCommandListCreateImmediate" : "zeCommandListCreate");
+    struct list *l = calloc(1, sizeof *l);
+    if (!l) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    l->tag = TAG_LIST; l->immediate = immediate;
+    live_lists++;
+    *out = (ze_command_list_handle_t)l;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_list_create(ze_context_handle_t ctx, ze_device_handle_t dev, const ze_command_list_desc_t *desc, ze_command_list_handle_t *out) {
+    if (!desc) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    return new_list(ctx, dev, 0, out);
+}
+
+static ze_result_t fz_list_create_imm(ze_context_handle_t ctx, ze_device_handle_t dev, const ze_command_queue_desc_t *desc, ze_command_list_handle_t *out) {
+    if (!desc) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    return new_list(ctx, dev, 1, out);
+}
+
+static ze_result_t fz_list_destroy(ze_command_list_handle_t h) {
+    if (!is_list(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    struct list *l = (struct list *)h;
+    l->tag = TAG_DEAD;
+    free(l->cmds); free(l);
+    live_lists--;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_list_close(ze_command_list_handle_t h) {
+    if (!is_list(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    ((struct list *)h)->closed = 1;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_list_reset(ze_command_list_handle_t h) {
+    if (!is_list(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    struct list *l = (struct list *)h;
+    l->closed = 0; l->n = 0;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_append_copy(ze_command_list_handle_t h, void *dst, const void *src, size_t size, ze_event_handle_t sig, uint32_t nwait, ze_event_handle_t *waits) {
+    if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    INJECT("zeCommandListAppendMemoryCopy");
+    return append(h, (struct cmd){.op = OP_COPY, .dst = dst, .src = src, .size = size}, sig, nwait, waits);
+}
+
+static ze_result_t fz_append_fill(ze_command_list_handle_t h, void *ptr, const void *pattern, size_t psize, size_t size, ze_event_handle_t sig, uint32_t nwait, ze_event_handle_t *waits) {
+    if (!ptr || !pattern) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (psize == 0 || psize > 128 || (psize & (psize - 1))) return ZE_RESULT_ERROR_INVALID_SIZE;
+    struct cmd c = {.op = OP_FILL, .dst = ptr, .size = size, .pattern_size = psize};
+    memcpy(c.pattern, pattern, psize);
+    return append(h, c, sig, nwait, waits);
+}
+
+static ze_result_t fz_append_barrier(ze_command_list_handle_t h, ze_event_handle_t sig, uint32_t nwait, ze_event_handle_t *waits) {
+    INJECT("zeCommandListAppendBarrier");
+    return append(h, (struct cmd){.op = OP_BARRIER}, sig, nwait, waits);
+}
+
+static ze_result_t fz_append_signal(ze_command_list_handle_t h, ze_event_handle_t ev) {
+    if (!is_event(ev)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return append(h, (struct cmd){.op = OP_SIGNAL, .ev = (struct event *)ev}, NULL, 0, NULL);
+}
+
+static ze_result_t fz_append_wait(ze_command_list_handle_t h, uint32_t n, ze_event_handle_t *evs) {
+    return append(h, (struct cmd){.op = OP_BARRIER}, NULL, n, evs);
+}
+
+static ze_result_t fz_append_reset(ze_command_list_handle_t h, ze_event_handle_t ev) {
+    if (!is_event(ev)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return append(h, (struct cmd){.op = OP_RESET, .ev = (struct event *)ev}, NULL, 0, NULL);
+}
+
+/* zeCommandListHostSynchronize (spec 1.6): immediate lists only. */
+static ze_result_t fz_list_host_sync(ze_command_list_handle_t h, uint64_t timeout) {
+    (void)timeout;
+    if (!is_list(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return ((struct list *)h)->immediate ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+}
+
+static ze_result_t fz_queue_create(ze_context_handle_t ctx, ze_device_handle_t dev, const ze_command_queue_desc_t *desc, ze_command_queue_handle_t *out) {
+    if (!is_context(ctx) || !is_device(dev)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    INJECT("zeCommandQueueCreate");
+    struct queue *q = calloc(1, sizeof *q);
+    if (!q) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    q->tag = TAG_QUEUE;
+    live_queues++;
+    *out = (ze_command_queue_handle_t)q;
+    return ZE_RESULT_SUCCESS;
+}
+
+static int is_queue(ze_command_queue_handle_t h) { return h && ((struct queue *)h)->tag == TAG_QUEUE; }
+
+static ze_result_t fz_queue_destroy(ze_command_queue_handle_t h) {
+    if (!is_queue(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    ((struct queue *)h)->tag = TAG_DEAD;
+    free(h);
+    live_queues--;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_queue_execute(ze_command_queue_handle_t h, uint32_t n, ze_command_list_handle_t *lists, ze_fence_handle_t fence) {
+    (void)fence;
+    if (!is_queue(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (n == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (!lists) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!is_list(lists[i])) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        struct list *l = (struct list *)lists[i];
+        if (l->immediate || !l->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        struct list *l = (struct list *)lists[i];
+        for (size_t j = 0; j < l->n; j++) run(&l->cmds[j]);
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_queue_sync(ze_command_queue_handle_t h, uint64_t timeout) {
+    (void)timeout;
+    return is_queue(h) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE; /* work ran in Execute */
+}
+
+/* ---- DDI table getters ---------------------------------------------------- */
+
+static void note_version(ze_api_version_t v) { atomic_store(&loader_version, (unsigned)v); }
+
+static void setup_devices(void) {
+    const char *env = getenv("FAKEZE_DEVICES");
+    if (env && env[0] >= '1' && env[0] <= '0' + MAX_DEVICES && env[1] == 0) num_devices = (uint32_t)(env[0] - '0');
+    for (uint32_t i = 0; i < MAX_DEVICES; i++) devices[i] = (struct device){TAG_DEVICE, i};
+}
+
+#define CHECK_ARGS(t) do { if (!(t)) return ZE_RESULT_ERROR_INVALID_NULL_POINTER; if (ZE_MAJOR_VERSION(version) != 1) return ZE_RESULT_ERROR_UNSUPPORTED_VERSION; } while (0)
+
+/* The appended fields are addressed through wrappers whose prefix is the
+ * 1.4 table from the installed headers. */
+struct global_table_1_10 { ze_global_dditable_t v1_4; void *pfnInitDrivers; };
+struct list_table_1_6 { ze_command_list_dditable_t v1_4; void *pfnHostSynchronize; };
+struct mem_table_1_6 { ze_mem_dditable_t v1_4; void *pfnPutIpcHandle; };
+
+ze_result_t ZE_APICALL zeGetGlobalProcAddrTable(ze_api_version_t version, ze_global_dditable_t *t) {
+    CHECK_ARGS(t);
+    note_version(version);
+    setup_devices();
+    t->pfnInit = fz_init;
+    if (version >= ZE_MAKE_VERSION(1, 10)) ((struct global_table_1_10 *)t)->pfnInitDrivers = (void *)fz_init_drivers;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeGetDriverProcAddrTable(ze_api_version_t version, ze_driver_dditable_t *t) {
+    CHECK_ARGS(t);
+    t->pfnGet = fz_driver_get;
+    t->pfnGetApiVersion = fz_driver_api_version;
+    t->pfnGetProperties = fz_driver_props;
+    t->pfnGetIpcProperties = fz_driver_ipc_props;
+    t->pfnGetExtensionProperties = fz_driver_ext_props;
+    t->pfnGetExtensionFunctionAddress = fz_driver_ext_fn;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeGetDeviceProcAddrTable(ze_api_version_t version, ze_device_dditable_t *t) {
+    CHECK_ARGS(t);
+    t->pfnGet = fz_device_get;
+    t->pfnGetSubDevices = fz_device_subdevices;
+    t->pfnGetProperties = fz_device_props;
+    t->pfnGetMemoryAccessProperties = fz_device_mem_access;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeGetContextProcAddrTable(ze_api_version_t version, ze_context_dditable_t *t) {
+    CHECK_ARGS(t);
+    t->pfnCreate = fz_context_create;
+    t->pfnDestroy = fz_context_destroy;
+    t->pfnGetStatus = fz_context_status;
+    t->pfnMakeMemoryResident = fz_context_resident;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeGetCommandQueueProcAddrTable(ze_api_version_t version, ze_command_queue_dditable_t *t) {
+    CHECK_ARGS(t);
+    t->pfnCreate = fz_queue_create;
+    t->pfnDestroy = fz_queue_destroy;
+    t->pfnExecuteCommandLists = fz_queue_execute;
+    t->pfnSynchronize = fz_queue_sync;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeGetCommandListProcAddrTable(ze_api_version_t version, ze_command_list_dditable_t *t) {
+    CHECK_ARGS(t);
+    t->pfnCreate = fz_list_create;
+    t->pfnCreateImmediate = fz_list_create_imm;
+    t->pfnDestroy = fz_list_destroy;
+    t->pfnClose = fz_list_close;
+    t->pfnReset = fz_list_reset;
+    t->pfnAppendBarrier = fz_append_barrier;
+    t->pfnAppendMemoryCopy = fz_append_copy;
+    t->pfnAppendMemoryFill = fz_append_fill;
+    t->pfnAppendSignalEvent = fz_append_signal;
+    t->pfnAppendWaitOnEvents = fz_append_wait;
+    t->pfnAppendEventReset = fz_append_reset;
+    if (version >= ZE_MAKE_VERSION(1, 6)) ((struct list_table_1_6 *)t)->pfnHostSynchronize = (void *)fz_list_host_sync;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeGetEventProcAddrTable(ze_api_version_t version, ze_event_dditable_t *t) {
+    CHECK_ARGS(t);
+    t->pfnCreate = fz_event_create;
+    t->pfnDestroy = fz_event_destroy;
+    t->pfnHostSignal = fz_event_signal;
+    t->pfnHostSynchronize = fz_event_sync;
+    t->pfnQueryStatus = fz_event_query;
+    t->pfnHostReset = fz_event_reset;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeGetEventPoolProcAddrTable(ze_api_version_t version, ze_event_pool_dditable_t *t) {
+    CHECK_ARGS(t);
+    t->pfnCreate = fz_pool_create;
+    t->pfnDestroy = fz_pool_destroy;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeGetMemProcAddrTable(ze_api_version_t version, ze_mem_dditable_t *t) {
+    CHECK_ARGS(t);
+    t->pfnAllocShared = fz_alloc_shared;
+    t->pfnAllocDevice = fz_alloc_device;
+    t->pfnAllocHost = fz_alloc_host;
+    t->pfnFree = fz_free;
+    t->pfnGetAllocProperties = fz_alloc_props;
+    t->pfnGetAddressRange = fz_address_range;
+    t->pfnGetIpcHandle = fz_get_ipc;
+    t->pfnOpenIpcHandle = fz_open_ipc;
+    t->pfnCloseIpcHandle = fz_close_ipc;
+    if (version >= ZE_MAKE_VERSION(1, 6)) ((struct mem_table_1_6 *)t)->pfnPutIpcHandle = (void *)fz_put_ipc;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* The remaining getters hand back empty tables: the loader requires every
+ * one of them to exist, and reports UNSUPPORTED_FEATURE for NULL slots. */
+#define STUB(name, table) \
+    ze_result_t ZE_APICALL name(ze_api_version_t version, table *t) { CHECK_ARGS(t); return ZE_RESULT_SUCCESS; }
+
+STUB(zeGetDeviceExpProcAddrTable, ze_device_exp_dditable_t)
+STUB(zeGetEventExpProcAddrTable, ze_event_exp_dditable_t)
+STUB(zeGetFenceProcAddrTable, ze_fence_dditable_t)
+STUB(zeGetImageProcAddrTable, ze_image_dditable_t)
+STUB(zeGetImageExpProcAddrTable, ze_image_exp_dditable_t)
+STUB(zeGetKernelProcAddrTable, ze_kernel_dditable_t)
+STUB(zeGetKernelExpProcAddrTable, ze_kernel_exp_dditable_t)
+STUB(zeGetModuleProcAddrTable, ze_module_dditable_t)
+STUB(zeGetModuleBuildLogProcAddrTable, ze_module_build_log_dditable_t)
+STUB(zeGetPhysicalMemProcAddrTable, ze_physical_mem_dditable_t)
+STUB(zeGetSamplerProcAddrTable, ze_sampler_dditable_t)
+STUB(zeGetVirtualMemProcAddrTable, ze_virtual_mem_dditable_t)
+STUB(zeGetFabricEdgeExpProcAddrTable, ze_fabric_edge_exp_dditable_t)
+STUB(zeGetFabricVertexExpProcAddrTable, ze_fabric_vertex_exp_dditable_t)
+
+STUB(zetGetDeviceProcAddrTable, zet_device_dditable_t)
+STUB(zetGetContextProcAddrTable, zet_context_dditable_t)
+STUB(zetGetCommandListProcAddrTable, zet_command_list_dditable_t)
+STUB(zetGetKernelProcAddrTable, zet_kernel_dditable_t)
+STUB(zetGetModuleProcAddrTable, zet_module_dditable_t)
+STUB(zetGetDebugProcAddrTable, zet_debug_dditable_t)
+STUB(zetGetMetricProcAddrTable, zet_metric_dditable_t)
+STUB(zetGetMetricGroupProcAddrTable, zet_metric_group_dditable_t)
+STUB(zetGetMetricGroupExpProcAddrTable, zet_metric_group_exp_dditable_t)
+STUB(zetGetMetricQueryProcAddrTable, zet_metric_query_dditable_t)
+STUB(zetGetMetricQueryPoolProcAddrTable, zet_metric_query_pool_dditable_t)
+STUB(zetGetMetricStreamerProcAddrTable, zet_metric_streamer_dditable_t)
+STUB(zetGetTracerExpProcAddrTable, zet_tracer_exp_dditable_t)
+
+STUB(zesGetDeviceProcAddrTable, zes_device_dditable_t)
+STUB(zesGetDriverProcAddrTable, zes_driver_dditable_t)
+STUB(zesGetDiagnosticsProcAddrTable, zes_diagnostics_dditable_t)
+STUB(zesGetEngineProcAddrTable, zes_engine_dditable_t)
+STUB(zesGetFabricPortProcAddrTable, zes_fabric_port_dditable_t)
+STUB(zesGetFanProcAddrTable, zes_fan_dditable_t)
+STUB(zesGetFirmwareProcAddrTable, zes_firmware_dditable_t)
+STUB(zesGetFrequencyProcAddrTable, zes_frequency_dditable_t)
+STUB(zesGetLedProcAddrTable, zes_led_dditable_t)
+STUB(zesGetMemoryProcAddrTable, zes_memory_dditable_t)
+STUB(zesGetPerformanceFactorProcAddrTable, zes_performance_factor_dditable_t)
+STUB(zesGetPowerProcAddrTable, zes_power_dditable_t)
+STUB(zesGetPsuProcAddrTable, zes_psu_dditable_t)
+STUB(zesGetRasProcAddrTable, zes_ras_dditable_t)
+STUB(zesGetSchedulerProcAddrTable, zes_scheduler_dditable_t)
+STUB(zesGetStandbyProcAddrTable, zes_standby_dditable_t)
+STUB(zesGetTemperatureProcAddrTable, zes_temperature_dditable_t)
