@@ -1,0 +1,156 @@
+package opencl_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/opencl"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// benchEach runs fn per runtime, skipping (never failing) when a runtime
+// is absent outside CI, like the tests.
+func benchEach(b *testing.B, fn func(b *testing.B, r rt)) {
+	for _, r := range runtimes {
+		b.Run(r.name, func(b *testing.B) { fn(b, find(b, r)) })
+	}
+}
+
+var copySizes = []struct {
+	name string
+	n    uintptr
+}{{"1MiB", 1 << 20}, {"16MiB", 16 << 20}, {"256MiB", 256 << 20}}
+
+// Host memory -> shared USM (SVM on PoCL) through Backend.Copy, beside Go's
+// copy of the same bytes into the same destination, and the runtime's own
+// blocking copy for reference.
+func BenchmarkCopyHostToShared(b *testing.B) {
+	benchEach(b, func(b *testing.B, r rt) {
+		for _, sz := range copySizes {
+			b.Run(sz.name, func(b *testing.B) {
+				a, err := r.b.Alloc(r.local, usm.KindShared, sz.n)
+				require.NoError(b, err)
+				defer a.Free()
+				src := make([]byte, sz.n)
+				for i := range src {
+					src[i] = byte(i)
+				}
+				dst := a.Bytes()
+				copy(dst, src) // fault both buffers in before timing
+				b.Run("go-copy", func(b *testing.B) {
+					b.SetBytes(int64(sz.n))
+					for b.Loop() {
+						copy(dst, src)
+					}
+				})
+				b.Run("backend", func(b *testing.B) {
+					b.SetBytes(int64(sz.n))
+					for b.Loop() {
+						if err := r.b.Copy(a.Pointer(), addr(src), sz.n); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+				b.Run("runtime-memcpy", func(b *testing.B) {
+					b.SetBytes(int64(sz.n))
+					for b.Loop() {
+						var err error
+						if r.mem == opencl.USM {
+							err = r.q.Memcpy(true, a.Pointer(), addr(src), sz.n)
+						} else {
+							err = r.q.SVMMemcpy(true, a.Pointer(), addr(src), sz.n)
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			})
+		}
+	})
+}
+
+// Device USM -> host USM on the Intel runtime (the copy a kDLCPU export of
+// device memory makes), beside Go's copy between two host buffers of the
+// same size.
+func BenchmarkCopyDeviceToHost(b *testing.B) {
+	r := find(b, runtimes[1])
+	for _, sz := range copySizes {
+		b.Run(sz.name, func(b *testing.B) {
+			dev, err := r.b.Alloc(r.local, usm.KindDevice, sz.n)
+			require.NoError(b, err)
+			defer dev.Free()
+			host, err := r.b.Alloc(r.local, usm.KindHost, sz.n)
+			require.NoError(b, err)
+			defer host.Free()
+			require.NoError(b, r.q.MemFill(dev.Pointer(), []byte{1}, sz.n))
+			require.NoError(b, r.q.Finish())
+			src := make([]byte, sz.n)
+			copy(host.Bytes(), src) // fault both buffers in before timing
+			b.Run("go-copy", func(b *testing.B) {
+				b.SetBytes(int64(sz.n))
+				dst := host.Bytes()
+				for b.Loop() {
+					copy(dst, src)
+				}
+			})
+			b.Run("backend", func(b *testing.B) {
+				b.SetBytes(int64(sz.n))
+				for b.Loop() {
+					if err := r.b.Copy(host.Pointer(), dev.Pointer(), sz.n); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// Queue.Wait (what export and SUAI call) against a bare clFinish on the
+// same idle queue.
+func BenchmarkQueueSync(b *testing.B) {
+	benchEach(b, func(b *testing.B, r rt) {
+		h := r.q.Native()
+		b.Run("raw-clFinish", func(b *testing.B) {
+			for b.Loop() {
+				if s := opencl.RawFinish(h); s != opencl.Success {
+					b.Fatal(s)
+				}
+			}
+		})
+		b.Run("Queue.Wait", func(b *testing.B) {
+			for b.Loop() {
+				if err := r.q.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+}
+
+// Backend.QueryPointer on a live allocation (interior pointer) and on
+// memory the backend does not know.
+func BenchmarkQueryPointer(b *testing.B) {
+	benchEach(b, func(b *testing.B, r rt) {
+		a, err := r.b.Alloc(r.local, usm.KindShared, 1<<16)
+		require.NoError(b, err)
+		defer a.Free()
+		foreign := cmem.Alloc(64)
+		defer cmem.Free(foreign, 64)
+		for _, tc := range []struct {
+			name string
+			p    uintptr
+			want usm.Kind
+		}{{"known", a.Pointer() + 100, a.Kind()}, {"unknown", foreign, usm.KindUnknown}} {
+			b.Run(tc.name, func(b *testing.B) {
+				for b.Loop() {
+					if r.b.QueryPointer(tc.p).Kind != tc.want {
+						b.Fatal("wrong kind")
+					}
+				}
+			})
+		}
+	})
+}

@@ -1,0 +1,507 @@
+package opencl
+
+import (
+	"slices"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
+)
+
+// Context is one reference to a cl_context. Every Context value owns
+// exactly one OpenCL reference: NewContext creates it, Retain makes a second
+// Context holding a second reference, and each must be released once. A
+// second Release of the same Context is an error; the reference count is
+// never touched twice.
+//
+// Allocations made through a context (USM or SVM) are registered with the
+// cl_context and shared by every Context referring to it.
+type Context struct {
+	h handle
+	s *ctxState
+}
+
+type ctxState struct {
+	platform *platform
+	devices  []Device
+
+	mu     sync.Mutex
+	allocs []allocRec          // sorted by base
+	queues map[*Queue]struct{} // live queues made with NewQueue
+}
+
+// MemType is the kind of a pointer, as clGetMemAllocInfoINTEL reports it.
+type MemType uint32
+
+// Memory types (CL_MEM_TYPE_*_INTEL).
+const (
+	MemUnknown MemType = clapi.MemTypeUnknownINTEL
+	MemHost    MemType = clapi.MemTypeHostINTEL
+	MemDevice  MemType = clapi.MemTypeDeviceINTEL
+	MemShared  MemType = clapi.MemTypeSharedINTEL
+)
+
+func (t MemType) String() string {
+	switch t {
+	case MemUnknown:
+		return "unknown"
+	case MemHost:
+		return "host"
+	case MemDevice:
+		return "device"
+	case MemShared:
+		return "shared"
+	}
+	return "MemType(0x" + strconv.FormatUint(uint64(t), 16) + ")"
+}
+
+type allocRec struct {
+	base, size uintptr
+	typ        MemType
+	dev        Device // zero for host USM
+	svm        bool
+}
+
+// AllocInfo describes the allocation a pointer belongs to.
+type AllocInfo struct {
+	Type MemType
+	Base uintptr // start of the allocation; 0 when Type is MemUnknown
+	Size uintptr
+	// Device the allocation is bound to; zero for host USM. A cl_device_id
+	// that is not a root device known to this process also gives zero.
+	Device Device
+	// SVM is true for clSVMAlloc memory, which this package registers
+	// itself (SVM has no query); Type is then MemShared.
+	SVM bool
+}
+
+// NewContext creates a context for devices of one platform.
+func NewContext(devices ...Device) (*Context, error) {
+	if len(devices) == 0 {
+		return nil, errkind.New(errkind.Value, "opencl.NewContext", "no devices")
+	}
+	plat := devices[0].d
+	ids := make([]uintptr, len(devices))
+	for i, d := range devices {
+		if d.d == nil {
+			return nil, errZero("device")
+		}
+		if d.d.platform != plat.platform {
+			return nil, errkind.New(errkind.Value, "opencl.NewContext", "devices of different platforms ("+plat.platform.info.Name+", "+d.d.platform.info.Name+") cannot share a context")
+		}
+		ids[i] = d.d.id
+	}
+	l, err := lib()
+	if err != nil {
+		return nil, err
+	}
+	props := []uintptr{clapi.ContextPlatform, plat.platform.id, 0}
+	var errc int32
+	id := call(l.CreateContext, uintptr(unsafe.Pointer(&props[0])), uintptr(len(ids)), uintptr(unsafe.Pointer(&ids[0])), 0, 0, uintptr(unsafe.Pointer(&errc)))
+	if errc != 0 || id == 0 {
+		if errc == 0 {
+			errc = int32(OutOfResources)
+		}
+		return nil, &OpError{"clCreateContext", Status(errc)}
+	}
+	live.contexts.Add(1)
+	return &Context{h: handle{id: id}, s: &ctxState{platform: plat.platform, devices: slices.Clone(devices), queues: map[*Queue]struct{}{}}}, nil
+}
+
+// Native returns the cl_context (0 after Release). The handle stays
+// owned by c.
+func (c *Context) Native() uintptr {
+	if c == nil {
+		return 0
+	}
+	id, err := c.h.acquire("context")
+	if err != nil {
+		return 0
+	}
+	c.h.mu.RUnlock()
+	return id
+}
+
+// Devices returns the context's devices.
+func (c *Context) Devices() []Device {
+	if c == nil {
+		return nil
+	}
+	return slices.Clone(c.s.devices)
+}
+
+// Platform returns the context's platform.
+func (c *Context) Platform() Platform {
+	if c == nil {
+		return Platform{}
+	}
+	return Platform{c.s.platform}
+}
+
+// Retain returns a second Context for the same cl_context, holding its own
+// reference (clRetainContext).
+func (c *Context) Retain() (*Context, error) {
+	if c == nil {
+		return nil, errZero("context")
+	}
+	id, err := c.h.acquire("context")
+	if err != nil {
+		return nil, err
+	}
+	defer c.h.mu.RUnlock()
+	l, _ := lib()
+	if err := check("clRetainContext", call(l.RetainContext, id)); err != nil {
+		return nil, err
+	}
+	live.contexts.Add(1)
+	return &Context{h: handle{id: id}, s: c.s}, nil
+}
+
+// ReferenceCount returns CL_CONTEXT_REFERENCE_COUNT (for tests and
+// diagnostics; the value is stale as soon as it is returned).
+func (c *Context) ReferenceCount() (uint32, error) {
+	if c == nil {
+		return 0, errZero("context")
+	}
+	id, err := c.h.acquire("context")
+	if err != nil {
+		return 0, err
+	}
+	defer c.h.mu.RUnlock()
+	l, _ := lib()
+	var n uint32
+	err = check("clGetContextInfo", call(l.GetContextInfo, id, clapi.ContextReferenceCount, 4, uintptr(unsafe.Pointer(&n)), 0))
+	return n, err
+}
+
+// Release drops this Context's reference. Allocations stay valid while any
+// Context of the cl_context lives; the runtime frees the context (and, per
+// the USM specification, the allocations) when the last reference goes.
+func (c *Context) Release() error {
+	if c == nil {
+		return errZero("context")
+	}
+	return c.h.release("context", func(id uintptr) error {
+		l, _ := lib()
+		live.contexts.Add(-1)
+		return check("clReleaseContext", call(l.ReleaseContext, id))
+	})
+}
+
+// --- allocation registry ---
+
+func (s *ctxState) register(r allocRec) {
+	s.mu.Lock()
+	i, _ := slices.BinarySearchFunc(s.allocs, r.base, func(a allocRec, p uintptr) int { return cmpPtr(a.base, p) })
+	s.allocs = slices.Insert(s.allocs, i, r)
+	s.mu.Unlock()
+	live.allocations.Add(1)
+}
+
+// find returns the allocation containing p (interior pointers included).
+func (s *ctxState) find(p uintptr) (allocRec, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, found := slices.BinarySearchFunc(s.allocs, p, func(a allocRec, p uintptr) int { return cmpPtr(a.base, p) })
+	if found {
+		return s.allocs[i], true
+	}
+	if i > 0 && p-s.allocs[i-1].base < max(s.allocs[i-1].size, 1) {
+		return s.allocs[i-1], true
+	}
+	return allocRec{}, false
+}
+
+// take removes the allocation whose base is p.
+func (s *ctxState) take(p uintptr) (allocRec, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, found := slices.BinarySearchFunc(s.allocs, p, func(a allocRec, p uintptr) int { return cmpPtr(a.base, p) })
+	if !found {
+		return allocRec{}, false
+	}
+	r := s.allocs[i]
+	s.allocs = slices.Delete(s.allocs, i, i+1)
+	return r, true
+}
+
+func (s *ctxState) put(r allocRec) { // undo take after a failed free
+	s.mu.Lock()
+	i, _ := slices.BinarySearchFunc(s.allocs, r.base, func(a allocRec, p uintptr) int { return cmpPtr(a.base, p) })
+	s.allocs = slices.Insert(s.allocs, i, r)
+	s.mu.Unlock()
+}
+
+func cmpPtr(a, b uintptr) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Allocations returns the number of live allocations made through the
+// cl_context.
+func (c *Context) Allocations() int {
+	if c == nil {
+		return 0
+	}
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return len(c.s.allocs)
+}
+
+// --- USM ---
+
+func (c *Context) usm(op string) (uintptr, clapi.USM, error) {
+	if c == nil {
+		return 0, clapi.USM{}, errZero("context")
+	}
+	f := c.s.platform.usmFuncs()
+	if !f.Complete() {
+		c2 := errkind.New(errkind.NotSupported, op, "platform "+strconv.Quote(c.s.platform.info.Name)+" does not provide cl_intel_unified_shared_memory")
+		return 0, f, c2
+	}
+	id, err := c.h.acquire("context")
+	return id, f, err
+}
+
+func (c *Context) hasDevice(d Device) bool {
+	return d.d != nil && slices.ContainsFunc(c.s.devices, func(x Device) bool { return x.d == d.d })
+}
+
+// HostMemAlloc allocates host USM (clHostMemAllocINTEL). alignment 0 is
+// the runtime default; a size of 0 is refused by the runtime with
+// CL_INVALID_BUFFER_SIZE.
+func (c *Context) HostMemAlloc(size uintptr, alignment uint32) (uintptr, error) {
+	return c.usmAlloc("clHostMemAllocINTEL", MemHost, Device{}, size, alignment)
+}
+
+// DeviceMemAlloc allocates device USM (clDeviceMemAllocINTEL).
+func (c *Context) DeviceMemAlloc(dev Device, size uintptr, alignment uint32) (uintptr, error) {
+	return c.usmAlloc("clDeviceMemAllocINTEL", MemDevice, dev, size, alignment)
+}
+
+// SharedMemAlloc allocates shared USM (clSharedMemAllocINTEL) associated
+// with dev.
+func (c *Context) SharedMemAlloc(dev Device, size uintptr, alignment uint32) (uintptr, error) {
+	return c.usmAlloc("clSharedMemAllocINTEL", MemShared, dev, size, alignment)
+}
+
+func (c *Context) usmAlloc(op string, typ MemType, dev Device, size uintptr, alignment uint32) (uintptr, error) {
+	id, f, err := c.usm(op)
+	if err != nil {
+		return 0, err
+	}
+	defer c.h.mu.RUnlock()
+	if (typ != MemHost || dev.d != nil) && !c.hasDevice(dev) {
+		return 0, errkind.New(errkind.Value, op, "device "+dev.String()+" is not in the context")
+	}
+	var errc int32
+	var p uintptr
+	switch typ {
+	case MemHost:
+		p = call(f.HostMemAlloc, id, 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
+	case MemDevice:
+		p = call(f.DeviceMemAlloc, id, dev.d.id, 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
+	case MemShared:
+		p = call(f.SharedMemAlloc, id, dev.d.id, 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
+	}
+	if errc != 0 {
+		return 0, &OpError{op, Status(errc)}
+	}
+	if p == 0 {
+		return 0, &OpError{op, OutOfHostMemory}
+	}
+	c.s.register(allocRec{base: p, size: size, typ: typ, dev: dev})
+	return p, nil
+}
+
+// MemBlockingFree frees USM allocated through this context with
+// clMemBlockingFreeINTEL, which first waits for enqueued commands that may
+// use it. Only base pointers of live allocations of this context are
+// passed to the runtime: anything else (an interior pointer, a second free,
+// foreign memory) is a usm.ErrValue error, because runtimes do not promise
+// to survive a bad pointer.
+func (c *Context) MemBlockingFree(ptr uintptr) error {
+	id, f, err := c.usm("clMemBlockingFreeINTEL")
+	if err != nil {
+		return err
+	}
+	defer c.h.mu.RUnlock()
+	r, ok := c.s.take(ptr)
+	if !ok || r.svm {
+		if ok {
+			c.s.put(r)
+		}
+		return errkind.New(errkind.Value, "clMemBlockingFreeINTEL", "0x"+strconv.FormatUint(uint64(ptr), 16)+" is not the base of a live USM allocation of this context")
+	}
+	if err := check("clMemBlockingFreeINTEL", call(f.MemBlockingFree, id, ptr)); err != nil {
+		c.s.put(r)
+		return err
+	}
+	live.allocations.Add(-1)
+	return nil
+}
+
+// MemAllocInfo classifies ptr: for memory of the platform's USM, what
+// clGetMemAllocInfoINTEL reports (interior pointers included; foreign
+// memory is MemUnknown, never an error); for SVM memory allocated through
+// this context, the registered extent with Type MemShared and SVM set.
+func (c *Context) MemAllocInfo(ptr uintptr) (AllocInfo, error) {
+	if c == nil {
+		return AllocInfo{}, errZero("context")
+	}
+	if r, ok := c.s.find(ptr); ok && r.svm {
+		return AllocInfo{Type: MemShared, Base: r.base, Size: r.size, Device: r.dev, SVM: true}, nil
+	}
+	f := c.s.platform.usmFuncs()
+	if f.GetMemAllocInfo == 0 {
+		return AllocInfo{Type: MemUnknown}, nil
+	}
+	id, err := c.h.acquire("context")
+	if err != nil {
+		return AllocInfo{}, err
+	}
+	defer c.h.mu.RUnlock()
+	return memAllocInfo(f.GetMemAllocInfo, id, ptr)
+}
+
+// memAllocInfo runs the USM query. The four results share one heap block
+// so the query costs a single allocation.
+func memAllocInfo(fn, ctx, ptr uintptr) (AllocInfo, error) {
+	out := new(struct {
+		typ  uint32 // cl_unified_shared_memory_type_intel is a cl_uint
+		_    uint32
+		base uintptr
+		size uintptr
+		dev  uintptr
+	})
+	if err := check("clGetMemAllocInfoINTEL", call(fn, ctx, ptr, clapi.MemAllocTypeINTEL, 4, uintptr(unsafe.Pointer(&out.typ)), 0)); err != nil {
+		return AllocInfo{}, err
+	}
+	info := AllocInfo{Type: MemType(out.typ)}
+	if info.Type == MemUnknown {
+		return info, nil
+	}
+	if err := check("clGetMemAllocInfoINTEL", call(fn, ctx, ptr, clapi.MemAllocBasePtrINTEL, 8, uintptr(unsafe.Pointer(&out.base)), 0)); err != nil {
+		return AllocInfo{}, err
+	}
+	if err := check("clGetMemAllocInfoINTEL", call(fn, ctx, ptr, clapi.MemAllocSizeINTEL, 8, uintptr(unsafe.Pointer(&out.size)), 0)); err != nil {
+		return AllocInfo{}, err
+	}
+	if err := check("clGetMemAllocInfoINTEL", call(fn, ctx, ptr, clapi.MemAllocDeviceINTEL, 8, uintptr(unsafe.Pointer(&out.dev)), 0)); err != nil {
+		return AllocInfo{}, err
+	}
+	info.Base, info.Size = out.base, out.size
+	info.Device, _ = findDevice(out.dev)
+	return info, nil
+}
+
+// --- SVM ---
+
+// SVMFlags are cl_svm_mem_flags.
+type SVMFlags uint64
+
+// SVM allocation flags.
+const (
+	SVMReadWrite       SVMFlags = clapi.MemReadWrite
+	SVMFineGrain       SVMFlags = clapi.MemSVMFineGrainBuffer
+	SVMAtomicsFlag     SVMFlags = clapi.MemSVMAtomics
+	SVMFineGrainShared          = SVMReadWrite | SVMFineGrain
+)
+
+// SVMAlloc allocates shared virtual memory (clSVMAlloc, OpenCL 2.0) and
+// registers it, since SVM has no pointer query; dev is recorded as the
+// device the memory is meant for. Use SVMFineGrainShared for memory the
+// host may touch without map/unmap. A size of 0 is refused.
+func (c *Context) SVMAlloc(dev Device, flags SVMFlags, size uintptr, alignment uint32) (uintptr, error) {
+	if c == nil {
+		return 0, errZero("context")
+	}
+	l, err := lib()
+	if err != nil {
+		return 0, err
+	}
+	if l.SVMAlloc == 0 || l.SVMFree == 0 {
+		return 0, errkind.New(errkind.NotSupported, "clSVMAlloc", "the OpenCL loader has no SVM entry points (OpenCL < 2.0)")
+	}
+	if !c.hasDevice(dev) {
+		return 0, errkind.New(errkind.Value, "clSVMAlloc", "device "+dev.String()+" is not in the context")
+	}
+	if size == 0 {
+		// clSVMAlloc returns NULL without a status for size 0; say why.
+		return 0, &OpError{"clSVMAlloc", InvalidBufferSize}
+	}
+	id, err := c.h.acquire("context")
+	if err != nil {
+		return 0, err
+	}
+	defer c.h.mu.RUnlock()
+	p := call(l.SVMAlloc, id, uintptr(flags), size, uintptr(alignment))
+	if p == 0 {
+		return 0, errkind.New(errkind.Memory, "clSVMAlloc", "returned NULL for "+strconv.FormatUint(uint64(size), 10)+" bytes with flags 0x"+strconv.FormatUint(uint64(flags), 16))
+	}
+	c.s.register(allocRec{base: p, size: size, typ: MemShared, dev: dev, svm: true})
+	return p, nil
+}
+
+// SVMFree frees SVM allocated through this context. clSVMFree does not wait
+// for commands that use the memory, so SVMFree first finishes every live
+// queue made from this context, which gives it the semantics of
+// clMemBlockingFreeINTEL for those queues. Unknown pointers are refused
+// (usm.ErrValue) without calling the runtime.
+func (c *Context) SVMFree(ptr uintptr) error {
+	if c == nil {
+		return errZero("context")
+	}
+	r, ok := c.s.take(ptr)
+	if !ok || !r.svm {
+		if ok {
+			c.s.put(r)
+		}
+		return errkind.New(errkind.Value, "clSVMFree", "0x"+strconv.FormatUint(uint64(ptr), 16)+" is not the base of a live SVM allocation of this context")
+	}
+	c.s.finishQueues()
+	id, err := c.h.acquire("context")
+	if err != nil {
+		c.s.put(r)
+		return err
+	}
+	defer c.h.mu.RUnlock()
+	l, _ := lib()
+	call(l.SVMFree, id, ptr) // void
+	live.allocations.Add(-1)
+	return nil
+}
+
+// Free frees any allocation made through the context, USM or SVM.
+func (c *Context) Free(ptr uintptr) error {
+	if c == nil {
+		return errZero("context")
+	}
+	r, ok := c.s.find(ptr)
+	switch {
+	case !ok || r.base != ptr:
+		return errkind.New(errkind.Value, "opencl.Context.Free", "0x"+strconv.FormatUint(uint64(ptr), 16)+" is not the base of a live allocation of this context")
+	case r.svm:
+		return c.SVMFree(ptr)
+	}
+	return c.MemBlockingFree(ptr)
+}
+
+func (s *ctxState) finishQueues() {
+	s.mu.Lock()
+	qs := make([]*Queue, 0, len(s.queues))
+	for q := range s.queues {
+		qs = append(qs, q)
+	}
+	s.mu.Unlock()
+	for _, q := range qs {
+		_ = q.Finish() // a queue released meanwhile has nothing left to wait for
+	}
+}

@@ -1,0 +1,162 @@
+package opencl_test
+
+import (
+	"bytes"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/opencl"
+	"github.com/usmbridge/usmbridge/syclobj"
+	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+func TestSelectors(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		reg := usm.NewRegistry(cpu.Default(), r.b)
+		devs := reg.Devices()
+		require.Len(t, devs, len(r.b.Devices())+1)
+		assert.Equal(t, syclobj.Host, devs[len(devs)-1].Backend, "host comes after opencl in the global order")
+
+		sel, err := reg.SelectorFor(r.b, r.local)
+		require.NoError(t, err)
+		b, local, err := reg.Select(sel)
+		require.NoError(t, err)
+		assert.Equal(t, usm.Backend(r.b), b)
+		assert.Equal(t, r.local, local)
+		d, err := reg.DLPackDevice(r.b, r.local)
+		require.NoError(t, err)
+		assert.Equal(t, dlpack.Device{Type: dlpack.OneAPI, ID: int32(r.local)}, d, "OpenCL devices lead the global order here")
+
+		s0, err := syclobj.ParseSelector("opencl:cpu:0")
+		require.NoError(t, err)
+		b, local, err = reg.Select(s0)
+		require.NoError(t, err)
+		assert.Equal(t, usm.Backend(r.b), b)
+		assert.Equal(t, 0, local)
+
+		for _, s := range []string{"opencl:gpu", "opencl:cpu:99", "level_zero:gpu:0"} {
+			sel, err := syclobj.ParseSelector(s)
+			require.NoError(t, err)
+			_, _, err = reg.Select(sel)
+			assert.ErrorIs(t, err, usm.ErrValue, s)
+			assert.ErrorContains(t, err, s)
+			assert.ErrorContains(t, err, r.dev.Name(), "the error lists the devices seen")
+		}
+	})
+}
+
+// f32 fills n float32s 0, 1, 2, ... into b.
+func f32(n int) []byte {
+	out := make([]byte, 4*n)
+	f := unsafe.Slice((*float32)(unsafe.Pointer(&out[0])), n)
+	for i := range f {
+		f[i] = float32(i)
+	}
+	return out
+}
+
+func TestDLPack(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		reg := usm.NewRegistry(r.b, cpu.Default())
+		const n = 1024
+		want := f32(n)
+		kinds := []usm.Kind{usm.KindHost, usm.KindShared}
+		if r.mem == opencl.USM {
+			kinds = append(kinds, usm.KindDevice)
+		}
+		for _, kind := range kinds {
+			t.Run(kind.String(), func(t *testing.T) {
+				alloc, err := r.b.Alloc(r.local, kind, n*4)
+				require.NoError(t, err)
+				defer alloc.Free()
+				require.NoError(t, r.b.Copy(alloc.Pointer(), addr(want), n*4))
+				arr, err := reg.NewArray(alloc, typestr.Float32, []int64{32, 32})
+				require.NoError(t, err)
+				assert.Equal(t, alloc.Kind(), arr.Memory.Kind)
+				assert.Equal(t, dlpack.Device{Type: dlpack.OneAPI, ID: int32(reg.GlobalIndex(r.b, r.local))}, arr.DLDevice)
+				suai, err := arr.SUAI()
+				require.NoError(t, err)
+				parsed, err := reg.Parse(suai)
+				require.NoError(t, err)
+				assert.Equal(t, alloc.Pointer(), parsed.Data)
+				assert.Equal(t, usm.Backend(r.b), parsed.Backend)
+
+				// Own device: kDLOneAPI, zero copy, and back through Import.
+				m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}})
+				require.NoError(t, err)
+				mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+				assert.Equal(t, arr.DLDevice, mv.DLTensor.Device)
+				assert.Equal(t, alloc.Pointer(), mv.DLTensor.Data)
+				assert.Zero(t, mv.Flags&dlpack.FlagIsCopied)
+				tens, err := dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
+				require.NoError(t, err)
+				assert.Equal(t, usm.Backend(r.b), tens.Backend)
+				assert.Equal(t, r.local, tens.Device)
+				assert.Equal(t, alloc.Kind(), tens.Memory.Kind)
+				assert.Equal(t, alloc.Pointer(), tens.Memory.Base)
+				assert.NotNil(t, tens.Queue)
+				got := make([]byte, n*4)
+				require.NoError(t, r.b.Copy(addr(got), tens.Data, n*4))
+				assert.Equal(t, want, got)
+				tens.Release()
+
+				// dl_device=(kDLCPU, 0), for each copy mode.
+				for _, mode := range []dlpack.CopyMode{dlpack.CopyIfNeeded, dlpack.CopyNever, dlpack.CopyAlways} {
+					m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}, Device: &dlpack.Device{Type: dlpack.CPU}, Copy: mode})
+					if kind == usm.KindDevice && mode == dlpack.CopyNever {
+						assert.ErrorIs(t, err, usm.ErrBuffer, "device USM needs a copy")
+						continue
+					}
+					require.NoError(t, err, "mode %d", mode)
+					mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+					assert.Equal(t, dlpack.Device{Type: dlpack.CPU}, mv.DLTensor.Device)
+					copied := kind == usm.KindDevice || mode == dlpack.CopyAlways
+					assert.Equal(t, copied, mv.Flags&dlpack.FlagIsCopied != 0, "IS_COPIED, mode %d", mode)
+					assert.Equal(t, !copied, mv.DLTensor.Data == alloc.Pointer(), "zero copy, mode %d", mode)
+					assert.Equal(t, want, cmem.Bytes(mv.DLTensor.Data, n*4), "the host reads the data directly")
+					tens, err := dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
+					require.NoError(t, err)
+					raw, err := tens.Bytes()
+					require.NoError(t, err)
+					assert.Equal(t, want, raw)
+					if !copied {
+						assert.Equal(t, usm.Backend(r.b), tens.Backend, "a kDLCPU import of OpenCL memory finds its backend")
+					}
+					tens.Release()
+				}
+			})
+		}
+	})
+}
+
+// Export waits on the array's queue: a fill still in flight on the device
+// queue is complete when the consumer sees the tensor.
+func TestExportWaitsForQueue(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		reg := usm.NewRegistry(r.b)
+		const size = 64 << 20
+		alloc, err := r.b.Alloc(r.local, usm.KindShared, size)
+		require.NoError(t, err)
+		defer alloc.Free()
+		pattern := []byte{0x5a, 0xa5, 0x11, 0x22}
+		if r.mem == opencl.USM {
+			require.NoError(t, r.q.MemFill(alloc.Pointer(), pattern, size))
+		} else {
+			require.NoError(t, r.q.SVMMemFill(alloc.Pointer(), pattern, size))
+		}
+		arr, err := reg.NewArray(alloc, typestr.Uint8, []int64{size})
+		require.NoError(t, err)
+		m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}, Device: &dlpack.Device{Type: dlpack.CPU}})
+		require.NoError(t, err)
+		defer m.Delete()
+		mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+		assert.True(t, bytes.Equal(bytes.Repeat(pattern, size/4), cmem.Bytes(mv.DLTensor.Data, size)))
+	})
+}

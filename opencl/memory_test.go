@@ -1,0 +1,246 @@
+package opencl_test
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/opencl"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
+
+// The raw USM layer on the Intel runtime; on PoCL 3.1 it must say
+// "not supported" instead of calling NULL entry points.
+func TestUSMContext(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		ctx := r.ctx
+		if r.mem != opencl.USM {
+			_, err := ctx.HostMemAlloc(64, 0)
+			assert.ErrorIs(t, err, usm.ErrNotSupported)
+			assert.ErrorIs(t, r.q.Memcpy(true, 1, 2, 3), usm.ErrNotSupported)
+			info, err := ctx.MemAllocInfo(0x1000)
+			require.NoError(t, err)
+			assert.Equal(t, opencl.MemUnknown, info.Type)
+			return
+		}
+		const size = 4096
+		for _, tc := range []struct {
+			typ   opencl.MemType
+			alloc func() (uintptr, error)
+		}{
+			{opencl.MemHost, func() (uintptr, error) { return ctx.HostMemAlloc(size, 0) }},
+			{opencl.MemDevice, func() (uintptr, error) { return ctx.DeviceMemAlloc(r.dev, size, 64) }},
+			{opencl.MemShared, func() (uintptr, error) { return ctx.SharedMemAlloc(r.dev, size, 0) }},
+		} {
+			t.Run(tc.typ.String(), func(t *testing.T) {
+				p, err := tc.alloc()
+				require.NoError(t, err)
+				for _, q := range []uintptr{p, p + 100, p + size - 1} {
+					info, err := ctx.MemAllocInfo(q)
+					require.NoError(t, err)
+					assert.Equal(t, tc.typ, info.Type)
+					assert.Equal(t, p, info.Base, "base of %#x", q)
+					assert.EqualValues(t, size, info.Size)
+					assert.False(t, info.SVM)
+					if tc.typ == opencl.MemHost {
+						assert.False(t, info.Device.Valid(), "host USM has no device")
+					} else {
+						assert.Equal(t, r.dev, info.Device)
+					}
+				}
+				// Fill with the runtime, read back through a blocking copy
+				// into Go memory.
+				require.NoError(t, r.q.MemFill(p, []byte{0xab, 0xcd}, size))
+				got := make([]byte, size)
+				require.NoError(t, r.q.Memcpy(true, addr(got), p, size))
+				assert.Equal(t, bytes.Repeat([]byte{0xab, 0xcd}, size/2), got)
+				ev, err := r.q.EnqueueMemcpy(p, addr(bytes.Repeat([]byte{7}, size)), size)
+				require.NoError(t, err)
+				require.NoError(t, ev.Wait())
+				require.NoError(t, ev.Release())
+				require.NoError(t, r.q.Memcpy(true, addr(got), p, size))
+				assert.Equal(t, bytes.Repeat([]byte{7}, size), got)
+
+				assert.ErrorIs(t, ctx.MemBlockingFree(p+1), usm.ErrValue, "interior pointer")
+				require.NoError(t, ctx.MemBlockingFree(p))
+				assert.ErrorIs(t, ctx.MemBlockingFree(p), usm.ErrValue, "double free")
+				info, err := ctx.MemAllocInfo(p)
+				require.NoError(t, err)
+				assert.Equal(t, opencl.MemUnknown, info.Type, "freed memory is unknown")
+			})
+		}
+		t.Run("bad input", func(t *testing.T) {
+			_, err := ctx.HostMemAlloc(0, 0)
+			assert.ErrorIs(t, err, opencl.InvalidBufferSize, "size 0")
+			assert.ErrorIs(t, err, usm.ErrValue)
+			_, err = ctx.SharedMemAlloc(r.dev, 64, 3)
+			assert.Error(t, err, "alignment not a power of two")
+			_, err = ctx.DeviceMemAlloc(opencl.Device{}, 64, 0)
+			assert.ErrorIs(t, err, usm.ErrValue)
+			goMem := make([]byte, 64)
+			for _, p := range []uintptr{addr(goMem), 1, 0x1000, ^uintptr(0) &^ 0xfff} {
+				info, err := ctx.MemAllocInfo(p)
+				require.NoError(t, err)
+				assert.Equal(t, opencl.MemUnknown, info.Type, "%#x", p)
+			}
+			assert.ErrorIs(t, ctx.MemBlockingFree(addr(goMem)), usm.ErrValue)
+			assert.ErrorIs(t, ctx.Free(0), usm.ErrValue)
+			assert.ErrorIs(t, r.q.MemFill(0, nil, 8), usm.ErrValue)
+		})
+	})
+}
+
+// SVM through the raw layer, on both runtimes (Intel's CPU device has
+// fine-grain SVM too).
+func TestSVMContext(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		if !r.dev.SupportsFineGrainSVM() {
+			t.Skip("no fine-grain SVM")
+		}
+		const size = 1 << 16
+		p, err := r.ctx.SVMAlloc(r.dev, opencl.SVMFineGrainShared, size, 0)
+		require.NoError(t, err)
+		info, err := r.ctx.MemAllocInfo(p + size/2)
+		require.NoError(t, err)
+		assert.Equal(t, opencl.AllocInfo{Type: opencl.MemShared, Base: p, Size: size, Device: r.dev, SVM: true}, info)
+
+		require.NoError(t, r.q.SVMMemFill(p, []byte{1, 2, 3, 4}, size))
+		require.NoError(t, r.q.Finish())
+		// Fine-grain: the host reads it directly.
+		assert.Equal(t, bytes.Repeat([]byte{1, 2, 3, 4}, size/4), cmem.Bytes(p, size))
+		src := bytes.Repeat([]byte{9}, size)
+		require.NoError(t, r.q.SVMMemcpy(true, p, addr(src), size))
+		assert.Equal(t, src, cmem.Bytes(p, size))
+
+		_, err = r.ctx.SVMAlloc(r.dev, opencl.SVMFineGrainShared, 0, 0)
+		assert.ErrorIs(t, err, opencl.InvalidBufferSize)
+		assert.ErrorIs(t, r.ctx.SVMFree(p+8), usm.ErrValue, "interior pointer")
+		require.NoError(t, r.ctx.SVMFree(p))
+		assert.ErrorIs(t, r.ctx.SVMFree(p), usm.ErrValue, "double free")
+		assert.ErrorIs(t, r.ctx.Free(p), usm.ErrValue, "double free")
+	})
+}
+
+func TestBackendAllocQueryCopy(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		b := r.b
+		const size = 1 << 20
+		for _, tc := range []struct {
+			ask, want usm.Kind
+		}{
+			{usm.KindHost, usm.KindHost},
+			{usm.KindDevice, usm.KindDevice},
+			{usm.KindShared, usm.KindShared},
+		} {
+			if r.mem == opencl.FineGrainSVM {
+				tc.want = usm.KindShared // SVM serves every kind as shared
+			}
+			t.Run(tc.ask.String(), func(t *testing.T) {
+				a, err := b.Alloc(r.local, tc.ask, size)
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, a.Kind())
+				assert.Equal(t, r.local, a.Device())
+				p := a.Pointer()
+				for _, q := range []uintptr{p, p + 1, p + size - 1} {
+					info := b.QueryPointer(q)
+					assert.Equal(t, usm.PointerInfo{Kind: tc.want, Device: r.local, Base: p, Size: size}, info, "%#x", q)
+				}
+				assert.Equal(t, usm.KindUnknown, b.QueryPointer(p+size+4096).Kind)
+
+				src := make([]byte, size)
+				for i := range src {
+					src[i] = byte(i * 7)
+				}
+				require.NoError(t, b.Copy(p, addr(src), size))
+				if tc.want.HostAccessible() {
+					assert.Equal(t, src, a.Bytes())
+				} else {
+					assert.Nil(t, a.Bytes())
+				}
+				got := make([]byte, size)
+				require.NoError(t, b.Copy(addr(got), p, size))
+				assert.Equal(t, src, got)
+				// Interior, partial copies.
+				require.NoError(t, b.Copy(addr(got), p+10, 100))
+				assert.Equal(t, src[10:110], got[:100])
+
+				assert.ErrorIs(t, b.Copy(p+1, addr(src), size), usm.ErrValue, "overrun")
+				assert.ErrorIs(t, b.Copy(addr(got), p, size+1), usm.ErrValue, "overrun")
+				assert.ErrorIs(t, b.Copy(0, p, 1), usm.ErrValue)
+				assert.NoError(t, b.Copy(0, 0, 0), "nothing to copy")
+
+				require.NoError(t, a.Free())
+				assert.ErrorIs(t, a.Free(), usm.ErrValue, "double free")
+				assert.Equal(t, usm.KindUnknown, b.QueryPointer(p).Kind, "freed")
+			})
+		}
+		t.Run("bad input", func(t *testing.T) {
+			a, err := b.Alloc(r.local, usm.KindShared, 0)
+			require.NoError(t, err, "size 0 gives a valid pointer")
+			assert.NotZero(t, a.Pointer())
+			assert.Zero(t, a.Size())
+			assert.NotEqual(t, usm.KindUnknown, b.QueryPointer(a.Pointer()).Kind)
+			require.NoError(t, a.Free())
+
+			_, err = b.Alloc(len(b.Devices()), usm.KindShared, 8)
+			assert.ErrorIs(t, err, usm.ErrValue)
+			_, err = b.Alloc(-1, usm.KindShared, 8)
+			assert.ErrorIs(t, err, usm.ErrValue)
+			_, err = b.Alloc(r.local, usm.KindUnknown, 8)
+			assert.ErrorIs(t, err, usm.ErrValue)
+
+			goMem := make([]byte, 64)
+			for _, p := range []uintptr{0, 1, addr(goMem), ^uintptr(0)} {
+				assert.Equal(t, usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}, b.QueryPointer(p), "%#x", p)
+			}
+			other := make([]byte, 64)
+			assert.ErrorIs(t, b.Copy(addr(other), addr(goMem), 64), usm.ErrValue, "neither side is OpenCL memory")
+			_, err = b.Queue(99)
+			assert.ErrorIs(t, err, usm.ErrValue)
+		})
+	})
+}
+
+// Allocation, query, copy and free from many goroutines (run with -race).
+func TestBackendConcurrent(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		var wg sync.WaitGroup
+		errs := make(chan error, 64)
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 20 {
+					a, err := r.b.Alloc(r.local, usm.KindShared, uintptr(4096+g*64+i))
+					if err != nil {
+						errs <- err
+						return
+					}
+					buf := bytes.Repeat([]byte{byte(g)}, 4096)
+					if err := r.b.Copy(a.Pointer(), addr(buf), 4096); err != nil {
+						errs <- err
+					}
+					if info := r.b.QueryPointer(a.Pointer() + 17); info.Base != a.Pointer() {
+						errs <- assert.AnError
+					}
+					if q, err := r.b.Queue(r.local); err != nil || q.Wait() != nil {
+						errs <- assert.AnError
+					}
+					if err := a.Free(); err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
+}
