@@ -1,0 +1,439 @@
+// Package pyapi is the raw CPython C API that pybridge uses, resolved with
+// internal/ffi from a libpython handle (embedding) or from the running
+// process (a Go library loaded by Python). It is a symbol table with thin
+// wrappers: no reference counting policy, no GIL policy, no error policy.
+// Every wrapper must be called with the GIL held unless its comment says
+// otherwise. No C variadic function is bound (purego cannot call them):
+// tuples are built with PyTuple_New/SetItem and errors are raised with
+// PyErr_SetString.
+//
+// Only the regular (GIL) build of CPython ≥ 3.10 is supported; its object
+// header is {ob_refcnt, ob_type}, so Py_TYPE(o) is the word at offset 8.
+package pyapi
+
+import (
+	"runtime"
+	"strings"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+)
+
+// Start symbols of PyRun_String and friends.
+const (
+	FileInput = 257
+	EvalInput = 258
+)
+
+// Type flags (tp_flags) of the built-in types, for the Py*_Check macros.
+const (
+	TPFlagsLongSubclass    = 1 << 24
+	TPFlagsListSubclass    = 1 << 25
+	TPFlagsTupleSubclass   = 1 << 26
+	TPFlagsBytesSubclass   = 1 << 27
+	TPFlagsUnicodeSubclass = 1 << 28
+	TPFlagsDictSubclass    = 1 << 29
+	TPFlagsBaseExcSubclass = 1 << 30
+	TPFlagsTypeSubclass    = 1 << 31
+)
+
+// API holds the resolved symbols. The zero value is unusable; see Load.
+type API struct {
+	Handle uintptr // dlopen handle the symbols came from
+
+	pyInitializeEx, pyIsInitialized, pyFinalizeEx                   uintptr
+	evalSaveThread, evalRestoreThread                               uintptr
+	gilEnsure, gilRelease, gilCheck                                 uintptr
+	incRef, decRef                                                  uintptr
+	importModule                                                    uintptr
+	getAttrString, setAttrString, hasAttrString, getAttr            uintptr
+	call, callObject, str, repr, isTrue, isInstance, callableCheck  uintptr
+	getItem, length, getIter, iterNext, typeGetFlags, typeIsSubtype uintptr
+	tupleNew, tupleSetItem, tupleGetItem, tupleSize                 uintptr
+	listNew, listAppend, listGetItem, listSize                      uintptr
+	dictNew, dictSetItemString, dictGetItemString, dictSetItem      uintptr
+	longFromLongLong, longFromULongLong, longAsLongLong             uintptr
+	longAsULongLong, numberIndex, boolFromLong                      uintptr
+	unicodeFromStringAndSize, unicodeAsUTF8                         uintptr
+	capsuleNew, capsuleGetPointer, capsuleGetName, capsuleSetName   uintptr
+	capsuleIsValid, capsuleGetContext, capsuleSetContext            uintptr
+	errOccurred, errFetch, errNormalize, errGetRaised, errSetString uintptr
+	errClear, errWriteUnraisable, errGivenMatches, errSetObject     uintptr
+	exceptionGetTraceback                                           uintptr
+
+	floatFromDouble func(float64) uintptr
+	floatAsDouble   func(uintptr) float64
+
+	// Singletons and type objects (addresses of the static objects).
+	None, True, False                                   uintptr
+	LongType, FloatType, UnicodeType, TupleType         uintptr
+	ListType, DictType, BoolType, CapsuleType, TypeType uintptr
+
+	// Exception types (the PyObject* the PyExc_* variables hold).
+	Exc map[string]uintptr
+}
+
+var excNames = []string{"BaseException", "Exception", "TypeError", "ValueError", "BufferError",
+	"AttributeError", "OverflowError", "MemoryError", "NotImplementedError", "RuntimeError",
+	"KeyError", "IndexError", "ImportError", "ModuleNotFoundError", "StopIteration", "SystemError"}
+
+// Load resolves the symbols from handle (a dlopen handle of libpython, or
+// of the process). A missing required symbol is an ErrNotAvailable error
+// naming it.
+func Load(handle uintptr) (*API, error) {
+	a := &API{Handle: handle, Exc: map[string]uintptr{}}
+	var missing []string
+	sym := func(p *uintptr, name string) {
+		addr, err := ffi.Sym(handle, name)
+		if err != nil {
+			missing = append(missing, name)
+			return
+		}
+		*p = addr
+	}
+	for _, s := range []struct {
+		p    *uintptr
+		name string
+	}{
+		{&a.pyInitializeEx, "Py_InitializeEx"}, {&a.pyIsInitialized, "Py_IsInitialized"},
+		{&a.pyFinalizeEx, "Py_FinalizeEx"},
+		{&a.evalSaveThread, "PyEval_SaveThread"}, {&a.evalRestoreThread, "PyEval_RestoreThread"},
+		{&a.gilEnsure, "PyGILState_Ensure"}, {&a.gilRelease, "PyGILState_Release"},
+		{&a.gilCheck, "PyGILState_Check"},
+		{&a.incRef, "Py_IncRef"}, {&a.decRef, "Py_DecRef"},
+		{&a.importModule, "PyImport_ImportModule"},
+		{&a.getAttrString, "PyObject_GetAttrString"}, {&a.setAttrString, "PyObject_SetAttrString"},
+		{&a.hasAttrString, "PyObject_HasAttrString"}, {&a.getAttr, "PyObject_GetAttr"},
+		{&a.call, "PyObject_Call"}, {&a.callObject, "PyObject_CallObject"},
+		{&a.str, "PyObject_Str"}, {&a.repr, "PyObject_Repr"}, {&a.isTrue, "PyObject_IsTrue"},
+		{&a.isInstance, "PyObject_IsInstance"}, {&a.callableCheck, "PyCallable_Check"},
+		{&a.getItem, "PyObject_GetItem"}, {&a.length, "PyObject_Size"},
+		{&a.getIter, "PyObject_GetIter"}, {&a.iterNext, "PyIter_Next"},
+		{&a.typeGetFlags, "PyType_GetFlags"}, {&a.typeIsSubtype, "PyType_IsSubtype"},
+		{&a.tupleNew, "PyTuple_New"}, {&a.tupleSetItem, "PyTuple_SetItem"},
+		{&a.tupleGetItem, "PyTuple_GetItem"}, {&a.tupleSize, "PyTuple_Size"},
+		{&a.listNew, "PyList_New"}, {&a.listAppend, "PyList_Append"},
+		{&a.listGetItem, "PyList_GetItem"}, {&a.listSize, "PyList_Size"},
+		{&a.dictNew, "PyDict_New"}, {&a.dictSetItemString, "PyDict_SetItemString"},
+		{&a.dictGetItemString, "PyDict_GetItemString"}, {&a.dictSetItem, "PyDict_SetItem"},
+		{&a.longFromLongLong, "PyLong_FromLongLong"}, {&a.longFromULongLong, "PyLong_FromUnsignedLongLong"},
+		{&a.longAsLongLong, "PyLong_AsLongLong"}, {&a.longAsULongLong, "PyLong_AsUnsignedLongLong"},
+		{&a.numberIndex, "PyNumber_Index"}, {&a.boolFromLong, "PyBool_FromLong"},
+		{&a.unicodeFromStringAndSize, "PyUnicode_FromStringAndSize"},
+		{&a.unicodeAsUTF8, "PyUnicode_AsUTF8"},
+		{&a.capsuleNew, "PyCapsule_New"}, {&a.capsuleGetPointer, "PyCapsule_GetPointer"},
+		{&a.capsuleGetName, "PyCapsule_GetName"}, {&a.capsuleSetName, "PyCapsule_SetName"},
+		{&a.capsuleIsValid, "PyCapsule_IsValid"}, {&a.capsuleGetContext, "PyCapsule_GetContext"},
+		{&a.capsuleSetContext, "PyCapsule_SetContext"},
+		{&a.errOccurred, "PyErr_Occurred"}, {&a.errSetString, "PyErr_SetString"},
+		{&a.errClear, "PyErr_Clear"}, {&a.errWriteUnraisable, "PyErr_WriteUnraisable"},
+		{&a.errGivenMatches, "PyErr_GivenExceptionMatches"}, {&a.errSetObject, "PyErr_SetObject"},
+		{&a.exceptionGetTraceback, "PyException_GetTraceback"},
+		{&a.None, "_Py_NoneStruct"}, {&a.True, "_Py_TrueStruct"}, {&a.False, "_Py_FalseStruct"},
+		{&a.LongType, "PyLong_Type"}, {&a.FloatType, "PyFloat_Type"}, {&a.UnicodeType, "PyUnicode_Type"},
+		{&a.TupleType, "PyTuple_Type"}, {&a.ListType, "PyList_Type"}, {&a.DictType, "PyDict_Type"},
+		{&a.BoolType, "PyBool_Type"}, {&a.CapsuleType, "PyCapsule_Type"}, {&a.TypeType, "PyType_Type"},
+	} {
+		sym(s.p, s.name)
+	}
+	// PyErr_GetRaisedException (3.12+) replaces PyErr_Fetch (deprecated
+	// there); either is enough.
+	if p, err := ffi.Sym(handle, "PyErr_GetRaisedException"); err == nil {
+		a.errGetRaised = p
+	} else {
+		sym(&a.errFetch, "PyErr_Fetch")
+		sym(&a.errNormalize, "PyErr_NormalizeException")
+	}
+	for _, n := range excNames {
+		p, err := ffi.Sym(handle, "PyExc_"+n)
+		if err != nil {
+			missing = append(missing, "PyExc_"+n)
+			continue
+		}
+		a.Exc[n] = *(*uintptr)(cmem.Ptr(p))
+	}
+	if len(missing) > 0 {
+		return nil, errkind.New(errkind.NotAvailable, "pyapi.Load", "libpython lacks "+strings.Join(missing, ", "))
+	}
+	// The free-threaded build has a different object header.
+	if _, err := ffi.Sym(handle, "_Py_DecRefShared"); err == nil {
+		return nil, errkind.New(errkind.NotSupported, "pyapi.Load", "the free-threaded CPython build is not supported")
+	}
+	if p, err := ffi.Sym(handle, "PyFloat_FromDouble"); err == nil {
+		ffi.Bind(&a.floatFromDouble, p)
+	} else {
+		return nil, errkind.New(errkind.NotAvailable, "pyapi.Load", "libpython lacks PyFloat_FromDouble")
+	}
+	if p, err := ffi.Sym(handle, "PyFloat_AsDouble"); err == nil {
+		ffi.Bind(&a.floatAsDouble, p)
+	} else {
+		return nil, errkind.New(errkind.NotAvailable, "pyapi.Load", "libpython lacks PyFloat_AsDouble")
+	}
+	return a, nil
+}
+
+// cstr returns a NUL-terminated copy of s in Go memory; the pointer is
+// valid while the returned slice is reachable (use runtime.KeepAlive or
+// keep it on the stack across the call).
+func cstr(s string) *byte {
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	return &b[0]
+}
+
+func p(b *byte) uintptr { return uintptr(unsafe.Pointer(b)) }
+
+// GoString copies a NUL-terminated C string.
+func GoString(c uintptr) string {
+	if c == 0 {
+		return ""
+	}
+	n := 0
+	for *(*byte)(cmem.Ptr(c + uintptr(n))) != 0 {
+		n++
+	}
+	return string(cmem.Bytes(c, uintptr(n)))
+}
+
+// --- life cycle (no GIL needed before initialisation) ---
+
+func (a *API) InitializeEx(initsigs int) { ffi.Call(a.pyInitializeEx, uintptr(initsigs)) }
+func (a *API) IsInitialized() bool       { return ffi.Call(a.pyIsInitialized) != 0 }
+func (a *API) FinalizeEx() int           { return int(int32(ffi.Call(a.pyFinalizeEx))) }
+func (a *API) SaveThread() uintptr       { return ffi.Call(a.evalSaveThread) }
+func (a *API) RestoreThread(ts uintptr)  { ffi.Call(a.evalRestoreThread, ts) }
+
+// GILEnsure may be called without the GIL; the OS thread must stay the
+// same until the matching GILRelease.
+func (a *API) GILEnsure() uintptr     { return ffi.Call(a.gilEnsure) }
+func (a *API) GILRelease(st uintptr)  { ffi.Call(a.gilRelease, st) }
+func (a *API) GILCheck() bool         { return ffi.Call(a.gilCheck) != 0 }
+func (a *API) IncRef(o uintptr)       { ffi.Call(a.incRef, o) }
+func (a *API) DecRef(o uintptr)       { ffi.Call(a.decRef, o) }
+func (a *API) RefCount(o uintptr) int { return int(*(*int64)(cmem.Ptr(o))) }
+
+// --- objects ---
+
+func (a *API) Type(o uintptr) uintptr { return *(*uintptr)(cmem.Ptr(o + 8)) }
+func (a *API) TypeFlags(t uintptr) uint64 {
+	return uint64(ffi.Call(a.typeGetFlags, t))
+}
+func (a *API) IsSubtype(t, base uintptr) bool { return ffi.Call(a.typeIsSubtype, t, base) != 0 }
+func (a *API) HasFlag(o uintptr, f uint64) bool {
+	return a.TypeFlags(a.Type(o))&f != 0
+}
+
+// TypeName returns tp_name of o's type (module-qualified for non-builtins).
+func (a *API) TypeName(o uintptr) string { return TypeObjectName(a.Type(o)) }
+
+// TypeObjectName returns tp_name of a type object (offset 24 in PyTypeObject
+// on the GIL build: ob_refcnt, ob_type, ob_size, tp_name).
+func TypeObjectName(t uintptr) string { return GoString(*(*uintptr)(cmem.Ptr(t + 24))) }
+
+func (a *API) Import(name string) uintptr {
+	b := cstr(name)
+	r := ffi.Call(a.importModule, p(b))
+	runtime.KeepAlive(b)
+	return r
+}
+
+func (a *API) GetAttrString(o uintptr, name string) uintptr {
+	b := cstr(name)
+	r := ffi.Call(a.getAttrString, o, p(b))
+	runtime.KeepAlive(b)
+	return r
+}
+
+// GetAttrC is GetAttrString with a NUL-terminated name in static memory.
+func (a *API) GetAttrC(o uintptr, name *byte) uintptr {
+	return ffi.Call(a.getAttrString, o, p(name))
+}
+
+func (a *API) GetAttr(o, name uintptr) uintptr { return ffi.Call(a.getAttr, o, name) }
+
+func (a *API) SetAttrString(o uintptr, name string, v uintptr) int {
+	b := cstr(name)
+	r := int(int32(ffi.Call(a.setAttrString, o, p(b), v)))
+	runtime.KeepAlive(b)
+	return r
+}
+
+// HasAttrString never raises (it swallows errors, as in CPython).
+func (a *API) HasAttrString(o uintptr, name string) bool {
+	b := cstr(name)
+	r := ffi.Call(a.hasAttrString, o, p(b)) != 0
+	runtime.KeepAlive(b)
+	return r
+}
+
+func (a *API) Call(callable, args, kwargs uintptr) uintptr {
+	return ffi.Call(a.call, callable, args, kwargs)
+}
+func (a *API) CallObject(callable, args uintptr) uintptr {
+	return ffi.Call(a.callObject, callable, args)
+}
+func (a *API) Str(o uintptr) uintptr        { return ffi.Call(a.str, o) }
+func (a *API) Repr(o uintptr) uintptr       { return ffi.Call(a.repr, o) }
+func (a *API) IsTrue(o uintptr) int         { return int(int32(ffi.Call(a.isTrue, o))) }
+func (a *API) Callable(o uintptr) bool      { return ffi.Call(a.callableCheck, o) != 0 }
+func (a *API) GetItem(o, k uintptr) uintptr { return ffi.Call(a.getItem, o, k) }
+func (a *API) Length(o uintptr) int         { return int(int64(ffi.Call(a.length, o))) }
+func (a *API) GetIter(o uintptr) uintptr    { return ffi.Call(a.getIter, o) }
+func (a *API) IterNext(it uintptr) uintptr {
+	return ffi.Call(a.iterNext, it)
+}
+func (a *API) IsInstance(o, cls uintptr) int {
+	return int(int32(ffi.Call(a.isInstance, o, cls)))
+}
+
+// --- containers ---
+
+func (a *API) TupleNew(n int) uintptr { return ffi.Call(a.tupleNew, uintptr(n)) }
+
+// TupleSetItem steals v.
+func (a *API) TupleSetItem(t uintptr, i int, v uintptr) int {
+	return int(int32(ffi.Call(a.tupleSetItem, t, uintptr(i), v)))
+}
+func (a *API) TupleGetItem(t uintptr, i int) uintptr { return ffi.Call(a.tupleGetItem, t, uintptr(i)) }
+func (a *API) TupleSize(t uintptr) int               { return int(int64(ffi.Call(a.tupleSize, t))) }
+func (a *API) ListNew(n int) uintptr                 { return ffi.Call(a.listNew, uintptr(n)) }
+func (a *API) ListAppend(l, v uintptr) int           { return int(int32(ffi.Call(a.listAppend, l, v))) }
+func (a *API) ListGetItem(l uintptr, i int) uintptr  { return ffi.Call(a.listGetItem, l, uintptr(i)) }
+func (a *API) ListSize(l uintptr) int                { return int(int64(ffi.Call(a.listSize, l))) }
+func (a *API) DictNew() uintptr                      { return ffi.Call(a.dictNew) }
+
+// DictSetItemString does not steal v.
+func (a *API) DictSetItemString(d uintptr, k string, v uintptr) int {
+	b := cstr(k)
+	r := int(int32(ffi.Call(a.dictSetItemString, d, p(b), v)))
+	runtime.KeepAlive(b)
+	return r
+}
+
+// DictSetItemC is DictSetItemString with a static NUL-terminated key.
+func (a *API) DictSetItemC(d uintptr, k *byte, v uintptr) int {
+	return int(int32(ffi.Call(a.dictSetItemString, d, p(k), v)))
+}
+func (a *API) DictSetItem(d, k, v uintptr) int { return int(int32(ffi.Call(a.dictSetItem, d, k, v))) }
+
+// DictGetItemString returns a borrowed reference or 0 (no error set).
+func (a *API) DictGetItemString(d uintptr, k string) uintptr {
+	b := cstr(k)
+	r := ffi.Call(a.dictGetItemString, d, p(b))
+	runtime.KeepAlive(b)
+	return r
+}
+
+// DictGetItemC is DictGetItemString with a static NUL-terminated key.
+func (a *API) DictGetItemC(d uintptr, k *byte) uintptr {
+	return ffi.Call(a.dictGetItemString, d, p(k))
+}
+
+// --- scalars ---
+
+func (a *API) LongFromInt64(v int64) uintptr   { return ffi.Call(a.longFromLongLong, uintptr(v)) }
+func (a *API) LongFromUint64(v uint64) uintptr { return ffi.Call(a.longFromULongLong, uintptr(v)) }
+
+// LongAsInt64 returns -1 with an error set on failure.
+func (a *API) LongAsInt64(o uintptr) int64   { return int64(ffi.Call(a.longAsLongLong, o)) }
+func (a *API) LongAsUint64(o uintptr) uint64 { return uint64(ffi.Call(a.longAsULongLong, o)) }
+func (a *API) NumberIndex(o uintptr) uintptr { return ffi.Call(a.numberIndex, o) }
+func (a *API) BoolFromLong(v bool) uintptr {
+	if v {
+		return ffi.Call(a.boolFromLong, 1)
+	}
+	return ffi.Call(a.boolFromLong, 0)
+}
+func (a *API) FloatFromDouble(v float64) uintptr { return a.floatFromDouble(v) }
+func (a *API) FloatAsDouble(o uintptr) float64   { return a.floatAsDouble(o) }
+
+func (a *API) UnicodeFromString(s string) uintptr {
+	b := cstr(s)
+	r := ffi.Call(a.unicodeFromStringAndSize, p(b), uintptr(len(s)))
+	runtime.KeepAlive(b)
+	return r
+}
+
+// UnicodeAsString copies the UTF-8 of a str; ok is false with an error set
+// on failure.
+func (a *API) UnicodeAsString(o uintptr) (string, bool) {
+	c := ffi.Call(a.unicodeAsUTF8, o)
+	if c == 0 {
+		return "", false
+	}
+	return GoString(c), true
+}
+
+// --- capsules ---
+
+// CapsuleNew: name must be static (it is kept, not copied).
+func (a *API) CapsuleNew(ptr uintptr, name *byte, destructor uintptr) uintptr {
+	return ffi.Call(a.capsuleNew, ptr, p(name), destructor)
+}
+func (a *API) CapsuleGetPointer(c uintptr, name *byte) uintptr {
+	return ffi.Call(a.capsuleGetPointer, c, p(name))
+}
+
+// CapsuleGetName returns the name pointer (0 for an unnamed capsule).
+func (a *API) CapsuleGetName(c uintptr) uintptr { return ffi.Call(a.capsuleGetName, c) }
+
+// CapsuleSetName: name must be static.
+func (a *API) CapsuleSetName(c uintptr, name *byte) int {
+	return int(int32(ffi.Call(a.capsuleSetName, c, p(name))))
+}
+func (a *API) CapsuleIsValid(c uintptr, name *byte) bool {
+	return ffi.Call(a.capsuleIsValid, c, p(name)) != 0
+}
+func (a *API) CapsuleGetContext(c uintptr) uintptr { return ffi.Call(a.capsuleGetContext, c) }
+func (a *API) CapsuleSetContext(c, ctx uintptr) int {
+	return int(int32(ffi.Call(a.capsuleSetContext, c, ctx)))
+}
+
+// --- errors ---
+
+func (a *API) ErrOccurred() uintptr { return ffi.Call(a.errOccurred) }
+func (a *API) ErrClear()            { ffi.Call(a.errClear) }
+func (a *API) ErrSetString(exc uintptr, msg string) {
+	b := cstr(msg)
+	ffi.Call(a.errSetString, exc, p(b))
+	runtime.KeepAlive(b)
+}
+func (a *API) ErrSetObject(exc, v uintptr)  { ffi.Call(a.errSetObject, exc, v) }
+func (a *API) ErrWriteUnraisable(o uintptr) { ffi.Call(a.errWriteUnraisable, o) }
+func (a *API) ErrGivenMatches(given, exc uintptr) bool {
+	return ffi.Call(a.errGivenMatches, given, exc) != 0
+}
+
+// ErrTake removes the current exception and returns its type and value
+// (new references; value may be 0 only if type is 0). It uses
+// PyErr_GetRaisedException where present, PyErr_Fetch otherwise.
+func (a *API) ErrTake() (typ, val uintptr) {
+	if a.errGetRaised != 0 {
+		v := ffi.Call(a.errGetRaised)
+		if v == 0 {
+			return 0, 0
+		}
+		t := a.Type(v)
+		a.IncRef(t)
+		return t, v
+	}
+	// Out-parameters live in C memory: Go stacks may move during a call.
+	blk := cmem.Alloc(24)
+	defer cmem.Free(blk, 24)
+	ffi.Call(a.errFetch, blk, blk+8, blk+16)
+	if *(*uintptr)(cmem.Ptr(blk)) == 0 {
+		return 0, 0
+	}
+	ffi.Call(a.errNormalize, blk, blk+8, blk+16)
+	t, v, tb := *(*uintptr)(cmem.Ptr(blk)), *(*uintptr)(cmem.Ptr(blk + 8)), *(*uintptr)(cmem.Ptr(blk + 16))
+	if tb != 0 {
+		a.DecRef(tb)
+	}
+	if v == 0 {
+		v = a.None
+		a.IncRef(v)
+	}
+	return t, v
+}

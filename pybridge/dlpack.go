@@ -1,0 +1,278 @@
+package pybridge
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/pyapi"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+var (
+	cDLTensor              = staticC("dltensor")
+	cDLTensorVersioned     = staticC("dltensor_versioned")
+	cUsedDLTensor          = staticC("used_dltensor")
+	cUsedDLTensorVersioned = staticC("used_dltensor_versioned")
+	cDunderDLPack          = staticC("__dlpack__")
+	cDunderDLPackDevice    = staticC("__dlpack_device__")
+)
+
+// capsuleAPI is the interpreter whose capsules the destructor serves (one
+// per process).
+var capsuleAPI atomic.Pointer[pyapi.API]
+
+// capsuleDestructorPtr is the C entry point of the DLPack capsule
+// destructor, created once per process (purego callbacks are never freed).
+var capsuleDestructorPtr = sync.OnceValue(func() uintptr { return ffi.NewCallback(capsuleDestructor) })
+
+// capsuleDestructor runs inside Python's deallocation, with the GIL. It
+// calls the tensor's deleter only if the capsule still has its fresh name:
+// a consumer that renamed it to used_* owns the tensor.
+func capsuleDestructor(c uintptr) {
+	defer func() { _ = recover() }() // a panic must not unwind through C
+	a := capsuleAPI.Load()
+	if a == nil || c == 0 {
+		return
+	}
+	versioned := false
+	switch pyapi.GoString(a.CapsuleGetName(c)) {
+	case "dltensor":
+	case "dltensor_versioned":
+		versioned = true
+	default:
+		return
+	}
+	name := cDLTensor
+	if versioned {
+		name = cDLTensorVersioned
+	}
+	p := a.CapsuleGetPointer(c, name)
+	if p == 0 {
+		a.ErrWriteUnraisable(c)
+		return
+	}
+	dlpack.UnsafeManaged(p, versioned).Delete()
+}
+
+// ToDLPack exports a Go array as a DLPack capsule: "dltensor_versioned"
+// when opts.MaxVersion has major ≥ 1, else "dltensor". The capsule
+// destructor calls the deleter only if no consumer took the tensor. A
+// kDLOneAPI array bound to a dpctl queue whose context is not its
+// platform's default context is refused with usm.ErrBuffer (consumers could
+// not find the memory from the device id alone).
+func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error) {
+	if q, ok := arr.Queue.(*DpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
+		return Object{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
+	}
+	m, err := dlpack.Export(arr, opts)
+	if err != nil {
+		return Object{}, err
+	}
+	return g.capsule(m)
+}
+
+// Capsule wraps a managed tensor (ownership passes to the capsule).
+func (g *GIL) capsule(m dlpack.Managed) (Object, error) {
+	a := g.api()
+	capsuleAPI.CompareAndSwap(nil, a)
+	name := cDLTensor
+	if m.Versioned() {
+		name = cDLTensorVersioned
+	}
+	c := a.CapsuleNew(m.Pointer(), name, capsuleDestructorPtr())
+	if c == 0 {
+		m.Delete()
+		return Object{}, g.fetch("PyCapsule_New")
+	}
+	return Object{c}, nil
+}
+
+// ImportCapsule consumes a DLPack capsule: "dltensor_versioned" or
+// "dltensor" are imported with dlpack.Import (reg resolves kDLOneAPI
+// devices; nil uses the interpreter's dpctl when the tensor is kDLOneAPI)
+// and renamed to used_* only once the import succeeded, so a refused
+// capsule keeps its name and its own destructor releases it. A used_*
+// capsule is a usm.ErrValue error; anything else is usm.ErrType.
+func (g *GIL) ImportCapsule(c Object, reg *usm.Registry) (*dlpack.Tensor, error) {
+	a := g.api()
+	if a.Type(c.p) != a.CapsuleType {
+		return nil, errkind.New(errkind.Type, "pybridge.ImportCapsule", "expected a 'dltensor' capsule, got "+g.TypeName(c))
+	}
+	var name, used *byte
+	versioned := false
+	switch n := pyapi.GoString(a.CapsuleGetName(c.p)); n {
+	case "dltensor":
+		name, used = cDLTensor, cUsedDLTensor
+	case "dltensor_versioned":
+		name, used, versioned = cDLTensorVersioned, cUsedDLTensorVersioned, true
+	case "used_dltensor", "used_dltensor_versioned":
+		return nil, errkind.New(errkind.Value, "pybridge.ImportCapsule", "A DLPack tensor object can not be consumed multiple times")
+	default:
+		return nil, errkind.New(errkind.Type, "pybridge.ImportCapsule", "expected a 'dltensor' capsule, got a capsule named "+quote(n))
+	}
+	p := a.CapsuleGetPointer(c.p, name)
+	if p == 0 {
+		return nil, g.fetch("pybridge.ImportCapsule")
+	}
+	if reg == nil && deviceType(p, versioned) == dlabi.OneAPI {
+		d, err := g.dpctlUnderGIL()
+		if err != nil {
+			return nil, errkind.Wrap(errkind.Buffer, "pybridge.ImportCapsule", "a kDLOneAPI tensor needs dpctl", err)
+		}
+		reg = d.reg
+	}
+	t, err := dlpack.Import(dlpack.UnsafeManaged(p, versioned), dlpack.ImportOptions{Registry: reg, KeepOnError: true})
+	if err != nil {
+		return nil, err
+	}
+	a.CapsuleSetName(c.p, used)
+	return t, nil
+}
+
+// deviceType reads the DLTensor's device type in place.
+func deviceType(p uintptr, versioned bool) dlabi.DeviceType {
+	var t *dlabi.Tensor
+	if versioned {
+		t = &(*dlabi.ManagedTensorVersioned)(cmem.Ptr(p)).DLTensor
+	} else {
+		t = &(*dlabi.ManagedTensor)(cmem.Ptr(p)).DLTensor
+	}
+	return t.Device.Type
+}
+
+// FromDLPackOptions are from_dlpack's keywords.
+type FromDLPackOptions struct {
+	Device   *dlabi.Device   // dl_device to ask the producer for; nil: its own
+	Copy     dlpack.CopyMode // copy=None/True/False
+	Stream   Object          // passed as stream= when not NULL
+	Registry *usm.Registry   // nil: dpctl's, when needed
+}
+
+// MaxVersion is the max_version FromDLPack asks producers for.
+var MaxVersion = dlpack.ProducerVersion
+
+// FromDLPack consumes x.__dlpack__() as the array API's from_dlpack does:
+// it calls __dlpack__(max_version=(1, 2), dl_device=…, copy=…) and, if the
+// producer raises TypeError (a pre-2023.12 signature) and neither a device
+// nor a copy mode was asked for, __dlpack__() again without keywords. A
+// missing __dlpack__ or __dlpack_device__ is a usm.ErrAttribute error.
+func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, error) {
+	a := g.api()
+	meth := a.GetAttrC(x.p, cDunderDLPack)
+	if meth == 0 || !a.Callable(meth) || !a.HasAttrString(x.p, "__dlpack_device__") {
+		if meth != 0 {
+			a.DecRef(meth)
+		}
+		a.ErrClear()
+		return nil, errkind.New(errkind.Attribute, "pybridge.FromDLPack", "the argument of type "+g.TypeName(x)+" does not implement `__dlpack__` and `__dlpack_device__` methods")
+	}
+	defer a.DecRef(meth)
+	kw := map[string]any{"max_version": []any{int64(MaxVersion.Major), int64(MaxVersion.Minor)}}
+	if opts.Device != nil {
+		kw["dl_device"] = []any{int64(opts.Device.Type), int64(opts.Device.ID)}
+	}
+	switch opts.Copy {
+	case dlpack.CopyAlways:
+		kw["copy"] = true
+	case dlpack.CopyNever:
+		kw["copy"] = false
+	}
+	if !opts.Stream.IsNil() {
+		kw["stream"] = opts.Stream
+	}
+	c, err := g.Call(Object{meth}, nil, kw)
+	if err != nil && isPyKind(err, errkind.Type) && opts.Device == nil && opts.Copy == dlpack.CopyIfNeeded {
+		c, err = g.Call(Object{meth}, nil, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer g.DecRef(c)
+	return g.ImportCapsule(c, opts.Registry)
+}
+
+func isPyKind(err error, k *errkind.Kind) bool {
+	e, ok := err.(*Exception)
+	return ok && e.kind == k
+}
+
+// ParseDLPackArgs validates __dlpack__'s keywords as the array API and
+// dpctl do: max_version and dl_device are None or 2-tuples of integers
+// (TypeError otherwise), copy is None or a bool, stream is None or a
+// dpctl.SyclQueue (TypeError otherwise; ValueError with a kDLCPU dl_device).
+func (g *GIL) ParseDLPackArgs(stream, maxVersion, dlDevice, copyArg Object) (dlpack.ExportOptions, error) {
+	var o dlpack.ExportOptions
+	pair := func(v Object, what, form string) ([2]int64, bool, error) {
+		if v.IsNil() || g.IsNone(v) {
+			return [2]int64{}, false, nil
+		}
+		bad := errkind.New(errkind.Type, "__dlpack__", "`__dlpack__` expects `"+what+"` to be a 2-tuple of "+form+", instead got "+g.reprOf(v))
+		a := g.api()
+		if !a.HasFlag(v.p, pyapi.TPFlagsTupleSubclass) || a.TupleSize(v.p) != 2 {
+			return [2]int64{}, false, bad
+		}
+		var r [2]int64
+		for i := range 2 {
+			n, err := g.Int(Object{a.TupleGetItem(v.p, i)})
+			if err != nil {
+				return [2]int64{}, false, bad
+			}
+			r[i] = n
+		}
+		return r, true, nil
+	}
+	mv, ok, err := pair(maxVersion, "max_version", "integers `(major, minor)`")
+	if err != nil {
+		return o, err
+	}
+	if ok {
+		if mv[0] < 0 || mv[1] < 0 || mv[0] > 1<<31 || mv[1] > 1<<31 {
+			return o, errkind.New(errkind.Value, "__dlpack__", "max_version out of range")
+		}
+		o.MaxVersion = &dlpack.Version{Major: uint32(mv[0]), Minor: uint32(mv[1])}
+	}
+	dd, ok, err := pair(dlDevice, "dl_device", "`(device_type, device_id)`")
+	if err != nil {
+		return o, err
+	}
+	if ok {
+		o.Device = &dlpack.Device{Type: dlpack.DeviceType(dd[0]), ID: int32(dd[1])}
+	}
+	switch {
+	case copyArg.IsNil() || g.IsNone(copyArg):
+	case copyArg.p == g.api().True:
+		o.Copy = dlpack.CopyAlways
+	case copyArg.p == g.api().False:
+		o.Copy = dlpack.CopyNever
+	default:
+		return o, errkind.New(errkind.Type, "__dlpack__", "`copy` must be None or a bool, got "+g.TypeName(copyArg))
+	}
+	if !stream.IsNil() && !g.IsNone(stream) {
+		if o.Device != nil && o.Device.Type == dlpack.CPU {
+			return o, errkind.New(errkind.Value, "__dlpack__", "`stream` must be `None` when `dl_device` is of type `kDLCPU`")
+		}
+		ty := g.dpctlTypes()
+		if ty.queue == 0 || g.api().IsInstance(stream.p, ty.queue) != 1 {
+			g.api().ErrClear()
+			return o, errkind.New(errkind.Type, "__dlpack__", "stream argument type was expected to be dpctl.SyclQueue, got "+g.TypeName(stream)+" instead")
+		}
+	}
+	return o, nil
+}
+
+func (g *GIL) reprOf(o Object) string {
+	a := g.api()
+	r := a.Repr(o.p)
+	if r == 0 {
+		a.ErrClear()
+		return "<" + g.TypeName(o) + ">"
+	}
+	defer a.DecRef(r)
+	s, _ := a.UnicodeAsString(r)
+	return s
+}

@@ -1,0 +1,20 @@
+// Package pybridge connects usmbridge to CPython, numpy and dpctl without
+// cgo: it binds libpython with purego (internal/pyapi) and dpctl's C
+// library (internal/dpctlapi).
+//
+// Embed loads the libpython of a python executable (for example a virtual
+// environment's) into a Go program; Attach finds the interpreter of the
+// Python process that loaded the Go code. Every call into Python goes
+// through Python.Do, which locks the OS thread and holds the GIL, so any
+// number of goroutines may use the interpreter.
+//
+// With the GIL, ReadSUAI and AsArray read __sycl_usm_array_interface__
+// from any object (every syclobj form, dpctl's rules), FromDLPack consumes
+// __dlpack__ from any producer, and ToDLPack makes "dltensor" and
+// "dltensor_versioned" capsules of Go arrays. The Dpctl backend is dpctl's
+// SYCL runtime as a usm.Backend.
+package pybridge
+
+import "encoding/json"
+
+type jsonNumber = json.Number

@@ -1,0 +1,458 @@
+package pybridge
+
+import (
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/dpctlapi"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/pyapi"
+	"github.com/usmbridge/usmbridge/syclobj"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// Dpctl is dpctl's SYCL runtime seen from Go, through the very
+// libDPCTLSyclInterface.so that the interpreter's dpctl loaded. It is a
+// usm.Backend whose devices are sycl::device::get_devices() in order, so a
+// backend-local device index is the kDLOneAPI device_id; it also implements
+// usm.RefBinder (SyclContextRef/SyclQueueRef syclobj values),
+// usm.DLPackDevicer, usm.QueueProvider, usm.Allocator and usm.Copier.
+type Dpctl struct {
+	api     *dpctlapi.API
+	version string
+	devs    []*dpDevice
+	descs   []syclobj.Device
+	ctxs    []uintptr // distinct cached (default) contexts, for QueryPointer
+	reg     *usm.Registry
+}
+
+type dpDevice struct {
+	ref    uintptr // DPCTLSyclDeviceRef (owned)
+	ctx    uintptr // dpctl's cached context of the device (owned)
+	defCtx uintptr // the platform's default context (owned; 0 if none)
+	qOnce  sync.Once
+	q      *DpctlQueue
+	qErr   error
+}
+
+var (
+	_ usm.Backend       = (*Dpctl)(nil)
+	_ usm.RefBinder     = (*Dpctl)(nil)
+	_ usm.DLPackDevicer = (*Dpctl)(nil)
+	_ usm.QueueProvider = (*Dpctl)(nil)
+	_ usm.Allocator     = (*Dpctl)(nil)
+	_ usm.Copier        = (*Dpctl)(nil)
+)
+
+// Dpctl imports dpctl in the interpreter (once) and binds its C library.
+// A missing dpctl or SYCL runtime is a usm.ErrNotAvailable error that says
+// what failed.
+func (py *Python) Dpctl() (*Dpctl, error) {
+	py.dpOnce.Do(func() { py.dp, py.dpErr = py.loadDpctl() })
+	return py.dp, py.dpErr
+}
+
+func (py *Python) loadDpctl() (*Dpctl, error) {
+	var dir, version string
+	err := py.Do(func(g *GIL) error {
+		m, err := g.Import("dpctl")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(m)
+		f, err := g.GetAttr(m, "__file__")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(f)
+		file, err := g.String(f)
+		if err != nil {
+			return err
+		}
+		dir = filepath.Dir(file)
+		if v, err := g.GetAttr(m, "__version__"); err == nil {
+			version, _ = g.String(v)
+			g.DecRef(v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Dpctl", "cannot import dpctl", err)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "libDPCTLSyclInterface.so*"))
+	if len(matches) == 0 {
+		return nil, errkind.New(errkind.NotAvailable, "pybridge.Dpctl", "no libDPCTLSyclInterface.so in "+dir)
+	}
+	// RTLD_NOLOAD: only the instance dpctl already loaded will do.
+	h, path, err := ffi.Open(ffi.RTLDNow|ffi.RTLDNoLoad, matches...)
+	if err != nil {
+		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Dpctl", "dpctl is imported but its C library is not loaded", err)
+	}
+	api, err := dpctlapi.Load(h, path)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dpctl{api: api, version: version}
+	if err := d.enumerate(); err != nil {
+		return nil, err
+	}
+	d.reg = usm.NewRegistry(d)
+	return d, nil
+}
+
+func (d *Dpctl) enumerate() error {
+	a := d.api
+	vec := dpctlapi.Call(a.MgrGetDevices, dpctlapi.AllBackends|dpctlapi.AllDevices)
+	if vec == 0 {
+		return errkind.New(errkind.NotAvailable, "pybridge.Dpctl", "DPCTLDeviceMgr_GetDevices failed")
+	}
+	defer dpctlapi.Call(a.VectorDelete, vec)
+	n := int(dpctlapi.Call(a.VectorSize, vec))
+	for i := range n {
+		ref := dpctlapi.Call(a.VectorGetAt, vec, uintptr(i))
+		if ref == 0 {
+			continue
+		}
+		dev := &dpDevice{ref: ref, ctx: dpctlapi.Call(a.MgrGetCachedContext, ref)}
+		if p := dpctlapi.Call(a.DeviceGetPlatform, ref); p != 0 {
+			dev.defCtx = dpctlapi.Call(a.PlatformGetDefaultContext, p)
+			dpctlapi.Call(a.PlatformDelete, p)
+		}
+		desc := syclobj.Device{}
+		switch int(dpctlapi.Call(a.DeviceGetBackend, ref)) {
+		case dpctlapi.BackendOpenCL:
+			desc.Backend = syclobj.OpenCL
+		case dpctlapi.BackendLevelZero:
+			desc.Backend = syclobj.LevelZero
+		case dpctlapi.BackendCUDA:
+			desc.Backend = syclobj.CUDA
+		case dpctlapi.BackendHIP:
+			desc.Backend = syclobj.HIP
+		}
+		switch int(dpctlapi.Call(a.DeviceGetType, ref)) {
+		case dpctlapi.DeviceCPU:
+			desc.Type = syclobj.CPU
+		case dpctlapi.DeviceGPU:
+			desc.Type = syclobj.GPU
+		case dpctlapi.DeviceAccelerator:
+			desc.Type = syclobj.Accelerator
+		}
+		if c := dpctlapi.Call(a.DeviceGetName, ref); c != 0 {
+			desc.Name = pyapi.GoString(c)
+			dpctlapi.Call(a.CStringDelete, c)
+		}
+		d.devs = append(d.devs, dev)
+		d.descs = append(d.descs, desc)
+	}
+	for i := range d.devs {
+		c := d.devs[i].ctx
+		if c == 0 {
+			continue
+		}
+		dup := false
+		for _, o := range d.ctxs {
+			if dpctlapi.Bool(dpctlapi.Call(a.ContextAreEq, o, c)) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			d.ctxs = append(d.ctxs, c)
+		}
+	}
+	return nil
+}
+
+// Version is dpctl.__version__.
+func (d *Dpctl) Version() string { return d.version }
+
+// LibraryPath is the libDPCTLSyclInterface.so in use.
+func (d *Dpctl) LibraryPath() string { return d.api.Path }
+
+// Registry returns a registry holding this backend (and nothing else).
+func (d *Dpctl) Registry() *usm.Registry { return d.reg }
+
+// Name returns the backend of the first device (OpenCL when there is none).
+// The devices themselves carry their own backends.
+func (d *Dpctl) Name() syclobj.Backend {
+	if len(d.descs) > 0 && d.descs[0].Backend != syclobj.AnyBackend {
+		return d.descs[0].Backend
+	}
+	return syclobj.OpenCL
+}
+
+// Devices lists the root devices in sycl::device::get_devices() order.
+func (d *Dpctl) Devices() []syclobj.Device { return append([]syclobj.Device(nil), d.descs...) }
+
+func usmKind(t int) usm.Kind {
+	switch t {
+	case dpctlapi.USMDevice:
+		return usm.KindDevice
+	case dpctlapi.USMShared:
+		return usm.KindShared
+	case dpctlapi.USMHost:
+		return usm.KindHost
+	}
+	return usm.KindUnknown
+}
+
+// pointerIn classifies ptr in context ctx and finds its (root) device. The
+// type is asked first: DPCTLUSM_GetPointerDevice throws through the C ABI
+// for pointers the context does not know.
+func (d *Dpctl) pointerIn(ptr, ctx uintptr) usm.PointerInfo {
+	a := d.api
+	if ptr == 0 || ctx == 0 {
+		return usm.PointerInfo{Device: -1}
+	}
+	k := usmKind(int(int32(dpctlapi.Call(a.USMGetPointerType, ptr, ctx))))
+	if k == usm.KindUnknown {
+		return usm.PointerInfo{Device: -1}
+	}
+	info := usm.PointerInfo{Kind: k, Device: -1}
+	if dev := dpctlapi.Call(a.USMGetPointerDevice, ptr, ctx); dev != 0 {
+		info.Device = d.position(dev)
+		dpctlapi.Call(a.DeviceDelete, dev)
+	}
+	return info
+}
+
+// position returns the index of dev's root device in Devices(), or -1. It
+// does not take dev.
+func (d *Dpctl) position(dev uintptr) int {
+	a := d.api
+	root := dev
+	for {
+		p := dpctlapi.Call(a.DeviceGetParent, root)
+		if p == 0 {
+			break
+		}
+		if root != dev {
+			dpctlapi.Call(a.DeviceDelete, root)
+		}
+		root = p
+	}
+	pos := -1
+	for i := range d.devs {
+		if dpctlapi.Bool(dpctlapi.Call(a.DeviceAreEq, d.devs[i].ref, root)) {
+			pos = i
+			break
+		}
+	}
+	if root != dev {
+		dpctlapi.Call(a.DeviceDelete, root)
+	}
+	return pos
+}
+
+// QueryPointer classifies ptr in each device's default (cached) context.
+// The allocation's extent is not known to SYCL, so Base is 0.
+func (d *Dpctl) QueryPointer(ptr uintptr) usm.PointerInfo {
+	for _, c := range d.ctxs {
+		if info := d.pointerIn(ptr, c); info.Kind != usm.KindUnknown {
+			return info
+		}
+	}
+	return usm.PointerInfo{Device: -1}
+}
+
+// BindRef implements usm.RefBinder with dpctl's rules (suai.md §3): for a
+// queue, the pointer must be USM of the queue's context and the array is on
+// the queue's device, with (a copy of) that queue; for a context, the
+// pointer's type is checked first, then its device, and a new queue is made
+// on that context and device.
+func (d *Dpctl) BindRef(ref syclobj.Obj, ptr uintptr) (usm.PointerInfo, usm.Queue, bool, error) {
+	a := d.api
+	switch r := ref.(type) {
+	case syclobj.QueueRef:
+		if r.Pointer() == 0 {
+			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "NULL SyclQueueRef")
+		}
+		ctx := dpctlapi.Call(a.QueueGetContext, r.Pointer())
+		if ctx == 0 {
+			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "cannot get the queue's context")
+		}
+		k := usmKind(int(int32(dpctlapi.Call(a.USMGetPointerType, ptr, ctx))))
+		dpctlapi.Call(a.ContextDelete, ctx)
+		if k == usm.KindUnknown {
+			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "not a USM pointer of the queue's context")
+		}
+		info := usm.PointerInfo{Kind: k, Device: -1}
+		if dev := dpctlapi.Call(a.QueueGetDevice, r.Pointer()); dev != 0 {
+			info.Device = d.position(dev)
+			dpctlapi.Call(a.DeviceDelete, dev)
+		}
+		q := dpctlapi.Call(a.QueueCopy, r.Pointer())
+		if q == 0 {
+			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "DPCTLQueue_Copy failed")
+		}
+		return info, d.ownQueue(q), true, nil
+	case syclobj.ContextRef:
+		ctx := r.Pointer()
+		if ctx == 0 {
+			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "NULL SyclContextRef")
+		}
+		k := usmKind(int(int32(dpctlapi.Call(a.USMGetPointerType, ptr, ctx))))
+		if k == usm.KindUnknown {
+			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "not a USM pointer of the context")
+		}
+		dev := dpctlapi.Call(a.USMGetPointerDevice, ptr, ctx)
+		if dev == 0 {
+			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "cannot get the pointer's device")
+		}
+		defer dpctlapi.Call(a.DeviceDelete, dev)
+		info := usm.PointerInfo{Kind: k, Device: d.position(dev)}
+		q := dpctlapi.Call(a.QueueCreate, ctx, dev, 0, 0)
+		if q == 0 {
+			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "DPCTLQueue_Create failed")
+		}
+		return info, d.ownQueue(q), true, nil
+	}
+	return usm.PointerInfo{}, nil, false, nil
+}
+
+// DLPackDevice returns (kDLOneAPI, device): local indices are positions in
+// get_devices().
+func (d *Dpctl) DLPackDevice(device int) (dlabi.Device, error) {
+	if device < 0 || device >= len(d.devs) {
+		return dlabi.Device{}, errkind.New(errkind.Buffer, "pybridge.DLPackDevice", "no SYCL device "+strconv.Itoa(device))
+	}
+	return dlabi.Device{Type: dlabi.OneAPI, ID: int32(device)}, nil
+}
+
+// LocalDevice maps a kDLOneAPI device id back.
+func (d *Dpctl) LocalDevice(dv dlabi.Device) (int, bool) {
+	if dv.Type != dlabi.OneAPI || dv.ID < 0 || int(dv.ID) >= len(d.devs) {
+		return -1, false
+	}
+	return int(dv.ID), true
+}
+
+// DpctlQueue is a DPCTLSyclQueueRef owned by Go. Wait submits a barrier and
+// waits on its event (DPCTLQueue_Wait can let an exception escape).
+type DpctlQueue struct {
+	d   *Dpctl
+	ref uintptr
+}
+
+func (d *Dpctl) ownQueue(ref uintptr) *DpctlQueue {
+	q := &DpctlQueue{d: d, ref: ref}
+	api := d.api
+	runtime.AddCleanup(q, func(r uintptr) { dpctlapi.Call(api.QueueDelete, r) }, ref)
+	return q
+}
+
+// Ref returns the DPCTLSyclQueueRef, valid while q is reachable.
+func (q *DpctlQueue) Ref() uintptr { return q.ref }
+
+// Wait waits for all work submitted to the queue so far.
+func (q *DpctlQueue) Wait() error {
+	a := q.d.api
+	ev := dpctlapi.Call(a.QueueSubmitBarrier, q.ref)
+	runtime.KeepAlive(q)
+	if ev == 0 {
+		return errkind.New(errkind.Value, "pybridge.DpctlQueue.Wait", "DPCTLQueue_SubmitBarrier failed")
+	}
+	dpctlapi.Call(a.EventWait, ev)
+	dpctlapi.Call(a.EventDelete, ev)
+	return nil
+}
+
+// IsDefaultContext reports whether the queue's context is the default
+// context of its device's platform: only such memory may be exported as
+// kDLOneAPI (suai.md §7.2).
+func (q *DpctlQueue) IsDefaultContext() bool {
+	a := q.d.api
+	ctx := dpctlapi.Call(a.QueueGetContext, q.ref)
+	if ctx == 0 {
+		return false
+	}
+	defer dpctlapi.Call(a.ContextDelete, ctx)
+	dev := dpctlapi.Call(a.QueueGetDevice, q.ref)
+	runtime.KeepAlive(q)
+	if dev == 0 {
+		return false
+	}
+	pos := q.d.position(dev)
+	dpctlapi.Call(a.DeviceDelete, dev)
+	if pos < 0 || q.d.devs[pos].defCtx == 0 {
+		return false
+	}
+	return dpctlapi.Bool(dpctlapi.Call(a.ContextAreEq, ctx, q.d.devs[pos].defCtx))
+}
+
+// Queue returns the device's queue in its default context (made once).
+func (d *Dpctl) Queue(device int) (usm.Queue, error) { return d.queue(device) }
+
+func (d *Dpctl) queue(device int) (*DpctlQueue, error) {
+	if device < 0 || device >= len(d.devs) {
+		return nil, errkind.New(errkind.Value, "pybridge.Dpctl.Queue", "no SYCL device "+strconv.Itoa(device))
+	}
+	dv := d.devs[device]
+	dv.qOnce.Do(func() {
+		r := dpctlapi.Call(d.api.QueueCreateForDevice, dv.ref, 0, 0)
+		if r == 0 {
+			dv.qErr = errkind.New(errkind.NotAvailable, "pybridge.Dpctl.Queue", "cannot create a queue on "+d.descs[device].String())
+			return
+		}
+		dv.q = &DpctlQueue{d: d, ref: r} // lives as long as the process
+	})
+	return dv.q, dv.qErr
+}
+
+// Alloc allocates USM of the given kind with the device's queue. A size of
+// 0 allocates one byte, so the pointer is valid (dpctl requires it).
+func (d *Dpctl) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
+	q, err := d.queue(device)
+	if err != nil {
+		return nil, err
+	}
+	var fn uintptr
+	switch kind {
+	case usm.KindDevice:
+		fn = d.api.MallocDevice
+	case usm.KindShared:
+		fn = d.api.MallocShared
+	case usm.KindHost:
+		fn = d.api.MallocHost
+	default:
+		return nil, errkind.New(errkind.Value, "pybridge.Dpctl.Alloc", "cannot allocate USM of kind "+kind.String())
+	}
+	p := dpctlapi.Call(fn, max(size, 1), q.ref)
+	if p == 0 {
+		return nil, errkind.New(errkind.Memory, "pybridge.Dpctl.Alloc", "cannot allocate "+strconv.FormatUint(uint64(size), 10)+" bytes of "+kind.String()+" USM")
+	}
+	api := d.api
+	return usm.NewAllocation(d, p, size, kind, device, func() error {
+		dpctlapi.Call(api.FreeWithQueue, p, q.ref)
+		return nil
+	}), nil
+}
+
+// Copy copies n bytes between USM and/or host memory and waits for it, on
+// the queue of the device that owns dst or src.
+func (d *Dpctl) Copy(dst, src, n uintptr) error {
+	if n == 0 {
+		return nil
+	}
+	dev := 0
+	if info := d.QueryPointer(dst); info.Device >= 0 {
+		dev = info.Device
+	} else if info := d.QueryPointer(src); info.Device >= 0 {
+		dev = info.Device
+	}
+	q, err := d.queue(dev)
+	if err != nil {
+		return err
+	}
+	ev := dpctlapi.Call(d.api.QueueMemcpy, q.ref, dst, src, n)
+	if ev == 0 {
+		return errkind.New(errkind.Value, "pybridge.Dpctl.Copy", "DPCTLQueue_Memcpy failed")
+	}
+	dpctlapi.Call(d.api.EventWait, ev)
+	dpctlapi.Call(d.api.EventDelete, ev)
+	return nil
+}

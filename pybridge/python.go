@@ -1,0 +1,289 @@
+package pybridge
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/pyapi"
+)
+
+// Mode says how pybridge found the interpreter.
+type Mode uint8
+
+const (
+	Embedded Mode = iota + 1 // Go loaded libpython and initialised it
+	Attached                 // Go code runs inside a Python process
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Embedded:
+		return "embedded"
+	case Attached:
+		return "attached"
+	}
+	return "Mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// Python is a CPython interpreter in this process. There is at most one per
+// process; Embed and Attach return the same value on every call. All
+// methods are safe for concurrent use from any goroutine.
+type Python struct {
+	api     *pyapi.API
+	mode    Mode
+	library string // libpython path (Embedded) or "" (symbols of the process)
+	version string
+
+	dpOnce sync.Once
+	dp     *Dpctl
+	dpErr  error
+
+	typesOnce sync.Once
+	types     cachedTypes
+}
+
+// Mode reports how the interpreter was found.
+func (py *Python) Mode() Mode { return py.mode }
+
+// Version is sys.version_info as "3.11.2".
+func (py *Python) Version() string { return py.version }
+
+// Library is the libpython that was loaded ("" when attached to a process
+// whose executable holds the interpreter).
+func (py *Python) Library() string { return py.library }
+
+var (
+	procMu sync.Mutex
+	procPy *Python
+)
+
+// interpInfo is what the python executable tells about itself.
+type interpInfo struct {
+	LibDir     string   `json:"libdir"`
+	InstSOName string   `json:"instsoname"`
+	LDLibrary  string   `json:"ldlibrary"`
+	Shared     any      `json:"shared"`
+	GILOff     any      `json:"gil_disabled"`
+	Path       []string `json:"path"`
+	Prefix     string   `json:"prefix"`
+	ExecPrefix string   `json:"exec_prefix"`
+	Executable string   `json:"executable"`
+	Version    string   `json:"version"`
+}
+
+const probeScript = `import json, sys, sysconfig
+v = sysconfig.get_config_var
+print(json.dumps({"libdir": v("LIBDIR") or "", "instsoname": v("INSTSONAME") or "",
+  "ldlibrary": v("LDLIBRARY") or "", "shared": v("Py_ENABLE_SHARED"),
+  "gil_disabled": v("Py_GIL_DISABLED"), "path": [p for p in sys.path if p],
+  "prefix": sys.prefix, "exec_prefix": sys.exec_prefix, "executable": sys.executable,
+  "version": "%d.%d.%d" % sys.version_info[:3]}))`
+
+// Embed loads the libpython of the given python executable (for example a
+// virtual environment's bin/python), initialises it with Py_InitializeEx(0)
+// (no signal handlers), gives it that executable's sys.path, prefix and
+// executable, so that the environment's site-packages import, and releases
+// the GIL. An empty python uses $USMBRIDGE_PYTHON, then python3 on $PATH.
+//
+// The library is opened RTLD_GLOBAL, because extension modules resolve the
+// Py* symbols from the global scope. A missing or static-only interpreter
+// is a usm.ErrNotAvailable error. Embed in a process that already runs
+// Python (see Attach) is an error; a second Embed returns the first result.
+func Embed(python string) (*Python, error) {
+	procMu.Lock()
+	defer procMu.Unlock()
+	if procPy != nil {
+		if procPy.mode != Embedded {
+			return nil, errkind.New(errkind.Value, "pybridge.Embed", "this process already runs Python (use Attach)")
+		}
+		return procPy, nil
+	}
+	if python == "" {
+		python = os.Getenv("USMBRIDGE_PYTHON")
+	}
+	if python == "" {
+		python = "python3"
+	}
+	exe, err := exec.LookPath(python)
+	if err != nil {
+		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Embed", "no python executable "+strconv.Quote(python), err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(exe, "-c", probeScript)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Embed", exe+" failed: "+stderr.String(), err)
+	}
+	var info interpInfo
+	if err := json.Unmarshal(stdout.Bytes(), &info); err != nil {
+		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Embed", "cannot read what "+exe+" says about itself", err)
+	}
+	if truthyConfig(info.GILOff) {
+		return nil, errkind.New(errkind.NotSupported, "pybridge.Embed", exe+" is a free-threaded build, which pybridge does not support")
+	}
+	var names []string
+	for _, n := range []string{info.InstSOName, info.LDLibrary} {
+		if n == "" || filepath.Ext(n) == ".a" {
+			continue
+		}
+		if info.LibDir != "" {
+			names = append(names, filepath.Join(info.LibDir, n))
+		}
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return nil, errkind.New(errkind.NotAvailable, "pybridge.Embed", exe+" has no shared libpython (built without --enable-shared)")
+	}
+	h, lib, err := ffi.Open(ffi.RTLDNow|ffi.RTLDGlobal, names...)
+	if err != nil {
+		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Embed", "cannot load libpython of "+exe, err)
+	}
+	api, err := pyapi.Load(h)
+	if err != nil {
+		return nil, err
+	}
+	if api.IsInitialized() {
+		return nil, errkind.New(errkind.Value, "pybridge.Embed", "Python is already initialised in this process (use Attach)")
+	}
+	py := &Python{api: api, mode: Embedded, library: lib, version: info.Version}
+
+	// Initialise on a locked thread, configure sys, and release the GIL
+	// so that any thread can take it with PyGILState_Ensure.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	api.InitializeEx(0)
+	g := &GIL{py: py}
+	err = g.configureSys(info)
+	api.SaveThread()
+	if err != nil {
+		return nil, err
+	}
+	procPy = py
+	return py, nil
+}
+
+func truthyConfig(v any) bool {
+	switch x := v.(type) {
+	case float64:
+		return x != 0
+	case bool:
+		return x
+	case string:
+		return x != "" && x != "0"
+	}
+	return false
+}
+
+func (g *GIL) configureSys(info interpInfo) error {
+	sys, err := g.Import("sys")
+	if err != nil {
+		return err
+	}
+	defer g.DecRef(sys)
+	paths := make([]any, len(info.Path))
+	for i, p := range info.Path {
+		paths[i] = p
+	}
+	for _, kv := range []struct {
+		name string
+		v    any
+	}{{"path", paths}, {"prefix", info.Prefix}, {"exec_prefix", info.ExecPrefix}, {"executable", info.Executable}} {
+		o, err := g.FromGo(kv.v)
+		if err != nil {
+			return err
+		}
+		rc := g.api().SetAttrString(sys.p, kv.name, o.p)
+		g.DecRef(o)
+		if rc != 0 {
+			return g.fetch("pybridge.Embed: setting sys." + kv.name)
+		}
+	}
+	return nil
+}
+
+// Attach finds the interpreter of the Python process this Go code runs in
+// (a c-shared library loaded with ctypes, or a Go library dlopened by an
+// extension): libpython3.X.so.1.0 if it is loaded (RTLD_NOLOAD), otherwise
+// the symbols of the process itself (a python executable that links the
+// interpreter statically). Python must already be initialised.
+func Attach() (*Python, error) {
+	procMu.Lock()
+	defer procMu.Unlock()
+	if procPy != nil {
+		if procPy.mode != Attached {
+			return nil, errkind.New(errkind.Value, "pybridge.Attach", "this process embeds Python (use Embed)")
+		}
+		return procPy, nil
+	}
+	var names []string
+	for minor := 20; minor >= 8; minor-- {
+		names = append(names, "libpython3."+strconv.Itoa(minor)+".so.1.0")
+	}
+	h, lib, err := ffi.Open(ffi.RTLDNow|ffi.RTLDNoLoad, names...)
+	if err != nil {
+		// The executable itself: dlopen("") is the main program, whose
+		// dlsym searches the global scope.
+		if h, err = openSelf(); err != nil {
+			return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Attach", "no Python in this process", err)
+		}
+		lib = ""
+	}
+	api, err := pyapi.Load(h)
+	if err != nil {
+		return nil, err
+	}
+	if !api.IsInitialized() {
+		return nil, errkind.New(errkind.NotAvailable, "pybridge.Attach", "Python is not initialised in this process")
+	}
+	py := &Python{api: api, mode: Attached, library: lib}
+	if err := py.Do(func(g *GIL) error {
+		v, err := g.Eval("'%d.%d.%d' % __import__('sys').version_info[:3]")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(v)
+		py.version, _ = g.api().UnicodeAsString(v.p)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	procPy = py
+	return py, nil
+}
+
+func openSelf() (uintptr, error) {
+	h, _, err := ffi.Open(ffi.RTLDNow, "")
+	return h, err
+}
+
+// Do runs fn holding the GIL on a locked OS thread (LockOSThread,
+// PyGILState_Ensure, fn, PyGILState_Release, UnlockOSThread), so any
+// goroutine may call it, concurrently with others. It may be nested. fn
+// must not start goroutines that wait for the GIL while it runs, and the
+// *GIL must not be used after fn returns.
+func (py *Python) Do(fn func(g *GIL) error) (err error) {
+	runtime.LockOSThread()
+	st := py.api.GILEnsure()
+	g := &GIL{py: py}
+	defer func() {
+		py.api.GILRelease(st)
+		runtime.UnlockOSThread()
+	}()
+	return fn(g)
+}
+
+// GIL is the capability to call the C API: it exists only inside Do.
+type GIL struct{ py *Python }
+
+func (g *GIL) api() *pyapi.API { return g.py.api }
+
+// Python returns the interpreter.
+func (g *GIL) Python() *Python { return g.py }

@@ -1,0 +1,59 @@
+package pybridge
+
+import (
+	"strconv"
+	"sync/atomic"
+)
+
+// Ref is a strong reference to a Python object that lives outside the GIL:
+// it can be stored in Go structures and released from any goroutine. It is
+// a usm.Owner (Retain/Release counting on top of the one Python reference).
+type Ref struct {
+	py   *Python
+	p    uintptr
+	refs atomic.Int64
+}
+
+func (py *Python) newRef(o Object) *Ref {
+	py.api.IncRef(o.p)
+	r := &Ref{py: py, p: o.p}
+	r.refs.Store(1)
+	return r
+}
+
+// NewRef returns a Ref holding a new reference to o.
+func (g *GIL) NewRef(o Object) *Ref { return g.py.newRef(o) }
+
+// Object returns the object; use it only while holding the GIL and the Ref.
+func (r *Ref) Object() Object { return Object{r.p} }
+
+// Retain adds a reference; false once the Python reference was dropped.
+func (r *Ref) Retain() bool {
+	for {
+		n := r.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if r.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// Release drops a reference; the last one drops the Python reference,
+// taking the GIL on the calling thread. After interpreter shutdown the
+// object is leaked rather than touched.
+func (r *Ref) Release() {
+	if n := r.refs.Add(-1); n != 0 {
+		if n < 0 {
+			r.refs.Add(1)
+		}
+		return
+	}
+	if !r.py.api.IsInitialized() {
+		return
+	}
+	_ = r.py.Do(func(g *GIL) error { g.api().DecRef(r.p); return nil })
+}
+
+func (r *Ref) String() string { return "pybridge.Ref(0x" + strconv.FormatUint(uint64(r.p), 16) + ")" }

@@ -1,0 +1,373 @@
+package pybridge
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/pyapi"
+	"github.com/usmbridge/usmbridge/syclobj"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// staticC returns a NUL-terminated copy of s in C memory that is never
+// freed, for names the C API keeps (capsule names) or that hot paths pass.
+func staticC(s string) *byte {
+	p := cmem.Alloc(uintptr(len(s) + 1))
+	copy(cmem.Bytes(p, uintptr(len(s))), s)
+	return (*byte)(cmem.Ptr(p))
+}
+
+var (
+	cSUAI             = staticC("__sycl_usm_array_interface__")
+	cData             = staticC("data")
+	cShape            = staticC("shape")
+	cStrides          = staticC("strides")
+	cTypestr          = staticC("typestr")
+	cOffset           = staticC("offset")
+	cVersion          = staticC("version")
+	cSyclobj          = staticC("syclobj")
+	cQueueRef         = staticC("SyclQueueRef")
+	cContextRef       = staticC("SyclContextRef")
+	cUsedQueueRef     = staticC("used_SyclQueueRef")
+	cUsedContextRef   = staticC("used_SyclContextRef")
+	cAddressofRef     = staticC("addressof_ref")
+	cGetCapsule       = staticC("_get_capsule")
+	suaiKeys          = []*byte{cData, cShape, cStrides, cTypestr, cOffset, cVersion}
+	suaiKeyNames      = []string{"data", "shape", "strides", "typestr", "offset", "version"}
+	errNoSUAIAttrKind = errkind.Value
+)
+
+// cachedTypes are dpctl's classes, looked up once dpctl is imported.
+type cachedTypes struct {
+	mu        sync.Mutex
+	ready     atomic.Bool
+	queue     uintptr // dpctl.SyclQueue
+	context   uintptr // dpctl.SyclContext
+	memory    uintptr // dpctl.memory._Memory
+	sysModule uintptr
+}
+
+// dpctlTypes returns dpctl's classes if dpctl (and dpctl.memory) have been
+// imported by anyone; it never imports them itself.
+func (g *GIL) dpctlTypes() *cachedTypes {
+	t := &g.py.types
+	if t.ready.Load() {
+		return t
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ready.Load() {
+		return t
+	}
+	a := g.api()
+	sys, err := g.Import("sys")
+	if err != nil {
+		return t
+	}
+	defer g.DecRef(sys)
+	mods, err := g.GetAttr(sys, "modules")
+	if err != nil {
+		return t
+	}
+	defer g.DecRef(mods)
+	dp := a.DictGetItemString(mods.p, "dpctl")
+	mem := a.DictGetItemString(mods.p, "dpctl.memory._memory")
+	if dp == 0 || mem == 0 {
+		return t
+	}
+	get := func(m uintptr, name string) uintptr {
+		v := a.GetAttrString(m, name)
+		if v == 0 {
+			a.ErrClear()
+		}
+		return v // kept for the life of the process
+	}
+	t.queue, t.context, t.memory = get(dp, "SyclQueue"), get(dp, "SyclContext"), get(mem, "_Memory")
+	if t.queue != 0 && t.context != 0 && t.memory != 0 {
+		t.ready.Store(true)
+	}
+	return t
+}
+
+// opaque stands for a Python value of no type usm.Parse understands; its
+// Go type name appears in Parse's messages.
+type opaque struct{ typ string }
+
+func (o opaque) String() string { return "<" + o.typ + ">" }
+
+// SUAI is a parsed-to-generic-form __sycl_usm_array_interface__ dict read
+// from a live object. Release it (with the GIL) when parsing is done: it
+// keeps the dict, and so any capsules and queues in it, alive.
+type SUAI struct {
+	Map      map[string]any
+	keep     []uintptr
+	Inverted bool // data[1] was ignored (a dpctl.memory object, suai.md §6)
+}
+
+// Release drops the references the SUAI holds.
+func (s *SUAI) Release(g *GIL) {
+	for _, o := range s.keep {
+		g.api().DecRef(o)
+	}
+	s.keep = nil
+}
+
+// ReadSUAI reads obj.__sycl_usm_array_interface__ into the generic form
+// that usm.Parse and usm.Registry.Parse take. Values become Go values (ints
+// int64/uint64, tuples and lists []any, str string, None nil); "syclobj"
+// becomes a filter string, a syclobj.QueueRef or ContextRef (for exact
+// dpctl.SyclQueue and dpctl.SyclContext objects), or a syclobj
+// CapsuleSource for "SyclQueueRef"/"SyclContextRef" capsules and objects
+// with _get_capsule: the capsule is taken (renamed to used_*) when the
+// registry resolves it, at dpctl's step 6, and only if it still has its
+// fresh name. The CapsuleSource calls Python, so parse while holding the
+// GIL. An object of dpctl.memory reports writable memory as read-only; its
+// flag is ignored (suai.md §6).
+//
+// A missing attribute is a usm.ErrValue error, as in dpctl; an exception
+// raised by the attribute's getter propagates.
+func (g *GIL) ReadSUAI(obj Object) (*SUAI, error) {
+	a := g.api()
+	d := a.GetAttrC(obj.p, cSUAI)
+	if d == 0 {
+		if a.ErrGivenMatches(a.ErrOccurred(), a.Exc["AttributeError"]) {
+			a.ErrClear()
+			return nil, errkind.New(errNoSUAIAttrKind, "pybridge.ReadSUAI", "argument of type "+g.TypeName(obj)+" does not expose `__sycl_usm_array_interface__`")
+		}
+		return nil, g.fetch("pybridge.ReadSUAI")
+	}
+	s := &SUAI{keep: []uintptr{d}}
+	if !a.HasFlag(d, pyapi.TPFlagsDictSubclass) {
+		s.Release(g)
+		return nil, errkind.New(errkind.Value, "pybridge.ReadSUAI", "argument of type "+g.TypeName(obj)+" does not correctly expose `__sycl_usm_array_interface__` (not a dict)")
+	}
+	m := make(map[string]any, 7)
+	for i, k := range suaiKeys {
+		v := a.DictGetItemC(d, k)
+		if v == 0 {
+			continue
+		}
+		m[suaiKeyNames[i]] = g.value(v)
+	}
+	if so := a.DictGetItemC(d, cSyclobj); so != 0 {
+		m["syclobj"] = g.syclobjValue(s, so)
+	}
+	// dpctl.memory's data[1] means "writable" and is always True.
+	if g.isDpctlMemory(obj, m) {
+		if data, ok := m["data"].([]any); ok && len(data) == 2 {
+			m["data"] = []any{data[0], false}
+			s.Inverted = true
+		}
+	}
+	s.Map = m
+	return s, nil
+}
+
+// value converts a SUAI field value: plain data as in ToGo; ints above 64
+// bits as a decimal json-like number string usm.Parse reports as overflow;
+// objects with __index__ (NumPy integers) as ints; anything else opaque.
+func (g *GIL) value(v uintptr) any {
+	a := g.api()
+	if fl := a.TypeFlags(a.Type(v)); fl&(pyapi.TPFlagsTupleSubclass|pyapi.TPFlagsListSubclass) != 0 {
+		n := a.Length(v)
+		out := make([]any, n)
+		for i := range n {
+			if fl&pyapi.TPFlagsTupleSubclass != 0 {
+				out[i] = g.value(a.TupleGetItem(v, i))
+			} else {
+				out[i] = g.value(a.ListGetItem(v, i))
+			}
+		}
+		return out
+	}
+	if x, err := g.ToGo(Object{v}); err == nil {
+		return x
+	} else if isKind(err, errkind.Overflow) {
+		s, _ := g.String(Object{v})
+		return bigInt(s)
+	}
+	if idx := a.NumberIndex(v); idx != 0 {
+		defer a.DecRef(idx)
+		if x, err := g.ToGo(Object{idx}); err == nil {
+			return x
+		}
+		s, _ := g.String(Object{idx})
+		return bigInt(s)
+	}
+	a.ErrClear()
+	return opaque{g.TypeName(Object{v})}
+}
+
+// syclobjValue converts the "syclobj" entry (see ReadSUAI).
+func (g *GIL) syclobjValue(s *SUAI, so uintptr) any {
+	a := g.api()
+	t := a.Type(so)
+	if t == a.UnicodeType {
+		str, ok := a.UnicodeAsString(so)
+		if !ok {
+			a.ErrClear()
+			return opaque{"str"}
+		}
+		return str
+	}
+	if t == a.CapsuleType {
+		return syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { return g.takeRefCapsule(so) })
+	}
+	ty := g.dpctlTypes()
+	if ty.queue != 0 && (t == ty.queue || t == ty.context) {
+		r := a.CallObject(a.GetAttrC(so, cAddressofRef), 0)
+		if r == 0 {
+			return opaque{g.typeName(t)}
+		}
+		// (the bound method's reference leaks only on the error path above)
+		p, _ := g.ToGo(Object{r})
+		a.DecRef(r)
+		addr, _ := p.(int64)
+		if t == ty.queue {
+			return syclobj.UnsafeQueueRef(uintptr(addr))
+		}
+		return syclobj.UnsafeContextRef(uintptr(addr))
+	}
+	if a.HasAttrString(so, "_get_capsule") {
+		return syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) {
+			m := a.GetAttrC(so, cGetCapsule)
+			if m == 0 {
+				return nil, g.fetch("_get_capsule")
+			}
+			c := a.CallObject(m, 0)
+			a.DecRef(m)
+			if c == 0 {
+				return nil, g.fetch("_get_capsule")
+			}
+			s.keep = append(s.keep, c)
+			if a.Type(c) != a.CapsuleType {
+				return nil, errkind.New(errkind.Value, "_get_capsule", "returned "+g.TypeName(Object{c})+", not a capsule")
+			}
+			return g.takeRefCapsule(c)
+		})
+	}
+	return opaque{g.typeName(t)}
+}
+
+// takeRefCapsule takes a fresh "SyclQueueRef" or "SyclContextRef" capsule:
+// it reads the reference and renames the capsule to used_*, as dpctl does.
+// The capsule still owns the reference (its destructor deletes it under
+// either name), so the reference is borrowed while the capsule lives.
+func (g *GIL) takeRefCapsule(c uintptr) (syclobj.Obj, error) {
+	a := g.api()
+	name := pyapi.GoString(a.CapsuleGetName(c))
+	switch name {
+	case "SyclQueueRef":
+		p := a.CapsuleGetPointer(c, cQueueRef)
+		if p == 0 {
+			return nil, g.fetch("SyclQueueRef capsule")
+		}
+		a.CapsuleSetName(c, cUsedQueueRef)
+		return syclobj.UnsafeQueueRef(p), nil
+	case "SyclContextRef":
+		p := a.CapsuleGetPointer(c, cContextRef)
+		if p == 0 {
+			return nil, g.fetch("SyclContextRef capsule")
+		}
+		a.CapsuleSetName(c, cUsedContextRef)
+		return syclobj.UnsafeContextRef(p), nil
+	}
+	return nil, errkind.New(errkind.Value, "syclobj capsule", "capsule named "+quote(name)+" (want a fresh \"SyclQueueRef\" or \"SyclContextRef\"; capsules are single-use)")
+}
+
+// isDpctlMemory reports whether obj is a dpctl.memory object, or a SUAI of
+// exactly the shape those objects produce (1-D "|u1", strides None, no
+// offset key, syclobj a dpctl.SyclQueue, data[1] True).
+func (g *GIL) isDpctlMemory(obj Object, m map[string]any) bool {
+	ty := g.dpctlTypes()
+	if ty.memory == 0 {
+		return false
+	}
+	a := g.api()
+	_ = a
+	if r := a.IsInstance(obj.p, ty.memory); r == 1 {
+		return true
+	} else if r < 0 {
+		a.ErrClear()
+	}
+	if _, hasOffset := m["offset"]; hasOffset || m["typestr"] != "|u1" || m["strides"] != nil {
+		return false
+	}
+	shape, ok := m["shape"].([]any)
+	if !ok || len(shape) != 1 {
+		return false
+	}
+	_, isQueue := m["syclobj"].(syclobj.QueueRef)
+	return isQueue
+}
+
+func isKind(err error, k *errkind.Kind) bool {
+	e, ok := err.(*errkind.Error)
+	return ok && e.Kind == k
+}
+
+func quote(s string) string { return "\"" + s + "\"" }
+
+// AsArray reads obj's SUAI and binds it with reg (nil: the registry of the
+// interpreter's dpctl, which is imported if needed). The array's Owner
+// keeps obj alive.
+func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
+	if reg == nil {
+		d, err := g.dpctlUnderGIL()
+		if err != nil {
+			return nil, err
+		}
+		reg = d.reg
+	}
+	s, err := g.ReadSUAI(obj)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Release(g)
+	arr, err := reg.Parse(s.Map)
+	if err != nil {
+		return nil, err
+	}
+	arr.Owner = g.py.newRef(obj)
+	return arr, nil
+}
+
+// AsArrayKeepSyclobj is AsArray that also returns the SUAI's syclobj when
+// it is a dpctl.SyclQueue or dpctl.SyclContext (nil otherwise), so that a
+// re-export can name the same queue or context.
+func (g *GIL) AsArrayKeepSyclobj(obj Object, reg *usm.Registry) (*usm.Array, *Ref, error) {
+	if reg == nil {
+		d, err := g.dpctlUnderGIL()
+		if err != nil {
+			return nil, nil, err
+		}
+		reg = d.reg
+	}
+	s, err := g.ReadSUAI(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.Release(g)
+	arr, err := reg.Parse(s.Map)
+	if err != nil {
+		return nil, nil, err
+	}
+	arr.Owner = g.py.newRef(obj)
+	var so *Ref
+	if p := g.api().DictGetItemC(s.keep[0], cSyclobj); p != 0 {
+		if ty := g.dpctlTypes(); ty.queue != 0 && (g.api().Type(p) == ty.queue || g.api().Type(p) == ty.context) {
+			so = g.py.newRef(Object{p})
+		}
+	}
+	return arr, so, nil
+}
+
+// dpctlUnderGIL is Python.Dpctl for a caller that holds the GIL (the GIL
+// is re-entrant per thread, so this is safe).
+func (g *GIL) dpctlUnderGIL() (*Dpctl, error) { return g.py.Dpctl() }
+
+// bigInt is an integer beyond 64 bits in decimal; usm.Parse reads it as a
+// json.Number and reports it as an overflow.
+func bigInt(s string) any { return jsonNumber(s) }
