@@ -4,6 +4,10 @@
 // back, and check the data at each step.
 //
 //	go run ./examples/quickstart
+//
+// It uses an OpenCL CPU device (Intel USM, or SVM on PoCL) when an OpenCL
+// runtime is installed, and usmbridge's own host backend otherwise, and
+// says which.
 package main
 
 import (
@@ -13,6 +17,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -24,15 +29,38 @@ func main() {
 	}
 }
 
-func run() error {
-	// 1. Pick a backend. The cpu backend needs no SYCL runtime.
-	host := cpu.Default()
-	reg := usm.NewRegistry(host)
-	fmt.Printf("1. backend: %s, devices: %v\n", host.Name(), reg.Devices())
+// backend is where the quickstart allocates.
+type backend interface {
+	usm.Backend
+	usm.Allocator
+}
 
-	// 2. Allocate a 3x4 float32 array and fill it.
+// pick prefers the first OpenCL CPU device that has USM or fine-grain SVM
+// and falls back to the host backend, which needs no runtime at all.
+func pick() (b backend, dev int, kind usm.Kind, done func(), why string) {
+	ocl, err := opencl.New()
+	if err != nil {
+		return cpu.Default(), 0, usm.KindHost, func() {}, "no OpenCL runtime (" + err.Error() + ")"
+	}
+	for i := range ocl.Devices() {
+		if d, _ := ocl.Device(i); d.Type()&opencl.TypeCPU != 0 && ocl.Memory(i) != opencl.NoMemory {
+			return ocl, i, usm.KindShared, func() { _ = ocl.Close() }, "OpenCL device " + d.Name() + " (" + ocl.Memory(i).String() + ")"
+		}
+	}
+	_ = ocl.Close()
+	return cpu.Default(), 0, usm.KindHost, func() {}, "no OpenCL CPU device with USM or SVM"
+}
+
+func run() error {
+	// 1. Pick a backend: OpenCL if installed, else the host backend.
+	b, dev, kind, done, why := pick()
+	defer done()
+	reg := usm.NewRegistry(b)
+	fmt.Printf("1. backend: %s — %s; devices: %v\n", b.Name(), why, reg.Devices())
+
+	// 2. Allocate a 3x4 float32 array and fill it from the host.
 	const rows, cols = 3, 4
-	alloc, err := host.AllocHost(rows * cols * 4)
+	alloc, err := b.Alloc(dev, kind, rows*cols*4)
 	if err != nil {
 		return err
 	}
