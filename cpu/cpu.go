@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/spans"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -17,8 +17,8 @@ import (
 // Default.
 type Backend struct {
 	mu      sync.RWMutex
-	regions []region // sorted by base
-	bytes   uintptr  // sum of region sizes
+	regions spans.Set[region]
+	bytes   uintptr // sum of region sizes
 }
 
 type region struct {
@@ -26,9 +26,7 @@ type region struct {
 	mapping    []byte // for munmap
 }
 
-// end is one past the last byte a pointer query accepts: size-0
-// allocations still own their first byte, so their pointer is known.
-func (r region) end() uintptr { return r.base + max(r.size, 1) }
+func (r region) Span() (base, size uintptr) { return r.base, r.size }
 
 var (
 	_ usm.Backend       = (*Backend)(nil)
@@ -59,21 +57,12 @@ func (b *Backend) Devices() []syclobj.Device {
 // KindUnknown otherwise.
 func (b *Backend) QueryPointer(ptr uintptr) usm.PointerInfo {
 	b.mu.RLock()
-	defer b.mu.RUnlock()
-	i, _ := slices.BinarySearchFunc(b.regions, ptr, func(r region, p uintptr) int {
-		switch {
-		case r.end() <= p:
-			return -1
-		case r.base > p:
-			return 1
-		}
-		return 0
-	})
-	if i < len(b.regions) && b.regions[i].base <= ptr && ptr < b.regions[i].end() {
-		r := b.regions[i]
-		return usm.PointerInfo{Kind: usm.KindHost, Device: 0, Base: r.base, Size: r.size}
+	r, ok := b.regions.Find(ptr)
+	b.mu.RUnlock()
+	if !ok {
+		return usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
 	}
-	return usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
+	return usm.PointerInfo{Kind: usm.KindHost, Device: 0, Base: r.base, Size: r.size}
 }
 
 // Alloc maps size bytes of zeroed host memory. Every kind is served with
@@ -92,8 +81,7 @@ func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocatio
 	}
 	r := region{base: uintptr(unsafe.Pointer(&m[0])), size: size, mapping: m}
 	b.mu.Lock()
-	i, _ := slices.BinarySearchFunc(b.regions, r.base, func(x region, p uintptr) int { return cmpPtr(x.base, p) })
-	b.regions = slices.Insert(b.regions, i, r)
+	b.regions.Insert(r)
 	b.bytes += size
 	b.mu.Unlock()
 	return usm.NewAllocation(b, r.base, size, usm.KindHost, 0, func() error { return b.free(r.base) }), nil
@@ -104,25 +92,13 @@ func (b *Backend) AllocHost(size uintptr) (*usm.Allocation, error) {
 	return b.Alloc(0, usm.KindHost, size)
 }
 
-func cmpPtr(a, b uintptr) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 func (b *Backend) free(base uintptr) error {
 	b.mu.Lock()
-	i, found := slices.BinarySearchFunc(b.regions, base, func(x region, p uintptr) int { return cmpPtr(x.base, p) })
+	r, found := b.regions.Remove(base)
 	if !found {
 		b.mu.Unlock()
 		return errkind.New(errkind.Value, "cpu.Free", "pointer 0x"+strconv.FormatUint(uint64(base), 16)+" is not an allocation of this backend")
 	}
-	r := b.regions[i]
-	b.regions = slices.Delete(b.regions, i, i+1)
 	b.bytes -= r.size
 	b.mu.Unlock()
 	if err := syscall.Munmap(r.mapping); err != nil {
@@ -161,5 +137,5 @@ func (syncQueue) Wait() error { return nil }
 func (b *Backend) Stats() (allocations int, bytes uintptr) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	return len(b.regions), b.bytes
+	return b.regions.Len(), b.bytes
 }

@@ -341,7 +341,7 @@ func (p *bplat) finish() error {
 func (b *Backend) Stats() (allocations int, bytes uintptr) {
 	for _, p := range b.plats {
 		p.ctx.s.mu.Lock()
-		for _, r := range p.ctx.s.allocs {
+		for r := range p.ctx.s.allocs.All() {
 			allocations++
 			bytes += r.size
 		}

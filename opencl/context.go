@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/spans"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 )
 
@@ -28,7 +29,7 @@ type ctxState struct {
 	devices  []Device
 
 	mu     sync.Mutex
-	allocs []allocRec          // sorted by base
+	allocs spans.Set[allocRec]
 	queues map[*Queue]struct{} // live queues made with NewQueue
 }
 
@@ -63,6 +64,8 @@ type allocRec struct {
 	dev        Device // zero for host USM
 	svm        bool
 }
+
+func (r allocRec) Span() (base, size uintptr) { return r.base, r.size }
 
 // AllocInfo describes the allocation a pointer belongs to.
 type AllocInfo struct {
@@ -194,8 +197,7 @@ func (c *Context) Release() error {
 
 func (s *ctxState) register(r allocRec) {
 	s.mu.Lock()
-	i, _ := slices.BinarySearchFunc(s.allocs, r.base, func(a allocRec, p uintptr) int { return cmpPtr(a.base, p) })
-	s.allocs = slices.Insert(s.allocs, i, r)
+	s.allocs.Insert(r)
 	s.mu.Unlock()
 	live.allocations.Add(1)
 }
@@ -204,44 +206,20 @@ func (s *ctxState) register(r allocRec) {
 func (s *ctxState) find(p uintptr) (allocRec, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i, found := slices.BinarySearchFunc(s.allocs, p, func(a allocRec, p uintptr) int { return cmpPtr(a.base, p) })
-	if found {
-		return s.allocs[i], true
-	}
-	if i > 0 && p-s.allocs[i-1].base < max(s.allocs[i-1].size, 1) {
-		return s.allocs[i-1], true
-	}
-	return allocRec{}, false
+	return s.allocs.Find(p)
 }
 
 // take removes the allocation whose base is p.
 func (s *ctxState) take(p uintptr) (allocRec, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i, found := slices.BinarySearchFunc(s.allocs, p, func(a allocRec, p uintptr) int { return cmpPtr(a.base, p) })
-	if !found {
-		return allocRec{}, false
-	}
-	r := s.allocs[i]
-	s.allocs = slices.Delete(s.allocs, i, i+1)
-	return r, true
+	return s.allocs.Remove(p)
 }
 
 func (s *ctxState) put(r allocRec) { // undo take after a failed free
 	s.mu.Lock()
-	i, _ := slices.BinarySearchFunc(s.allocs, r.base, func(a allocRec, p uintptr) int { return cmpPtr(a.base, p) })
-	s.allocs = slices.Insert(s.allocs, i, r)
+	s.allocs.Insert(r)
 	s.mu.Unlock()
-}
-
-func cmpPtr(a, b uintptr) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Allocations returns the number of live allocations made through the
@@ -252,7 +230,7 @@ func (c *Context) Allocations() int {
 	}
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	return len(c.s.allocs)
+	return c.s.allocs.Len()
 }
 
 // --- USM ---
