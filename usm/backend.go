@@ -60,7 +60,7 @@ type Backend interface {
 // Allocator is implemented by backends that can allocate.
 type Allocator interface {
 	// Alloc returns size bytes of the given kind on a backend-local device
-	// (ignored for KindHost where the runtime has no device binding).
+	// (for KindHost, the device whose context the memory belongs to).
 	Alloc(device int, kind Kind, size uintptr) (*Allocation, error)
 }
 
@@ -141,7 +141,8 @@ func (a *Allocation) Size() uintptr { return a.size }
 // Kind returns the USM kind.
 func (a *Allocation) Kind() Kind { return a.kind }
 
-// Device returns the backend-local device index (-1 for host memory).
+// Device returns the backend-local device the memory was allocated on, or
+// -1 where the runtime binds host memory to no device.
 func (a *Allocation) Device() int { return a.device }
 
 // Backend returns the backend that owns the memory.
