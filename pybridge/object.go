@@ -336,14 +336,14 @@ func (g *GIL) ToGo(o Object) (any, error) {
 		}
 		return s, nil
 	case flags&(pyapi.TPFlagsTupleSubclass|pyapi.TPFlagsListSubclass) != 0:
-		n := a.Length(o.p)
+		n := a.SeqSize(o.p)
 		out := make([]any, n)
 		for i := range n {
 			var it uintptr
 			if flags&pyapi.TPFlagsTupleSubclass != 0 {
-				it = a.TupleGetItem(o.p, i)
+				it = a.TupleItem(o.p, i)
 			} else {
-				it = a.ListGetItem(o.p, i)
+				it = a.ListItem(o.p, i)
 			}
 			v, err := g.ToGo(Object{it})
 			if err != nil {

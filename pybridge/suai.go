@@ -171,13 +171,13 @@ func (g *GIL) ReadSUAI(obj Object) (*SUAI, error) {
 func (g *GIL) value(v uintptr) any {
 	a := g.api()
 	if fl := a.TypeFlags(a.Type(v)); fl&(pyapi.TPFlagsTupleSubclass|pyapi.TPFlagsListSubclass) != 0 {
-		n := a.Length(v)
+		n := a.SeqSize(v)
 		out := make([]any, n)
 		for i := range n {
 			if fl&pyapi.TPFlagsTupleSubclass != 0 {
-				out[i] = g.value(a.TupleGetItem(v, i))
+				out[i] = g.value(a.TupleItem(v, i))
 			} else {
-				out[i] = g.value(a.ListGetItem(v, i))
+				out[i] = g.value(a.ListItem(v, i))
 			}
 		}
 		return out

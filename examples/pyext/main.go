@@ -89,7 +89,7 @@ func ub_asarray(obj C.uintptr_t) C.uintptr_t {
 		if err != nil {
 			return pybridge.Object{}, err
 		}
-		return g.FromGo(put(&entry{arr: arr, syclobj: so}))
+		return newArray(g, &entry{arr: arr, syclobj: so})
 	})
 }
 
@@ -104,7 +104,7 @@ func ub_from_dlpack(x, device, copyArg C.uintptr_t) C.uintptr_t {
 		if err != nil {
 			return pybridge.Object{}, err
 		}
-		return g.FromGo(put(&entry{arr: &t.Array}))
+		return newArray(g, &entry{arr: &t.Array})
 	})
 }
 
@@ -134,21 +134,21 @@ func ub_release(h C.uintptr_t) C.uintptr_t {
 // ub_info returns (shape, typestr, strides|None, offset, usm_type,
 // (dl_device_type, dl_device_id), data_pointer, read_only).
 //
-//export ub_info
-func ub_info(h C.uintptr_t) C.uintptr_t {
-	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
-		e, err := get(g, h)
-		if err != nil {
-			return pybridge.Object{}, err
-		}
-		a := e.arr
-		var strides any
-		if a.Strides != nil {
-			strides = a.Strides
-		}
-		return g.FromGo([]any{a.Shape, a.Typestr.String(), strides, a.Offset, a.Memory.Kind.String(),
-			[]any{int64(a.DLDevice.Type), int64(a.DLDevice.ID)}, uint64(a.Data), a.ReadOnly})
-	})
+// info is what the Python Array's properties read: shape, typestr,
+// strides, offset, usm_type, DLPack device, data pointer, read-only.
+func info(a *usm.Array) []any {
+	var strides any
+	if a.Strides != nil {
+		strides = a.Strides
+	}
+	return []any{a.Shape, a.Typestr.String(), strides, a.Offset, a.Memory.Kind.String(),
+		[]any{int64(a.DLDevice.Type), int64(a.DLDevice.ID)}, uint64(a.Data), a.ReadOnly}
+}
+
+// newArray registers e and returns (handle, info) in one crossing, so that
+// making a Python Array costs one call into Go, not two.
+func newArray(g *pybridge.GIL, e *entry) (pybridge.Object, error) {
+	return g.FromGo([]any{put(e), info(e.arr)})
 }
 
 //export ub_suai

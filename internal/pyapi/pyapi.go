@@ -73,6 +73,33 @@ type API struct {
 
 	// Exception types (the PyObject* the PyExc_* variables hold).
 	Exc map[string]uintptr
+
+	// layout is true when the object layout below was verified at Load;
+	// then type flags and tuple/list items are read from memory, as
+	// CPython's own macros do, instead of one FFI call each.
+	layout bool
+}
+
+// Object layout of the default (GIL) build of CPython 3.8–3.13 on 64-bit:
+// PyVarObject is {ob_refcnt, ob_type, ob_size}; tuples store items inline
+// after it, lists point to them from there; PyTypeObject.tp_flags follows
+// 18 pointer-sized fields. checkLayout verifies these against the API
+// before they are used.
+const (
+	offObSize      = 16
+	offItems       = 24 // PyTupleObject.ob_item[0], PyListObject.ob_item
+	offTpBasicsize = 32
+	offTpFlags     = 168
+)
+
+func (a *API) checkLayout() bool {
+	for _, t := range []uintptr{a.TupleType, a.ListType, a.DictType, a.LongType, a.UnicodeType, a.TypeType, a.CapsuleType} {
+		if *(*uint64)(cmem.Ptr(t + offTpFlags)) != a.TypeFlagsCall(t) {
+			return false
+		}
+	}
+	return *(*int64)(cmem.Ptr(a.TupleType + offTpBasicsize)) == offItems &&
+		*(*int64)(cmem.Ptr(a.ListType + offTpBasicsize)) == offItems+16
 }
 
 var excNames = []string{"BaseException", "Exception", "TypeError", "ValueError", "BufferError",
@@ -161,6 +188,7 @@ func Load(handle uintptr) (*API, error) {
 	if _, err := ffi.Sym(handle, "_Py_DecRefShared"); err == nil {
 		return nil, errkind.New(errkind.NotSupported, "pyapi.Load", "the free-threaded CPython build is not supported")
 	}
+	a.layout = a.checkLayout()
 	if p, err := ffi.Sym(handle, "PyFloat_FromDouble"); err == nil {
 		ffi.Bind(&a.floatFromDouble, p)
 	} else {
@@ -218,8 +246,43 @@ func (a *API) RefCount(o uintptr) int { return int(*(*int64)(cmem.Ptr(o))) }
 
 func (a *API) Type(o uintptr) uintptr { return *(*uintptr)(cmem.Ptr(o + 8)) }
 func (a *API) TypeFlags(t uintptr) uint64 {
-	return uint64(ffi.Call(a.typeGetFlags, t))
+	if a.layout {
+		return *(*uint64)(cmem.Ptr(t + offTpFlags))
+	}
+	return a.TypeFlagsCall(t)
 }
+
+// TypeFlagsCall is TypeFlags through PyType_GetFlags, never from memory.
+func (a *API) TypeFlagsCall(t uintptr) uint64 { return uint64(ffi.Call(a.typeGetFlags, t)) }
+
+// SeqSize returns the length of a tuple or list (the caller has checked
+// the type).
+func (a *API) SeqSize(o uintptr) int {
+	if a.layout {
+		return int(*(*int64)(cmem.Ptr(o + offObSize)))
+	}
+	return a.Length(o)
+}
+
+// TupleItem returns item i of a tuple, borrowed; the caller has checked
+// the type and 0 <= i < SeqSize.
+func (a *API) TupleItem(t uintptr, i int) uintptr {
+	if a.layout {
+		return *(*uintptr)(cmem.Ptr(t + offItems + uintptr(i)*8))
+	}
+	return a.TupleGetItem(t, i)
+}
+
+// ListItem is TupleItem for a list.
+func (a *API) ListItem(l uintptr, i int) uintptr {
+	if a.layout {
+		return *(*uintptr)(cmem.Ptr(*(*uintptr)(cmem.Ptr(l + offItems)) + uintptr(i)*8))
+	}
+	return a.ListGetItem(l, i)
+}
+
+// FastLayout reports whether the verified memory layout is in use.
+func (a *API) FastLayout() bool               { return a.layout }
 func (a *API) IsSubtype(t, base uintptr) bool { return ffi.Call(a.typeIsSubtype, t, base) != 0 }
 func (a *API) HasFlag(o uintptr, f uint64) bool {
 	return a.TypeFlags(a.Type(o))&f != 0

@@ -10,7 +10,7 @@ import os as _os
 _path = _os.environ.get("USMBRIDGE_LIB") or _os.path.join(_os.path.dirname(__file__), "libusmbridge.so")
 _lib = _ct.PyDLL(_path)
 for _name, _n in (("ub_init", 0), ("ub_asarray", 1), ("ub_from_dlpack", 3), ("ub_release", 1),
-                  ("ub_info", 1), ("ub_suai", 1), ("ub_dlpack", 5), ("ub_dlpack_device", 1),
+                  ("ub_suai", 1), ("ub_dlpack", 5), ("ub_dlpack_device", 1),
                   ("ub_stats", 0)):
     _f = getattr(_lib, _name)
     _f.argtypes = [_ct.py_object] * _n
@@ -22,9 +22,8 @@ class Array:
     """A Go-held view of USM or host memory."""
     __slots__ = ("_h", "_info")
 
-    def __init__(self, handle):
-        self._h = handle
-        self._info = _lib.ub_info(handle)
+    def __init__(self, handle_and_info):
+        self._h, self._info = handle_and_info
 
     def __del__(self):
         h = getattr(self, "_h", None)

@@ -1,0 +1,42 @@
+package pybridge
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The memory reads pyapi uses instead of FFI calls must agree with the C
+// API, and must be in use on the CPython the project supports.
+func TestFastLayoutAgreesWithCAPI(t *testing.T) {
+	py := embedded(t)
+	require.NoError(t, py.Do(func(g *GIL) error {
+		a := g.api()
+		require.True(t, a.FastLayout(), "CPython %s: object layout check failed, every read is an FFI call", py.Version())
+		tup, err := g.Eval("(1, 'a', None, (2, 3), [4])")
+		require.NoError(t, err)
+		defer g.DecRef(tup)
+		lst, err := g.Eval("[10, 'b', (5,), 2**70]")
+		require.NoError(t, err)
+		defer g.DecRef(lst)
+		empty, err := g.Eval("()")
+		require.NoError(t, err)
+		defer g.DecRef(empty)
+
+		assert.Equal(t, a.Length(tup.p), a.SeqSize(tup.p))
+		assert.Equal(t, a.Length(lst.p), a.SeqSize(lst.p))
+		assert.Zero(t, a.SeqSize(empty.p))
+		for i := range a.Length(tup.p) {
+			assert.Equal(t, a.TupleGetItem(tup.p, i), a.TupleItem(tup.p, i), "tuple item %d", i)
+		}
+		for i := range a.Length(lst.p) {
+			assert.Equal(t, a.ListGetItem(lst.p, i), a.ListItem(lst.p, i), "list item %d", i)
+		}
+		for _, o := range []uintptr{tup.p, lst.p, a.None, a.True, a.TupleItem(tup.p, 1)} {
+			ty := a.Type(o)
+			assert.Equal(t, a.TypeFlagsCall(ty), a.TypeFlags(ty), "tp_flags of %s", g.typeName(ty))
+		}
+		return nil
+	}))
+}
