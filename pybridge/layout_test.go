@@ -40,3 +40,27 @@ func TestFastLayoutAgreesWithCAPI(t *testing.T) {
 		return nil
 	}))
 }
+
+// dpctl's Cython C-API gives the same refs as addressof_ref(), in one C call.
+func TestDpctlCAPIRefs(t *testing.T) {
+	py, _ := withDpctl(t)
+	run(t, py, "ctx_capi = q.sycl_context")
+	require.NoError(t, py.Do(func(g *GIL) error {
+		ty := g.dpctlTypes()
+		require.NotZero(t, ty.queueRef, "SyclQueue_GetQueueRef not found in dpctl._sycl_queue.__pyx_capi__")
+		require.NotZero(t, ty.contextRef, "SyclContext_GetContextRef not found")
+		for _, c := range []struct{ obj, want string }{{"q", "q.addressof_ref()"}, {"ctx_capi", "ctx_capi.addressof_ref()"}} {
+			o, err := g.Eval(c.obj)
+			require.NoError(t, err)
+			want, err := g.Eval(c.want)
+			require.NoError(t, err)
+			w, err := g.ToGo(want)
+			require.NoError(t, err)
+			got := g.syclobjValue(&SUAI{}, o.p)
+			assert.EqualValues(t, w, got.(interface{ Pointer() uintptr }).Pointer(), c.obj)
+			g.DecRef(o)
+			g.DecRef(want)
+		}
+		return nil
+	}))
+}

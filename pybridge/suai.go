@@ -6,6 +6,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
@@ -47,6 +48,9 @@ type cachedTypes struct {
 	context   uintptr // dpctl.SyclContext
 	memory    uintptr // dpctl.memory._Memory
 	sysModule uintptr
+	// Cython C-API functions of dpctl (module.__pyx_capi__): the ref of a
+	// SyclQueue/SyclContext in one C call instead of a Python method call.
+	queueRef, contextRef uintptr
 }
 
 // dpctlTypes returns dpctl's classes if dpctl (and dpctl.memory) have been
@@ -85,10 +89,37 @@ func (g *GIL) dpctlTypes() *cachedTypes {
 		return v // kept for the life of the process
 	}
 	t.queue, t.context, t.memory = get(dp, "SyclQueue"), get(dp, "SyclContext"), get(mem, "_Memory")
+	t.queueRef = g.pyxCAPI(mods.p, "dpctl._sycl_queue", "SyclQueue_GetQueueRef")
+	t.contextRef = g.pyxCAPI(mods.p, "dpctl._sycl_context", "SyclContext_GetContextRef")
 	if t.queue != 0 && t.context != 0 && t.memory != 0 {
 		t.ready.Store(true)
 	}
 	return t
+}
+
+// pyxCAPI returns the C function a Cython module exports under name in its
+// __pyx_capi__ dict (a capsule named by the function's signature), or 0.
+func (g *GIL) pyxCAPI(modules uintptr, module, name string) uintptr {
+	a := g.api()
+	m := a.DictGetItemString(modules, module)
+	if m == 0 {
+		return 0
+	}
+	capi := a.GetAttrString(m, "__pyx_capi__")
+	if capi == 0 {
+		a.ErrClear()
+		return 0
+	}
+	defer a.DecRef(capi)
+	c := a.DictGetItemString(capi, name)
+	if c == 0 || a.Type(c) != a.CapsuleType {
+		return 0
+	}
+	fn := a.CapsuleGetPointer(c, (*byte)(cmem.Ptr(a.CapsuleGetName(c))))
+	if fn == 0 {
+		a.ErrClear()
+	}
+	return fn // the module, and so the function, lives for the process
 }
 
 // opaque stands for a Python value of no type usm.Parse understands; its
@@ -216,6 +247,12 @@ func (g *GIL) syclobjValue(s *SUAI, so uintptr) any {
 		return syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { return g.takeRefCapsule(so) })
 	}
 	ty := g.dpctlTypes()
+	if ty.queue != 0 && t == ty.queue && ty.queueRef != 0 {
+		return syclobj.UnsafeQueueRef(ffi.Call(ty.queueRef, so))
+	}
+	if ty.context != 0 && t == ty.context && ty.contextRef != 0 {
+		return syclobj.UnsafeContextRef(ffi.Call(ty.contextRef, so))
+	}
 	if ty.queue != 0 && (t == ty.queue || t == ty.context) {
 		r := a.CallObject(a.GetAttrC(so, cAddressofRef), 0)
 		if r == 0 {
