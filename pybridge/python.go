@@ -48,6 +48,9 @@ type Python struct {
 
 	typesOnce sync.Once
 	types     cachedTypes
+
+	keysMu sync.Mutex
+	keys   []uintptr // str objects of suaiKeyNames and "syclobj"; see suaiKeyObjects
 }
 
 // Mode reports how the interpreter was found.
@@ -280,7 +283,17 @@ func (py *Python) Do(fn func(g *GIL) error) (err error) {
 	return fn(g)
 }
 
-// GIL is the capability to call the C API: it exists only inside Do.
+// Held runs fn for code that Python itself called with the GIL held (an
+// entry point of a c-shared library loaded with ctypes.PyDLL): it skips
+// PyGILState_Ensure/Release, which would only confirm what the caller
+// guarantees. Calling it without the GIL corrupts the interpreter.
+func (py *Python) Held(fn func(g *GIL) error) error {
+	runtime.LockOSThread() // a cgo callback already runs on the caller's thread
+	defer runtime.UnlockOSThread()
+	return fn(&GIL{py: py})
+}
+
+// GIL is the capability to call the C API: it exists only inside Do or Held.
 type GIL struct{ py *Python }
 
 func (g *GIL) api() *pyapi.API { return g.py.api }

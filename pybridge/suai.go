@@ -97,6 +97,33 @@ func (g *GIL) dpctlTypes() *cachedTypes {
 	return t
 }
 
+// suaiKeyObjects returns str objects for the SUAI keys (suaiKeyNames, then
+// "syclobj"), made once per interpreter: looking a key object up skips the
+// temporary str that PyDict_GetItemString builds on every call. nil if
+// they could not be made (the lookups then use C strings).
+func (g *GIL) suaiKeyObjects() []uintptr {
+	py, a := g.py, g.api()
+	py.keysMu.Lock()
+	defer py.keysMu.Unlock()
+	if py.keys != nil {
+		return py.keys
+	}
+	keys := make([]uintptr, 0, len(suaiKeyNames)+1)
+	for _, n := range append(suaiKeyNames[:len(suaiKeyNames):len(suaiKeyNames)], "syclobj") {
+		k := a.UnicodeFromString(n)
+		if k == 0 {
+			a.ErrClear()
+			for _, k := range keys {
+				a.DecRef(k)
+			}
+			return nil
+		}
+		keys = append(keys, k) // kept for the life of the interpreter
+	}
+	py.keys = keys
+	return keys
+}
+
 // pyxCAPI returns the C function a Cython module exports under name in its
 // __pyx_capi__ dict (a capsule named by the function's signature), or 0.
 func (g *GIL) pyxCAPI(modules uintptr, module, name string) uintptr {
@@ -175,14 +202,22 @@ func (g *GIL) ReadSUAI(obj Object) (*SUAI, error) {
 		return nil, errkind.New(errkind.Value, "pybridge.ReadSUAI", "argument of type "+g.TypeName(obj)+" does not correctly expose `__sycl_usm_array_interface__` (not a dict)")
 	}
 	m := make(map[string]any, 7)
-	for i, k := range suaiKeys {
-		v := a.DictGetItemC(d, k)
-		if v == 0 {
-			continue
+	keys := g.suaiKeyObjects()
+	get := func(i int) uintptr {
+		if keys != nil {
+			return a.DictGetItem(d, keys[i])
 		}
-		m[suaiKeyNames[i]] = g.value(v)
+		if i == len(suaiKeys) {
+			return a.DictGetItemC(d, cSyclobj)
+		}
+		return a.DictGetItemC(d, suaiKeys[i])
 	}
-	if so := a.DictGetItemC(d, cSyclobj); so != 0 {
+	for i, name := range suaiKeyNames {
+		if v := get(i); v != 0 {
+			m[name] = g.value(v)
+		}
+	}
+	if so := get(len(suaiKeys)); so != 0 {
 		m["syclobj"] = g.syclobjValue(s, so)
 	}
 	// dpctl.memory's data[1] means "writable" and is always True.

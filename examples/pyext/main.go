@@ -55,12 +55,12 @@ func get(g *pybridge.GIL, h C.uintptr_t) (*entry, error) {
 	return e, nil
 }
 
-// call runs fn with the GIL (already held by the caller: Do nests) and
-// turns its result into what ctypes expects: a new reference, or NULL
+// call runs fn with the GIL, which ctypes.PyDLL holds for the whole call,
+// and turns its result into what ctypes expects: a new reference, or NULL
 // with the Python exception set.
 func call(fn func(g *pybridge.GIL) (pybridge.Object, error)) C.uintptr_t {
 	var r pybridge.Object
-	_ = py.Do(func(g *pybridge.GIL) error {
+	_ = py.Held(func(g *pybridge.GIL) error {
 		o, err := fn(g)
 		if err != nil {
 			g.Raise(err)
@@ -134,6 +134,17 @@ func ub_release(h C.uintptr_t) C.uintptr_t {
 // ub_info returns (shape, typestr, strides|None, offset, usm_type,
 // (dl_device_type, dl_device_id), data_pointer, read_only).
 //
+//export ub_info
+func ub_info(h C.uintptr_t) C.uintptr_t {
+	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
+		e, err := get(g, h)
+		if err != nil {
+			return pybridge.Object{}, err
+		}
+		return g.FromGo(info(e.arr))
+	})
+}
+
 // info is what the Python Array's properties read: shape, typestr,
 // strides, offset, usm_type, DLPack device, data pointer, read-only.
 func info(a *usm.Array) []any {
@@ -145,10 +156,10 @@ func info(a *usm.Array) []any {
 		[]any{int64(a.DLDevice.Type), int64(a.DLDevice.ID)}, uint64(a.Data), a.ReadOnly}
 }
 
-// newArray registers e and returns (handle, info) in one crossing, so that
-// making a Python Array costs one call into Go, not two.
+// newArray registers e and returns its handle; the Python Array fetches
+// its properties (ub_info) only when one is first read.
 func newArray(g *pybridge.GIL, e *entry) (pybridge.Object, error) {
-	return g.FromGo([]any{put(e), info(e.arr)})
+	return g.FromGo(put(e))
 }
 
 //export ub_suai

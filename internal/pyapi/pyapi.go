@@ -54,6 +54,7 @@ type API struct {
 	tupleNew, tupleSetItem, tupleGetItem, tupleSize                 uintptr
 	listNew, listAppend, listGetItem, listSize                      uintptr
 	dictNew, dictSetItemString, dictGetItemString, dictSetItem      uintptr
+	dictGetItem                                                     uintptr
 	longFromLongLong, longFromULongLong, longAsLongLong             uintptr
 	longAsULongLong, numberIndex, boolFromLong                      uintptr
 	unicodeFromStringAndSize, unicodeAsUTF8                         uintptr
@@ -145,6 +146,7 @@ func Load(handle uintptr) (*API, error) {
 		{&a.listGetItem, "PyList_GetItem"}, {&a.listSize, "PyList_Size"},
 		{&a.dictNew, "PyDict_New"}, {&a.dictSetItemString, "PyDict_SetItemString"},
 		{&a.dictGetItemString, "PyDict_GetItemString"}, {&a.dictSetItem, "PyDict_SetItem"},
+		{&a.dictGetItem, "PyDict_GetItem"},
 		{&a.longFromLongLong, "PyLong_FromLongLong"}, {&a.longFromULongLong, "PyLong_FromUnsignedLongLong"},
 		{&a.longAsLongLong, "PyLong_AsLongLong"}, {&a.longAsULongLong, "PyLong_AsUnsignedLongLong"},
 		{&a.numberIndex, "PyNumber_Index"}, {&a.boolFromLong, "PyBool_FromLong"},
@@ -382,6 +384,9 @@ func (a *API) DictSetItemC(d uintptr, k *byte, v uintptr) int {
 func (a *API) DictSetItem(d, k, v uintptr) int { return int(int32(ffi.Call(a.dictSetItem, d, k, v))) }
 
 // DictGetItemString returns a borrowed reference or 0 (no error set).
+// DictGetItem returns d[k] borrowed, or 0 (no exception) if absent.
+func (a *API) DictGetItem(d, k uintptr) uintptr { return ffi.Call(a.dictGetItem, d, k) }
+
 func (a *API) DictGetItemString(d uintptr, k string) uintptr {
 	b := cstr(k)
 	r := ffi.Call(a.dictGetItemString, d, p(b))

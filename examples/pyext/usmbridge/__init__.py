@@ -10,7 +10,7 @@ import os as _os
 _path = _os.environ.get("USMBRIDGE_LIB") or _os.path.join(_os.path.dirname(__file__), "libusmbridge.so")
 _lib = _ct.PyDLL(_path)
 for _name, _n in (("ub_init", 0), ("ub_asarray", 1), ("ub_from_dlpack", 3), ("ub_release", 1),
-                  ("ub_suai", 1), ("ub_dlpack", 5), ("ub_dlpack_device", 1),
+                  ("ub_info", 1), ("ub_suai", 1), ("ub_dlpack", 5), ("ub_dlpack_device", 1),
                   ("ub_stats", 0)):
     _f = getattr(_lib, _name)
     _f.argtypes = [_ct.py_object] * _n
@@ -20,10 +20,19 @@ python_version = _lib.ub_init()
 
 class Array:
     """A Go-held view of USM or host memory."""
-    __slots__ = ("_h", "_info")
+    __slots__ = ("_h", "_i")
 
-    def __init__(self, handle_and_info):
-        self._h, self._info = handle_and_info
+    def __init__(self, handle):
+        self._h = handle
+        self._i = None
+
+    @property
+    def _info(self):
+        # Fetched from Go on first use: making an array needs none of it.
+        i = self._i
+        if i is None:
+            i = self._i = _lib.ub_info(self._h)
+        return i
 
     def __del__(self):
         h = getattr(self, "_h", None)
