@@ -275,10 +275,9 @@ func evArgs(hs []uintptr) (uintptr, uintptr) {
 	return uintptr(len(hs)), uintptr(unsafe.Pointer(&hs[0]))
 }
 
-// AppendMemoryCopy appends a copy of n bytes (zeCommandListAppendMemoryCopy),
-// signalling signal (may be nil) after waiting for wait.
-func (l *CommandList) AppendMemoryCopy(dst, src, n uintptr, signal *Event, wait ...*Event) error {
-	const op = "levelzero.CommandList.AppendMemoryCopy"
+// appendCmd runs one zeCommandListAppend* call with the list locked and
+// the signal and wait events resolved to native handles.
+func (l *CommandList) appendCmd(op string, signal *Event, wait []*Event, do func(h, sig, nw, pw uintptr) error) error {
 	h, err := l.lock(op, "command list")
 	if err != nil {
 		return err
@@ -290,10 +289,18 @@ func (l *CommandList) AppendMemoryCopy(dst, src, n uintptr, signal *Event, wait 
 		return err
 	}
 	nw, pw := evArgs(hs)
-	if r := call(api.commandListAppendMemoryCopy, h, dst, src, n, sig, nw, pw); r != ResultSuccess {
-		return &Error{Call: "zeCommandListAppendMemoryCopy", Result: r, Detail: "copy of " + utoa(n) + " bytes from " + hexPtr(src) + " to " + hexPtr(dst)}
-	}
-	return nil
+	return do(h, sig, nw, pw)
+}
+
+// AppendMemoryCopy appends a copy of n bytes (zeCommandListAppendMemoryCopy),
+// signalling signal (may be nil) after waiting for wait.
+func (l *CommandList) AppendMemoryCopy(dst, src, n uintptr, signal *Event, wait ...*Event) error {
+	return l.appendCmd("levelzero.CommandList.AppendMemoryCopy", signal, wait, func(h, sig, nw, pw uintptr) error {
+		if r := call(api.commandListAppendMemoryCopy, h, dst, src, n, sig, nw, pw); r != ResultSuccess {
+			return &Error{Call: "zeCommandListAppendMemoryCopy", Result: r, Detail: "copy of " + utoa(n) + " bytes from " + hexPtr(src) + " to " + hexPtr(dst)}
+		}
+		return nil
+	})
 }
 
 // AppendMemoryFill appends a fill of n bytes with a repeated pattern
@@ -304,36 +311,17 @@ func (l *CommandList) AppendMemoryFill(dst uintptr, pattern []byte, n uintptr, s
 	if len(pattern) == 0 {
 		return errValue(op, "empty pattern")
 	}
-	h, err := l.lock(op, "command list")
-	if err != nil {
-		return err
-	}
-	defer l.unlock()
-	sig, hs, unlock, err := waitList(op, signal, wait)
-	defer unlock()
-	if err != nil {
-		return err
-	}
-	nw, pw := evArgs(hs)
-	return check("zeCommandListAppendMemoryFill", call(api.commandListAppendMemoryFill, h, dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, sig, nw, pw))
+	return l.appendCmd(op, signal, wait, func(h, sig, nw, pw uintptr) error {
+		return check("zeCommandListAppendMemoryFill", call(api.commandListAppendMemoryFill, h, dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, sig, nw, pw))
+	})
 }
 
 // AppendBarrier appends a barrier (zeCommandListAppendBarrier): work
 // after it starts when work before it is done; signal fires then.
 func (l *CommandList) AppendBarrier(signal *Event, wait ...*Event) error {
-	const op = "levelzero.CommandList.AppendBarrier"
-	h, err := l.lock(op, "command list")
-	if err != nil {
-		return err
-	}
-	defer l.unlock()
-	sig, hs, unlock, err := waitList(op, signal, wait)
-	defer unlock()
-	if err != nil {
-		return err
-	}
-	nw, pw := evArgs(hs)
-	return check("zeCommandListAppendBarrier", call(api.commandListAppendBarrier, h, sig, nw, pw))
+	return l.appendCmd("levelzero.CommandList.AppendBarrier", signal, wait, func(h, sig, nw, pw uintptr) error {
+		return check("zeCommandListAppendBarrier", call(api.commandListAppendBarrier, h, sig, nw, pw))
+	})
 }
 
 // HostSynchronize waits for an immediate list. It uses
