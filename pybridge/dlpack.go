@@ -193,7 +193,44 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 		return nil, err
 	}
 	defer g.DecRef(c)
-	return g.ImportCapsule(c, opts.Registry)
+	t, err := g.ImportCapsule(c, opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	// With stream=None dpctl's producers do not synchronise: the data may
+	// still be being written on the producer's queue. Wait on it, as the
+	// DLPack consumer rules ask, when the producer exposes one.
+	if opts.Stream.IsNil() && t.DLDevice.Type == dlabi.OneAPI {
+		if err := g.waitProducerQueue(x); err != nil {
+			t.Release()
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// waitProducerQueue waits on x.sycl_queue if it is a dpctl.SyclQueue;
+// producers without one are taken to be synchronised already.
+func (g *GIL) waitProducerQueue(x Object) error {
+	a := g.api()
+	ty := g.dpctlTypes()
+	if ty.queue == 0 || ty.queueRef == 0 {
+		return nil
+	}
+	q := a.GetAttrString(x.p, "sycl_queue")
+	if q == 0 {
+		a.ErrClear()
+		return nil
+	}
+	defer a.DecRef(q) // keeps the queue, and so its ref, alive for the wait
+	if a.Type(q) != ty.queue {
+		return nil
+	}
+	d, err := g.py.Dpctl()
+	if err != nil {
+		return err
+	}
+	return d.waitRef(ffi.Call(ty.queueRef, q))
 }
 
 func isPyKind(err error, k *errkind.Kind) bool {

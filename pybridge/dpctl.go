@@ -34,6 +34,7 @@ type dpDevice struct {
 	ref    uintptr // DPCTLSyclDeviceRef (owned)
 	ctx    uintptr // dpctl's cached context of the device (owned)
 	defCtx uintptr // the platform's default context (owned; 0 if none)
+	usm    bool    // the device can allocate USM (see hasUSM)
 	qOnce  sync.Once
 	q      *DpctlQueue
 	qErr   error
@@ -117,7 +118,7 @@ func (d *Dpctl) enumerate() error {
 		if ref == 0 {
 			continue
 		}
-		dev := &dpDevice{ref: ref, ctx: dpctlapi.Call(a.MgrGetCachedContext, ref)}
+		dev := &dpDevice{ref: ref, ctx: dpctlapi.Call(a.MgrGetCachedContext, ref), usm: d.hasUSM(ref)}
 		if p := dpctlapi.Call(a.DeviceGetPlatform, ref); p != 0 {
 			dev.defCtx = dpctlapi.Call(a.PlatformGetDefaultContext, p)
 			dpctlapi.Call(a.PlatformDelete, p)
@@ -150,8 +151,8 @@ func (d *Dpctl) enumerate() error {
 	}
 	for i := range d.devs {
 		c := d.devs[i].ctx
-		if c == 0 {
-			continue
+		if c == 0 || !d.devs[i].usm {
+			continue // never ask a context without USM about pointers
 		}
 		dup := false
 		for _, o := range d.ctxs {
@@ -259,6 +260,48 @@ func (d *Dpctl) QueryPointer(ptr uintptr) usm.PointerInfo {
 	return usm.PointerInfo{Device: -1}
 }
 
+// hasUSM reports whether a device supports any kind of USM allocation.
+//
+// Why it matters: DPCTLUSM_GetPointerType has no try/catch, and SYCL's
+// get_pointer_type throws in a context whose devices have no USM (PoCL 3.1
+// on OpenCL, for one), which aborts the process. Pointers are only ever
+// classified in contexts that pass this check.
+func (d *Dpctl) hasUSM(dev uintptr) bool {
+	for _, asp := range []uintptr{dpctlapi.AspectUSMDevice, dpctlapi.AspectUSMHost, dpctlapi.AspectUSMShared} {
+		if dpctlapi.Bool(dpctlapi.Call(d.api.DeviceHasAspect, dev, asp)) {
+			return true
+		}
+	}
+	return false
+}
+
+// usmContext reports whether pointers may be classified in ctx: it is one
+// of the USM-capable default contexts, or one of its devices has USM.
+func (d *Dpctl) usmContext(ctx uintptr) bool {
+	a := d.api
+	for _, c := range d.ctxs {
+		if dpctlapi.Bool(dpctlapi.Call(a.ContextAreEq, c, ctx)) {
+			return true
+		}
+	}
+	vec := dpctlapi.Call(a.ContextGetDevices, ctx)
+	if vec == 0 {
+		return false
+	}
+	defer dpctlapi.Call(a.VectorDelete, vec)
+	for i := range int(dpctlapi.Call(a.VectorSize, vec)) {
+		dev := dpctlapi.Call(a.VectorGetAt, vec, uintptr(i))
+		ok := dev != 0 && d.hasUSM(dev)
+		if dev != 0 {
+			dpctlapi.Call(a.DeviceDelete, dev)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
 // BindRef implements usm.RefBinder with dpctl's rules (suai.md §3): for a
 // queue, the pointer must be USM of the queue's context and the array is on
 // the queue's device, with (a copy of) that queue; for a context, the
@@ -274,6 +317,10 @@ func (d *Dpctl) BindRef(ref syclobj.Obj, ptr uintptr) (usm.PointerInfo, usm.Queu
 		ctx := dpctlapi.Call(a.QueueGetContext, r.Pointer())
 		if ctx == 0 {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "cannot get the queue's context")
+		}
+		if !d.usmContext(ctx) {
+			dpctlapi.Call(a.ContextDelete, ctx)
+			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "the queue's device does not support USM")
 		}
 		k := usmKind(int(int32(dpctlapi.Call(a.USMGetPointerType, ptr, ctx))))
 		dpctlapi.Call(a.ContextDelete, ctx)
@@ -294,6 +341,9 @@ func (d *Dpctl) BindRef(ref syclobj.Obj, ptr uintptr) (usm.PointerInfo, usm.Queu
 		ctx := r.Pointer()
 		if ctx == 0 {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "NULL SyclContextRef")
+		}
+		if !d.usmContext(ctx) {
+			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "no device of the context supports USM")
 		}
 		k := usmKind(int(int32(dpctlapi.Call(a.USMGetPointerType, ptr, ctx))))
 		if k == usm.KindUnknown {
@@ -350,9 +400,17 @@ func (q *DpctlQueue) Ref() uintptr { return q.ref }
 
 // Wait waits for all work submitted to the queue so far.
 func (q *DpctlQueue) Wait() error {
-	a := q.d.api
-	ev := dpctlapi.Call(a.QueueSubmitBarrier, q.ref)
+	err := q.d.waitRef(q.ref)
 	runtime.KeepAlive(q)
+	return err
+}
+
+// waitRef waits for a queue ref the caller keeps alive: a barrier and a
+// wait on its event, which (unlike DPCTLQueue_Wait) cannot let a C++
+// exception escape.
+func (d *Dpctl) waitRef(ref uintptr) error {
+	a := d.api
+	ev := dpctlapi.Call(a.QueueSubmitBarrier, ref)
 	if ev == 0 {
 		return errkind.New(errkind.Value, "pybridge.DpctlQueue.Wait", "DPCTLQueue_SubmitBarrier failed")
 	}

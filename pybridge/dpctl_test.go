@@ -2,7 +2,14 @@ package pybridge
 
 import (
 	"errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/testutil"
+	"strconv"
 	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
@@ -188,13 +195,7 @@ func TestSUAITypestrKinds(t *testing.T) {
 // dpnp.tensor → Go (DLPack, zero copy) → dpnp.tensor (DLPack, zero copy).
 func TestDpctlDLPackRoundTripKeepsPointer(t *testing.T) {
 	py, _ := withDpctl(t)
-	run(t, py, `
-src = dpt.arange(12, dtype='f8', sycl_queue=q)[::-3]
-class Holder:
-    def __init__(self, cap, dev): self.cap, self.dev = cap, dev
-    def __dlpack__(self, **kw): return self.cap
-    def __dlpack_device__(self): return self.dev
-`)
+	run(t, py, holderPy+"src = dpt.arange(12, dtype='f8', sycl_queue=q)[::-3]")
 	err := py.Do(func(g *GIL) error {
 		src, _ := g.Eval("src")
 		defer g.DecRef(src)
@@ -235,6 +236,7 @@ class Holder:
 // Device USM allocated by Go through dpctl, exported with dl_device=(1, 0).
 func TestDpctlExportToCPU(t *testing.T) {
 	py, d := withDpctl(t)
+	run(t, py, holderPy)
 	alloc, err := d.Alloc(0, usm.KindDevice, 32)
 	if err != nil {
 		t.Fatal(err)
@@ -292,4 +294,66 @@ func toAny(s []int64) []any {
 		out[i] = v
 	}
 	return out
+}
+
+// With stream=None dpctl's __dlpack__ does not wait for its queue, so the
+// importer must: a large fill still running on the producer's queue must
+// be complete when Go copies the memory through its own queue.
+func TestFromDLPackWaitsForProducerQueue(t *testing.T) {
+	py, d := withDpctl(t)
+	const n = 1 << 22
+	for range 3 {
+		run(t, py, "x_sync = dpt.full((1 << 22,), 7.0, dtype='f4', sycl_queue=q)")
+		var tns *dlpack.Tensor
+		require.NoError(t, py.Do(func(g *GIL) error {
+			x, err := g.Eval("x_sync")
+			if err != nil {
+				return err
+			}
+			defer g.DecRef(x)
+			tns, err = g.FromDLPack(x, FromDLPackOptions{})
+			return err
+		}))
+		host := make([]float32, n)
+		require.NoError(t, d.Copy(uintptr(unsafe.Pointer(&host[0])), tns.ElementPointer(), n*4))
+		tns.Release()
+		for i, v := range host {
+			if v != 7 {
+				t.Fatalf("element %d = %v before the producer's fill finished", i, v)
+			}
+		}
+	}
+}
+
+// SYCL's get_pointer_type throws in a context without USM, through
+// libDPCTLSyclInterface's C ABI, which would abort the process. Such
+// contexts (PoCL 3.1 as dpctl sees it) must give errors instead.
+func TestDeviceWithoutUSMIsRefusedNotCrashed(t *testing.T) {
+	py, d := withDpctl(t)
+	run(t, py, `
+no_usm = [dv for dv in dpctl.get_devices() if not dv.has_aspect_usm_device_allocations
+          and not dv.has_aspect_usm_host_allocations and not dv.has_aspect_usm_shared_allocations]
+`)
+	if n, _ := evalGo(t, py, "len(no_usm)").(int64); n == 0 {
+		testutil.Runtime(t, testutil.PoCL, errkind.New(errkind.NotAvailable, "test", "dpctl sees no device without USM (PoCL supplies one)"))
+	}
+	var goVar int64
+	assert.Equal(t, usm.KindUnknown, d.QueryPointer(uintptr(unsafe.Pointer(&goVar))).Kind, "a Go pointer is unknown in every context")
+
+	x := evalGo(t, py, "(lambda a: a.__sycl_usm_array_interface__['data'][0])(dpt.arange(4, sycl_queue=q))")
+	for _, syclobj := range []string{"dpctl.SyclQueue(no_usm[0])", "dpctl.SyclQueue(no_usm[0]).sycl_context"} {
+		run(t, py, "class NoUSM:\n    pass\nobj_no_usm = NoUSM()\nobj_no_usm.__sycl_usm_array_interface__ = dict(data=("+
+			strconv.FormatInt(x.(int64), 10)+", False), shape=(4,), typestr='<i8', version=1, syclobj="+syclobj+")")
+		err := py.Do(func(g *GIL) error {
+			o, err := g.Eval("obj_no_usm")
+			if err != nil {
+				return err
+			}
+			defer g.DecRef(o)
+			_, err = g.AsArray(o, nil)
+			return err
+		})
+		require.ErrorIs(t, err, usm.ErrValue, syclobj)
+		assert.Contains(t, err.Error(), "USM", syclobj)
+	}
 }

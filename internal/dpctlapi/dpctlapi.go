@@ -40,6 +40,14 @@ const (
 	AllDevices        = (1 << 6) - 1
 )
 
+// Aspects (DPCTLSyclAspectType, a plain sequential enum: values checked
+// against dpctl 0.22.1's dpctl_sycl_enum_types.h).
+const (
+	AspectUSMDevice = 12 // usm_device_allocations
+	AspectUSMHost   = 13 // usm_host_allocations
+	AspectUSMShared = 14 // usm_shared_allocations
+)
+
 // API is the resolved symbol table.
 type API struct {
 	Handle uintptr
@@ -50,7 +58,7 @@ type API struct {
 	EventWait, EventDelete                                           uintptr
 	USMGetPointerType, USMGetPointerDevice                           uintptr
 	MallocShared, MallocDevice, MallocHost, FreeWithQueue            uintptr
-	ContextAreEq, ContextDelete                                      uintptr
+	ContextAreEq, ContextDelete, ContextGetDevices, DeviceHasAspect  uintptr
 	DeviceDelete, DeviceGetParent, DeviceGetPlatform, DeviceAreEq    uintptr
 	DeviceGetBackend, DeviceGetType, DeviceGetName, CStringDelete    uintptr
 	PlatformGetDefaultContext, PlatformDelete                        uintptr
@@ -76,6 +84,7 @@ func Load(handle uintptr, path string) (*API, error) {
 		{&a.MallocShared, "DPCTLmalloc_shared"}, {&a.MallocDevice, "DPCTLmalloc_device"},
 		{&a.MallocHost, "DPCTLmalloc_host"}, {&a.FreeWithQueue, "DPCTLfree_with_queue"},
 		{&a.ContextAreEq, "DPCTLContext_AreEq"}, {&a.ContextDelete, "DPCTLContext_Delete"},
+		{&a.ContextGetDevices, "DPCTLContext_GetDevices"}, {&a.DeviceHasAspect, "DPCTLDevice_HasAspect"},
 		{&a.DeviceDelete, "DPCTLDevice_Delete"}, {&a.DeviceGetParent, "DPCTLDevice_GetParentDevice"},
 		{&a.DeviceGetPlatform, "DPCTLDevice_GetPlatform"}, {&a.DeviceAreEq, "DPCTLDevice_AreEq"},
 		{&a.DeviceGetBackend, "DPCTLDevice_GetBackend"}, {&a.DeviceGetType, "DPCTLDevice_GetDeviceType"},
