@@ -1,7 +1,5 @@
 package opencl
 
-import "github.com/usmbridge/usmbridge/opencl/internal/clapi"
-
 // Test hooks: raw entry points that the public API deliberately hides.
 
 // OpenLib opens a loader from a custom list of names.
@@ -11,12 +9,12 @@ var OpenLib = openLib
 // baseline of the queue sync benchmark.
 func RawFinish(h uintptr) Status {
 	l, _ := lib()
-	return Status(int32(clapi.Call(l.Finish, h)))
+	return Status(int32(call(l.Finish, h)))
 }
 
 // RawRetainQueue does what SYCL's get_native(queue) does before handing a
 // queue out: clRetainCommandQueue.
 func RawRetainQueue(h uintptr) error {
 	l, _ := lib()
-	return check("clRetainCommandQueue", clapi.Call(l.RetainCommandQueue, h))
+	return check("clRetainCommandQueue", call(l.RetainCommandQueue, h))
 }

@@ -2,6 +2,7 @@ package opencl
 
 import (
 	"errors"
+	"github.com/usmbridge/usmbridge/internal/ffi"
 	"sync"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -46,13 +47,12 @@ func Available() error {
 	return nil
 }
 
-// call is clapi.Call for this package. It repeats go:uintptrescapes
-// because the directive acts at direct call sites only: callers here pass
+// call is ffi.Call. It repeats go:uintptrescapes because the directive
+// acts at direct call sites only: callers here pass
 // uintptr(unsafe.Pointer(&out)) and out must be on the heap and alive.
 //
 //go:uintptrescapes
-//go:noinline
-func call(fn uintptr, args ...uintptr) uintptr { return clapi.Call(fn, args...) }
+func call(fn uintptr, args ...uintptr) uintptr { return ffi.Call(fn, args...) }
 
 // errReleased is returned by operations on a handle after its Release.
 func errReleased(what string) error {

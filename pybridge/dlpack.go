@@ -19,7 +19,6 @@ var (
 	cUsedDLTensor          = staticC("used_dltensor")
 	cUsedDLTensorVersioned = staticC("used_dltensor_versioned")
 	cDunderDLPack          = staticC("__dlpack__")
-	cDunderDLPackDevice    = staticC("__dlpack_device__")
 )
 
 // capsuleAPI is the interpreter whose capsules the destructor serves (one

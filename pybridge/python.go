@@ -46,8 +46,7 @@ type Python struct {
 	dp     *Dpctl
 	dpErr  error
 
-	typesOnce sync.Once
-	types     cachedTypes
+	types cachedTypes
 
 	keysMu sync.Mutex
 	keys   []uintptr // str objects of suaiKeyNames and "syclobj"; see suaiKeyObjects

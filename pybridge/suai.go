@@ -22,32 +22,23 @@ func staticC(s string) *byte {
 
 var (
 	cSUAI             = staticC("__sycl_usm_array_interface__")
-	cData             = staticC("data")
-	cShape            = staticC("shape")
-	cStrides          = staticC("strides")
-	cTypestr          = staticC("typestr")
-	cOffset           = staticC("offset")
-	cVersion          = staticC("version")
-	cSyclobj          = staticC("syclobj")
 	cQueueRef         = staticC("SyclQueueRef")
 	cContextRef       = staticC("SyclContextRef")
 	cUsedQueueRef     = staticC("used_SyclQueueRef")
 	cUsedContextRef   = staticC("used_SyclContextRef")
 	cAddressofRef     = staticC("addressof_ref")
 	cGetCapsule       = staticC("_get_capsule")
-	suaiKeys          = []*byte{cData, cShape, cStrides, cTypestr, cOffset, cVersion}
 	suaiKeyNames      = []string{"data", "shape", "strides", "typestr", "offset", "version"}
 	errNoSUAIAttrKind = errkind.Value
 )
 
 // cachedTypes are dpctl's classes, looked up once dpctl is imported.
 type cachedTypes struct {
-	mu        sync.Mutex
-	ready     atomic.Bool
-	queue     uintptr // dpctl.SyclQueue
-	context   uintptr // dpctl.SyclContext
-	memory    uintptr // dpctl.memory._Memory
-	sysModule uintptr
+	mu      sync.Mutex
+	ready   atomic.Bool
+	queue   uintptr // dpctl.SyclQueue
+	context uintptr // dpctl.SyclContext
+	memory  uintptr // dpctl.memory._Memory
 	// Cython C-API functions of dpctl (module.__pyx_capi__): the ref of a
 	// SyclQueue/SyclContext in one C call instead of a Python method call.
 	queueRef, contextRef uintptr
@@ -99,29 +90,27 @@ func (g *GIL) dpctlTypes() *cachedTypes {
 
 // suaiKeyObjects returns str objects for the SUAI keys (suaiKeyNames, then
 // "syclobj"), made once per interpreter: looking a key object up skips the
-// temporary str that PyDict_GetItemString builds on every call. nil if
-// they could not be made (the lookups then use C strings).
-func (g *GIL) suaiKeyObjects() []uintptr {
+// temporary str that PyDict_GetItemString builds on every call.
+func (g *GIL) suaiKeyObjects() ([]uintptr, error) {
 	py, a := g.py, g.api()
 	py.keysMu.Lock()
 	defer py.keysMu.Unlock()
 	if py.keys != nil {
-		return py.keys
+		return py.keys, nil
 	}
 	keys := make([]uintptr, 0, len(suaiKeyNames)+1)
 	for _, n := range append(suaiKeyNames[:len(suaiKeyNames):len(suaiKeyNames)], "syclobj") {
 		k := a.UnicodeFromString(n)
 		if k == 0 {
-			a.ErrClear()
 			for _, k := range keys {
 				a.DecRef(k)
 			}
-			return nil
+			return nil, g.fetch("pybridge.ReadSUAI")
 		}
 		keys = append(keys, k) // kept for the life of the interpreter
 	}
 	py.keys = keys
-	return keys
+	return keys, nil
 }
 
 // pyxCAPI returns the C function a Cython module exports under name in its
@@ -202,22 +191,17 @@ func (g *GIL) ReadSUAI(obj Object) (*SUAI, error) {
 		return nil, errkind.New(errkind.Value, "pybridge.ReadSUAI", "argument of type "+g.TypeName(obj)+" does not correctly expose `__sycl_usm_array_interface__` (not a dict)")
 	}
 	m := make(map[string]any, 7)
-	keys := g.suaiKeyObjects()
-	get := func(i int) uintptr {
-		if keys != nil {
-			return a.DictGetItem(d, keys[i])
-		}
-		if i == len(suaiKeys) {
-			return a.DictGetItemC(d, cSyclobj)
-		}
-		return a.DictGetItemC(d, suaiKeys[i])
+	keys, err := g.suaiKeyObjects()
+	if err != nil {
+		s.Release(g)
+		return nil, err
 	}
 	for i, name := range suaiKeyNames {
-		if v := get(i); v != 0 {
+		if v := a.DictGetItem(d, keys[i]); v != 0 {
 			m[name] = g.value(v)
 		}
 	}
-	if so := get(len(suaiKeys)); so != 0 {
+	if so := a.DictGetItem(d, keys[len(suaiKeyNames)]); so != 0 {
 		m["syclobj"] = g.syclobjValue(s, so)
 	}
 	// dpctl.memory's data[1] means "writable" and is always True.
@@ -386,30 +370,18 @@ func quote(s string) string { return "\"" + s + "\"" }
 // interpreter's dpctl, which is imported if needed). The array's Owner
 // keeps obj alive.
 func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
-	if reg == nil {
-		d, err := g.dpctlUnderGIL()
-		if err != nil {
-			return nil, err
-		}
-		reg = d.reg
-	}
-	s, err := g.ReadSUAI(obj)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Release(g)
-	arr, err := reg.Parse(s.Map)
-	if err != nil {
-		return nil, err
-	}
-	arr.Owner = g.py.newRef(obj)
-	return arr, nil
+	arr, _, err := g.asArray(obj, reg, false)
+	return arr, err
 }
 
 // AsArrayKeepSyclobj is AsArray that also returns the SUAI's syclobj when
 // it is a dpctl.SyclQueue or dpctl.SyclContext (nil otherwise), so that a
 // re-export can name the same queue or context.
 func (g *GIL) AsArrayKeepSyclobj(obj Object, reg *usm.Registry) (*usm.Array, *Ref, error) {
+	return g.asArray(obj, reg, true)
+}
+
+func (g *GIL) asArray(obj Object, reg *usm.Registry, keepSyclobj bool) (*usm.Array, *Ref, error) {
 	if reg == nil {
 		d, err := g.dpctlUnderGIL()
 		if err != nil {
@@ -428,9 +400,12 @@ func (g *GIL) AsArrayKeepSyclobj(obj Object, reg *usm.Registry) (*usm.Array, *Re
 	}
 	arr.Owner = g.py.newRef(obj)
 	var so *Ref
-	if p := g.api().DictGetItemC(s.keep[0], cSyclobj); p != 0 {
-		if ty := g.dpctlTypes(); ty.queue != 0 && (g.api().Type(p) == ty.queue || g.api().Type(p) == ty.context) {
-			so = g.py.newRef(Object{p})
+	if keepSyclobj {
+		keys, _ := g.suaiKeyObjects() // made by ReadSUAI already
+		if p := g.api().DictGetItem(s.keep[0], keys[len(suaiKeyNames)]); p != 0 {
+			if ty := g.dpctlTypes(); ty.queue != 0 && (g.api().Type(p) == ty.queue || g.api().Type(p) == ty.context) {
+				so = g.py.newRef(Object{p})
+			}
 		}
 	}
 	return arr, so, nil

@@ -138,7 +138,7 @@ type USM struct {
 // NUL-terminated constants so no C string has to be built per call.
 func (l *Lib) LoadUSM(platform uintptr) USM {
 	get := func(name string) uintptr {
-		return Call(l.GetExtensionFunctionAddressForPlatform, platform, StrPtr(name))
+		return ffi.Call(l.GetExtensionFunctionAddressForPlatform, platform, StrPtr(name))
 	}
 	return USM{
 		HostMemAlloc:      get("clHostMemAllocINTEL\x00"),
