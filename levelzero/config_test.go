@@ -2,6 +2,7 @@ package levelzero
 
 import (
 	"errors"
+	"github.com/usmbridge/usmbridge/internal/testutil"
 	"os"
 	"os/exec"
 	"regexp"
@@ -153,6 +154,7 @@ func requireLoader(t *testing.T) {
 		if e := Init(); !errors.Is(e, usm.ErrNotAvailable) {
 			t.Fatalf("Init without a loader: %v, want ErrNotAvailable", e)
 		}
-		t.Skipf("no loader: %v", err)
+		testutil.Runtime(t, testutil.LevelZero, err) // skips locally, fails where required
+		t.Fatalf("loaderErr is not a not-available error: %v", err)
 	}
 }
