@@ -1,6 +1,7 @@
 package dlpack
 
 import (
+	"github.com/usmbridge/usmbridge/internal/refcount"
 	"strconv"
 	"sync/atomic"
 	"unsafe"
@@ -37,7 +38,7 @@ type Tensor struct {
 
 	m       Managed
 	deleter uintptr
-	refs    atomic.Int64
+	refs    refcount.Count
 }
 
 // IsCopied reports the producer's IS_COPIED flag: the consumer owns the data
@@ -45,33 +46,14 @@ type Tensor struct {
 func (t *Tensor) IsCopied() bool { return t.Flags&FlagIsCopied != 0 }
 
 // Retain adds a reference; false once the producer's deleter has run.
-func (t *Tensor) Retain() bool {
-	for {
-		n := t.refs.Load()
-		if n <= 0 {
-			return false
-		}
-		if t.refs.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
-}
+func (t *Tensor) Retain() bool { return t.refs.Retain() }
 
 // Release drops a reference. When the last one goes, the producer's
 // deleter is called, exactly once. Further calls do nothing.
 func (t *Tensor) Release() {
-	for {
-		n := t.refs.Load()
-		if n <= 0 {
-			return
-		}
-		if t.refs.CompareAndSwap(n, n-1) {
-			if n == 1 {
-				liveImports.Add(-1)
-				callDeleter(t.deleter, t.m.ptr)
-			}
-			return
-		}
+	if t.refs.Release() {
+		liveImports.Add(-1)
+		callDeleter(t.deleter, t.m.ptr)
 	}
 }
 
@@ -204,7 +186,7 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 		return nil, importErr(errkind.Buffer, "the tensor reaches outside its allocation", err)
 	}
 	t.Owner = t
-	t.refs.Store(1)
+	t.refs.Init()
 	return t, nil
 }
 

@@ -1,8 +1,8 @@
 package pybridge
 
 import (
+	"github.com/usmbridge/usmbridge/internal/refcount"
 	"strconv"
-	"sync/atomic"
 )
 
 // Ref is a strong reference to a Python object that lives outside the GIL:
@@ -11,13 +11,13 @@ import (
 type Ref struct {
 	py   *Python
 	p    uintptr
-	refs atomic.Int64
+	refs refcount.Count
 }
 
 func (py *Python) newRef(o Object) *Ref {
 	py.api.IncRef(o.p)
 	r := &Ref{py: py, p: o.p}
-	r.refs.Store(1)
+	r.refs.Init()
 	return r
 }
 
@@ -28,26 +28,13 @@ func (g *GIL) NewRef(o Object) *Ref { return g.py.newRef(o) }
 func (r *Ref) Object() Object { return Object{r.p} }
 
 // Retain adds a reference; false once the Python reference was dropped.
-func (r *Ref) Retain() bool {
-	for {
-		n := r.refs.Load()
-		if n <= 0 {
-			return false
-		}
-		if r.refs.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
-}
+func (r *Ref) Retain() bool { return r.refs.Retain() }
 
 // Release drops a reference; the last one drops the Python reference,
 // taking the GIL on the calling thread. After interpreter shutdown the
 // object is leaked rather than touched.
 func (r *Ref) Release() {
-	if n := r.refs.Add(-1); n != 0 {
-		if n < 0 {
-			r.refs.Add(1)
-		}
+	if !r.refs.Release() {
 		return
 	}
 	if !r.py.api.IsInitialized() {

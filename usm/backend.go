@@ -2,6 +2,7 @@ package usm
 
 import (
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/refcount"
 	"strconv"
 	"sync/atomic"
 
@@ -119,7 +120,7 @@ type Allocation struct {
 	device    int
 	backend   Backend
 	free      func() error
-	refs      atomic.Int64
+	refs      refcount.Count
 	freed     atomic.Bool // Free has been called
 	freeErr   atomic.Pointer[error]
 }
@@ -128,7 +129,7 @@ type Allocation struct {
 // backend and is called exactly once, when the last reference goes.
 func NewAllocation(b Backend, ptr, size uintptr, kind Kind, device int, free func() error) *Allocation {
 	a := &Allocation{ptr: ptr, size: size, kind: kind, device: device, backend: b, free: free}
-	a.refs.Store(1)
+	a.refs.Init()
 	return a
 }
 
@@ -159,26 +160,14 @@ func (a *Allocation) Bytes() []byte {
 }
 
 // Retain adds a reference; false if the memory has already been returned.
-func (a *Allocation) Retain() bool {
-	for {
-		n := a.refs.Load()
-		if n <= 0 {
-			return false
-		}
-		if a.refs.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
-}
+func (a *Allocation) Retain() bool { return a.refs.Retain() }
 
 // Release drops a reference and frees the memory when none remain.
 func (a *Allocation) Release() {
-	if n := a.refs.Add(-1); n == 0 {
+	if a.refs.Release() {
 		if err := a.free(); err != nil {
 			a.freeErr.Store(&err)
 		}
-	} else if n < 0 {
-		a.refs.Add(1) // over-release: ignore, never free twice
 	}
 }
 
@@ -197,6 +186,6 @@ func (a *Allocation) Free() error {
 }
 
 // Live reports whether the memory has not been returned yet.
-func (a *Allocation) Live() bool { return a.refs.Load() > 0 }
+func (a *Allocation) Live() bool { return a.refs.Live() }
 
 func hex(p uintptr) string { return "0x" + strconv.FormatUint(uint64(p), 16) }
