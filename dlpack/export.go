@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/usm"
@@ -149,11 +150,18 @@ func belowElement0(a *usm.Array, win usm.Window) int64 {
 func copyWindow(a *usm.Array, win usm.Window, kind usm.Kind) (*usm.Allocation, uintptr, error) {
 	al, ok1 := a.Backend.(usm.Allocator)
 	cp, ok2 := a.Backend.(usm.Copier)
-	if a.Backend == nil || !ok1 || !ok2 {
+	dev := a.Device
+	if (a.Backend == nil || !ok1 || !ok2) && a.DLDevice.Type == CPU {
+		// Host memory no backend knows (a NumPy array, say): the host
+		// backend can hold the copy, and copying host to host needs no
+		// runtime.
+		h := cpu.Default()
+		al, cp, ok1, ok2, dev = h, h, true, true, 0
+	}
+	if !ok1 || !ok2 {
 		return nil, 0, exportErr(errkind.Buffer, "the array's backend cannot allocate and copy", nil)
 	}
 	n := uintptr(win.Len())
-	dev := a.Device
 	if dev < 0 {
 		dev = 0
 	}

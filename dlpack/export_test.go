@@ -288,3 +288,36 @@ func TestExportToHost(t *testing.T) {
 		})
 	}
 }
+
+// A copy of host memory that no backend knows (a NumPy array imported
+// through DLPack) is made by the host backend.
+func TestExportCopyForeignHost(t *testing.T) {
+	buf := cmem.Alloc(64)
+	defer cmem.Free(buf, 64)
+	for i := range 16 {
+		*(*float32)(cmem.Ptr(buf + uintptr(4*i))) = float32(i)
+	}
+	m, id := foreign{versioned: true, major: 1, data: buf, device: cpuDev(), ndim: 1, dtype: f32,
+		shape: []int64{4}, strides: []int64{-3}, byteOffset: 36}.build(t)
+	tn, err := dlpack.Import(m, dlpack.ImportOptions{})
+	require.NoError(t, err)
+	require.Nil(t, tn.Backend)
+	n0, _ := cpu.Default().Stats()
+
+	c, err := dlpack.Export(&tn.Array, dlpack.ExportOptions{MaxVersion: v(1, 0), Copy: dlpack.CopyAlways})
+	require.NoError(t, err)
+	mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(c.Pointer()))
+	assert.Equal(t, dlpack.FlagIsCopied, mv.Flags)
+	e0 := mv.DLTensor.Data + uintptr(mv.DLTensor.ByteOffset)
+	assert.NotEqual(t, tn.ElementPointer(), e0)
+	for i := range int64(4) {
+		assert.Equal(t, float32(9-3*i), readF32(e0, -3*i), "[%d]", i)
+	}
+	n1, _ := cpu.Default().Stats()
+	assert.Equal(t, n0+1, n1, "the copy lives in the host backend")
+	c.Delete()
+	n2, _ := cpu.Default().Stats()
+	assert.Equal(t, n0, n2, "and is freed with the tensor")
+	tn.Release()
+	assert.Equal(t, 1, deletesOf(id))
+}
