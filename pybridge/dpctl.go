@@ -28,6 +28,7 @@ type Dpctl struct {
 	descs   []syclobj.Device
 	ctxs    []uintptr // distinct cached (default) contexts, for QueryPointer
 	reg     *usm.Registry
+	queues  queueCache
 }
 
 type dpDevice struct {
@@ -53,9 +54,18 @@ var (
 // A missing dpctl or SYCL runtime is a usm.ErrNotAvailable error that says
 // what failed.
 func (py *Python) Dpctl() (*Dpctl, error) {
-	py.dpOnce.Do(func() { py.dp, py.dpErr = py.loadDpctl() })
+	py.dpOnce.Do(func() {
+		py.dp, py.dpErr = py.loadDpctl()
+		if py.dpErr == nil {
+			py.dpLoaded.Store(py.dp)
+		}
+	})
 	return py.dp, py.dpErr
 }
+
+// loadedDpctl returns the Dpctl if Dpctl() has succeeded, without loading
+// it (ReadSUAI must not import dpctl or enumerate devices).
+func (py *Python) loadedDpctl() *Dpctl { return py.dpLoaded.Load() }
 
 func (py *Python) loadDpctl() (*Dpctl, error) {
 	var dir, version string
@@ -314,18 +324,21 @@ func (d *Dpctl) BindRef(ref syclobj.Obj, ptr uintptr) (usm.PointerInfo, usm.Queu
 		if r.Pointer() == 0 {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "NULL SyclQueueRef")
 		}
+		if info, q, hit, err := d.queues.bind(d, r.Pointer(), ptr); hit {
+			return info, q, true, err
+		}
 		ctx := dpctlapi.Call(a.QueueGetContext, r.Pointer())
 		if ctx == 0 {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "cannot get the queue's context")
 		}
 		if !d.usmContext(ctx) {
 			dpctlapi.Call(a.ContextDelete, ctx)
-			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "the queue's device does not support USM")
+			return usm.PointerInfo{}, nil, true, errQueueNoUSM()
 		}
 		k := usmKind(int(int32(dpctlapi.Call(a.USMGetPointerType, ptr, ctx))))
 		dpctlapi.Call(a.ContextDelete, ctx)
 		if k == usm.KindUnknown {
-			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "not a USM pointer of the queue's context")
+			return usm.PointerInfo{}, nil, true, errNotQueueUSM()
 		}
 		info := usm.PointerInfo{Kind: k, Device: -1}
 		if dev := dpctlapi.Call(a.QueueGetDevice, r.Pointer()); dev != 0 {
@@ -362,6 +375,151 @@ func (d *Dpctl) BindRef(ref syclobj.Obj, ptr uintptr) (usm.PointerInfo, usm.Queu
 		return info, d.ownQueue(q), true, nil
 	}
 	return usm.PointerInfo{}, nil, false, nil
+}
+
+func errQueueNoUSM() error {
+	return errkind.New(errkind.Value, "pybridge.BindRef", "the queue's device does not support USM")
+}
+
+func errNotQueueUSM() error {
+	return errkind.New(errkind.Value, "pybridge.BindRef", "not a USM pointer of the queue's context")
+}
+
+// queueCacheSize bounds the queue cache: programs use a few queues, and
+// each entry keeps a dpctl.SyclQueue alive.
+const queueCacheSize = 8
+
+// queueCache remembers what BindRef learns about a dpctl.SyclQueue seen
+// as a SUAI syclobj, so that binding the next array on the same queue
+// takes one C call (DPCTLUSM_GetPointerType) instead of nine, and shares
+// one queue copy instead of making one per array.
+//
+// Why a pointer key is safe: every entry holds a strong Python reference
+// to its SyclQueue, and a SyclQueue owns its DPCTLSyclQueueRef for its
+// whole life (set at construction, deleted at deallocation, not settable
+// from Python; the type is immutable). So while the entry exists the
+// pointer cannot be freed and reused by another queue: a QueueRef, or an
+// object, with the entry's pointer is the entry's live queue. This is why
+// entries are made only where the Python object is known (ReadSUAI with an
+// exact dpctl.SyclQueue, holding the GIL); capsules and contexts take the
+// uncached path. Entries are dropped oldest first, or all at once by
+// DropQueueCache; the reference is then given back with the GIL.
+type queueCache struct {
+	mu sync.Mutex
+	e  []*queueFacts // oldest first
+}
+
+type queueFacts struct {
+	obj uintptr     // the dpctl.SyclQueue (a strong reference)
+	ref uintptr     // its DPCTLSyclQueueRef (owned by obj)
+	ctx uintptr     // DPCTLQueue_GetContext(ref) (owned by the entry)
+	usm bool        // usmContext(ctx): pointers may be classified in ctx
+	dev int         // position of the queue's device, or -1
+	q   *DpctlQueue // a copy of the queue, shared by the arrays bound to it
+}
+
+// lookupObj returns the queue ref of a cached SyclQueue object.
+func (c *queueCache) lookupObj(obj uintptr) (uintptr, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.e {
+		if f.obj == obj {
+			return f.ref, true
+		}
+	}
+	return 0, false
+}
+
+// bind is BindRef for a cached queue; hit is false if ref is not cached.
+// The lock is held across DPCTLUSM_GetPointerType so that the entry's
+// context cannot be deleted by an eviction meanwhile.
+func (c *queueCache) bind(d *Dpctl, ref, ptr uintptr) (info usm.PointerInfo, q usm.Queue, hit bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.e {
+		if f.ref != ref {
+			continue
+		}
+		if !f.usm {
+			return usm.PointerInfo{}, nil, true, errQueueNoUSM()
+		}
+		k := usmKind(int(int32(dpctlapi.Call(d.api.USMGetPointerType, ptr, f.ctx))))
+		if k == usm.KindUnknown {
+			return usm.PointerInfo{}, nil, true, errNotQueueUSM()
+		}
+		return usm.PointerInfo{Kind: k, Device: f.dev}, f.q, true, nil
+	}
+	return usm.PointerInfo{}, nil, false, nil
+}
+
+// noteQueue caches the facts about the SyclQueue obj, whose ref is ref,
+// unless it is cached already. The caller holds the GIL (the entry takes a
+// reference to obj; an eviction gives one back).
+func (d *Dpctl) noteQueue(g *GIL, obj, ref uintptr) {
+	c := &d.queues
+	if _, ok := c.lookupObj(obj); ok || ref == 0 {
+		return
+	}
+	a := d.api
+	ctx := dpctlapi.Call(a.QueueGetContext, ref)
+	if ctx == 0 {
+		return // BindRef reports it
+	}
+	f := &queueFacts{obj: obj, ref: ref, ctx: ctx, usm: d.usmContext(ctx), dev: -1}
+	if f.usm {
+		if dev := dpctlapi.Call(a.QueueGetDevice, ref); dev != 0 {
+			f.dev = d.position(dev)
+			dpctlapi.Call(a.DeviceDelete, dev)
+		}
+		q := dpctlapi.Call(a.QueueCopy, ref)
+		if q == 0 {
+			dpctlapi.Call(a.ContextDelete, ctx)
+			return // BindRef reports it
+		}
+		f.q = d.ownQueue(q)
+	}
+	g.api().IncRef(obj)
+	var old *queueFacts
+	c.mu.Lock()
+	for _, e := range c.e {
+		if e.obj == obj { // defensive: nothing above releases the GIL
+			c.mu.Unlock()
+			d.dropFacts(g, f)
+			return
+		}
+	}
+	if len(c.e) == queueCacheSize {
+		old = c.e[0]
+		c.e = append(c.e[:0], c.e[1:]...)
+	}
+	c.e = append(c.e, f)
+	c.mu.Unlock()
+	if old != nil {
+		d.dropFacts(g, old) // out of the lock: the DecRef may run Python code
+	}
+}
+
+// dropFacts frees what an entry that left the cache owns. Arrays bound to
+// its queue copy keep that copy alive on their own.
+func (d *Dpctl) dropFacts(g *GIL, f *queueFacts) {
+	dpctlapi.Call(d.api.ContextDelete, f.ctx)
+	g.api().DecRef(f.obj)
+}
+
+// DropQueueCache forgets the dpctl.SyclQueue objects that AsArray and
+// ReadSUAI have cached (at most eight, see queueCache) and releases the
+// references that kept them alive. Call it with the GIL, for example
+// before the interpreter finalises or when a queue must be collected now;
+// later arrays repopulate the cache.
+func (d *Dpctl) DropQueueCache(g *GIL) {
+	c := &d.queues
+	c.mu.Lock()
+	e := c.e
+	c.e = nil
+	c.mu.Unlock()
+	for _, f := range e {
+		d.dropFacts(g, f)
+	}
 }
 
 // DLPackDevice returns (kDLOneAPI, device): local indices are positions in

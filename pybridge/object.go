@@ -286,6 +286,9 @@ func (g *GIL) Int(o Object) (int64, error) {
 		defer a.DecRef(idx)
 		o = Object{idx}
 	}
+	if v, ok := a.LongValue(o.p); ok {
+		return v, nil
+	}
 	v := a.LongAsInt64(o.p)
 	if v == -1 && a.ErrOccurred() != 0 {
 		return 0, g.fetch("int")
@@ -388,6 +391,9 @@ func (g *GIL) ToGo(o Object) (any, error) {
 // pyInt converts an int: int64, else uint64, else an ErrOverflow error.
 func (g *GIL) pyInt(o Object) (any, error) {
 	a := g.api()
+	if v, ok := a.LongValue(o.p); ok {
+		return v, nil
+	}
 	v := a.LongAsInt64(o.p)
 	if v != -1 || a.ErrOccurred() == 0 {
 		return v, nil

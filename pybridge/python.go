@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
@@ -42,14 +43,23 @@ type Python struct {
 	library string // libpython path (Embedded) or "" (symbols of the process)
 	version string
 
-	dpOnce sync.Once
-	dp     *Dpctl
-	dpErr  error
+	dpOnce   sync.Once
+	dp       *Dpctl
+	dpErr    error
+	dpLoaded atomic.Pointer[Dpctl] // dp, once loaded without error
 
 	types cachedTypes
 
+	// gil is the one GIL value Do and Held hand out (it holds nothing but
+	// py), so that entering the interpreter allocates nothing.
+	gil GIL
+
 	keysMu sync.Mutex
 	keys   []uintptr // str objects of suaiKeyNames and "syclobj"; see suaiKeyObjects
+	// getters are operator.itemgetter of all SUAI keys, and of all but
+	// "offset" (0 if they could not be made); see suaiValues.
+	getters     [2]uintptr
+	gettersDone bool
 }
 
 // Mode reports how the interpreter was found.
@@ -156,14 +166,15 @@ func Embed(python string) (*Python, error) {
 		return nil, errkind.New(errkind.Value, "pybridge.Embed", "Python is already initialised in this process (use Attach)")
 	}
 	py := &Python{api: api, mode: Embedded, library: lib, version: info.Version}
+	py.gil.py = py
 
 	// Initialise on a locked thread, configure sys, and release the GIL
 	// so that any thread can take it with PyGILState_Ensure.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	api.InitializeEx(0)
-	g := &GIL{py: py}
-	err = g.configureSys(info)
+	api.CheckRuntimeLayout()
+	err = py.gil.configureSys(info)
 	api.SaveThread()
 	if err != nil {
 		return nil, err
@@ -246,7 +257,9 @@ func Attach() (*Python, error) {
 		return nil, errkind.New(errkind.NotAvailable, "pybridge.Attach", "Python is not initialised in this process")
 	}
 	py := &Python{api: api, mode: Attached, library: lib}
+	py.gil.py = py
 	if err := py.Do(func(g *GIL) error {
+		g.api().CheckRuntimeLayout()
 		v, err := g.Eval("'%d.%d.%d' % __import__('sys').version_info[:3]")
 		if err != nil {
 			return err
@@ -274,12 +287,11 @@ func openSelf() (uintptr, error) {
 func (py *Python) Do(fn func(g *GIL) error) (err error) {
 	runtime.LockOSThread()
 	st := py.api.GILEnsure()
-	g := &GIL{py: py}
 	defer func() {
 		py.api.GILRelease(st)
 		runtime.UnlockOSThread()
 	}()
-	return fn(g)
+	return fn(&py.gil)
 }
 
 // Held runs fn for code that Python itself called with the GIL held (an
@@ -289,7 +301,7 @@ func (py *Python) Do(fn func(g *GIL) error) (err error) {
 func (py *Python) Held(fn func(g *GIL) error) error {
 	runtime.LockOSThread() // a cgo callback already runs on the caller's thread
 	defer runtime.UnlockOSThread()
-	return fn(&GIL{py: py})
+	return fn(&py.gil)
 }
 
 // GIL is the capability to call the C API: it exists only inside Do or Held.

@@ -43,4 +43,14 @@ func (r *Ref) Release() {
 	_ = r.py.Do(func(g *GIL) error { g.api().DecRef(r.p); return nil })
 }
 
+// ReleaseHeld is Release for a caller that holds the GIL (inside Do or
+// Held, or a deallocator that Python calls): the last reference is dropped
+// at once, without Py_IsInitialized and PyGILState_Ensure/Release. The
+// interpreter is running, since the caller holds its GIL.
+func (r *Ref) ReleaseHeld(g *GIL) {
+	if r.refs.Release() {
+		g.api().DecRef(r.p)
+	}
+}
+
 func (r *Ref) String() string { return "pybridge.Ref(0x" + strconv.FormatUint(uint64(r.p), 16) + ")" }

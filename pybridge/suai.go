@@ -113,6 +113,96 @@ func (g *GIL) suaiKeyObjects() ([]uintptr, error) {
 	return keys, nil
 }
 
+// suaiGetters returns the itemgetters of suaiValues, made once per
+// interpreter (zeros if that failed: every lookup is then a PyDict_GetItem).
+func (g *GIL) suaiGetters(keys []uintptr) [2]uintptr {
+	py := g.py
+	py.keysMu.Lock()
+	gt, done := py.getters, py.gettersDone
+	py.keysMu.Unlock()
+	if done {
+		return gt
+	}
+	gt = g.makeGetters(keys) // outside the lock: it runs Python code
+	py.keysMu.Lock()
+	defer py.keysMu.Unlock()
+	if py.gettersDone { // made meanwhile
+		for _, f := range gt {
+			g.api().DecRef(f)
+		}
+		return py.getters
+	}
+	py.getters, py.gettersDone = gt, true // kept for the life of the interpreter
+	return gt
+}
+
+func (g *GIL) makeGetters(keys []uintptr) (gt [2]uintptr) {
+	op, err := g.Import("operator")
+	if err != nil {
+		return gt
+	}
+	defer g.DecRef(op)
+	ig, err := g.GetAttr(op, "itemgetter")
+	if err != nil {
+		return gt
+	}
+	defer g.DecRef(ig)
+	var all, noOffset []any
+	for i, k := range keys {
+		all = append(all, Object{k})
+		if i != suaiOffset {
+			noOffset = append(noOffset, Object{k})
+		}
+	}
+	for i, args := range [][]any{all, noOffset} {
+		f, err := g.Call(ig, args, nil)
+		if err != nil {
+			g.DecRef(Object{gt[0]})
+			return [2]uintptr{}
+		}
+		gt[i] = f.p
+	}
+	return gt
+}
+
+// suaiOffset is the index of "offset" in suaiKeyNames.
+const suaiOffset = 4
+
+// suaiValues returns the values of the SUAI keys (suaiKeyNames, then
+// "syclobj") in d, 0 where absent, fetched with one itemgetter call (two C
+// calls with the tuple's release, instead of seven PyDict_GetItem); the
+// tuple, kept in s, keeps them alive. It does so for an exact dict of the
+// usual sizes; ok is false for other dicts and where the getter raises (a
+// key is missing), and the caller then looks the keys up one by one, as
+// before, so the values are the same either way.
+func (g *GIL) suaiValues(s *SUAI, d uintptr, keys []uintptr) (vals [7]uintptr, ok bool) {
+	a := g.api()
+	if a.Type(d) == a.DictType {
+		gt, n := g.suaiGetters(keys), a.DictLen(d)
+		getter, skip := gt[0], -1
+		if n == len(keys)-1 {
+			getter, skip = gt[1], suaiOffset
+		} else if n < len(keys)-1 {
+			getter = 0
+		}
+		if getter != 0 {
+			if t := a.CallOneArg(getter, d); t != 0 {
+				s.keep = append(s.keep, t)
+				j := 0
+				for i := range vals {
+					if i != skip {
+						vals[i] = a.TupleItem(t, j)
+						j++
+					}
+				}
+				return vals, true
+			}
+			a.ErrClear()
+		}
+	}
+	return vals, false
+}
+
 // pyxCAPI returns the C function a Cython module exports under name in its
 // __pyx_capi__ dict (a capsule named by the function's signature), or 0.
 func (g *GIL) pyxCAPI(modules uintptr, module, name string) uintptr {
@@ -150,7 +240,10 @@ func (o opaque) String() string { return "<" + o.typ + ">" }
 type SUAI struct {
 	Map      map[string]any
 	keep     []uintptr
-	Inverted bool // data[1] was ignored (a dpctl.memory object, suai.md §6)
+	Inverted bool       // data[1] was ignored (a dpctl.memory object, suai.md §6)
+	buf      [2]uintptr // keep's first elements, in the same allocation
+	vals     [6]any     // backing of the data, shape and strides []any (see suaiValue)
+	used     int        // of vals
 }
 
 // Release drops the references the SUAI holds.
@@ -185,7 +278,9 @@ func (g *GIL) ReadSUAI(obj Object) (*SUAI, error) {
 		}
 		return nil, g.fetch("pybridge.ReadSUAI")
 	}
-	s := &SUAI{keep: []uintptr{d}}
+	s := &SUAI{}
+	s.buf[0] = d
+	s.keep = s.buf[:1]
 	if !a.HasFlag(d, pyapi.TPFlagsDictSubclass) {
 		s.Release(g)
 		return nil, errkind.New(errkind.Value, "pybridge.ReadSUAI", "argument of type "+g.TypeName(obj)+" does not correctly expose `__sycl_usm_array_interface__` (not a dict)")
@@ -196,12 +291,24 @@ func (g *GIL) ReadSUAI(obj Object) (*SUAI, error) {
 		s.Release(g)
 		return nil, err
 	}
+	// Without the getter's tuple the values are borrowed from the dict:
+	// each is looked up just before its conversion, which may run Python
+	// code (__index__) that changes the dict.
+	vals, got := g.suaiValues(s, d, keys)
 	for i, name := range suaiKeyNames {
-		if v := a.DictGetItem(d, keys[i]); v != 0 {
-			m[name] = g.value(v)
+		v := vals[i]
+		if !got {
+			v = a.DictGetItem(d, keys[i])
+		}
+		if v != 0 {
+			m[name] = g.suaiValue(s, v)
 		}
 	}
-	if so := a.DictGetItem(d, keys[len(suaiKeyNames)]); so != 0 {
+	so := vals[len(suaiKeyNames)]
+	if !got {
+		so = a.DictGetItem(d, keys[len(suaiKeyNames)])
+	}
+	if so != 0 {
 		m["syclobj"] = g.syclobjValue(s, so)
 	}
 	// dpctl.memory's data[1] means "writable" and is always True.
@@ -214,6 +321,65 @@ func (g *GIL) ReadSUAI(obj Object) (*SUAI, error) {
 	s.Map = m
 	return s, nil
 }
+
+// suaiValue is value for a SUAI field: a str of a known typestr is the
+// same Go value every time (no copy), and the []any of tuples and lists
+// come from s's own buffer while it lasts.
+func (g *GIL) suaiValue(s *SUAI, v uintptr) any {
+	a := g.api()
+	t := a.Type(v)
+	if t == a.UnicodeType {
+		c, _, ok := a.ASCII(v) // the pointer PyUnicode_AsUTF8 would return
+		if !ok {
+			if c = a.UnicodeUTF8(v); c == 0 {
+				a.ErrClear()
+				return g.value(v)
+			}
+		}
+		n := 0 // up to a NUL, as pyapi.GoString reads
+		for n <= maxTypestrLen && *(*byte)(cmem.Ptr(c + uintptr(n))) != 0 {
+			n++
+		}
+		if n <= maxTypestrLen {
+			if x, ok := knownTypestrs[string(cmem.Bytes(c, uintptr(n)))]; ok {
+				return x
+			}
+		}
+		return pyapi.GoString(c)
+	}
+	if t != a.TupleType && t != a.ListType {
+		return g.value(v)
+	}
+	n := a.SeqSize(v)
+	var out []any
+	if s.used+n <= len(s.vals) {
+		out = s.vals[s.used : s.used+n : s.used+n]
+		s.used += n
+	} else {
+		out = make([]any, n)
+	}
+	for i := range n {
+		if t == a.TupleType {
+			out[i] = g.value(a.TupleItem(v, i))
+		} else {
+			out[i] = g.value(a.ListItem(v, i))
+		}
+	}
+	return out
+}
+
+// knownTypestrs are the typestrs dpctl and NumPy produce, boxed once.
+var knownTypestrs = func() map[string]any {
+	m := map[string]any{}
+	for _, o := range []string{"|", "<", ">", "="} {
+		for _, k := range []string{"b1", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f4", "f8", "c8", "c16"} {
+			m[o+k] = o + k
+		}
+	}
+	return m
+}()
+
+const maxTypestrLen = 4
 
 // value converts a SUAI field value: plain data as in ToGo; ints above 64
 // bits as a decimal json-like number string usm.Parse reports as overflow;
@@ -266,25 +432,37 @@ func (g *GIL) syclobjValue(s *SUAI, so uintptr) any {
 		return syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { return g.takeRefCapsule(so) })
 	}
 	ty := g.dpctlTypes()
-	if ty.queue != 0 && t == ty.queue && ty.queueRef != 0 {
-		return syclobj.UnsafeQueueRef(ffi.Call(ty.queueRef, so))
+	if ty.queue != 0 && t == ty.queue {
+		// A queue dpctl is loaded for may be cached (see queueCache): its
+		// ref is then known, and BindRef needs one C call.
+		d := g.py.loadedDpctl()
+		if d != nil {
+			if ref, ok := d.queues.lookupObj(so); ok {
+				return syclobj.UnsafeQueueRef(ref)
+			}
+		}
+		var ref uintptr
+		if ty.queueRef != 0 {
+			ref = ffi.Call(ty.queueRef, so)
+		} else if addr, ok := g.addressofRef(so); ok {
+			ref = addr
+		} else {
+			return opaque{g.typeName(t)}
+		}
+		if d != nil {
+			d.noteQueue(g, so, ref)
+		}
+		return syclobj.UnsafeQueueRef(ref)
 	}
 	if ty.context != 0 && t == ty.context && ty.contextRef != 0 {
 		return syclobj.UnsafeContextRef(ffi.Call(ty.contextRef, so))
 	}
-	if ty.queue != 0 && (t == ty.queue || t == ty.context) {
-		r := a.CallObject(a.GetAttrC(so, cAddressofRef), 0)
-		if r == 0 {
+	if ty.queue != 0 && t == ty.context {
+		addr, ok := g.addressofRef(so)
+		if !ok {
 			return opaque{g.typeName(t)}
 		}
-		// (the bound method's reference leaks only on the error path above)
-		p, _ := g.ToGo(Object{r})
-		a.DecRef(r)
-		addr, _ := p.(int64)
-		if t == ty.queue {
-			return syclobj.UnsafeQueueRef(uintptr(addr))
-		}
-		return syclobj.UnsafeContextRef(uintptr(addr))
+		return syclobj.UnsafeContextRef(addr)
 	}
 	if a.HasAttrString(so, "_get_capsule") {
 		return syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) {
@@ -305,6 +483,21 @@ func (g *GIL) syclobjValue(s *SUAI, so uintptr) any {
 		})
 	}
 	return opaque{g.typeName(t)}
+}
+
+// addressofRef returns so.addressof_ref() (a SyclQueue or SyclContext
+// whose module exports no C-API function); ok is false if the call failed.
+func (g *GIL) addressofRef(so uintptr) (uintptr, bool) {
+	a := g.api()
+	r := a.CallObject(a.GetAttrC(so, cAddressofRef), 0)
+	if r == 0 {
+		return 0, false
+	}
+	// (the bound method's reference leaks only on the error path above)
+	p, _ := g.ToGo(Object{r})
+	a.DecRef(r)
+	addr, _ := p.(int64)
+	return uintptr(addr), true
 }
 
 // takeRefCapsule takes a fresh "SyclQueueRef" or "SyclContextRef" capsule:
@@ -335,19 +528,17 @@ func (g *GIL) takeRefCapsule(c uintptr) (syclobj.Obj, error) {
 
 // isDpctlMemory reports whether obj is a dpctl.memory object, or a SUAI of
 // exactly the shape those objects produce (1-D "|u1", strides None, no
-// offset key, syclobj a dpctl.SyclQueue, data[1] True).
+// offset key, syclobj a dpctl.SyclQueue, data[1] True). The shape, known
+// in Go, is checked first; isinstance only when it does not decide.
 func (g *GIL) isDpctlMemory(obj Object, m map[string]any) bool {
 	ty := g.dpctlTypes()
 	if ty.memory == 0 {
 		return false
 	}
-	a := g.api()
-	_ = a
-	if r := a.IsInstance(obj.p, ty.memory); r == 1 {
-		return true
-	} else if r < 0 {
-		a.ErrClear()
-	}
+	return memoryShaped(m) || g.isMemoryInstance(obj.p, ty.memory)
+}
+
+func memoryShaped(m map[string]any) bool {
 	if _, hasOffset := m["offset"]; hasOffset || m["typestr"] != "|u1" || m["strides"] != nil {
 		return false
 	}
@@ -357,6 +548,38 @@ func (g *GIL) isDpctlMemory(obj Object, m map[string]any) bool {
 	}
 	_, isQueue := m["syclobj"].(syclobj.QueueRef)
 	return isQueue
+}
+
+// usmNdarrayTypes are the tp_name of dpctl's and dpnp's usm_ndarray: static
+// extension types, never dpctl.memory objects, that do not override
+// __class__, so their instances need no isinstance call (~0.25 µs).
+var usmNdarrayTypes = map[string]bool{
+	"dpnp.tensor._usmarray.usm_ndarray":  true,
+	"dpctl.tensor._usmarray.usm_ndarray": true,
+}
+
+// isMemoryInstance is isinstance(o, mem); an error counts as false.
+func (g *GIL) isMemoryInstance(o, mem uintptr) bool {
+	a := g.api()
+	t := a.Type(o)
+	if t == mem {
+		return true
+	}
+	// Only an immutable (static or extension) type can be trusted by name:
+	// a Python class may call itself anything.
+	if a.TypeFlags(t)&pyapi.TPFlagsImmutableType != 0 && usmNdarrayTypes[pyapi.TypeObjectName(t)] {
+		return false
+	}
+	return g.isInstance(o, mem)
+}
+
+func (g *GIL) isInstance(o, cls uintptr) bool {
+	a := g.api()
+	r := a.IsInstance(o, cls)
+	if r < 0 {
+		a.ErrClear()
+	}
+	return r == 1
 }
 
 func isKind(err error, k *errkind.Kind) bool {

@@ -29,6 +29,7 @@ const (
 
 // Type flags (tp_flags) of the built-in types, for the Py*_Check macros.
 const (
+	TPFlagsImmutableType   = 1 << 8 // Py_TPFLAGS_IMMUTABLETYPE (3.10+)
 	TPFlagsLongSubclass    = 1 << 24
 	TPFlagsListSubclass    = 1 << 25
 	TPFlagsTupleSubclass   = 1 << 26
@@ -79,6 +80,23 @@ type API struct {
 	// then type flags and tuple/list items are read from memory, as
 	// CPython's own macros do, instead of one FFI call each.
 	layout bool
+
+	// minor is the interpreter's 3.minor (Py_GetVersion), -1 if unknown.
+	minor int
+
+	// fastRefs: IncRef and DecRef touch ob_refcnt from Go (see IncRef).
+	// Set at Load: the layout was verified, the interpreter is 3.10 or
+	// 3.11 (3.12 made some objects immortal: their count must not move),
+	// and it is not a debug build (_Py_RefTotal, Py_TRACE_REFS).
+	fastRefs bool
+
+	// fastLongs: LongValue reads small exact ints from memory; fastDicts:
+	// DictLen reads ma_used; fastASCII: ASCII finds the characters of
+	// compact ASCII strs. Set by CheckRuntimeLayout once the interpreter
+	// runs (it makes test objects).
+	fastLongs, fastDicts, fastASCII bool
+
+	callOneArg uintptr // PyObject_CallOneArg (exported since 3.9), or 0
 }
 
 // Object layout of the default (GIL) build of CPython 3.8–3.13 on 64-bit:
@@ -191,6 +209,14 @@ func Load(handle uintptr) (*API, error) {
 		return nil, errkind.New(errkind.NotSupported, "pyapi.Load", "the free-threaded CPython build is not supported")
 	}
 	a.layout = a.checkLayout()
+	a.callOneArg, _ = ffi.Sym(handle, "PyObject_CallOneArg") // optional: CallOneArg falls back
+	a.minor = -1
+	if p, err := ffi.Sym(handle, "Py_GetVersion"); err == nil {
+		a.minor = parseMinor(GoString(ffi.Call(p))) // callable before Py_Initialize
+	}
+	_, err := ffi.Sym(handle, "_Py_RefTotal") // only Py_REF_DEBUG builds have it
+	refDebug := err == nil
+	a.fastRefs = a.layout && a.minor >= 10 && a.minor <= 11 && !refDebug
 	if p, err := ffi.Sym(handle, "PyFloat_FromDouble"); err == nil {
 		ffi.Bind(&a.floatFromDouble, p)
 	} else {
@@ -202,6 +228,25 @@ func Load(handle uintptr) (*API, error) {
 		return nil, errkind.New(errkind.NotAvailable, "pyapi.Load", "libpython lacks PyFloat_AsDouble")
 	}
 	return a, nil
+}
+
+// parseMinor returns the minor version of a Py_GetVersion string
+// ("3.11.2 (main, ...)"), or -1 unless it is 3.x.
+func parseMinor(v string) int {
+	if !strings.HasPrefix(v, "3.") {
+		return -1
+	}
+	n, digits := 0, 0
+	for _, c := range v[2:] {
+		if c < '0' || c > '9' {
+			break
+		}
+		n, digits = n*10+int(c-'0'), digits+1
+	}
+	if digits == 0 {
+		return -1
+	}
+	return n
 }
 
 // cstr returns a NUL-terminated copy of s in Go memory; the pointer is
@@ -237,11 +282,52 @@ func (a *API) RestoreThread(ts uintptr)  { ffi.Call(a.evalRestoreThread, ts) }
 
 // GILEnsure may be called without the GIL; the OS thread must stay the
 // same until the matching GILRelease.
-func (a *API) GILEnsure() uintptr     { return ffi.Call(a.gilEnsure) }
-func (a *API) GILRelease(st uintptr)  { ffi.Call(a.gilRelease, st) }
-func (a *API) GILCheck() bool         { return ffi.Call(a.gilCheck) != 0 }
-func (a *API) IncRef(o uintptr)       { ffi.Call(a.incRef, o) }
-func (a *API) DecRef(o uintptr)       { ffi.Call(a.decRef, o) }
+func (a *API) GILEnsure() uintptr    { return ffi.Call(a.gilEnsure) }
+func (a *API) GILRelease(st uintptr) { ffi.Call(a.gilRelease, st) }
+func (a *API) GILCheck() bool        { return ffi.Call(a.gilCheck) != 0 }
+
+// IncRef adds a reference to o (NULL is ignored, as by Py_IncRef). With
+// fastRefs it is Py_INCREF itself, ob_refcnt++, which is what the macro
+// compiles to on a 3.10/3.11 release build: the GIL, which the caller
+// holds, is what makes it safe, in C as here.
+func (a *API) IncRef(o uintptr) {
+	if a.fastRefs {
+		if o != 0 {
+			*(*int64)(cmem.Ptr(o))++
+		}
+		return
+	}
+	ffi.Call(a.incRef, o)
+}
+
+// DecRef drops a reference (NULL is ignored). With fastRefs a count above
+// one is decremented in place; the last reference goes through Py_DecRef,
+// so that deallocation (tp_dealloc, finalisers, weakref callbacks) stays
+// in C.
+func (a *API) DecRef(o uintptr) {
+	if a.fastRefs {
+		if o == 0 {
+			return
+		}
+		if rc := (*int64)(cmem.Ptr(o)); *rc > 1 {
+			*rc--
+			return
+		}
+	}
+	ffi.Call(a.decRef, o)
+}
+
+// IncRefCall and DecRefCall always call Py_IncRef/Py_DecRef (for tests
+// that compare them with the in-memory forms).
+func (a *API) IncRefCall(o uintptr) { ffi.Call(a.incRef, o) }
+func (a *API) DecRefCall(o uintptr) { ffi.Call(a.decRef, o) }
+
+// FastRefs reports whether IncRef/DecRef work in memory.
+func (a *API) FastRefs() bool { return a.fastRefs }
+
+// Minor is the interpreter's minor version (3.minor), -1 if unknown.
+func (a *API) Minor() int { return a.minor }
+
 func (a *API) RefCount(o uintptr) int { return int(*(*int64)(cmem.Ptr(o))) }
 
 // --- objects ---
@@ -349,6 +435,24 @@ func (a *API) GetIter(o uintptr) uintptr    { return ffi.Call(a.getIter, o) }
 func (a *API) IterNext(it uintptr) uintptr {
 	return ffi.Call(a.iterNext, it)
 }
+
+// CallOneArg calls callable(arg) (PyObject_CallOneArg, or a 1-tuple and
+// PyObject_CallObject where that is missing).
+func (a *API) CallOneArg(callable, arg uintptr) uintptr {
+	if a.callOneArg != 0 {
+		return ffi.Call(a.callOneArg, callable, arg)
+	}
+	t := a.TupleNew(1)
+	if t == 0 {
+		return 0
+	}
+	a.IncRef(arg)
+	a.TupleSetItem(t, 0, arg)
+	r := a.CallObject(callable, t)
+	a.DecRef(t)
+	return r
+}
+
 func (a *API) IsInstance(o, cls uintptr) int {
 	return int(int32(ffi.Call(a.isInstance, o, cls)))
 }
@@ -404,6 +508,190 @@ func (a *API) DictGetItemC(d uintptr, k *byte) uintptr {
 func (a *API) LongFromInt64(v int64) uintptr   { return ffi.Call(a.longFromLongLong, uintptr(v)) }
 func (a *API) LongFromUint64(v uint64) uintptr { return ffi.Call(a.longFromULongLong, uintptr(v)) }
 
+// Layout of int objects on 3.10 and 3.11 (PyLongObject): ob_size holds the
+// number of 30-bit digits with the value's sign, the digits (uint32, least
+// significant first) follow it. 3.12 replaced ob_size with lv_tag.
+const (
+	offLongDigits = 24
+	longShift     = 30
+)
+
+// LongValue returns the value of an exact int (not a subclass, not bool)
+// of at most two digits, |v| < 2**60, read from memory; ok is false for
+// anything else, or when the layout was not verified (CheckRuntimeLayout),
+// and the caller then uses LongAsInt64.
+func (a *API) LongValue(o uintptr) (v int64, ok bool) {
+	if !a.fastLongs || a.Type(o) != a.LongType {
+		return 0, false
+	}
+	n := *(*int64)(cmem.Ptr(o + offObSize))
+	switch n {
+	case 0:
+		return 0, true
+	case 1, -1:
+		v = int64(*(*uint32)(cmem.Ptr(o + offLongDigits)))
+	case 2, -2:
+		v = int64(*(*uint32)(cmem.Ptr(o + offLongDigits))) | int64(*(*uint32)(cmem.Ptr(o + offLongDigits + 4)))<<longShift
+	default:
+		return 0, false
+	}
+	if n < 0 {
+		v = -v
+	}
+	return v, true
+}
+
+// CheckRuntimeLayout verifies the layouts that only objects can show, and
+// enables the memory reads that passed: LongValue (checkLongLayout) and
+// DictLen (ma_used follows the header, as ob_size does). Call it once, with
+// the GIL, before the API is shared between goroutines.
+func (a *API) CheckRuntimeLayout() {
+	a.checkLongLayout()
+	a.checkDictLayout()
+	a.checkASCIILayout()
+}
+
+// Layout of str objects on 3.10 and 3.11 (PyASCIIObject): the state bit
+// field after length and hash, then wstr; a compact ASCII str's
+// characters, NUL-terminated, follow at offASCIIData (3.12 dropped wstr).
+const (
+	offStrLength    = 16
+	offStrState     = 32
+	offASCIIData    = 48
+	strCompactASCII = 1<<5 | 1<<6 | 1<<7 // state.compact, .ascii, .ready
+)
+
+// ASCII returns the characters and length of an exact str that is compact
+// ASCII, in place (valid while the str lives); ok is false for anything
+// else, or when the layout was not verified, and the caller then uses
+// UnicodeUTF8. For such a str, that is the pointer PyUnicode_AsUTF8
+// returns.
+func (a *API) ASCII(o uintptr) (data uintptr, n int, ok bool) {
+	if !a.fastASCII || a.Type(o) != a.UnicodeType {
+		return 0, 0, false
+	}
+	if *(*uint32)(cmem.Ptr(o + offStrState))&strCompactASCII != strCompactASCII {
+		return 0, 0, false
+	}
+	return o + offASCIIData, int(*(*int64)(cmem.Ptr(o + offStrLength))), true
+}
+
+// checkASCIILayout enables ASCII on 3.10/3.11 if it agrees with
+// PyUnicode_AsUTF8 on test strings, and declines a non-ASCII one.
+func (a *API) checkASCIILayout() {
+	a.fastASCII = false
+	if !a.layout || a.minor < 10 || a.minor > 11 {
+		return
+	}
+	a.fastASCII = true // tentatively, for ASCII below
+	ok := true
+	for _, c := range []struct {
+		s     string
+		ascii bool
+	}{{"", true}, {"<f4", true}, {"opencl:cpu:0", true}, {"h\u00e9", false}, {"\u20ac", false}} {
+		o := a.UnicodeFromString(c.s)
+		if o == 0 {
+			a.ErrClear()
+			ok = false
+			break
+		}
+		p, n, fast := a.ASCII(o)
+		u := a.UnicodeUTF8(o)
+		if u == 0 {
+			a.ErrClear()
+		}
+		if fast != c.ascii || u == 0 || (fast && (p != u || n != len(c.s) || string(cmem.Bytes(p, uintptr(n))) != c.s)) {
+			ok = false
+		}
+		ffi.Call(a.decRef, o)
+		if !ok {
+			break
+		}
+	}
+	a.fastASCII = ok
+}
+
+// FastASCII reports whether ASCII reads from memory.
+func (a *API) FastASCII() bool { return a.fastASCII }
+
+func (a *API) checkDictLayout() {
+	a.fastDicts = false
+	if !a.layout {
+		return
+	}
+	d := a.DictNew()
+	if d == 0 {
+		a.ErrClear()
+		return
+	}
+	defer ffi.Call(a.decRef, d)
+	ok := true
+	for i, k := range []string{"a", "b", "c"} {
+		if *(*int64)(cmem.Ptr(d + offObSize)) != int64(i) || a.Length(d) != i {
+			ok = false
+			break
+		}
+		if a.DictSetItemString(d, k, a.None) != 0 {
+			a.ErrClear()
+			ok = false
+			break
+		}
+	}
+	a.fastDicts = ok && *(*int64)(cmem.Ptr(d + offObSize)) == 3 && a.Length(d) == 3
+}
+
+// DictLen returns len(d) of a dict (the caller has checked the type).
+func (a *API) DictLen(d uintptr) int {
+	if a.fastDicts {
+		return int(*(*int64)(cmem.Ptr(d + offObSize)))
+	}
+	return a.Length(d)
+}
+
+// checkLongLayout enables LongValue on 3.10/3.11 if, for test ints made
+// with PyLong_FromLongLong, it reads what PyLong_AsLongLong returns (a
+// build with 15-bit digits, for one, fails at 2**30).
+func (a *API) checkLongLayout() bool {
+	a.fastLongs = false
+	if !a.layout || a.minor < 10 || a.minor > 11 {
+		return false
+	}
+	a.fastLongs = true // tentatively, for LongValue below
+	ok := true
+	for _, c := range []struct {
+		v    int64
+		fast bool // must be read from memory (at most two digits)
+	}{
+		{0, true}, {1, true}, {-1, true}, {1<<30 - 1, true}, {1 << 30, true}, {-(1 << 40), true},
+		{1<<60 - 1, true}, {-(1<<60 - 1), true}, {1 << 60, false}, {-(1 << 62) - 5, false},
+	} {
+		o := a.LongFromInt64(c.v)
+		if o == 0 {
+			a.ErrClear()
+			ok = false
+			break
+		}
+		got, fast := a.LongValue(o)
+		want := a.LongAsInt64(o)
+		ffi.Call(a.decRef, o)
+		if fast != c.fast || (fast && got != want) || want != c.v {
+			ok = false
+			break
+		}
+	}
+	a.fastLongs = ok
+	return ok
+}
+
+// FastLongs and FastDicts report whether LongValue and DictLen read from
+// memory.
+func (a *API) FastLongs() bool { return a.fastLongs }
+func (a *API) FastDicts() bool { return a.fastDicts }
+
+// UnicodeUTF8 is PyUnicode_AsUTF8: a pointer to the UTF-8 of a str, valid
+// while the str lives, or 0 with an error set.
+func (a *API) UnicodeUTF8(o uintptr) uintptr { return ffi.Call(a.unicodeAsUTF8, o) }
+
 // LongAsInt64 returns -1 with an error set on failure.
 func (a *API) LongAsInt64(o uintptr) int64   { return int64(ffi.Call(a.longAsLongLong, o)) }
 func (a *API) LongAsUint64(o uintptr) uint64 { return uint64(ffi.Call(a.longAsULongLong, o)) }
@@ -427,6 +715,9 @@ func (a *API) UnicodeFromString(s string) uintptr {
 // UnicodeAsString copies the UTF-8 of a str; ok is false with an error set
 // on failure.
 func (a *API) UnicodeAsString(o uintptr) (string, bool) {
+	if c, _, ok := a.ASCII(o); ok {
+		return GoString(c), true
+	}
 	c := ffi.Call(a.unicodeAsUTF8, o)
 	if c == 0 {
 		return "", false
