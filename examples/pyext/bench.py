@@ -2,13 +2,17 @@
 
     USMBRIDGE_LIB=... OCL_ICD_VENDORS=... python examples/pyext/bench.py
 
-Rows (ratio = usmbridge / peer; ≤ 1.0 means usmbridge is not slower):
- a. dpnp.tensor __dlpack__ + from_dlpack   vs  usmbridge.from_dlpack + __dlpack__
- b. dpctl.memory.as_usm_memory(x)          vs  usmbridge.asarray(x)
- c. numpy.from_dlpack(numpy array)         vs  numpy.from_dlpack(usmbridge array)
+Rows (ratio = usmbridge / peer; <= 1.0 means usmbridge is not slower):
+ a.  dpnp.tensor __dlpack__ + from_dlpack  vs  usmbridge.from_dlpack + __dlpack__
+ b.  dpctl.memory.as_usm_memory(x)         vs  usmbridge.asarray(x)
+ b'. the same from Go (embedded Python): g.Call(as_usm_memory, x) vs g.AsArray(x),
+     measured by `go test -bench SUAIIngest ./pybridge` (skipped without go)
+ c.  numpy.from_dlpack(numpy array)        vs  numpy.from_dlpack(usmbridge array)
+Peer and usmbridge are timed in alternating rounds; each keeps its best.
 """
-import os, sys, timeit
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import os, re, shutil, subprocess, sys, timeit
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
 import numpy as np
 import dpctl, dpctl.memory
 import dpnp.tensor as dpt
@@ -17,7 +21,6 @@ import usmbridge as ub
 q = dpctl.SyclQueue("opencl:cpu")
 x = dpt.arange(1024, dtype="f4", sycl_queue=q)
 h = np.arange(1024, dtype=np.float32)
-ours_dev = ub.from_dlpack(x)
 ours_host = ub.from_dlpack(h)
 
 
@@ -37,12 +40,35 @@ rows = [
 ]
 
 
-def per_call(fn, n=20000):
-    return min(timeit.repeat(fn, number=n, repeat=5)) / n * 1e6
+def side_by_side(peer, ours, n=20000, rounds=7):
+    best = [float("inf"), float("inf")]
+    for _ in range(rounds):
+        for i, fn in enumerate((peer, ours)):
+            best[i] = min(best[i], timeit.timeit(fn, number=n) / n * 1e6)
+    return best
+
+
+def go_embed_row():
+    """Row b' from Go's benchmark, which times both sides in one process."""
+    root = os.path.abspath(os.path.join(here, "..", ".."))
+    if shutil.which("go") is None:
+        return None
+    out = subprocess.run(["go", "test", "-run", "^$", "-bench", "SUAIIngest", "-benchtime", "20000x", "-count", "3",
+                          "./pybridge"], cwd=root, capture_output=True, text=True)
+    times = {}
+    for name, ns in re.findall(r"SUAIIngest/(\S+?)-\d+\s+\d+\s+([\d.]+) ns/op", out.stdout):
+        times[name] = min(times.get(name, float("inf")), float(ns) / 1000)
+    if len(times) != 2:
+        print("(Go embed row skipped: %s)" % (out.stderr.strip().splitlines() or ["no benchmark output"])[-1], file=sys.stderr)
+        return None
+    return ("b'. SUAI ingest from Go (embedded)", times["dpctl.memory.as_usm_memory"], times["usmbridge.AsArray"])
 
 
 print("| row | peer µs | usmbridge µs | ratio |")
 print("|---|---:|---:|---:|")
-for name, peer, ours in rows:
-    p, o = per_call(peer), per_call(ours)
+results = [(name,) + tuple(side_by_side(peer, ours)) for name, peer, ours in rows]
+g = go_embed_row()
+if g:
+    results.insert(2, g)
+for name, p, o in results:
     print("| %s | %.2f | %.2f | %.2f |" % (name, p, o, o / p))

@@ -1,19 +1,32 @@
 // Command pyext is the Go half of the usmbridge Python package: a c-shared
-// library (go build -buildmode=c-shared) that the package loads with
-// ctypes.PyDLL. Every exported function is called with the GIL held and
-// takes and returns PyObject* (NULL with an exception set on error).
+// library that is also a CPython extension module, usmbridge._ext. Its C
+// half (ext.c) defines the module and the usmbridge.Array type; every
+// method that needs Go calls one of the functions exported here directly
+// (a cgo call, about 50 ns), with the GIL held. Functions that return a
+// PyObject* return a new reference, or NULL with the Python exception set.
 //
 //	go build -buildmode=c-shared -o usmbridge/libusmbridge.so .
+//
+// Python's headers are found at /usr/include/python3.11 unless CGO_CFLAGS
+// names others (python -c 'import sysconfig; print(sysconfig.get_paths()["include"])').
+// Without them the library builds but has no module in it, and importing
+// usmbridge says so.
 package main
 
-// #include <stdint.h>
+// #cgo CFLAGS: -I/usr/include/python3.11
+// #cgo LDFLAGS: -Wl,--unresolved-symbols=ignore-all
+// #include <stdlib.h>
+// #include "ext.h"
 import "C"
 
 import (
+	"runtime/cgo"
 	"strconv"
-	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/pybridge"
 	"github.com/usmbridge/usmbridge/usm"
@@ -21,43 +34,35 @@ import (
 
 func main() {}
 
+// entry is one usmbridge.Array's Go state; the C object holds its handle.
 type entry struct {
 	arr     *usm.Array
 	syclobj *pybridge.Ref // the producer's SyclQueue/SyclContext, if any
 }
 
 var (
-	py      *pybridge.Python
-	mu      sync.Mutex
-	handles = map[int64]*entry{}
-	next    int64
+	py   *pybridge.Python
+	live atomic.Int64 // entries not yet released
 )
 
-func put(e *entry) int64 {
-	mu.Lock()
-	defer mu.Unlock()
-	next++
-	handles[next] = e
-	return next
+func put(e *entry, dev *C.ub_dl_device) C.int64_t {
+	live.Add(1)
+	dev.device_type = C.int32_t(e.arr.DLDevice.Type)
+	dev.device_id = C.int32_t(e.arr.DLDevice.ID)
+	return C.int64_t(cgo.NewHandle(e))
 }
 
-func get(g *pybridge.GIL, h C.uintptr_t) (*entry, error) {
-	n, err := g.Int(pybridge.UnsafeObject(uintptr(h)))
-	if err != nil {
-		return nil, err
+func get(h C.int64_t) *entry {
+	if h == 0 {
+		return nil
 	}
-	mu.Lock()
-	e := handles[n]
-	mu.Unlock()
-	if e == nil {
-		return nil, usm.ErrValue
-	}
-	return e, nil
+	e, _ := cgo.Handle(h).Value().(*entry)
+	return e
 }
 
-// call runs fn with the GIL, which ctypes.PyDLL holds for the whole call,
-// and turns its result into what ctypes expects: a new reference, or NULL
-// with the Python exception set.
+// call runs fn with the GIL, which the C caller holds, and turns its
+// result into what C expects: a new reference, or NULL with the Python
+// exception set.
 func call(fn func(g *pybridge.GIL) (pybridge.Object, error)) C.uintptr_t {
 	var r pybridge.Object
 	_ = py.Held(func(g *pybridge.GIL) error {
@@ -72,102 +77,115 @@ func call(fn func(g *pybridge.GIL) (pybridge.Object, error)) C.uintptr_t {
 	return C.uintptr_t(r.Ptr())
 }
 
+// newArray is call for the functions that make an array: it returns the
+// new entry's handle, or 0 with the exception set.
+func newArray(dev *C.ub_dl_device, fn func(g *pybridge.GIL) (*entry, error)) C.int64_t {
+	var h C.int64_t
+	_ = py.Held(func(g *pybridge.GIL) error {
+		e, err := fn(g)
+		if err != nil {
+			g.Raise(err)
+			return nil
+		}
+		h = put(e, dev)
+		return nil
+	})
+	return h
+}
+
+// ub_init attaches to the interpreter that is loading the module. It
+// returns NULL, or a message (malloc'd; the caller frees it) saying why
+// not.
+//
 //export ub_init
-func ub_init() C.uintptr_t {
+func ub_init() *C.char {
 	p, err := pybridge.Attach()
 	if err != nil {
-		return 0 // no interpreter to raise in
+		return C.CString("usmbridge: cannot attach to the running Python: " + err.Error())
 	}
 	py = p
-	return call(func(g *pybridge.GIL) (pybridge.Object, error) { return g.FromGo(py.Version()) })
+	return nil
 }
 
 //export ub_asarray
-func ub_asarray(obj C.uintptr_t) C.uintptr_t {
-	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
+func ub_asarray(obj C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
+	return newArray(dev, func(g *pybridge.GIL) (*entry, error) {
 		arr, so, err := g.AsArrayKeepSyclobj(pybridge.UnsafeObject(uintptr(obj)), nil)
 		if err != nil {
-			return pybridge.Object{}, err
+			return nil, err
 		}
-		return newArray(g, &entry{arr: arr, syclobj: so})
+		return &entry{arr: arr, syclobj: so}, nil
 	})
 }
 
+// ub_from_dlpack takes x, and device and copy (NULL when not given).
+//
 //export ub_from_dlpack
-func ub_from_dlpack(x, device, copyArg C.uintptr_t) C.uintptr_t {
-	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
+func ub_from_dlpack(x, device, copyArg C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
+	return newArray(dev, func(g *pybridge.GIL) (*entry, error) {
 		o, err := g.ParseDLPackArgs(pybridge.Object{}, pybridge.Object{}, pybridge.UnsafeObject(uintptr(device)), pybridge.UnsafeObject(uintptr(copyArg)))
 		if err != nil {
-			return pybridge.Object{}, err
+			return nil, err
 		}
 		t, err := g.FromDLPack(pybridge.UnsafeObject(uintptr(x)), pybridge.FromDLPackOptions{Device: o.Device, Copy: o.Copy})
 		if err != nil {
-			return pybridge.Object{}, err
+			return nil, err
 		}
-		return newArray(g, &entry{arr: &t.Array})
+		return &entry{arr: &t.Array}, nil
 	})
 }
 
+// ub_release drops an array's Go state (from tp_dealloc, with the GIL).
+//
 //export ub_release
-func ub_release(h C.uintptr_t) C.uintptr_t {
-	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
-		n, err := g.Int(pybridge.UnsafeObject(uintptr(h)))
-		if err != nil {
-			return pybridge.Object{}, err
+func ub_release(h C.int64_t) {
+	e := get(h)
+	if e == nil {
+		return
+	}
+	cgo.Handle(h).Delete()
+	live.Add(-1)
+	_ = py.Held(func(g *pybridge.GIL) error {
+		// Python references are dropped at once: the caller holds the GIL.
+		if r, ok := e.arr.Owner.(*pybridge.Ref); ok {
+			r.ReleaseHeld(g)
+		} else if e.arr.Owner != nil {
+			e.arr.Owner.Release() // an imported tensor: its producer's deleter
 		}
-		mu.Lock()
-		e := handles[n]
-		delete(handles, n)
-		mu.Unlock()
-		if e != nil {
-			if e.arr.Owner != nil {
-				e.arr.Owner.Release()
-			}
-			if e.syclobj != nil {
-				e.syclobj.Release()
-			}
+		if e.syclobj != nil {
+			e.syclobj.ReleaseHeld(g)
 		}
-		return g.None(), nil
+		return nil
 	})
 }
 
 // ub_info returns (shape, typestr, strides|None, offset, usm_type,
-// (dl_device_type, dl_device_id), data_pointer, read_only).
+// (dl_device_type, dl_device_id), address of element 0, read_only), which
+// the C type's properties read.
 //
 //export ub_info
-func ub_info(h C.uintptr_t) C.uintptr_t {
+func ub_info(h C.int64_t) C.uintptr_t {
 	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
-		e, err := get(g, h)
-		if err != nil {
-			return pybridge.Object{}, err
+		e := get(h)
+		if e == nil {
+			return pybridge.Object{}, usm.ErrValue
 		}
-		return g.FromGo(info(e.arr))
+		a := e.arr
+		var strides any
+		if a.Strides != nil {
+			strides = a.Strides
+		}
+		return g.FromGo([]any{a.Shape, a.Typestr.String(), strides, a.Offset, a.Memory.Kind.String(),
+			[]any{int64(a.DLDevice.Type), int64(a.DLDevice.ID)}, uint64(a.ElementPointer()), a.ReadOnly})
 	})
 }
 
-// info is what the Python Array's properties read: shape, typestr,
-// strides, offset, usm_type, DLPack device, data pointer, read-only.
-func info(a *usm.Array) []any {
-	var strides any
-	if a.Strides != nil {
-		strides = a.Strides
-	}
-	return []any{a.Shape, a.Typestr.String(), strides, a.Offset, a.Memory.Kind.String(),
-		[]any{int64(a.DLDevice.Type), int64(a.DLDevice.ID)}, uint64(a.Data), a.ReadOnly}
-}
-
-// newArray registers e and returns its handle; the Python Array fetches
-// its properties (ub_info) only when one is first read.
-func newArray(g *pybridge.GIL, e *entry) (pybridge.Object, error) {
-	return g.FromGo(put(e))
-}
-
 //export ub_suai
-func ub_suai(h C.uintptr_t) C.uintptr_t {
+func ub_suai(h C.int64_t) C.uintptr_t {
 	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
-		e, err := get(g, h)
-		if err != nil {
-			return pybridge.Object{}, err
+		e := get(h)
+		if e == nil {
+			return pybridge.Object{}, usm.ErrValue
 		}
 		a := e.arr
 		if a.DLDevice.Type != dlabi.OneAPI {
@@ -192,12 +210,16 @@ type usmErr struct{ s string }
 func (e *usmErr) Error() string        { return e.s }
 func (e *usmErr) Is(target error) bool { return target == usm.ErrAttribute }
 
+// ub_dlpack is __dlpack__ for the calls the C fast path leaves to Go (a
+// stream, a copy, another device, an array with a queue to wait on, and
+// every error). Arguments not given are NULL.
+//
 //export ub_dlpack
-func ub_dlpack(h, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C.uintptr_t {
+func ub_dlpack(h C.int64_t, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C.uintptr_t {
 	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
-		e, err := get(g, h)
-		if err != nil {
-			return pybridge.Object{}, err
+		e := get(h)
+		if e == nil {
+			return pybridge.Object{}, usm.ErrValue
 		}
 		o, err := g.ParseDLPackArgs(pybridge.UnsafeObject(uintptr(stream)), pybridge.UnsafeObject(uintptr(maxVersion)),
 			pybridge.UnsafeObject(uintptr(dlDevice)), pybridge.UnsafeObject(uintptr(copyArg)))
@@ -208,25 +230,63 @@ func ub_dlpack(h, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C.uintptr_t
 	})
 }
 
-//export ub_dlpack_device
-func ub_dlpack_device(h C.uintptr_t) C.uintptr_t {
-	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
-		e, err := get(g, h)
-		if err != nil {
-			return pybridge.Object{}, err
+// ub_template_fill fills t with what dlpack.Export gives this array for a
+// versioned, same-device, no-copy export, and returns UB_TEMPLATE_READY;
+// or UB_TEMPLATE_NONE when C must always ask Go: the array has a queue
+// (Export waits on it each time), or Export refuses it (Go then raises the
+// error on every call).
+//
+//export ub_template_fill
+func ub_template_fill(h C.int64_t, t *C.ub_template) C.int32_t {
+	e := get(h)
+	if e == nil || e.arr.Queue != nil {
+		return C.UB_TEMPLATE_NONE
+	}
+	m, err := dlpack.Export(e.arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion})
+	if err != nil {
+		return C.UB_TEMPLATE_NONE
+	}
+	defer m.Delete()
+	mt := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+	src := mt.DLTensor
+	ndim := int(src.Ndim)
+	var dims *C.int64_t
+	if ndim > 0 {
+		dims = (*C.int64_t)(C.malloc(C.size_t(2 * ndim * 8)))
+		if dims == nil {
+			return C.UB_TEMPLATE_NONE
 		}
-		return g.FromGo([]any{int64(e.arr.DLDevice.Type), int64(e.arr.DLDevice.ID)})
-	})
+		d := unsafe.Slice((*int64)(unsafe.Pointer(dims)), 2*ndim)
+		copy(d[:ndim], unsafe.Slice((*int64)(cmem.Ptr(src.Shape)), ndim))
+		copy(d[ndim:], unsafe.Slice((*int64)(cmem.Ptr(src.Strides)), ndim))
+	}
+	t.tensor = C.ub_dl_tensor{
+		data:        cmem.Ptr(src.Data),
+		device:      C.ub_dl_device{device_type: C.int32_t(src.Device.Type), device_id: C.int32_t(src.Device.ID)},
+		ndim:        C.int32_t(ndim),
+		dtype:       C.ub_dl_dtype{code: C.uint8_t(src.DType.Code), bits: C.uint8_t(src.DType.Bits), lanes: C.uint16_t(src.DType.Lanes)},
+		shape:       dims,
+		byte_offset: C.uint64_t(src.ByteOffset),
+	}
+	if ndim > 0 {
+		t.tensor.strides = (*C.int64_t)(unsafe.Add(unsafe.Pointer(dims), ndim*8))
+	}
+	t.flags = C.uint64_t(mt.Flags)
+	t.minor = C.uint32_t(dlpack.ProducerVersion.Minor)
+	t.legacy_ok = 1
+	if e.arr.ReadOnly {
+		t.legacy_ok = 0
+	}
+	return C.UB_TEMPLATE_READY
 }
 
+// ub_stats returns Go's live counts for the leak tests.
+//
 //export ub_stats
 func ub_stats() C.uintptr_t {
 	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
 		s := dlpack.ReadStats()
-		mu.Lock()
-		n := len(handles)
-		mu.Unlock()
 		return g.FromGo(map[string]any{"live_exports": s.LiveExports, "live_imports": s.LiveImports,
-			"stray_deletes": s.StrayDeletes, "handles": n})
+			"stray_deletes": s.StrayDeletes, "handles": live.Load()})
 	})
 }

@@ -4,14 +4,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 )
 
-// TestPytest builds the c-shared library (cgo, whatever this test's own
-// cgo mode) and runs the package's pytest suite with the project's Python.
+// TestPytest builds the extension module (a c-shared library: cgo,
+// whatever this test's own cgo mode) against the project's Python's
+// headers and runs the package's pytest suite with that Python.
 func TestPytest(t *testing.T) {
 	py := os.Getenv("USMBRIDGE_PYTHON")
 	if py == "" {
@@ -23,9 +25,17 @@ func TestPytest(t *testing.T) {
 	if err := exec.Command(py, "-c", "import pytest, dpctl, dpnp.tensor").Run(); err != nil {
 		testutil.Runtime(t, testutil.Dpctl, errkind.Wrap(errkind.NotAvailable, "pyext", "pytest/dpctl/dpnp not importable", err))
 	}
+	inc, err := exec.Command(py, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])").Output()
+	if err != nil {
+		t.Fatalf("asking %s for its include directory: %v", py, err)
+	}
+	include := strings.TrimSpace(string(inc))
+	if _, err := os.Stat(filepath.Join(include, "Python.h")); err != nil {
+		testutil.Runtime(t, testutil.Python, errkind.Wrap(errkind.NotAvailable, "pyext", "no Python.h for the extension module (Debian: libpython3.11-dev)", err))
+	}
 	lib := filepath.Join(t.TempDir(), "libusmbridge.so")
 	build := exec.Command("go", "build", "-buildmode=c-shared", "-o", lib, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=1")
+	build.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-I"+include+" "+os.Getenv("CGO_CFLAGS"))
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

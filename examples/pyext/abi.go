@@ -1,0 +1,33 @@
+package main
+
+// #include "ext.h"
+import "C"
+
+import "unsafe"
+
+// cLayout reports the C compiler's layout of ext.h's DLPack structs, for
+// layout_test.go to hold against internal/dlabi (cgo is not allowed in
+// test files).
+func cLayout() map[string]uintptr {
+	var t C.ub_dl_tensor
+	var m C.ub_dl_managed
+	var v C.ub_dl_managed_versioned
+	return map[string]uintptr{
+		"Tensor":                  unsafe.Sizeof(t),
+		"Tensor.Device":           unsafe.Offsetof(t.device),
+		"Tensor.Ndim":             unsafe.Offsetof(t.ndim),
+		"Tensor.DType":            unsafe.Offsetof(t.dtype),
+		"Tensor.Shape":            unsafe.Offsetof(t.shape),
+		"Tensor.Strides":          unsafe.Offsetof(t.strides),
+		"Tensor.ByteOffset":       unsafe.Offsetof(t.byte_offset),
+		"Managed":                 unsafe.Sizeof(m),
+		"Managed.ManagerCtx":      unsafe.Offsetof(m.manager_ctx),
+		"Managed.Deleter":         unsafe.Offsetof(m.deleter),
+		"Versioned":               unsafe.Sizeof(v),
+		"Versioned.ManagerCtx":    unsafe.Offsetof(v.manager_ctx),
+		"Versioned.Deleter":       unsafe.Offsetof(v.deleter),
+		"Versioned.Flags":         unsafe.Offsetof(v.flags),
+		"Versioned.DLTensor":      unsafe.Offsetof(v.dl_tensor),
+		"Versioned.Version.Minor": unsafe.Offsetof(v.version.minor),
+	}
+}

@@ -1,0 +1,483 @@
+/*
+ * ext.c: the C half of usmbridge._ext, a CPython extension module whose
+ * Go half is main.go (see there for how it is built).
+ *
+ * The module and its Array type are C so that Python enters Go with one
+ * cgo call (~50 ns) instead of a ctypes call (~1.4 µs). One path never
+ * enters Go: __dlpack__ of an array without a queue (host memory), in the
+ * plain case (stream None, same device, no copy). It repeats a template Go
+ * made once from dlpack.Export's result (ub_template_fill), so the layout
+ * rules live in Go alone; each tensor keeps the Array alive, and its
+ * deleter drops that reference. This is what NumPy's own __dlpack__ does,
+ * and what numpy.from_dlpack is measured against (see RATIONALE.md).
+ *
+ * Everything here runs with the GIL held, except a tensor's deleter, which
+ * may be called from any thread and takes the GIL itself.
+ */
+#define PY_SSIZE_T_CLEAN
+
+#if defined(__has_include)
+#if __has_include(<Python.h>)
+#define UB_HAVE_PYTHON 1
+#endif
+#endif
+
+#ifdef UB_HAVE_PYTHON
+#include <Python.h>
+#include <string.h>
+
+#include "ext.h"
+#include "_cgo_export.h"
+
+/* ---- exported tensors ------------------------------------------------ */
+
+/* ub_block is one exported tensor. The managed struct comes first, so a
+ * deleter's argument is the block. magic tells a live block from a freed
+ * one, so a second call of a deleter is counted instead of freeing twice
+ * (while the block has not been reused). */
+typedef struct ub_block {
+	union {
+		ub_dl_managed legacy;
+		ub_dl_managed_versioned versioned;
+	} m;
+	uint64_t magic;
+	struct ub_block *next;
+} ub_block;
+
+#define UB_BLOCK_LIVE 0x7562626c6f636b31ULL /* "ubblock1" */
+#define UB_BLOCK_FREE 0x7562626672656531ULL /* "ubbfree1" */
+#define UB_FREE_MAX 64
+
+/* Guarded by the GIL. */
+static ub_block *free_blocks;
+static int n_free_blocks;
+static Py_ssize_t live_exports, stray_deletes;
+
+static ub_block *block_get(void)
+{
+	ub_block *b = free_blocks;
+	if (b != NULL) {
+		free_blocks = b->next;
+		n_free_blocks--;
+		return b;
+	}
+	return PyMem_RawMalloc(sizeof(ub_block));
+}
+
+static void block_put(ub_block *b)
+{
+	b->magic = UB_BLOCK_FREE;
+	if (n_free_blocks < UB_FREE_MAX) {
+		b->next = free_blocks;
+		free_blocks = b;
+		n_free_blocks++;
+		return;
+	}
+	PyMem_RawFree(b);
+}
+
+/* block_release ends an export: it frees the block and drops the Array
+ * reference the tensor held. After interpreter shutdown it leaks both
+ * rather than touch Python, as NumPy's deleter does. */
+static void block_release(ub_block *b, PyObject *owner)
+{
+	if (!Py_IsInitialized())
+		return;
+	PyGILState_STATE st = PyGILState_Ensure();
+	if (b->magic != UB_BLOCK_LIVE) {
+		stray_deletes++;
+	} else {
+		live_exports--;
+		block_put(b);
+		Py_DECREF(owner);
+	}
+	PyGILState_Release(st);
+}
+
+static void delete_legacy(ub_dl_managed *m)
+{
+	block_release((ub_block *)m, (PyObject *)m->manager_ctx);
+}
+
+static void delete_versioned(ub_dl_managed_versioned *m)
+{
+	block_release((ub_block *)m, (PyObject *)m->manager_ctx);
+}
+
+static const char name_legacy[] = "dltensor";
+static const char name_versioned[] = "dltensor_versioned";
+
+/* The capsule rule: a capsule that still has its fresh name was never
+ * consumed, so its destructor deletes the tensor; a consumer renames it to
+ * used_* when it takes ownership. */
+static void capsule_destructor(PyObject *cap)
+{
+	const char *name = PyCapsule_GetName(cap);
+	if (name == NULL)
+		return;
+	if (strcmp(name, name_versioned) == 0) {
+		ub_dl_managed_versioned *m = PyCapsule_GetPointer(cap, name);
+		if (m != NULL && m->deleter != NULL)
+			m->deleter(m);
+	} else if (strcmp(name, name_legacy) == 0) {
+		ub_dl_managed *m = PyCapsule_GetPointer(cap, name);
+		if (m != NULL && m->deleter != NULL)
+			m->deleter(m);
+	}
+}
+
+/* ---- the Array type -------------------------------------------------- */
+
+typedef struct {
+	PyObject_HEAD
+	int64_t handle;      /* Go's handle of the array; 0 for none */
+	ub_dl_device device; /* __dlpack_device__ */
+	int32_t tmpl_state;  /* UB_TEMPLATE_* */
+	ub_template tmpl;    /* valid when tmpl_state is UB_TEMPLATE_READY */
+	PyObject *info;      /* Go's property tuple (ub_info), on first use */
+} UBArray;
+
+static PyTypeObject UBArray_Type;
+
+/* Interned keyword names, compared by identity first. */
+static PyObject *kw_stream, *kw_max_version, *kw_dl_device, *kw_copy, *kw_device;
+
+static UBArray *array_new(void)
+{
+	UBArray *a = PyObject_New(UBArray, &UBArray_Type);
+	if (a == NULL)
+		return NULL;
+	a->handle = 0;
+	a->device.device_type = 0;
+	a->device.device_id = 0;
+	a->tmpl_state = UB_TEMPLATE_UNKNOWN;
+	memset(&a->tmpl, 0, sizeof a->tmpl);
+	a->info = NULL;
+	return a;
+}
+
+static void array_dealloc(UBArray *self)
+{
+	/* Releasing the Go state may drop the last reference to a Python
+	 * object; keep the exception being raised, if any, out of its way. */
+	PyObject *et, *ev, *tb;
+	PyErr_Fetch(&et, &ev, &tb);
+	if (self->handle != 0)
+		ub_release(self->handle);
+	PyErr_Restore(et, ev, tb);
+	if (self->tmpl_state == UB_TEMPLATE_READY)
+		free(self->tmpl.tensor.shape); /* shape and strides: one block */
+	Py_XDECREF(self->info);
+	PyObject_Free(self);
+}
+
+/* parse_kw matches vectorcall keywords against names (n of them) into out. */
+static int parse_kw(const char *fname, PyObject *kwnames, PyObject *const *values,
+		    PyObject **names, PyObject **out, int n)
+{
+	Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
+	for (Py_ssize_t i = 0; i < nk; i++) {
+		PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+		int j;
+		for (j = 0; j < n && k != names[j]; j++)
+			;
+		if (j == n) {
+			for (j = 0; j < n; j++) {
+				int c = PyUnicode_Compare(k, names[j]);
+				if (c == 0)
+					break;
+				if (c == -1 && PyErr_Occurred())
+					return -1;
+			}
+		}
+		if (j == n) {
+			PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname, k);
+			return -1;
+		}
+		out[j] = values[i];
+	}
+	return 0;
+}
+
+/* pair reads an exact 2-tuple of exact ints that fit in long long; 0 for
+ * anything else (Go then gives the array API's error, or handles it). */
+static int pair(PyObject *v, long long *x, long long *y)
+{
+	if (!PyTuple_CheckExact(v) || PyTuple_GET_SIZE(v) != 2)
+		return 0;
+	PyObject *a = PyTuple_GET_ITEM(v, 0), *b = PyTuple_GET_ITEM(v, 1);
+	if (!PyLong_CheckExact(a) || !PyLong_CheckExact(b))
+		return 0;
+	int oa, ob;
+	*x = PyLong_AsLongLongAndOverflow(a, &oa);
+	*y = PyLong_AsLongLongAndOverflow(b, &ob);
+	return !oa && !ob;
+}
+
+/* export_fast exports from the template: 1 with *out set, 0 when these
+ * arguments need Go, -1 with an exception. */
+static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
+{
+	PyObject *stream = kw[0], *maxv = kw[1], *dldev = kw[2], *copy = kw[3];
+	if (stream != NULL && stream != Py_None)
+		return 0;
+	if (copy != NULL && copy != Py_None && copy != Py_False)
+		return 0;
+	const ub_template *t = &self->tmpl;
+	if (dldev != NULL && dldev != Py_None) {
+		long long type, id;
+		if (!pair(dldev, &type, &id) || type != t->tensor.device.device_type ||
+		    id != t->tensor.device.device_id)
+			return 0;
+	}
+	int versioned = 0;
+	uint32_t minor = t->minor;
+	if (maxv != NULL && maxv != Py_None) {
+		long long major, mi;
+		if (!pair(maxv, &major, &mi) || major < 0 || mi < 0 || major > (1LL << 31) || mi > (1LL << 31))
+			return 0;
+		versioned = major >= 1;
+		if (major == 1 && (uint64_t)mi < minor)
+			minor = (uint32_t)mi;
+	}
+	if (!versioned && !t->legacy_ok)
+		return 0;
+
+	ub_block *b = block_get();
+	if (b == NULL) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	const char *name;
+	if (versioned) {
+		b->m.versioned.version.major = 1;
+		b->m.versioned.version.minor = minor;
+		b->m.versioned.manager_ctx = self;
+		b->m.versioned.deleter = delete_versioned;
+		b->m.versioned.flags = t->flags;
+		b->m.versioned.dl_tensor = t->tensor;
+		name = name_versioned;
+	} else {
+		b->m.legacy.dl_tensor = t->tensor;
+		b->m.legacy.manager_ctx = self;
+		b->m.legacy.deleter = delete_legacy;
+		name = name_legacy;
+	}
+	PyObject *cap = PyCapsule_New(b, name, capsule_destructor);
+	if (cap == NULL) {
+		block_put(b);
+		return -1;
+	}
+	b->magic = UB_BLOCK_LIVE;
+	live_exports++;
+	Py_INCREF(self);
+	*out = cap;
+	return 1;
+}
+
+static PyObject *array_dlpack(UBArray *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+	if (nargs != 0) {
+		PyErr_Format(PyExc_TypeError, "__dlpack__() takes no positional arguments (%zd given)", nargs);
+		return NULL;
+	}
+	PyObject *names[4] = {kw_stream, kw_max_version, kw_dl_device, kw_copy};
+	PyObject *kw[4] = {NULL, NULL, NULL, NULL};
+	if (kwnames != NULL && parse_kw("__dlpack__", kwnames, args, names, kw, 4) < 0)
+		return NULL;
+	if (self->tmpl_state == UB_TEMPLATE_UNKNOWN)
+		self->tmpl_state = ub_template_fill(self->handle, &self->tmpl);
+	if (self->tmpl_state == UB_TEMPLATE_READY) {
+		PyObject *cap;
+		int r = export_fast(self, kw, &cap);
+		if (r != 0)
+			return r > 0 ? cap : NULL;
+	}
+	return (PyObject *)ub_dlpack(self->handle, (uintptr_t)kw[0], (uintptr_t)kw[1], (uintptr_t)kw[2],
+				     (uintptr_t)kw[3]);
+}
+
+static PyObject *array_dlpack_device(UBArray *self, PyObject *unused)
+{
+	return Py_BuildValue("(ii)", (int)self->device.device_type, (int)self->device.device_id);
+}
+
+static PyObject *array_info(UBArray *self)
+{
+	if (self->info == NULL)
+		self->info = (PyObject *)ub_info(self->handle);
+	return self->info;
+}
+
+/* Indices into Go's info tuple (ub_info). */
+enum { INFO_SHAPE, INFO_TYPESTR, INFO_STRIDES, INFO_OFFSET, INFO_USM_TYPE, INFO_DEVICE, INFO_DATA, INFO_READONLY };
+
+static PyObject *array_get(UBArray *self, void *index)
+{
+	PyObject *info = array_info(self);
+	if (info == NULL)
+		return NULL;
+	PyObject *v = PyTuple_GET_ITEM(info, (Py_ssize_t)(intptr_t)index);
+	Py_INCREF(v);
+	return v;
+}
+
+static PyObject *array_suai(UBArray *self, void *unused)
+{
+	return (PyObject *)ub_suai(self->handle);
+}
+
+static PyObject *array_repr(UBArray *self)
+{
+	PyObject *info = array_info(self);
+	if (info == NULL)
+		return NULL;
+	return PyUnicode_FromFormat("usmbridge.Array(shape=%R, dtype=%R, usm_type=%R, device=%R)",
+				    PyTuple_GET_ITEM(info, INFO_SHAPE), PyTuple_GET_ITEM(info, INFO_TYPESTR),
+				    PyTuple_GET_ITEM(info, INFO_USM_TYPE), PyTuple_GET_ITEM(info, INFO_DEVICE));
+}
+
+static PyMethodDef array_methods[] = {
+	{"__dlpack__", (PyCFunction)(void (*)(void))array_dlpack, METH_FASTCALL | METH_KEYWORDS,
+	 "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+	 "Export as a DLPack capsule (the array API's __dlpack__)."},
+	{"__dlpack_device__", (PyCFunction)array_dlpack_device, METH_NOARGS,
+	 "(DLPack device type, device id) of the array."},
+	{NULL},
+};
+
+#define INFO(i) ((void *)(intptr_t)(i))
+static PyGetSetDef array_getset[] = {
+	{"__sycl_usm_array_interface__", (getter)array_suai, NULL,
+	 "The SUAI dict (AttributeError for host memory).", NULL},
+	{"shape", (getter)array_get, NULL, "tuple of ints", INFO(INFO_SHAPE)},
+	{"dtype", (getter)array_get, NULL, "typestr, e.g. '|f4'", INFO(INFO_TYPESTR)},
+	{"strides", (getter)array_get, NULL, "in elements; None when C-contiguous", INFO(INFO_STRIDES)},
+	{"offset", (getter)array_get, NULL, "element offset from the data pointer", INFO(INFO_OFFSET)},
+	{"usm_type", (getter)array_get, NULL, "'device', 'shared', 'host' or 'unknown'", INFO(INFO_USM_TYPE)},
+	{"device", (getter)array_get, NULL, "(DLPack device type, device id)", INFO(INFO_DEVICE)},
+	{"data", (getter)array_get, NULL, "address of element 0", INFO(INFO_DATA)},
+	{"readonly", (getter)array_get, NULL, "whether the memory must not be written", INFO(INFO_READONLY)},
+	{NULL},
+};
+
+static PyTypeObject UBArray_Type = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "usmbridge.Array",
+	.tp_doc = "A Go-held, zero-copy view of USM or host memory.\n\n"
+		  "Made by usmbridge.asarray and usmbridge.from_dlpack.",
+	.tp_basicsize = sizeof(UBArray),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_dealloc = (destructor)array_dealloc,
+	.tp_repr = (reprfunc)array_repr,
+	.tp_methods = array_methods,
+	.tp_getset = array_getset,
+};
+
+/* ---- module functions ------------------------------------------------ */
+
+static PyObject *wrap(UBArray *a, int64_t handle)
+{
+	if (handle == 0) {
+		Py_DECREF(a);
+		return NULL;
+	}
+	a->handle = handle;
+	return (PyObject *)a;
+}
+
+static PyObject *mod_asarray(PyObject *mod, PyObject *obj)
+{
+	UBArray *a = array_new();
+	if (a == NULL)
+		return NULL;
+	return wrap(a, ub_asarray((uintptr_t)obj, &a->device));
+}
+
+static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+	if (nargs != 1) {
+		PyErr_Format(PyExc_TypeError, "from_dlpack() takes exactly 1 positional argument (%zd given)", nargs);
+		return NULL;
+	}
+	PyObject *names[2] = {kw_device, kw_copy};
+	PyObject *kw[2] = {NULL, NULL};
+	if (kwnames != NULL && parse_kw("from_dlpack", kwnames, args + 1, names, kw, 2) < 0)
+		return NULL;
+	UBArray *a = array_new();
+	if (a == NULL)
+		return NULL;
+	return wrap(a, ub_from_dlpack((uintptr_t)args[0], (uintptr_t)kw[0], (uintptr_t)kw[1], &a->device));
+}
+
+static PyObject *mod_stats(PyObject *mod, PyObject *unused)
+{
+	PyObject *d = (PyObject *)ub_stats();
+	if (d == NULL)
+		return NULL;
+	PyObject *live = PyLong_FromSsize_t(live_exports), *stray = PyLong_FromSsize_t(stray_deletes);
+	int bad = live == NULL || stray == NULL || PyDict_SetItemString(d, "c_live_exports", live) < 0 ||
+		  PyDict_SetItemString(d, "c_stray_deletes", stray) < 0;
+	Py_XDECREF(live);
+	Py_XDECREF(stray);
+	if (bad) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+static PyMethodDef module_methods[] = {
+	{"asarray", (PyCFunction)mod_asarray, METH_O,
+	 "asarray(obj, /)\n--\n\n"
+	 "Zero-copy, validated view of any object exposing __sycl_usm_array_interface__."},
+	{"from_dlpack", (PyCFunction)(void (*)(void))mod_from_dlpack, METH_FASTCALL | METH_KEYWORDS,
+	 "from_dlpack(x, /, *, device=None, copy=None)\n--\n\n"
+	 "The array API's from_dlpack: consume x.__dlpack__()."},
+	{"_stats", (PyCFunction)mod_stats, METH_NOARGS, "Live counts, for leak tests."},
+	{NULL},
+};
+
+static struct PyModuleDef module_def = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "usmbridge._ext",
+	.m_doc = "The Go-backed core of usmbridge (examples/pyext).",
+	.m_size = -1,
+	.m_methods = module_methods,
+};
+
+static int intern(PyObject **p, const char *s)
+{
+	*p = PyUnicode_InternFromString(s);
+	return *p == NULL ? -1 : 0;
+}
+
+PyMODINIT_FUNC PyInit__ext(void)
+{
+	char *err = ub_init();
+	if (err != NULL) {
+		PyErr_SetString(PyExc_ImportError, err);
+		free(err);
+		return NULL;
+	}
+	if (intern(&kw_stream, "stream") < 0 || intern(&kw_max_version, "max_version") < 0 ||
+	    intern(&kw_dl_device, "dl_device") < 0 || intern(&kw_copy, "copy") < 0 ||
+	    intern(&kw_device, "device") < 0)
+		return NULL;
+	if (PyType_Ready(&UBArray_Type) < 0)
+		return NULL;
+	PyObject *m = PyModule_Create(&module_def);
+	if (m == NULL)
+		return NULL;
+	Py_INCREF(&UBArray_Type);
+	if (PyModule_AddObject(m, "Array", (PyObject *)&UBArray_Type) < 0) {
+		Py_DECREF(&UBArray_Type);
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}
+
+#endif /* UB_HAVE_PYTHON */

@@ -1,0 +1,72 @@
+/*
+ * ext.h: what the Go half (main.go) and the C half (ext.c) of the
+ * usmbridge extension module share. No Python.h here: Go includes this
+ * file, and Go must build without Python's headers.
+ *
+ * The DLPack structs are the 1.x C ABI (dlpack.h), written from the
+ * specification; layout_test.go checks them against internal/dlabi.
+ */
+#ifndef USMBRIDGE_EXT_H
+#define USMBRIDGE_EXT_H
+
+#include <stdint.h>
+
+typedef struct {
+	int32_t device_type;
+	int32_t device_id;
+} ub_dl_device;
+
+typedef struct {
+	uint8_t code;
+	uint8_t bits;
+	uint16_t lanes;
+} ub_dl_dtype;
+
+typedef struct {
+	void *data;
+	ub_dl_device device;
+	int32_t ndim;
+	ub_dl_dtype dtype;
+	int64_t *shape;
+	int64_t *strides;
+	uint64_t byte_offset;
+} ub_dl_tensor;
+
+typedef struct ub_dl_managed {
+	ub_dl_tensor dl_tensor;
+	void *manager_ctx;
+	void (*deleter)(struct ub_dl_managed *self);
+} ub_dl_managed;
+
+typedef struct {
+	uint32_t major;
+	uint32_t minor;
+} ub_dl_version;
+
+typedef struct ub_dl_managed_versioned {
+	ub_dl_version version;
+	void *manager_ctx;
+	void (*deleter)(struct ub_dl_managed_versioned *self);
+	uint64_t flags;
+	ub_dl_tensor dl_tensor;
+} ub_dl_managed_versioned;
+
+/*
+ * ub_template is a DLPack export of an array that C may repeat without
+ * asking Go: Go fills it once (ub_template_fill) from dlpack.Export's own
+ * result, so the layout rules (data at element 0, byte_offset under
+ * negative strides, flags) have one implementation. shape and strides
+ * point into one malloc'd block of 2*ndim int64 that the array owns; the
+ * exported tensors point at it too, since each keeps the array alive.
+ */
+typedef struct {
+	ub_dl_tensor tensor;
+	uint64_t flags;         /* of a versioned export */
+	uint32_t minor;         /* the producer's DLPack minor version */
+	int32_t legacy_ok;      /* 0: a legacy export must be refused (read-only) */
+} ub_template;
+
+/* Fast-path states of an array's template. */
+enum { UB_TEMPLATE_UNKNOWN = 0, UB_TEMPLATE_READY = 1, UB_TEMPLATE_NONE = -1 };
+
+#endif
