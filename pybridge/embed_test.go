@@ -2,7 +2,6 @@ package pybridge
 
 import (
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -87,45 +86,34 @@ class Obj:
                 "typestr": "|f4", "version": 1, "syclobj": "opencl:cpu", "offset": 0}
 objs = [Obj(n) for n in range(16)]
 `)
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for n := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 200 {
-				err := py.Do(func(g *GIL) error {
-					o, err := g.Eval("objs[" + itoa(n) + "]")
-					if err != nil {
-						return err
-					}
-					defer g.DecRef(o)
-					s, err := g.ReadSUAI(o)
-					if err != nil {
-						return err
-					}
-					defer s.Release(g)
-					in, err := usm.Parse(s.Map)
-					if err != nil {
-						return err
-					}
-					if in.Shape[0] != int64(n) || in.Data != uintptr(4096*(n+1)) {
-						return errors.New("wrong SUAI")
-					}
-					return nil
-				})
+	inParallel(t, 16, func(n int) error {
+		for range 200 {
+			err := py.Do(func(g *GIL) error {
+				o, err := g.Eval("objs[" + itoa(n) + "]")
 				if err != nil {
-					errs <- err
-					return
+					return err
 				}
+				defer g.DecRef(o)
+				s, err := g.ReadSUAI(o)
+				if err != nil {
+					return err
+				}
+				defer s.Release(g)
+				in, err := usm.Parse(s.Map)
+				if err != nil {
+					return err
+				}
+				if in.Shape[0] != int64(n) || in.Data != uintptr(4096*(n+1)) {
+					return errors.New("wrong SUAI")
+				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+		}
+		return nil
+	})
 }
 
 func TestReadSUAIErrors(t *testing.T) {

@@ -1,8 +1,8 @@
 package pybridge
 
 import (
+	"fmt"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -414,53 +414,41 @@ func TestQueueCacheConcurrent(t *testing.T) {
 		}
 		return nil
 	}))
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for it := range 60 {
-				i := (w*7 + it) % n
-				if w%2 == 0 { // from Go, without the GIL
-					info, _, _, err := d.BindRef(refs[i], ptrs[i])
-					if err == nil && info.Kind != usm.KindDevice {
-						err = assert.AnError
-					}
-					if err != nil {
-						errs <- err
-						return
-					}
-					continue
+	inParallel(t, 6, func(w int) error {
+		for it := range 60 {
+			i := (w*7 + it) % n
+			if w%2 == 0 { // from Go, without the GIL
+				info, _, _, err := d.BindRef(refs[i], ptrs[i])
+				if err == nil && info.Kind != usm.KindDevice {
+					err = fmt.Errorf("queue %d: pointer kind %v, want device", i, info.Kind)
 				}
-				err := py.Do(func(g *GIL) error {
-					if it%25 == 0 {
-						d.DropQueueCache(g)
-					}
-					x, err := g.Eval("cqxs[" + strconv.Itoa(i) + "]")
-					if err != nil {
-						return err
-					}
-					defer g.DecRef(x)
-					arr, err := g.AsArray(x, nil)
-					if err != nil {
-						return err
-					}
-					arr.Owner.Release()
-					return nil
-				})
 				if err != nil {
-					errs <- err
-					return
+					return err
 				}
+				continue
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+			err := py.Do(func(g *GIL) error {
+				if it%25 == 0 {
+					d.DropQueueCache(g)
+				}
+				x, err := g.Eval("cqxs[" + strconv.Itoa(i) + "]")
+				if err != nil {
+					return err
+				}
+				defer g.DecRef(x)
+				arr, err := g.AsArray(x, nil)
+				if err != nil {
+					return err
+				}
+				arr.Owner.Release()
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	require.NoError(t, py.Do(func(g *GIL) error { d.DropQueueCache(g); return nil }))
 }
 

@@ -82,3 +82,25 @@ func evalGo(t testing.TB, py *Python, expr string) any {
 	}
 	return v
 }
+
+// inParallel runs fn(w) on workers goroutines at once and fails the test
+// with the first error any of them returned.
+func inParallel(t *testing.T, workers int, fn func(w int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(w); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}

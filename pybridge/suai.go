@@ -242,7 +242,7 @@ type SUAI struct {
 	keep     []uintptr
 	Inverted bool       // data[1] was ignored (a dpctl.memory object, suai.md §6)
 	buf      [2]uintptr // keep's first elements, in the same allocation
-	vals     [6]any     // backing of the data, shape and strides []any (see suaiValue)
+	vals     [6]any     // backing of the data, shape and strides []any (see value)
 	used     int        // of vals
 }
 
@@ -301,7 +301,7 @@ func (g *GIL) ReadSUAI(obj Object) (*SUAI, error) {
 			v = a.DictGetItem(d, keys[i])
 		}
 		if v != 0 {
-			m[name] = g.suaiValue(s, v)
+			m[name] = g.value(s, v)
 		}
 	}
 	so := vals[len(suaiKeyNames)]
@@ -322,52 +322,6 @@ func (g *GIL) ReadSUAI(obj Object) (*SUAI, error) {
 	return s, nil
 }
 
-// suaiValue is value for a SUAI field: a str of a known typestr is the
-// same Go value every time (no copy), and the []any of tuples and lists
-// come from s's own buffer while it lasts.
-func (g *GIL) suaiValue(s *SUAI, v uintptr) any {
-	a := g.api()
-	t := a.Type(v)
-	if t == a.UnicodeType {
-		c, _, ok := a.ASCII(v) // the pointer PyUnicode_AsUTF8 would return
-		if !ok {
-			if c = a.UnicodeUTF8(v); c == 0 {
-				a.ErrClear()
-				return g.value(v)
-			}
-		}
-		n := 0 // up to a NUL, as pyapi.GoString reads
-		for n <= maxTypestrLen && *(*byte)(cmem.Ptr(c + uintptr(n))) != 0 {
-			n++
-		}
-		if n <= maxTypestrLen {
-			if x, ok := knownTypestrs[string(cmem.Bytes(c, uintptr(n)))]; ok {
-				return x
-			}
-		}
-		return pyapi.GoString(c)
-	}
-	if t != a.TupleType && t != a.ListType {
-		return g.value(v)
-	}
-	n := a.SeqSize(v)
-	var out []any
-	if s.used+n <= len(s.vals) {
-		out = s.vals[s.used : s.used+n : s.used+n]
-		s.used += n
-	} else {
-		out = make([]any, n)
-	}
-	for i := range n {
-		if t == a.TupleType {
-			out[i] = g.value(a.TupleItem(v, i))
-		} else {
-			out[i] = g.value(a.ListItem(v, i))
-		}
-	}
-	return out
-}
-
 // knownTypestrs are the typestrs dpctl and NumPy produce, boxed once.
 var knownTypestrs = func() map[string]any {
 	m := map[string]any{}
@@ -381,19 +335,26 @@ var knownTypestrs = func() map[string]any {
 
 const maxTypestrLen = 4
 
-// value converts a SUAI field value: plain data as in ToGo; ints above 64
-// bits as a decimal json-like number string usm.Parse reports as overflow;
-// objects with __index__ (NumPy integers) as ints; anything else opaque.
-func (g *GIL) value(v uintptr) any {
+// value converts a SUAI field value: tuples and lists as []any (from s's
+// buffer while it lasts); a str of a known typestr as the same Go value
+// every time; other plain data as in ToGo; ints above 64 bits as a
+// decimal json-like number string usm.Parse reports as overflow; objects
+// with __index__ (NumPy integers) as ints; anything else opaque.
+func (g *GIL) value(s *SUAI, v uintptr) any {
 	a := g.api()
-	if fl := a.TypeFlags(a.Type(v)); fl&(pyapi.TPFlagsTupleSubclass|pyapi.TPFlagsListSubclass) != 0 {
+	t := a.Type(v)
+	if t == a.UnicodeType {
+		if x, ok := knownTypestr(a, v); ok {
+			return x
+		}
+	} else if fl := a.TypeFlags(t); fl&(pyapi.TPFlagsTupleSubclass|pyapi.TPFlagsListSubclass) != 0 {
 		n := a.SeqSize(v)
-		out := make([]any, n)
+		out := s.slice(n)
 		for i := range n {
 			if fl&pyapi.TPFlagsTupleSubclass != 0 {
-				out[i] = g.value(a.TupleItem(v, i))
+				out[i] = g.value(s, a.TupleItem(v, i))
 			} else {
-				out[i] = g.value(a.ListItem(v, i))
+				out[i] = g.value(s, a.ListItem(v, i))
 			}
 		}
 		return out
@@ -401,19 +362,50 @@ func (g *GIL) value(v uintptr) any {
 	if x, err := g.ToGo(Object{v}); err == nil {
 		return x
 	} else if isKind(err, errkind.Overflow) {
-		s, _ := g.String(Object{v})
-		return bigInt(s)
+		str, _ := g.String(Object{v})
+		return bigInt(str)
 	}
 	if idx := a.NumberIndex(v); idx != 0 {
 		defer a.DecRef(idx)
 		if x, err := g.ToGo(Object{idx}); err == nil {
 			return x
 		}
-		s, _ := g.String(Object{idx})
-		return bigInt(s)
+		str, _ := g.String(Object{idx})
+		return bigInt(str)
 	}
 	a.ErrClear()
 	return opaque{g.TypeName(Object{v})}
+}
+
+// knownTypestr returns the boxed knownTypestrs value equal to the exact
+// str v, without copying it.
+func knownTypestr(a *pyapi.API, v uintptr) (any, bool) {
+	c, _, ok := a.ASCII(v) // the pointer PyUnicode_AsUTF8 would return
+	if !ok {
+		if c = a.UnicodeUTF8(v); c == 0 {
+			a.ErrClear()
+			return nil, false
+		}
+	}
+	n := 0 // up to a NUL, as pyapi.GoString reads
+	for n <= maxTypestrLen && *(*byte)(cmem.Ptr(c + uintptr(n))) != 0 {
+		n++
+	}
+	if n > maxTypestrLen {
+		return nil, false
+	}
+	x, ok := knownTypestrs[string(cmem.Bytes(c, uintptr(n)))]
+	return x, ok
+}
+
+// slice returns n elements of s's buffer, or new ones once it is used up.
+func (s *SUAI) slice(n int) []any {
+	if s.used+n > len(s.vals) {
+		return make([]any, n)
+	}
+	out := s.vals[s.used : s.used+n : s.used+n]
+	s.used += n
+	return out
 }
 
 // syclobjValue converts the "syclobj" entry (see ReadSUAI).

@@ -60,37 +60,36 @@ func get(h C.int64_t) *entry {
 	return e
 }
 
-// call runs fn with the GIL, which the C caller holds, and turns its
-// result into what C expects: a new reference, or NULL with the Python
-// exception set.
-func call(fn func(g *pybridge.GIL) (pybridge.Object, error)) C.uintptr_t {
-	var r pybridge.Object
+// held runs fn with the GIL, which the C caller holds. An error becomes
+// the Python exception, and the result is then T's zero value, which C
+// reads as failure (a NULL PyObject*, a 0 handle).
+func held[T any](fn func(g *pybridge.GIL) (T, error)) T {
+	var r T
 	_ = py.Held(func(g *pybridge.GIL) error {
-		o, err := fn(g)
+		v, err := fn(g)
 		if err != nil {
 			g.Raise(err)
 			return nil
 		}
-		r = o
+		r = v
 		return nil
 	})
-	return C.uintptr_t(r.Ptr())
+	return r
 }
 
-// newArray is call for the functions that make an array: it returns the
-// new entry's handle, or 0 with the exception set.
+// call is held for the functions that return a PyObject* (a new reference).
+func call(fn func(g *pybridge.GIL) (pybridge.Object, error)) C.uintptr_t {
+	return C.uintptr_t(held(fn).Ptr())
+}
+
+// newArray is held for the functions that make an array: the new entry's
+// handle, or 0 with the exception set.
 func newArray(dev *C.ub_dl_device, fn func(g *pybridge.GIL) (*entry, error)) C.int64_t {
-	var h C.int64_t
-	_ = py.Held(func(g *pybridge.GIL) error {
-		e, err := fn(g)
-		if err != nil {
-			g.Raise(err)
-			return nil
-		}
-		h = put(e, dev)
-		return nil
-	})
-	return h
+	e := held(fn)
+	if e == nil {
+		return 0
+	}
+	return put(e, dev)
 }
 
 // ub_init attaches to the interpreter that is loading the module. It

@@ -651,10 +651,10 @@ func (a *API) DictLen(d uintptr) int {
 // checkLongLayout enables LongValue on 3.10/3.11 if, for test ints made
 // with PyLong_FromLongLong, it reads what PyLong_AsLongLong returns (a
 // build with 15-bit digits, for one, fails at 2**30).
-func (a *API) checkLongLayout() bool {
+func (a *API) checkLongLayout() {
 	a.fastLongs = false
 	if !a.layout || a.minor < 10 || a.minor > 11 {
-		return false
+		return
 	}
 	a.fastLongs = true // tentatively, for LongValue below
 	ok := true
@@ -680,7 +680,6 @@ func (a *API) checkLongLayout() bool {
 		}
 	}
 	a.fastLongs = ok
-	return ok
 }
 
 // FastLongs and FastDicts report whether LongValue and DictLen read from
