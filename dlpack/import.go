@@ -2,6 +2,7 @@ package dlpack
 
 import (
 	"github.com/usmbridge/usmbridge/internal/refcount"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"unsafe"
@@ -137,6 +138,17 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 	if w, ok := addWindow(data, win); !ok {
 		return nil, importErr(errkind.Buffer, "the tensor's bytes "+w+" wrap around the address space", nil)
 	}
+	// data+Hi in two's complement: addWindow has ruled out a wrap.
+	if !win.Empty() && uint64(data)+uint64(win.Hi) > maxUserAddress {
+		return nil, importErr(errkind.Buffer, "the tensor's bytes "+win.String()+" from 0x"+hex(data)+" lie beyond any process memory (above 0x"+strconv.FormatUint(maxUserAddress, 16)+")", nil)
+	}
+	// Extents are measured against the allocation that holds the
+	// producer's own pointer, dl.Data, not element 0: a byte_offset can
+	// lead anywhere, and what it leads to must still be inside.
+	owner := dl.Data
+	if owner == 0 {
+		owner = data
+	}
 
 	// Device and memory.
 	t.DLDevice = dl.Device
@@ -148,7 +160,16 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 		}
 		t.Memory = usm.PointerInfo{Kind: usm.KindHost, Device: -1}
 		if reg != nil {
-			if b, info := reg.Lookup(data); b != nil && info.Kind.HostAccessible() {
+			b, info := reg.Lookup(owner)
+			if b == nil && owner != data {
+				// A foreign data pointer whose byte_offset leads into a
+				// registered allocation is held to that allocation.
+				b, info = reg.Lookup(data)
+			}
+			if b != nil && !info.Kind.HostAccessible() {
+				return nil, importErr(errkind.Buffer, "kDLCPU tensor in "+info.Kind.String()+" USM of "+b.Name().String()+", which the host cannot read", nil)
+			}
+			if b != nil {
 				t.Backend, t.Memory, t.Device = b, info, info.Device
 				if sel, err := reg.SelectorFor(b, max(info.Device, 0)); err == nil {
 					t.Syclobj = sel
@@ -167,10 +188,10 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 		if sel, err := reg.SelectorFor(b, local); err == nil {
 			t.Syclobj = sel
 		}
-		if data != 0 {
-			info := b.QueryPointer(data)
+		if owner != 0 {
+			info := b.QueryPointer(owner)
 			if info.Kind == usm.KindUnknown {
-				return nil, importErr(errkind.Buffer, "data pointer 0x"+hex(data)+" is not a USM allocation of device "+dl.Device.String()+" ("+b.Name().String()+")", nil)
+				return nil, importErr(errkind.Buffer, "data pointer 0x"+hex(owner)+" is not a USM allocation of device "+dl.Device.String()+" ("+b.Name().String()+")", nil)
 			}
 			t.Memory = info
 		}
@@ -189,6 +210,21 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 	t.refs.Init()
 	return t, nil
 }
+
+// maxUserAddress bounds the bytes a tensor may touch: no process memory
+// lies above it (x86-64 user space ends below 2^47, or 2^56 with 5-level
+// paging; arm64 below 2^52), so a window reaching past it (byte_offset
+// 2^63, say) can only fault in the consumer, or alias through ignored
+// tag bits. Other architectures are bounded by wrap-around alone.
+var maxUserAddress = func() uint64 {
+	switch runtime.GOARCH {
+	case "amd64":
+		return 1 << 56
+	case "arm64":
+		return 1 << 52
+	}
+	return uint64(^uintptr(0))
+}()
 
 // addWindow checks that the bytes data+win touches stay inside the
 // address space.
