@@ -26,7 +26,8 @@ type Dpctl struct {
 	version string
 	devs    []*dpDevice
 	descs   []syclobj.Device
-	ctxs    []uintptr // distinct cached (default) contexts, for QueryPointer
+	ctxs    []*defaultCtx // distinct cached (default) contexts with USM, for QueryPointer
+	native  nativeRoutes  // to allocation extents (native.go)
 	reg     *usm.Registry
 	queues  queueCache
 }
@@ -107,7 +108,7 @@ func (py *Python) loadDpctl() (*Dpctl, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dpctl{api: api, version: version}
+	d := &Dpctl{api: api, version: version, native: nativeRoutes{fn: api.LoadNative()}}
 	if err := d.enumerate(); err != nil {
 		return nil, err
 	}
@@ -166,13 +167,13 @@ func (d *Dpctl) enumerate() error {
 		}
 		dup := false
 		for _, o := range d.ctxs {
-			if dpctlapi.Bool(dpctlapi.Call(a.ContextAreEq, o, c)) {
+			if dpctlapi.Bool(dpctlapi.Call(a.ContextAreEq, o.ref, c)) {
 				dup = true
 				break
 			}
 		}
 		if !dup {
-			d.ctxs = append(d.ctxs, c)
+			d.ctxs = append(d.ctxs, &defaultCtx{ref: c})
 		}
 	}
 	return nil
@@ -259,15 +260,27 @@ func (d *Dpctl) position(dev uintptr) int {
 	return pos
 }
 
-// QueryPointer classifies ptr in each device's default (cached) context.
-// The allocation's extent is not known to SYCL, so Base is 0.
+// QueryPointer classifies ptr in each device's default (cached) context,
+// and reports the allocation's extent where the context's native runtime
+// can tell it (OpenCL with cl_intel_unified_shared_memory, Level Zero;
+// see native.go).
 func (d *Dpctl) QueryPointer(ptr uintptr) usm.PointerInfo {
+	info, c := d.locate(ptr)
+	if c != nil {
+		info.Base, info.Size = c.native(d).extent(ptr)
+	}
+	return info
+}
+
+// locate is QueryPointer without the extent: the kind and device, and the
+// default context that knows ptr (nil if none does).
+func (d *Dpctl) locate(ptr uintptr) (usm.PointerInfo, *defaultCtx) {
 	for _, c := range d.ctxs {
-		if info := d.pointerIn(ptr, c); info.Kind != usm.KindUnknown {
-			return info
+		if info := d.pointerIn(ptr, c.ref); info.Kind != usm.KindUnknown {
+			return info, c
 		}
 	}
-	return usm.PointerInfo{Device: -1}
+	return usm.PointerInfo{Device: -1}, nil
 }
 
 // hasUSM reports whether a device supports any kind of USM allocation.
@@ -286,17 +299,18 @@ func (d *Dpctl) hasUSM(dev uintptr) bool {
 }
 
 // usmContext reports whether pointers may be classified in ctx: it is one
-// of the USM-capable default contexts, or one of its devices has USM.
-func (d *Dpctl) usmContext(ctx uintptr) bool {
+// of the USM-capable default contexts (returned as def), or one of its
+// devices has USM.
+func (d *Dpctl) usmContext(ctx uintptr) (ok bool, def *defaultCtx) {
 	a := d.api
 	for _, c := range d.ctxs {
-		if dpctlapi.Bool(dpctlapi.Call(a.ContextAreEq, c, ctx)) {
-			return true
+		if dpctlapi.Bool(dpctlapi.Call(a.ContextAreEq, c.ref, ctx)) {
+			return true, c
 		}
 	}
 	vec := dpctlapi.Call(a.ContextGetDevices, ctx)
 	if vec == 0 {
-		return false
+		return false, nil
 	}
 	defer dpctlapi.Call(a.VectorDelete, vec)
 	for i := range int(dpctlapi.Call(a.VectorSize, vec)) {
@@ -306,10 +320,10 @@ func (d *Dpctl) usmContext(ctx uintptr) bool {
 			dpctlapi.Call(a.DeviceDelete, dev)
 		}
 		if ok {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // BindRef implements usm.RefBinder with dpctl's rules (suai.md §3): for a
@@ -331,16 +345,19 @@ func (d *Dpctl) BindRef(ref syclobj.Obj, ptr uintptr) (usm.PointerInfo, usm.Queu
 		if ctx == 0 {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "cannot get the queue's context")
 		}
-		if !d.usmContext(ctx) {
+		ok, def := d.usmContext(ctx)
+		if !ok {
 			dpctlapi.Call(a.ContextDelete, ctx)
 			return usm.PointerInfo{}, nil, true, errQueueNoUSM()
 		}
 		k := usmKind(int(int32(dpctlapi.Call(a.USMGetPointerType, ptr, ctx))))
-		dpctlapi.Call(a.ContextDelete, ctx)
 		if k == usm.KindUnknown {
+			dpctlapi.Call(a.ContextDelete, ctx)
 			return usm.PointerInfo{}, nil, true, errNotQueueUSM()
 		}
 		info := usm.PointerInfo{Kind: k, Device: -1}
+		info.Base, info.Size = d.extentIn(ctx, def, ptr)
+		dpctlapi.Call(a.ContextDelete, ctx)
 		if dev := dpctlapi.Call(a.QueueGetDevice, r.Pointer()); dev != 0 {
 			info.Device = d.position(dev)
 			dpctlapi.Call(a.DeviceDelete, dev)
@@ -355,7 +372,8 @@ func (d *Dpctl) BindRef(ref syclobj.Obj, ptr uintptr) (usm.PointerInfo, usm.Queu
 		if ctx == 0 {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "NULL SyclContextRef")
 		}
-		if !d.usmContext(ctx) {
+		ok, def := d.usmContext(ctx)
+		if !ok {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "no device of the context supports USM")
 		}
 		k := usmKind(int(int32(dpctlapi.Call(a.USMGetPointerType, ptr, ctx))))
@@ -368,6 +386,7 @@ func (d *Dpctl) BindRef(ref syclobj.Obj, ptr uintptr) (usm.PointerInfo, usm.Queu
 		}
 		defer dpctlapi.Call(a.DeviceDelete, dev)
 		info := usm.PointerInfo{Kind: k, Device: d.position(dev)}
+		info.Base, info.Size = d.extentIn(ctx, def, ptr)
 		q := dpctlapi.Call(a.QueueCreate, ctx, dev, 0, 0)
 		if q == 0 {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "DPCTLQueue_Create failed")
@@ -391,8 +410,9 @@ const queueCacheSize = 8
 
 // queueCache remembers what BindRef learns about a dpctl.SyclQueue seen
 // as a SUAI syclobj, so that binding the next array on the same queue
-// takes one C call (DPCTLUSM_GetPointerType) instead of nine, and shares
-// one queue copy instead of making one per array.
+// takes one C call (DPCTLUSM_GetPointerType) instead of nine, plus two
+// for the allocation's extent through the entry's native context, and
+// shares one queue copy instead of making one per array.
 //
 // Why a pointer key is safe: every entry holds a strong Python reference
 // to its SyclQueue, and a SyclQueue owns its DPCTLSyclQueueRef for its
@@ -416,6 +436,8 @@ type queueFacts struct {
 	usm bool        // usmContext(ctx): pointers may be classified in ctx
 	dev int         // position of the queue's device, or -1
 	q   *DpctlQueue // a copy of the queue, shared by the arrays bound to it
+	nat *ctxNative  // ctx's native side, for extents; nil if none
+	own bool        // nat was made for this entry (not a default context's)
 }
 
 // lookupObj returns the queue ref of a cached SyclQueue object.
@@ -431,8 +453,9 @@ func (c *queueCache) lookupObj(obj uintptr) (uintptr, bool) {
 }
 
 // bind is BindRef for a cached queue; hit is false if ref is not cached.
-// The lock is held across DPCTLUSM_GetPointerType so that the entry's
-// context cannot be deleted by an eviction meanwhile.
+// The lock is held across DPCTLUSM_GetPointerType and the extent query so
+// that the entry's context and native side cannot be released by an
+// eviction meanwhile.
 func (c *queueCache) bind(d *Dpctl, ref, ptr uintptr) (info usm.PointerInfo, q usm.Queue, hit bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -447,7 +470,9 @@ func (c *queueCache) bind(d *Dpctl, ref, ptr uintptr) (info usm.PointerInfo, q u
 		if k == usm.KindUnknown {
 			return usm.PointerInfo{}, nil, true, errNotQueueUSM()
 		}
-		return usm.PointerInfo{Kind: k, Device: f.dev}, f.q, true, nil
+		info := usm.PointerInfo{Kind: k, Device: f.dev}
+		info.Base, info.Size = f.nat.extent(ptr)
+		return info, f.q, true, nil
 	}
 	return usm.PointerInfo{}, nil, false, nil
 }
@@ -465,7 +490,9 @@ func (d *Dpctl) noteQueue(g *GIL, obj, ref uintptr) {
 	if ctx == 0 {
 		return // BindRef reports it
 	}
-	f := &queueFacts{obj: obj, ref: ref, ctx: ctx, usm: d.usmContext(ctx), dev: -1}
+	f := &queueFacts{obj: obj, ref: ref, ctx: ctx, dev: -1}
+	var def *defaultCtx
+	f.usm, def = d.usmContext(ctx)
 	if f.usm {
 		if dev := dpctlapi.Call(a.QueueGetDevice, ref); dev != 0 {
 			f.dev = d.position(dev)
@@ -477,6 +504,11 @@ func (d *Dpctl) noteQueue(g *GIL, obj, ref uintptr) {
 			return // BindRef reports it
 		}
 		f.q = d.ownQueue(q)
+		if def != nil {
+			f.nat = def.native(d)
+		} else {
+			f.nat, f.own = d.newNative(ctx), true
+		}
 	}
 	g.api().IncRef(obj)
 	var old *queueFacts
@@ -502,6 +534,9 @@ func (d *Dpctl) noteQueue(g *GIL, obj, ref uintptr) {
 // dropFacts frees what an entry that left the cache owns. Arrays bound to
 // its queue copy keep that copy alive on their own.
 func (d *Dpctl) dropFacts(g *GIL, f *queueFacts) {
+	if f.own {
+		f.nat.release()
+	}
 	dpctlapi.Call(d.api.ContextDelete, f.ctx)
 	g.api().DecRef(f.obj)
 }
@@ -655,9 +690,9 @@ func (d *Dpctl) Copy(dst, src, n uintptr) error {
 		return nil
 	}
 	dev := 0
-	if info := d.QueryPointer(dst); info.Device >= 0 {
+	if info, _ := d.locate(dst); info.Device >= 0 {
 		dev = info.Device
-	} else if info := d.QueryPointer(src); info.Device >= 0 {
+	} else if info, _ := d.locate(src); info.Device >= 0 {
 		dev = info.Device
 	}
 	q, err := d.queue(dev)

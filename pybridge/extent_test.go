@@ -1,0 +1,301 @@
+package pybridge
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dpctlapi"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/opencl"
+	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// extentPy makes 64-byte allocations in three ways (dpctl.memory, a
+// dpnp.tensor array, and dpctl.memory on a queue of a second, non-default
+// context) and a class whose SUAI describes any window of them as int32.
+const extentPy = `
+ext_mem = dpctl.memory.MemoryUSMShared(64, queue=q)
+ext_arr = dpt.arange(16, dtype='i4', sycl_queue=q)
+q2 = dpctl.SyclQueue(dpctl.SyclContext([q.sycl_device]), q.sycl_device)
+assert q2.sycl_context != q.sycl_context
+ext_mem2 = dpctl.memory.MemoryUSMDevice(64, queue=q2)
+ext_ptr = {k: v.__sycl_usm_array_interface__['data'][0] for k, v in
+           dict(mem=ext_mem, arr=ext_arr, mem2=ext_mem2).items()}
+class ExtWin:
+    def __init__(self, buf, so, shape, strides, offset):
+        self.d = dict(data=(ext_ptr[buf], False), shape=shape, strides=strides, offset=offset,
+                      typestr='<i4', version=1)
+        self.so = so
+    @property
+    def __sycl_usm_array_interface__(self):
+        return dict(self.d, syclobj=self.so())
+`
+
+// windowCase is a window of int32 elements on a 64-byte allocation.
+type windowCase struct {
+	name    string
+	shape   string // Python tuples
+	strides string
+	offset  int64
+	inside  bool
+}
+
+var windowCases = []windowCase{
+	{"whole allocation", "(16,)", "None", 0, true},
+	{"sub-window ending at the end", "(4,)", "None", 12, true},
+	{"negative strides inside", "(16,)", "(-1,)", 15, true},
+	{"2-D, rows reversed", "(4, 4)", "(-4, 1)", 12, true},
+	{"one element below the base", "(1,)", "None", -1, false},
+	{"far below the base", "(16,)", "None", -4096, false},
+	{"one element past the end", "(17,)", "None", 0, false},
+	{"offset one element too far", "(4,)", "None", 13, false},
+	{"negative strides reaching below", "(16,)", "(-1,)", 14, false},
+	{"a MiB backwards from below", "(1 << 20,)", "(-1,)", -1, false},
+	{"huge offset", "(1,)", "None", 1 << 40, false},
+}
+
+// The syclobj forms, per allocation: every route to a binding (cached
+// queue, uncached queue and context refs, a filter string through the
+// default contexts, a non-default context).
+var windowForms = []struct{ buf, so string }{
+	{"mem", "lambda: q"},
+	{"arr", "lambda: q"},
+	{"mem", "lambda: q.sycl_context"},
+	{"mem", "lambda: 'opencl:cpu'"},
+	{"arr", "lambda: q._get_capsule()"},
+	{"arr", "lambda: q.sycl_context._get_capsule()"},
+	{"mem2", "lambda: q2"},
+	{"mem2", "lambda: q2.sycl_context"},
+	{"mem2", "lambda: q2._get_capsule()"},
+}
+
+// TestDpctlExtentEdges: with dpctl loaded, a SUAI whose window leaves its
+// 64-byte allocation is refused with an *usm.ExtentError (ValueError),
+// whatever the syclobj, and the exact fits bind with the allocation's
+// extent.
+func TestDpctlExtentEdges(t *testing.T) {
+	py, _ := withDpctl(t)
+	run(t, py, extentPy)
+	for _, form := range windowForms {
+		base := uintptr(evalGo(t, py, "ext_ptr['"+form.buf+"']").(int64))
+		for _, c := range windowCases {
+			t.Run(form.buf+" "+form.so+"/"+c.name, func(t *testing.T) {
+				expr := fmt.Sprintf("ExtWin('%s', %s, %s, %s, %d)", form.buf, form.so, c.shape, c.strides, c.offset)
+				arr, err := asArray(t, py, expr)
+				if !c.inside {
+					var ee *usm.ExtentError
+					require.ErrorAs(t, err, &ee, expr)
+					assert.ErrorIs(t, err, usm.ErrValue)
+					assert.Equal(t, [2]uintptr{base, base + 64}, ee.Allocation)
+					return
+				}
+				require.NoError(t, err, expr)
+				defer arr.Owner.Release()
+				assert.Equal(t, base, arr.Memory.Base, "base")
+				assert.EqualValues(t, 64, arr.Memory.Size, "size")
+			})
+		}
+	}
+}
+
+// A DLPack tensor is measured against the allocation its data pointer (the
+// producer's) lies in, whatever byte_offset says.
+func TestDpctlDLPackImportWindow(t *testing.T) {
+	_, d := withDpctl(t)
+	alloc, err := d.Alloc(0, usm.KindDevice, 64)
+	require.NoError(t, err)
+	defer alloc.Free()
+	arr, err := d.Registry().NewArray(alloc, typestr.Int32, []int64{16})
+	require.NoError(t, err)
+	require.Equal(t, alloc.Pointer(), arr.Memory.Base, "NewArray binds with the extent")
+	require.EqualValues(t, 64, arr.Memory.Size)
+
+	for _, c := range []struct {
+		name          string
+		byteOffset    uint64
+		shape, stride int64
+		inside        bool
+	}{
+		{"whole", 0, 16, 1, true},
+		{"last element through byte_offset", 60, 1, 1, true},
+		{"negative strides inside", 60, 16, -1, true},
+		{"byte_offset one past the end", 64, 1, 1, false},
+		{"one element too many", 0, 17, 1, false},
+		{"negative strides below the base", 0, 2, -1, false},
+		{"byte_offset 2^40", 1 << 40, 1, 1, false},
+		{"byte_offset 2^63", 1 << 63, 1, 1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}})
+			require.NoError(t, err)
+			tn := &(*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer())).DLTensor
+			require.Equal(t, alloc.Pointer(), tn.Data)
+			tn.ByteOffset = c.byteOffset
+			*(*int64)(cmem.Ptr(tn.Shape)) = c.shape
+			*(*int64)(cmem.Ptr(tn.Strides)) = c.stride
+			imp, err := dlpack.Import(m, dlpack.ImportOptions{Registry: d.Registry()})
+			if !c.inside {
+				require.ErrorIs(t, err, usm.ErrBuffer)
+				assert.Equal(t, "BufferError", usm.PythonException(err))
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, alloc.Pointer(), imp.Memory.Base)
+			assert.EqualValues(t, 64, imp.Memory.Size)
+			imp.Release()
+		})
+	}
+	assert.Zero(t, dlpack.ReadStats().LiveImports)
+}
+
+// One-off native contexts (binds through a non-default context's ref,
+// which no cache holds) give back the cl_context reference getNative took:
+// the native reference count is the same after a hundred binds.
+func TestDpctlNativeContextReleased(t *testing.T) {
+	py, d := withDpctl(t)
+	run(t, py, extentPy+"ctx2_cap_arr = [ExtWin('mem2', lambda: q2.sycl_context._get_capsule(), (16,), None, 0) for _ in range(100)]")
+	var ctx2 uintptr
+	require.NoError(t, py.Do(func(g *GIL) error {
+		o, err := g.Eval("q2.sycl_context")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(o)
+		addr, ok := g.addressofRef(o.p)
+		require.True(t, ok)
+		ctx2 = addr
+		return nil
+	}))
+	probe := d.newNative(ctx2)
+	require.NotNil(t, probe, "the OpenCL context of a dpctl.SyclContext has a native side")
+	defer probe.release()
+	before, err := probe.cl.ReferenceCount()
+	require.NoError(t, err)
+	liveBefore := opencl.Live().Contexts
+	for i := range 100 {
+		arr, err := asArray(t, py, fmt.Sprintf("ctx2_cap_arr[%d]", i))
+		require.NoError(t, err)
+		require.NotZero(t, arr.Memory.Base)
+		arr.Owner.Release()
+	}
+	after, err := probe.cl.ReferenceCount()
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "cl_context references taken by getNative were released")
+	assert.Equal(t, liveBefore, opencl.Live().Contexts)
+}
+
+// childEnv names the child-process test to run.
+const extentChildEnv = "USMBRIDGE_PYBRIDGE_EXTENT_CHILD"
+
+// TestNativeAccessorGuard: context::getNative() is called only for
+// OpenCL and Level Zero contexts. In a child process (a call that throws
+// would abort it) the accessor is replaced by libc's abort(), and dpctl's
+// backend query by a function saying "CUDA": binding a dpctl array must
+// then succeed without an extent, never reaching the accessor. The
+// control run, with the real backend query, must die by abort — so the
+// replacement is really on the path.
+func TestNativeAccessorGuard(t *testing.T) {
+	if mode := os.Getenv(extentChildEnv); mode != "" {
+		nativeGuardChild(t, mode)
+		return
+	}
+	withDpctl(t)
+	for _, c := range []struct {
+		mode    string
+		survive bool
+	}{{"cuda", true}, {"no-usm", true}, {"control", false}} {
+		t.Run(c.mode, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestNativeAccessorGuard$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), extentChildEnv+"="+c.mode)
+			out, err := cmd.CombinedOutput()
+			if c.survive {
+				require.NoError(t, err, "%s", out)
+				assert.Contains(t, string(out), "child "+c.mode+" done")
+				return
+			}
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "the control child must abort in getNative's stand-in\n%s", out)
+			ws, _ := ee.Sys().(syscall.WaitStatus)
+			assert.True(t, ws.Signaled() && ws.Signal() == syscall.SIGABRT, "control child: %v\n%s", err, out)
+			assert.NotContains(t, string(out), "child "+c.mode+" done")
+		})
+	}
+}
+
+// cudaBackend stands in for DPCTLContext_GetBackend on a CUDA context.
+var cudaBackend = ffi.NewCallback(func(ctx uintptr) uintptr { return dpctlapi.BackendCUDA })
+
+func nativeGuardChild(t *testing.T, mode string) {
+	py, d := withDpctl(t)
+	libc, _, err := ffi.Open(ffi.RTLDNow|ffi.RTLDNoLoad, "libc.so.6")
+	require.NoError(t, err)
+	abort, err := ffi.Sym(libc, "abort")
+	require.NoError(t, err)
+	d.native.fn.ContextGetNative = abort
+	d.native.fn.PlatformGetNative = abort
+	if mode == "cuda" {
+		d.native.fn.ContextGetBackend = cudaBackend
+	}
+	run(t, py, extentPy+`
+no_usm = [dv for dv in dpctl.get_devices() if not dv.has_aspect_usm_device_allocations
+          and not dv.has_aspect_usm_host_allocations and not dv.has_aspect_usm_shared_allocations]
+`)
+	var exprs []string
+	switch mode {
+	case "no-usm":
+		// A context without USM is refused before anything native.
+		if n, _ := evalGo(t, py, "len(no_usm)").(int64); n == 0 {
+			t.Fatal("dpctl sees no device without USM (PoCL supplies one)")
+		}
+		for _, so := range []string{"lambda: dpctl.SyclQueue(no_usm[0])", "lambda: dpctl.SyclQueue(no_usm[0]).sycl_context"} {
+			_, err := asArray(t, py, "ExtWin('arr', "+so+", (16,), None, 0)")
+			require.ErrorIs(t, err, usm.ErrValue)
+		}
+	default:
+		for _, f := range windowForms {
+			exprs = append(exprs, "ExtWin('"+f.buf+"', "+f.so+", (16,), None, 0)")
+		}
+	}
+	for _, e := range exprs {
+		arr, err := asArray(t, py, e)
+		require.NoError(t, err, e)
+		assert.False(t, arr.Memory.HasExtent(), "no extent without the native route")
+		arr.Owner.Release()
+	}
+	fmt.Println("child " + mode + " done")
+}
+
+// Binds from many goroutines at once share the cached native contexts.
+func TestDpctlExtentConcurrent(t *testing.T) {
+	py, _ := withDpctl(t)
+	run(t, py, extentPy)
+	exprs := make([]string, 0, len(windowForms))
+	for _, f := range windowForms {
+		exprs = append(exprs, "ExtWin('"+f.buf+"', "+f.so+", (17,), None, 0)")
+	}
+	inParallel(t, 8, func(w int) error {
+		for i := range 50 {
+			e := exprs[(w+i)%len(exprs)]
+			_, err := asArray(t, py, e)
+			var ee *usm.ExtentError
+			if !errors.As(err, &ee) {
+				return fmt.Errorf("%s: %v, want an ExtentError", e, err)
+			}
+			if !strings.Contains(err.Error(), "outside its allocation") {
+				return err
+			}
+		}
+		return nil
+	})
+}

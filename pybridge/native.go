@@ -1,0 +1,172 @@
+package pybridge
+
+import (
+	"sync"
+
+	"github.com/usmbridge/usmbridge/internal/dpctlapi"
+	"github.com/usmbridge/usmbridge/levelzero"
+	"github.com/usmbridge/usmbridge/opencl"
+)
+
+// Extents of dpctl memory. SYCL (and so dpctl) can tell a pointer's USM
+// kind and device but not the allocation it lies in; the native runtime
+// under an OpenCL or Level Zero context can (clGetMemAllocInfoINTEL,
+// zeMemGetAddressRange), if asked in that very context. The way down is
+// SYCL's exported context::getNative(), called on the
+// DPCTLSyclContextRef; see RATIONALE.md, "Extents of dpctl memory".
+
+// ctxNative measures allocations of one SYCL context through its native
+// context. A nil *ctxNative knows no extents.
+type ctxNative struct {
+	cl *opencl.Context    // OpenCL: owns the reference getNative() took
+	ze *levelzero.Context // Level Zero: borrowed; lives as long as the SYCL context
+}
+
+// extent returns the allocation containing ptr, or 0, 0 when the runtime
+// does not say.
+func (n *ctxNative) extent(ptr uintptr) (base, size uintptr) {
+	var err error
+	switch {
+	case n == nil:
+		return 0, 0
+	case n.cl != nil:
+		base, size, err = n.cl.AddressRange(ptr)
+	case n.ze != nil:
+		base, size, err = n.ze.AddressRange(ptr)
+	}
+	if err != nil || base == 0 || base+size < base {
+		return 0, 0
+	}
+	return base, size
+}
+
+// release gives back what newNative took: the cl_context reference.
+func (n *ctxNative) release() {
+	if n == nil {
+		return
+	}
+	if n.cl != nil {
+		_ = n.cl.Release() // a second release is refused by opencl, never reaches C
+	}
+	if n.ze != nil {
+		_ = n.ze.Destroy() // forgets the borrowed handle only
+	}
+}
+
+// nativeRoutes is what newNative needs beyond dpctl's own API, resolved
+// once per Dpctl.
+type nativeRoutes struct {
+	fn dpctlapi.Native
+
+	clOnce sync.Once
+	clOK   bool // this package's OpenCL binding lists the loader's platforms
+}
+
+// newNative returns the native side of ctx, a live DPCTLSyclContextRef
+// whose devices have USM (callers check usmContext first), or nil.
+//
+// context::getNative() is C++ that throws where Unified Runtime's adapter
+// has no native handle to give (CUDA and HIP multi-device contexts, the
+// native CPU and offload adapters), and a C++ exception through purego
+// ends the process. So the backend is asked first, through dpctl, and
+// getNative is called for OpenCL and Level Zero contexts only: there the
+// adapters answer without failing (OpenCL returns its cl_context, retained
+// for us; Level Zero its ze_context_handle_t, not retained).
+func (d *Dpctl) newNative(ctx uintptr) *ctxNative {
+	r := &d.native
+	if ctx == 0 || r.fn.ContextGetBackend == 0 || r.fn.ContextGetNative == 0 {
+		return nil
+	}
+	switch dpctlapi.Int(dpctlapi.Call(r.fn.ContextGetBackend, ctx)) {
+	case dpctlapi.BackendOpenCL:
+		// The binding must be up before getNative hands us a reference,
+		// or nothing could give that reference back.
+		r.clOnce.Do(func() {
+			_, err := opencl.Platforms()
+			r.clOK = err == nil
+		})
+		if !r.clOK {
+			return nil
+		}
+		h := dpctlapi.Call(r.fn.ContextGetNative, ctx)
+		if h == 0 {
+			return nil
+		}
+		c, err := opencl.UnsafeAdoptContext(h) // releases h itself if it fails
+		if err != nil {
+			return nil
+		}
+		return &ctxNative{cl: c}
+	case dpctlapi.BackendLevelZero:
+		drv := d.zeDriver(ctx)
+		if drv == nil {
+			return nil
+		}
+		h := dpctlapi.Call(r.fn.ContextGetNative, ctx)
+		c, err := drv.UnsafeContext(h)
+		if err != nil {
+			return nil
+		}
+		return &ctxNative{ze: c}
+	}
+	return nil
+}
+
+// zeDriver finds the levelzero.Driver of a Level Zero SYCL context: the
+// native handle of its first device's platform is the ze_driver_handle_t.
+func (d *Dpctl) zeDriver(ctx uintptr) *levelzero.Driver {
+	a, fn := d.api, d.native.fn
+	if fn.PlatformGetNative == 0 || levelzero.Init() != nil {
+		return nil
+	}
+	vec := dpctlapi.Call(a.ContextGetDevices, ctx)
+	if vec == 0 {
+		return nil
+	}
+	defer dpctlapi.Call(a.VectorDelete, vec)
+	if dpctlapi.Call(a.VectorSize, vec) == 0 {
+		return nil
+	}
+	dev := dpctlapi.Call(a.VectorGetAt, vec, 0)
+	if dev == 0 {
+		return nil
+	}
+	defer dpctlapi.Call(a.DeviceDelete, dev)
+	p := dpctlapi.Call(a.DeviceGetPlatform, dev)
+	if p == 0 {
+		return nil
+	}
+	raw := dpctlapi.Call(fn.PlatformGetNative, p)
+	dpctlapi.Call(a.PlatformDelete, p)
+	drv, err := levelzero.DriverOf(raw)
+	if err != nil {
+		return nil
+	}
+	return drv
+}
+
+// defaultCtx is a device's cached (default) context, in which QueryPointer
+// classifies pointers, with its native side made on first use and kept
+// for the life of the Dpctl.
+type defaultCtx struct {
+	ref  uintptr // DPCTLSyclContextRef, owned by its dpDevice
+	once sync.Once
+	nat  *ctxNative
+}
+
+func (c *defaultCtx) native(d *Dpctl) *ctxNative {
+	c.once.Do(func() { c.nat = d.newNative(c.ref) })
+	return c.nat
+}
+
+// extentIn returns the allocation containing ptr, a USM pointer of ctx:
+// through def's native side when ctx is that default context, else
+// through a native side made for this query and released after it.
+func (d *Dpctl) extentIn(ctx uintptr, def *defaultCtx, ptr uintptr) (base, size uintptr) {
+	if def != nil {
+		return def.native(d).extent(ptr)
+	}
+	n := d.newNative(ctx)
+	defer n.release()
+	return n.extent(ptr)
+}
