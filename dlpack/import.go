@@ -65,8 +65,11 @@ func (t *Tensor) Release() {
 // dtype (one with a typestr), byte_offset (honoured; data + byte_offset is
 // element 0), NULL data only for size-0 tensors, overflow of any extent,
 // and the device: kDLCPU (device id 0), or kDLOneAPI resolved through the
-// registry, whose backend must know the pointer. Errors are usm.ErrBuffer
-// unless noted in the message.
+// registry, whose backend must know the pointer. Every byte the tensor
+// touches must lie below the user address space and, where a registered
+// backend reports the allocation holding data, inside that allocation
+// (RATIONALE.md, "Extent checks nobody else does"). Errors are
+// usm.ErrBuffer unless noted in the message.
 func Import(m Managed, opts ImportOptions) (*Tensor, error) {
 	t, err := inspect(m, opts.Registry)
 	if err != nil {
