@@ -165,19 +165,8 @@ func TestDpctlDLPackImportWindow(t *testing.T) {
 func TestDpctlNativeContextReleased(t *testing.T) {
 	py, d := withDpctl(t)
 	run(t, py, extentPy+"ctx2_cap_arr = [ExtWin('mem2', lambda: q2.sycl_context._get_capsule(), (16,), None, 0) for _ in range(100)]")
-	var ctx2 uintptr
-	require.NoError(t, py.Do(func(g *GIL) error {
-		o, err := g.Eval("q2.sycl_context")
-		if err != nil {
-			return err
-		}
-		defer g.DecRef(o)
-		addr, ok := g.addressofRef(o.p)
-		require.True(t, ok)
-		ctx2 = addr
-		return nil
-	}))
-	probe := d.newNative(ctx2)
+	run(t, py, "ctx2 = q2.sycl_context") // keeps the DPCTLSyclContextRef below alive
+	probe := d.newNative(uintptr(evalGo(t, py, "ctx2.addressof_ref()").(int64)))
 	require.NotNil(t, probe, "the OpenCL context of a dpctl.SyclContext has a native side")
 	defer probe.release()
 	before, err := probe.cl.ReferenceCount()
