@@ -182,6 +182,17 @@ func TestDpctlNativeContextReleased(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "cl_context references taken by getNative were released")
 	assert.Equal(t, liveBefore, opencl.Live().Contexts)
+
+	// A cached queue on that context keeps one native side until the
+	// cache lets the queue go.
+	arr, err := asArray(t, py, "ExtWin('mem2', lambda: q2, (16,), None, 0)")
+	require.NoError(t, err)
+	arr.Owner.Release()
+	cached, _ := probe.cl.ReferenceCount()
+	assert.Equal(t, before+1, cached, "the queue-cache entry holds one reference")
+	require.NoError(t, py.Do(func(g *GIL) error { d.DropQueueCache(g); return nil }))
+	dropped, _ := probe.cl.ReferenceCount()
+	assert.Equal(t, before, dropped, "evicting the entry released it")
 }
 
 // childEnv names the child-process test to run.
