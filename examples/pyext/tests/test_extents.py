@@ -18,8 +18,12 @@ def q():
 
 @pytest.fixture
 def shared(q):
-    """16 int32 of shared USM, 0..15: one 64-byte allocation."""
-    return dpt.arange(16, dtype="i4", sycl_queue=q, usm_type="shared")
+    """16 int32 of shared USM, 0..15: one 64-byte allocation. The fill is
+    waited for here: the windows below are read through other queues (and
+    Tampered has no sycl_queue for the importer to wait on)."""
+    x = dpt.arange(16, dtype="i4", sycl_queue=q, usm_type="shared")
+    q.wait()
+    return x
 
 
 SYCLOBJ = {
