@@ -1,0 +1,213 @@
+package test
+
+import (
+	"archive/zip"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/testutil"
+)
+
+// wheelSmoke runs in the fresh venv, from a directory without the package
+// source: usmbridge must come from that venv's site-packages, its extension
+// module must sit there under Python's own EXT_SUFFIX name, and a numpy
+// array must go through usmbridge and back without a copy.
+const wheelSmoke = `
+import os, sys, sysconfig
+import numpy as np
+import usmbridge, usmbridge._ext
+
+venv = os.path.realpath(sys.argv[1])
+where = os.path.realpath(os.path.dirname(usmbridge.__file__))
+assert where.startswith(venv + os.sep), "usmbridge imported from %s, not from the venv %s" % (where, venv)
+ext = os.path.join(where, "_ext" + sysconfig.get_config_var("EXT_SUFFIX"))
+assert os.path.isfile(ext), "no extension module %s" % ext
+assert usmbridge._ext.Array is usmbridge.Array
+
+x = np.arange(12, dtype="f4").reshape(3, 4)[:, ::2]
+a = usmbridge.from_dlpack(x)
+assert a.shape == (3, 2) and a.dtype == "|f4" and a.data == x.ctypes.data, (a.shape, a.dtype)
+y = np.from_dlpack(a)
+assert np.shares_memory(x, y) and (y == x).all()
+print("usmbridge from", where)
+`
+
+// TestWheel builds the Python package as a user would (python -m build:
+// an sdist, then a wheel from it), installs the wheel into a new venv and
+// imports it there with no PYTHONPATH and no USMBRIDGE_LIB; then it runs the
+// package's pytest suite against that installed wheel. The build runs with
+// CGO_ENABLED=0 in its environment, as `go test` in the default mode may
+// export it: the build must turn cgo on by itself.
+func TestWheel(t *testing.T) {
+	py, root := packagingPython(t)
+	tmp := t.TempDir()
+	dist := filepath.Join(tmp, "dist")
+	runIn(t, root, packageEnv("CGO_ENABLED=0"), py, "-m", "build", "--outdir", dist, root)
+	wheels, _ := filepath.Glob(filepath.Join(dist, "*.whl"))
+	if len(wheels) != 1 {
+		t.Fatalf("python -m build made wheels %q, want one", wheels)
+	}
+	extSuffix := strings.TrimSpace(runIn(t, root, packageEnv(), py, "-c", "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"))
+	checkWheel(t, wheels[0], extSuffix)
+
+	venv := filepath.Join(tmp, "venv")
+	vpy := filepath.Join(venv, "bin", "python")
+	runIn(t, tmp, packageEnv(), py, "-m", "venv", venv)
+	// numpy comes from PyPI (or pip's cache) at the version the project pins.
+	runIn(t, tmp, packageEnv(), vpy, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+		"-c", filepath.Join(root, "requirements-test.txt"), wheels[0])
+	t.Log(runIn(t, tmp, packageEnv(), vpy, "-c", wheelSmoke, venv))
+
+	t.Run("pytest", func(t *testing.T) {
+		if err := exec.Command(py, "-c", "import pytest, dpctl, dpnp.tensor").Run(); err != nil {
+			testutil.Runtime(t, testutil.Dpctl, errkind.Wrap(errkind.NotAvailable, "wheel", "pytest/dpctl/dpnp not importable", err))
+		}
+		// dpctl, dpnp and pytest are large: the venv sees the project's
+		// through a .pth file, appended after its own site-packages, so
+		// usmbridge still comes from the wheel (wheelSmoke checks it again).
+		shared := strings.TrimSpace(runIn(t, tmp, packageEnv(), py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"))
+		own := strings.TrimSpace(runIn(t, tmp, packageEnv(), vpy, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"))
+		if err := os.WriteFile(filepath.Join(own, "zz-project-venv.pth"), []byte(shared+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runIn(t, tmp, packageEnv(), vpy, "-c", wheelSmoke, venv)
+		// A copy of the tests, away from the package source their conftest
+		// would put on sys.path.
+		suite := filepath.Join(tmp, "suite", "tests")
+		if err := os.CopyFS(suite, os.DirFS(filepath.Join(root, "examples", "pyext", "tests"))); err != nil {
+			t.Fatal(err)
+		}
+		out := runIn(t, filepath.Dir(suite), packageEnv(), vpy, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests")
+		t.Log(out)
+		if strings.Contains(out, " skipped") {
+			t.Fatalf("pytest skipped tests against the installed wheel although dpctl and dpnp import")
+		}
+	})
+}
+
+// TestWheelBuildNamesWhatIsMissing: without Go or a C compiler the build
+// stops with a message that says what to install.
+func TestWheelBuildNamesWhatIsMissing(t *testing.T) {
+	py, root := packagingPython(t)
+	// A PATH with Python's directory but not Go's.
+	pyDir := filepath.Dir(py)
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"no go", []string{"PATH=" + pyDir + ":/nonexistent", "GO="}, "no `go` command was found"},
+		{"no C compiler", []string{"CC=/nonexistent/cc"}, "cgo needs a C compiler"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(py, "-m", "build", "--wheel", "--outdir", t.TempDir(), root)
+			cmd.Dir = root
+			cmd.Env = packageEnv(tc.env...)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the build succeeded with %q:\n%s", tc.env, out)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Fatalf("the build failed without saying %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+// packagingPython returns the project's Python, which must have `build`
+// (requirements-test.txt), and the repository root; it skips (or fails
+// under USMBRIDGE_REQUIRE) when they or a C compiler are missing.
+func packagingPython(t *testing.T) (py, root string) {
+	t.Helper()
+	py = os.Getenv("USMBRIDGE_PYTHON")
+	if py == "" {
+		testutil.Runtime(t, testutil.Python, errkind.New(errkind.NotAvailable, "wheel", "USMBRIDGE_PYTHON is not set"))
+	}
+	if _, err := exec.LookPath("cc"); err != nil {
+		testutil.Runtime(t, testutil.CCompiler, errkind.Wrap(errkind.NotAvailable, "wheel", "no C compiler for -buildmode=c-shared", err))
+	}
+	if err := exec.Command(py, "-c", "import build, venv").Run(); err != nil {
+		testutil.Runtime(t, testutil.Python, errkind.Wrap(errkind.NotAvailable, "wheel", "the Python package build is not installed (requirements-test.txt)", err))
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return py, root
+}
+
+// checkWheel asserts that the wheel is platform-specific and holds the
+// package, its py.typed marker and the extension module under extSuffix,
+// and not the C header go build writes beside its output.
+func checkWheel(t *testing.T, wheel, extSuffix string) {
+	t.Helper()
+	if strings.HasSuffix(wheel, "-none-any.whl") {
+		t.Errorf("%s is a pure-Python wheel; the extension module makes it platform-specific", filepath.Base(wheel))
+	}
+	z, err := zip.OpenReader(wheel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	have := map[string]bool{}
+	for _, f := range z.File {
+		have[f.Name] = true
+		if strings.HasSuffix(f.Name, ".h") {
+			t.Errorf("the wheel holds the C header %s", f.Name)
+		}
+		if strings.HasSuffix(f.Name, ".dist-info/WHEEL") {
+			r, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(r)
+			r.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), "Root-Is-Purelib: false") {
+				t.Errorf("%s says the wheel is pure:\n%s", f.Name, b)
+			}
+		}
+	}
+	for _, name := range []string{"usmbridge/__init__.py", "usmbridge/py.typed", "usmbridge/_ext" + extSuffix} {
+		if !have[name] {
+			t.Errorf("the wheel has no %s", name)
+		}
+	}
+	st, _ := os.Stat(wheel)
+	t.Logf("%s: %d bytes", filepath.Base(wheel), st.Size())
+}
+
+// packageEnv is the environment without anything that would find the
+// package other than through its installation, plus extra.
+func packageEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "USMBRIDGE_LIB", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV":
+		default:
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+// runIn runs name with args in dir and env and returns its output; a
+// failure fails t with that output.
+func runIn(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
