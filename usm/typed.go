@@ -4,6 +4,7 @@ import (
 	"iter"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"unsafe"
 
@@ -16,8 +17,7 @@ import (
 // b1, intN ↔ iN/8, uintN ↔ uN/8, float32 ↔ f4, float64 ↔ f8, complex64 ↔ c8,
 // complex128 ↔ c16. Named types with these underlying types are accepted.
 // int, uint and uintptr are not: their width is not part of their name.
-// f2 has no Go type; read it as uint16 only by converting the array's
-// typestr explicitly.
+// f2 has no Go type; such arrays are reached through Array.Bytes.
 type Element interface {
 	~bool | ~int8 | ~int16 | ~int32 | ~int64 |
 		~uint8 | ~uint16 | ~uint32 | ~uint64 |
@@ -180,8 +180,10 @@ func Values[T Element](a *Array) (iter.Seq[T], error) {
 	if err := a.Wait(); err != nil {
 		return nil, err
 	}
-	shape, strides, isz, data := a.Shape, a.EffectiveStrides(), int64(a.Typestr.Size), a.Data
-	offset := a.Offset
+	// The iterator keeps its own layout: changing a's fields later does
+	// not redirect it.
+	shape, strides := slices.Clone(a.Shape), slices.Clone(a.EffectiveStrides())
+	isz, data, offset := int64(a.Typestr.Size), a.Data, a.Offset
 	return func(yield func(T) bool) {
 		forEachElement(shape, strides, offset, func(el int64) bool {
 			var v T
