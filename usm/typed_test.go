@@ -382,3 +382,68 @@ func TestTypedErrorsName(t *testing.T) {
 	assert.Equal(t, "BufferError", usm.PythonException(err))
 	_ = fmt.Sprint(err)
 }
+
+// FuzzTypedLayout checks typed access on arbitrary layouts that fit the
+// fixture's allocation: Values, At and CopyToSlice agree with the SUAI
+// formula, and CopyFromSlice writes exactly the array's elements, for
+// host memory and through the Copier.
+func FuzzTypedLayout(f *testing.F) {
+	f.Add(uint8(2), int64(2), int64(3), int64(3), int64(1), int64(0), false)
+	f.Add(uint8(2), int64(3), int64(2), int64(-4), int64(-1), int64(20), true)
+	f.Add(uint8(1), int64(6), int64(0), int64(-3), int64(0), int64(16), false)
+	f.Add(uint8(0), int64(0), int64(0), int64(0), int64(0), int64(23), true)
+	f.Add(uint8(2), int64(0), int64(4), int64(-5), int64(2), int64(20), false)
+	f.Fuzz(func(t *testing.T, ndim uint8, d0, d1, s0, s1, offset int64, device bool) {
+		l := typedLayout{name: "fuzz", offset: offset}
+		switch ndim % 3 {
+		case 0:
+			l.shape = []int64{}
+		case 1:
+			l.shape, l.strides = []int64{d0}, []int64{s0}
+		default:
+			l.shape, l.strides = []int64{d0, d1}, []int64{s0, s1}
+		}
+		gen := func(i int) uint16 { return uint16(i*7919 + 1) }
+		fx := newTypedFixture(t, typestr.Uint16, typedLayouts[0], gen)
+		fx.arr.Shape, fx.arr.Strides, fx.arr.Offset = l.shape, l.strides, l.offset
+		if fx.arr.Validate() != nil || fx.arr.CheckExtent() != nil {
+			return // not a layout inside the allocation
+		}
+		if device {
+			fx.arr.Memory.Kind = usm.KindDevice
+		}
+		offs := l.offsets()
+		want := make([]uint16, len(offs))
+		for i, o := range offs {
+			want[i] = fx.base[o]
+		}
+		got := make([]uint16, len(offs))
+		require.NoError(t, usm.CopyToSlice(got, &fx.arr))
+		require.Equal(t, want, got)
+		if !device {
+			vals, err := usm.Values[uint16](&fx.arr)
+			require.NoError(t, err)
+			i := 0
+			for v := range vals {
+				require.Equal(t, want[i], v)
+				i++
+			}
+			require.Equal(t, len(want), i)
+			for i, idx := range l.indices() {
+				v, err := usm.At[uint16](&fx.arr, idx...)
+				require.NoError(t, err)
+				require.Equal(t, want[i], v)
+			}
+		}
+		src := make([]uint16, len(offs))
+		for i := range src {
+			src[i] = gen(1000 + i)
+		}
+		expect := slices.Clone(fx.base)
+		for i, o := range offs {
+			expect[o] = src[i]
+		}
+		require.NoError(t, usm.CopyFromSlice(&fx.arr, src))
+		require.Equal(t, expect, fx.base)
+	})
+}
