@@ -196,8 +196,9 @@ func Values[T Element](a *Array) (iter.Seq[T], error) {
 // CopyToSlice waits on the array's queue and copies its elements, in C
 // order, into dst, which must have exactly as many elements as the array.
 // Host-accessible memory is read directly; other memory through the owning
-// backend's Copier, one copy per contiguous run of elements (a single copy
-// for a contiguous array).
+// backend's Copier: one copy for a contiguous array, and for a strided one
+// either one copy of the bytes it spans (when they are at most a few times
+// its elements) or one copy per contiguous run of elements.
 func CopyToSlice[T Element](dst []T, a *Array) error {
 	return copySlice("usm.CopyToSlice", a, dst, false)
 }
@@ -211,6 +212,11 @@ func CopyToSlice[T Element](dst []T, a *Array) error {
 func CopyFromSlice[T Element](a *Array, src []T) error {
 	return copySlice("usm.CopyFromSlice", a, src, true)
 }
+
+// stagingSlack is how many times larger than its elements a strided
+// array's window may be for CopyToSlice to fetch the whole window from
+// device memory in one copy.
+const stagingSlack = 4
 
 func copySlice[T Element](op string, a *Array, s []T, toArray bool) error {
 	if err := checkType[T](op, a); err != nil {
@@ -247,11 +253,30 @@ func copySlice[T Element](op string, a *Array, s []T, toArray bool) error {
 		pin.Pin(&s[0])
 		defer pin.Unpin()
 	}
+	// Reading a strided array from device memory in one copy of its
+	// window, then gathering on the host, beats a copy per short run when
+	// the window is not much larger than the elements. Writes never do
+	// this: the bytes between elements are not the array's to write.
+	var stage []byte
+	var w Window
+	if cp != nil && !toArray && !IsCContiguous(a.Shape, a.Strides) {
+		w, _ = a.Window() // checked by checkType
+		if w.Len()/stagingSlack <= n*isz {
+			stage = make([]byte, w.Len())
+			pin.Pin(&stage[0])
+			lo, _ := addOffset(a.Data, w.Lo)
+			if err := cp.Copy(uintptr(unsafe.Pointer(&stage[0])), lo, uintptr(len(stage))); err != nil {
+				return err
+			}
+		}
+	}
 	forEachRun(a.Shape, a.EffectiveStrides(), a.Offset, func(el, elems int64) bool {
 		arr, _ := addOffset(a.Data, el*isz)
 		g := goBytes[done*isz : (done+elems)*isz]
 		done += elems
 		switch {
+		case stage != nil:
+			copy(g, stage[el*isz-w.Lo:])
 		case cp == nil && toArray:
 			copy(cmem.Bytes(arr, uintptr(len(g))), g)
 		case cp == nil:

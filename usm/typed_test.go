@@ -36,6 +36,7 @@ var typedLayouts = []typedLayout{
 	{"rows-of-runs", []int64{3, 2}, []int64{4, 1}, 1, false},
 	{"3d-mixed", []int64{2, 2, 3}, []int64{12, -3, 1}, 3, false},
 	{"broadcast-rows", []int64{2, 3}, []int64{0, 1}, 0, false},
+	{"sparse", []int64{3}, []int64{10}, 1, false},
 	{"0-d", []int64{}, nil, 7, true},
 	{"size-0", []int64{0, 4}, nil, 0, true},
 	{"size-0-strided", []int64{3, 0}, []int64{-5, 2}, 20, true},
@@ -209,27 +210,43 @@ func TestTypedLayouts(t *testing.T) {
 	})
 }
 
-// TestTypedCopyRuns checks that device copies move whole contiguous runs,
-// not elements: one copy for a contiguous array, one per row otherwise.
+// TestTypedCopyRuns checks how device copies move data: a contiguous
+// array in one copy; a strided read in one copy of its window when that is
+// at most stagingSlack times its elements, else one copy per contiguous
+// run; a strided write always per run, so no byte between elements is
+// written.
 func TestTypedCopyRuns(t *testing.T) {
+	byName := map[string]typedLayout{}
+	for _, l := range typedLayouts {
+		byName[l.name] = l
+	}
 	for _, tc := range []struct {
-		l          typedLayout
-		calls, len int
+		layout               string
+		n                    int
+		readCalls, readBytes int
+		writeCalls           int
 	}{
-		{typedLayouts[0], 1, 6},  // C 2x3: one run
-		{typedLayouts[7], 3, 6},  // rows of 2 with a gap: 3 runs
-		{typedLayouts[8], 4, 12}, // 2x2 rows of 3
-		{typedLayouts[5], 6, 6},  // reversed: element by element
-		{typedLayouts[10], 1, 1}, // 0-d
-		{typedLayouts[11], 0, 0}, // empty: nothing to move
+		{"c-2x3", 6, 1, 24, 1},
+		{"fortran-2x3", 6, 1, 24, 6},  // window = elements: staged read
+		{"rows-of-runs", 6, 1, 40, 3}, // window of 10 elements for 6
+		{"3d-mixed", 12, 1, 72, 4},    // window of 18 for 12
+		{"reversed", 6, 1, 24, 6},
+		{"broadcast-rows", 6, 1, 12, 2}, // 3 distinct elements read once
+		{"sparse", 3, 3, 12, 3},         // window of 21 for 3: per run
+		{"0-d", 1, 1, 4, 1},
+		{"size-0", 0, 0, 0, 0},
 	} {
-		t.Run(tc.l.name, func(t *testing.T) {
-			f := newTypedFixture(t, typestr.Float32, tc.l, func(i int) float32 { return float32(i) })
+		t.Run(tc.layout, func(t *testing.T) {
+			f := newTypedFixture(t, typestr.Float32, byName[tc.layout], func(i int) float32 { return float32(i) })
 			f.arr.Memory.Kind = usm.KindDevice
-			dst := make([]float32, tc.len)
+			dst := make([]float32, tc.n)
 			require.NoError(t, usm.CopyToSlice(dst, &f.arr))
-			assert.Equal(t, tc.calls, f.copy.calls)
-			assert.Equal(t, tc.len*4, f.copy.bytes)
+			assert.Equal(t, tc.readCalls, f.copy.calls, "read copies")
+			assert.Equal(t, tc.readBytes, f.copy.bytes, "read bytes")
+			f.copy.calls, f.copy.bytes = 0, 0
+			require.NoError(t, usm.CopyFromSlice(&f.arr, dst))
+			assert.Equal(t, tc.writeCalls, f.copy.calls, "write copies")
+			assert.Equal(t, tc.n*4, f.copy.bytes, "write bytes")
 		})
 	}
 }
