@@ -42,36 +42,17 @@ func accessErr(k *errkind.Kind, op, reason string) error {
 	return &AccessError{Op: op, Reason: reason, kind: k}
 }
 
-// typeFor is the native typestring of T.
-func typeFor[T Element]() typestr.Type {
-	switch reflect.TypeFor[T]().Kind() {
-	case reflect.Bool:
-		return typestr.Bool8
-	case reflect.Int8:
-		return typestr.Int8
-	case reflect.Int16:
-		return typestr.Int16
-	case reflect.Int32:
-		return typestr.Int32
-	case reflect.Int64:
-		return typestr.Int64
-	case reflect.Uint8:
-		return typestr.Uint8
-	case reflect.Uint16:
-		return typestr.Uint16
-	case reflect.Uint32:
-		return typestr.Uint32
-	case reflect.Uint64:
-		return typestr.Uint64
-	case reflect.Float32:
-		return typestr.Float32
-	case reflect.Float64:
-		return typestr.Float64
-	case reflect.Complex64:
-		return typestr.Complex64
-	}
-	return typestr.Complex128
+// elementTypes maps the kinds of Element's types to native typestrings.
+var elementTypes = map[reflect.Kind]typestr.Type{
+	reflect.Bool: typestr.Bool8,
+	reflect.Int8: typestr.Int8, reflect.Int16: typestr.Int16, reflect.Int32: typestr.Int32, reflect.Int64: typestr.Int64,
+	reflect.Uint8: typestr.Uint8, reflect.Uint16: typestr.Uint16, reflect.Uint32: typestr.Uint32, reflect.Uint64: typestr.Uint64,
+	reflect.Float32: typestr.Float32, reflect.Float64: typestr.Float64,
+	reflect.Complex64: typestr.Complex64, reflect.Complex128: typestr.Complex128,
 }
+
+// typeFor is the native typestring of T.
+func typeFor[T Element]() typestr.Type { return elementTypes[reflect.TypeFor[T]().Kind()] }
 
 // checkType refuses a T that is not the array's element type and a
 // byte-swapped typestr (Go values are in host order), then validates the
