@@ -16,6 +16,7 @@ import (
 // Element is the set of Go types typed access maps to typestrings: bool ↔
 // b1, intN ↔ iN/8, uintN ↔ uN/8, float32 ↔ f4, float64 ↔ f8, complex64 ↔ c8,
 // complex128 ↔ c16. Named types with these underlying types are accepted.
+// A b1 byte other than 0 reads as true.
 // int, uint and uintptr are not: their width is not part of their name.
 // f2 has no Go type; such arrays are reached through Array.Bytes.
 type Element interface {
@@ -82,8 +83,9 @@ func checkHost(op string, a *Array) error {
 // View waits on the array's queue and returns its elements as a []T that
 // aliases the array's memory: no copy. The array must be host-accessible,
 // writable, C-contiguous (after NumPy's relaxed rules) and of element type
-// T in host byte order, and its first element must be aligned for T;
-// anything else is an *AccessError naming what was wrong. For read-only or
+// T in host byte order, and its first element must be aligned for T; a
+// bool array must hold only bytes 0 and 1 when viewed. Anything else is an
+// *AccessError naming what was wrong. For read-only or
 // strided arrays use Values, At or CopyToSlice. The slice is valid while
 // the array's memory is (see Array.Owner).
 func View[T Element](a *Array) ([]T, error) {
@@ -110,6 +112,14 @@ func View[T Element](a *Array) ([]T, error) {
 	n, _ := ElementCount(a.Shape) // checked by checkType
 	if n == 0 {
 		return []T{}, nil
+	}
+	if a.Typestr.Kind == typestr.Bool {
+		// An aliased byte other than 0 or 1 would be an invalid Go bool.
+		for i, x := range cmem.Bytes(p, uintptr(n)) {
+			if x > 1 {
+				return nil, accessErr(errkind.Value, op, "element "+strconv.Itoa(i)+" holds byte "+strconv.Itoa(int(x))+", not a Go bool (0 or 1); read the array with usm.CopyToSlice")
+			}
+		}
 	}
 	return unsafe.Slice((*T)(cmem.Ptr(p)), n), nil
 }
@@ -269,14 +279,31 @@ func copySlice[T Element](op string, a *Array, s []T, toArray bool) error {
 		}
 		return err == nil
 	})
+	if err == nil && !toArray && a.Typestr.Kind == typestr.Bool {
+		normalizeBools(goBytes)
+	}
 	return err
+}
+
+// normalizeBools makes every byte a valid Go bool: a producer's b1 array
+// may hold any nonzero byte for true, and a Go bool must be 0 or 1.
+func normalizeBools(b []byte) {
+	for i, x := range b {
+		if x > 1 {
+			b[i] = 1
+		}
+	}
 }
 
 // load reads one element at byte offset off from data (off may be
 // negative), bytewise so that misaligned elements are read correctly.
 func load[T Element](v *T, data uintptr, off int64) {
 	p, _ := addOffset(data, off)
-	copy(unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v)), cmem.Bytes(p, unsafe.Sizeof(*v)))
+	b := unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v))
+	copy(b, cmem.Bytes(p, unsafe.Sizeof(*v)))
+	if reflect.TypeFor[T]().Kind() == reflect.Bool {
+		normalizeBools(b)
+	}
 }
 
 // forEachElement calls fn with the element offset (from Data, in elements)

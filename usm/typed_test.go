@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -463,4 +464,35 @@ func FuzzTypedLayout(f *testing.F) {
 		require.NoError(t, usm.CopyFromSlice(&fx.arr, src))
 		require.Equal(t, expect, fx.base)
 	})
+}
+
+// TestTypedBoolBytes: a producer's bool array may hold any nonzero byte for
+// true; Go must never see a bool whose byte is neither 0 nor 1.
+func TestTypedBoolBytes(t *testing.T) {
+	f := newTypedFixture(t, typestr.Uint8, typedLayouts[0], func(i int) uint8 { return []uint8{0, 1, 2, 255}[i%4] })
+	f.arr.Typestr = typestr.Bool8
+	raw := func(b []bool) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), len(b)) }
+	want := []byte{0, 1, 1, 1, 0, 1}
+	_, err := usm.View[bool](&f.arr)
+	var ae *usm.AccessError
+	require.ErrorAs(t, err, &ae)
+	assert.ErrorIs(t, err, usm.ErrValue)
+	assert.Contains(t, err.Error(), "element 2 holds byte 2")
+	for _, kind := range []usm.Kind{usm.KindHost, usm.KindDevice} {
+		f.arr.Memory.Kind = kind
+		got := make([]bool, 6)
+		require.NoError(t, usm.CopyToSlice(got, &f.arr))
+		assert.Equal(t, want, raw(got), "CopyToSlice from %s memory", kind)
+	}
+	f.arr.Memory.Kind = usm.KindHost
+	v, err := usm.At[bool](&f.arr, 1, 0) // byte 255
+	require.NoError(t, err)
+	assert.Equal(t, []byte{1}, raw([]bool{v}))
+	vals, err := usm.Values[bool](&f.arr)
+	require.NoError(t, err)
+	var got []bool
+	for v := range vals {
+		got = append(got, v)
+	}
+	assert.Equal(t, want, raw(got), "Values")
 }
