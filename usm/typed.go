@@ -1,0 +1,376 @@
+package usm
+
+import (
+	"iter"
+	"reflect"
+	"runtime"
+	"slices"
+	"strconv"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/typestr"
+)
+
+// Element is the set of Go types typed access maps to typestrings: bool ↔
+// b1, intN ↔ iN/8, uintN ↔ uN/8, float32 ↔ f4, float64 ↔ f8, complex64 ↔ c8,
+// complex128 ↔ c16. Named types with these underlying types are accepted.
+// A b1 byte other than 0 reads as true.
+// int, uint and uintptr are not: their width is not part of their name.
+// f2 has no Go type; such arrays are reached through Array.Bytes.
+type Element interface {
+	~bool | ~int8 | ~int16 | ~int32 | ~int64 |
+		~uint8 | ~uint16 | ~uint32 | ~uint64 |
+		~float32 | ~float64 | ~complex64 | ~complex128
+}
+
+// AccessError reports why typed access to an array was refused: a Go type
+// that does not match the typestr (ErrType), a byte-swapped typestr, memory
+// the host cannot read, a layout View cannot express or a read-only array
+// asked to be written (ErrBuffer), or an index or slice length that does
+// not fit the array (ErrValue).
+type AccessError struct {
+	Op     string // "usm.View", "usm.At", ...
+	Reason string
+	kind   *errkind.Kind
+}
+
+func (e *AccessError) Error() string        { return e.Op + ": " + e.Reason }
+func (e *AccessError) Is(target error) bool { return target == error(e.kind) }
+
+func accessErr(k *errkind.Kind, op, reason string) error {
+	return &AccessError{Op: op, Reason: reason, kind: k}
+}
+
+// elementTypes maps the kinds of Element's types to native typestrings.
+var elementTypes = map[reflect.Kind]typestr.Type{
+	reflect.Bool: typestr.Bool8,
+	reflect.Int8: typestr.Int8, reflect.Int16: typestr.Int16, reflect.Int32: typestr.Int32, reflect.Int64: typestr.Int64,
+	reflect.Uint8: typestr.Uint8, reflect.Uint16: typestr.Uint16, reflect.Uint32: typestr.Uint32, reflect.Uint64: typestr.Uint64,
+	reflect.Float32: typestr.Float32, reflect.Float64: typestr.Float64,
+	reflect.Complex64: typestr.Complex64, reflect.Complex128: typestr.Complex128,
+}
+
+// typeFor is the native typestring of T.
+func typeFor[T Element]() typestr.Type { return elementTypes[reflect.TypeFor[T]().Kind()] }
+
+// checkType refuses a T that is not the array's element type and a
+// byte-swapped typestr (Go values are in host order), then validates the
+// layout so later offset arithmetic cannot overflow.
+func checkType[T Element](op string, a *Array) error {
+	want := typeFor[T]()
+	got := a.Typestr
+	if got.Kind != want.Kind || got.Size != want.Size {
+		return accessErr(errkind.Type, op, "Go type "+reflect.TypeFor[T]().String()+" is "+want.String()+", the array's typestr is "+got.String())
+	}
+	if !got.IsNative() {
+		return accessErr(errkind.Buffer, op, "typestr "+got.String()+" is not in the host's byte order; Go values are")
+	}
+	if _, err := a.Window(); err != nil {
+		return wrapLayout(err)
+	}
+	return nil
+}
+
+func checkHost(op string, a *Array) error {
+	if !a.Memory.Kind.HostAccessible() {
+		return accessErr(errkind.Buffer, op, a.Memory.Kind.String()+" memory is not host-accessible; copy it with usm.CopyToSlice")
+	}
+	return nil
+}
+
+// View waits on the array's queue and returns its elements as a []T that
+// aliases the array's memory: no copy. The array must be host-accessible,
+// writable, C-contiguous (after NumPy's relaxed rules) and of element type
+// T in host byte order, and its first element must be aligned for T; a
+// bool array must hold only bytes 0 and 1 when viewed. Anything else is an
+// *AccessError naming what was wrong. For read-only or
+// strided arrays use Values, At or CopyToSlice. The slice is valid while
+// the array's memory is (see Array.Owner).
+func View[T Element](a *Array) ([]T, error) {
+	const op = "usm.View"
+	if err := checkType[T](op, a); err != nil {
+		return nil, err
+	}
+	if err := checkHost(op, a); err != nil {
+		return nil, err
+	}
+	if a.ReadOnly {
+		return nil, accessErr(errkind.Buffer, op, "the array is read-only; read it with usm.Values, usm.At or usm.CopyToSlice")
+	}
+	if !IsCContiguous(a.Shape, a.Strides) {
+		return nil, accessErr(errkind.Buffer, op, "strides "+ints(a.Strides)+" of shape "+ints(a.Shape)+" are not C-contiguous; use usm.Values, usm.At or usm.CopyToSlice")
+	}
+	p := a.ElementPointer()
+	if al := unsafe.Alignof(*new(T)); p%al != 0 {
+		return nil, accessErr(errkind.Buffer, op, "element 0 at "+hex(p)+" is not aligned to "+strconv.Itoa(int(al))+" bytes")
+	}
+	if err := a.Wait(); err != nil {
+		return nil, err
+	}
+	n, _ := ElementCount(a.Shape) // checked by checkType
+	if n == 0 {
+		return []T{}, nil
+	}
+	if a.Typestr.Kind == typestr.Bool {
+		// An aliased byte other than 0 or 1 would be an invalid Go bool.
+		for i, x := range cmem.Bytes(p, uintptr(n)) {
+			if x > 1 {
+				return nil, accessErr(errkind.Value, op, "element "+strconv.Itoa(i)+" holds byte "+strconv.Itoa(int(x))+", not a Go bool (0 or 1); read the array with usm.CopyToSlice")
+			}
+		}
+	}
+	return unsafe.Slice((*T)(cmem.Ptr(p)), n), nil
+}
+
+// At waits on the array's queue and returns the element at index (one
+// entry per dimension, none for a 0-d array), for host-accessible arrays of
+// any layout and element type T. Each call waits; to read many elements
+// use Values or CopyToSlice.
+func At[T Element](a *Array, index ...int64) (T, error) {
+	const op = "usm.At"
+	var v T
+	if err := checkType[T](op, a); err != nil {
+		return v, err
+	}
+	if err := checkHost(op, a); err != nil {
+		return v, err
+	}
+	if len(index) != len(a.Shape) {
+		return v, accessErr(errkind.Value, op, strconv.Itoa(len(index))+" indices for an array of "+strconv.Itoa(len(a.Shape))+" dimensions")
+	}
+	st := a.EffectiveStrides()
+	el := a.Offset
+	for i, x := range index {
+		if x < 0 || x >= a.Shape[i] {
+			return v, accessErr(errkind.Value, op, "index "+strconv.FormatInt(x, 10)+" is out of bounds for dimension "+strconv.Itoa(i)+" of extent "+strconv.FormatInt(a.Shape[i], 10))
+		}
+		el += x * st[i] // within the validated window: no overflow
+	}
+	if err := a.Wait(); err != nil {
+		return v, err
+	}
+	load(&v, a.Data, el*int64(a.Typestr.Size))
+	return v, nil
+}
+
+// Values waits on the array's queue and returns an iterator over the
+// elements of a host-accessible array of element type T in C (row-major)
+// order, for any layout: strided, negative strides, 0-d (one element) or
+// empty. The iterator reads the memory when it runs, so the array must stay
+// alive and unchanged by devices until it is done.
+func Values[T Element](a *Array) (iter.Seq[T], error) {
+	const op = "usm.Values"
+	if err := checkType[T](op, a); err != nil {
+		return nil, err
+	}
+	if err := checkHost(op, a); err != nil {
+		return nil, err
+	}
+	if err := a.Wait(); err != nil {
+		return nil, err
+	}
+	// The iterator keeps its own layout: changing a's fields later does
+	// not redirect it.
+	shape, strides := slices.Clone(a.Shape), slices.Clone(a.EffectiveStrides())
+	isz, data, offset := int64(a.Typestr.Size), a.Data, a.Offset
+	return func(yield func(T) bool) {
+		forEachElement(shape, strides, offset, func(el int64) bool {
+			var v T
+			load(&v, data, el*isz)
+			return yield(v)
+		})
+	}, nil
+}
+
+// CopyToSlice waits on the array's queue and copies its elements, in C
+// order, into dst, which must have exactly as many elements as the array.
+// Host-accessible memory is read directly; other memory through the owning
+// backend's Copier: one copy for a contiguous array, and for a strided one
+// either one copy of the bytes it spans (when they are at most a few times
+// its elements) or one copy per contiguous run of elements.
+func CopyToSlice[T Element](dst []T, a *Array) error {
+	return copySlice("usm.CopyToSlice", a, dst, false)
+}
+
+// CopyFromSlice copies src, in C order, into the array's elements, after
+// waiting on the array's queue so no queued work still uses them. src must
+// have exactly as many elements as the array, and the array must not be
+// read-only. Bytes between strided elements are never written: device
+// memory is written through the owning backend's Copier one contiguous run
+// at a time.
+func CopyFromSlice[T Element](a *Array, src []T) error {
+	return copySlice("usm.CopyFromSlice", a, src, true)
+}
+
+// stagingSlack is how many times larger than its elements a strided
+// array's window may be for CopyToSlice to fetch the whole window from
+// device memory in one copy.
+const stagingSlack = 4
+
+func copySlice[T Element](op string, a *Array, s []T, toArray bool) error {
+	if err := checkType[T](op, a); err != nil {
+		return err
+	}
+	if toArray && a.ReadOnly {
+		return accessErr(errkind.Buffer, op, "the array is read-only")
+	}
+	n, _ := ElementCount(a.Shape)
+	if int64(len(s)) != n {
+		return accessErr(errkind.Value, op, "the slice has "+strconv.Itoa(len(s))+" elements, the array "+strconv.FormatInt(n, 10))
+	}
+	var cp Copier
+	if !a.Memory.Kind.HostAccessible() {
+		var ok bool
+		if cp, ok = a.Backend.(Copier); !ok {
+			return accessErr(errkind.NotSupported, op, a.Memory.Kind.String()+" memory is not host-accessible and its backend cannot copy")
+		}
+	}
+	if err := a.Wait(); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	isz := int64(a.Typestr.Size)
+	var done int64 // elements of s already copied
+	var err error
+	// The Go side is addressed as bytes; pinned so that a native copier
+	// may write into it.
+	goBytes := unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), n*isz)
+	var pin runtime.Pinner
+	if cp != nil {
+		pin.Pin(&s[0])
+		defer pin.Unpin()
+	}
+	// Reading a strided array from device memory in one copy of its
+	// window, then gathering on the host, beats a copy per short run when
+	// the window is not much larger than the elements. Writes never do
+	// this: the bytes between elements are not the array's to write.
+	var stage []byte
+	var w Window
+	if cp != nil && !toArray && !IsCContiguous(a.Shape, a.Strides) {
+		w, _ = a.Window() // checked by checkType
+		if w.Len()/stagingSlack <= n*isz {
+			stage = make([]byte, w.Len())
+			pin.Pin(&stage[0])
+			lo, _ := addOffset(a.Data, w.Lo)
+			if err := cp.Copy(uintptr(unsafe.Pointer(&stage[0])), lo, uintptr(len(stage))); err != nil {
+				return err
+			}
+		}
+	}
+	forEachRun(a.Shape, a.EffectiveStrides(), a.Offset, func(el, elems int64) bool {
+		arr, _ := addOffset(a.Data, el*isz)
+		g := goBytes[done*isz : (done+elems)*isz]
+		done += elems
+		switch {
+		case stage != nil:
+			copy(g, stage[el*isz-w.Lo:])
+		case cp == nil && toArray:
+			copy(cmem.Bytes(arr, uintptr(len(g))), g)
+		case cp == nil:
+			copy(g, cmem.Bytes(arr, uintptr(len(g))))
+		case toArray:
+			err = cp.Copy(arr, uintptr(unsafe.Pointer(&g[0])), uintptr(len(g)))
+		default:
+			err = cp.Copy(uintptr(unsafe.Pointer(&g[0])), arr, uintptr(len(g)))
+		}
+		return err == nil
+	})
+	if err == nil && !toArray && a.Typestr.Kind == typestr.Bool {
+		normalizeBools(goBytes)
+	}
+	return err
+}
+
+// normalizeBools makes every byte a valid Go bool: a producer's b1 array
+// may hold any nonzero byte for true, and a Go bool must be 0 or 1.
+func normalizeBools(b []byte) {
+	for i, x := range b {
+		if x > 1 {
+			b[i] = 1
+		}
+	}
+}
+
+// load reads one element at byte offset off from data (off may be
+// negative), bytewise so that misaligned elements are read correctly.
+func load[T Element](v *T, data uintptr, off int64) {
+	p, _ := addOffset(data, off)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v))
+	copy(b, cmem.Bytes(p, unsafe.Sizeof(*v)))
+	if reflect.TypeFor[T]().Kind() == reflect.Bool {
+		normalizeBools(b)
+	}
+}
+
+// forEachElement calls fn with the element offset (from Data, in elements)
+// of every element in C order until fn returns false. The layout must have
+// been validated (Window succeeded), so no sum overflows.
+func forEachElement(shape, strides []int64, offset int64, fn func(el int64) bool) {
+	forEachRunOf(shape, strides, offset, len(shape), func(el, _ int64) bool { return fn(el) })
+}
+
+// forEachRun calls fn with the element offset and length of every
+// contiguous run of elements in C order: the trailing dimensions that are
+// C-contiguous among themselves form one run.
+func forEachRun(shape, strides []int64, offset int64, fn func(el, elems int64) bool) {
+	k := len(shape)
+	want := int64(1)
+	for k > 0 && (shape[k-1] == 1 || strides[k-1] == want) {
+		want *= shape[k-1]
+		k--
+	}
+	forEachRunOf(shape, strides, offset, k, fn)
+}
+
+// forEachRunOf iterates the first k dimensions in C order; each position
+// is a run of the product of the remaining extents.
+func forEachRunOf(shape, strides []int64, offset int64, k int, fn func(el, elems int64) bool) {
+	elems := int64(1)
+	for _, s := range shape {
+		if s == 0 {
+			return
+		}
+	}
+	for _, s := range shape[k:] {
+		elems *= s
+	}
+	idx := make([]int64, k)
+	el := offset
+	for {
+		if !fn(el, elems) {
+			return
+		}
+		// Odometer: advance the last of the first k dimensions.
+		d := k - 1
+		for ; d >= 0; d-- {
+			idx[d]++
+			el += strides[d]
+			if idx[d] < shape[d] {
+				break
+			}
+			el -= strides[d] * shape[d]
+			idx[d] = 0
+		}
+		if d < 0 {
+			return
+		}
+	}
+}
+
+func ints(xs []int64) string {
+	if xs == nil {
+		return "None"
+	}
+	s := "("
+	for i, x := range xs {
+		if i > 0 {
+			s += ", "
+		}
+		s += strconv.FormatInt(x, 10)
+	}
+	return s + ")"
+}
