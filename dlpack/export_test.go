@@ -3,6 +3,7 @@ package dlpack_test
 import (
 	"errors"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -10,7 +11,10 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -320,4 +324,41 @@ func TestExportCopyForeignHost(t *testing.T) {
 	assert.Equal(t, n0, n2, "and is freed with the tensor")
 	tn.Release()
 	assert.Equal(t, 1, deletesOf(id))
+}
+
+// A panic inside our deleter, called by a C consumer, is recovered,
+// counted and logged; the tensor is leaked rather than freed from an
+// unknown state, and the next call frees it. Without the recovery the
+// panic would unwind through C and abort, so the case runs in a child.
+func TestDeleterPanicIsCounted(t *testing.T) {
+	if testutil.InChild("deleter-panic") {
+		host := cpu.New()
+		reg := usm.NewRegistry(host)
+		a, alloc := hostArray(t, reg, host, 4)
+		defer alloc.Free()
+		for _, max := range []*dlpack.Version{nil, v(1, 0)} {
+			m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: max})
+			require.NoError(t, err)
+			deleter := *(*uintptr)(cmem.Ptr(m.Pointer() + deleterOffset(m)))
+			before := dlpack.ReadStats()
+			boundary.InjectPanic("dlpack deleter")
+			ffi.Call(deleter, m.Pointer()) // a C consumer calls it
+			after := dlpack.ReadStats()
+			require.Equal(t, before.Panics+1, after.Panics)
+			require.Equal(t, before.LiveExports, after.LiveExports, "the panicking call freed nothing")
+			ffi.Call(deleter, m.Pointer())
+			require.Equal(t, before.LiveExports-1, dlpack.ReadStats().LiveExports)
+		}
+		t.Log("deleter panics counted")
+		return
+	}
+	testutil.RunChild(t, "deleter-panic", time.Minute).Expect(t, 0, "deleter panics counted",
+		"Go panic in dlpack deleter: injected panic at dlpack deleter")
+}
+
+func deleterOffset(m dlpack.Managed) uintptr {
+	if m.Versioned() {
+		return unsafe.Offsetof(dlpack.ManagedTensorVersioned{}.Deleter)
+	}
+	return unsafe.Offsetof(dlpack.ManagedTensor{}.Deleter)
 }
