@@ -112,7 +112,14 @@ func newArray(where string, dev *C.ub_dl_device, fn func(g *pybridge.GIL) (*entr
 // (see RATIONALE.md): C checks the fork flag, then calls Go.
 //
 //export ub_init
-func ub_init() *C.char {
+func ub_init() (msg *C.char) {
+	var panicked error
+	defer func() {
+		if panicked != nil {
+			msg = C.CString(panicked.Error())
+		}
+	}()
+	defer boundary.Recover("ub_init", &panicked)
 	if !boundary.SetGate(func(goFn uintptr) uintptr { return uintptr(C.ub_gate(C.uintptr_t(goFn))) }) {
 		return C.CString("usmbridge: internal error: a Go callback was made before the fork gate was installed")
 	}
