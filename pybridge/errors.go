@@ -172,8 +172,8 @@ func (g *GIL) Raise(err error) {
 	}
 	a.ErrSetString(exc, msg)
 	if pe != nil && pe.held != nil {
-		_, v := a.ErrTake()
-		a.DecRef(a.Type(v))
+		t, v := a.ErrTake()
+		a.DecRef(t)
 		a.IncRef(pe.held.p)
 		a.ExceptionSetCause(v, pe.held.p)
 		a.ErrRestore(v)
