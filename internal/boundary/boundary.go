@@ -126,7 +126,8 @@ func SetGate(fn func(goFn uintptr) uintptr) bool {
 }
 
 // Callback returns a C function pointer of type void (*)(void *) that
-// calls fn. Each call takes one of purego's permanent callback slots:
+// calls fn. Every Go callback that C code may call must be made here, not
+// with ffi.NewCallback directly, or a gate cannot cover it. Each call takes one of purego's permanent callback slots:
 // make callbacks once per process (a sync.Once), never per operation. fn
 // must recover its own panics (defer Recover).
 func Callback(fn func(arg uintptr)) uintptr {
