@@ -4,11 +4,13 @@ import "github.com/usmbridge/usmbridge/internal/errkind"
 
 // Error reports a failed export or import. It matches exactly one of
 // usm.ErrBuffer, usm.ErrValue, usm.ErrType or usm.ErrMemory with errors.Is,
-// which is the Python exception the array API standard requires.
+// which is the Python exception the array API standard requires, whatever
+// kind its cause has: the cause (Err) stays reachable with errors.As, and
+// with errors.Is for targets that are not kinds, but not as a second kind.
 type Error struct {
 	Op     string // "dlpack.Export" or "dlpack.Import"
 	Reason string
-	Err    error
+	Err    error // the cause, if any
 	kind   *errkind.Kind
 }
 
@@ -21,7 +23,7 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Is(target error) bool { return target == error(e.kind) }
-func (e *Error) Unwrap() error        { return e.Err }
+func (e *Error) Unwrap() error        { return errkind.HideKind(e.Err) }
 
 func exportErr(k *errkind.Kind, reason string, cause error) error {
 	return &Error{Op: "dlpack.Export", Reason: reason, Err: cause, kind: k}

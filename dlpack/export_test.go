@@ -3,6 +3,7 @@ package dlpack_test
 import (
 	"errors"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -10,7 +11,10 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -320,4 +324,100 @@ func TestExportCopyForeignHost(t *testing.T) {
 	assert.Equal(t, n0, n2, "and is freed with the tensor")
 	tn.Release()
 	assert.Equal(t, 1, deletesOf(id))
+}
+
+// A panic inside our deleter, called by a C consumer, is recovered,
+// counted and logged; the tensor is leaked rather than freed from an
+// unknown state, and the next call frees it. Without the recovery the
+// panic would unwind through C and abort, so the case runs in a child.
+func TestDeleterPanicIsCounted(t *testing.T) {
+	if testutil.InChild("deleter-panic") {
+		host := cpu.New()
+		reg := usm.NewRegistry(host)
+		a, alloc := hostArray(t, reg, host, 4)
+		defer alloc.Free()
+		for _, max := range []*dlpack.Version{nil, v(1, 0)} {
+			m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: max})
+			require.NoError(t, err)
+			deleter := *(*uintptr)(cmem.Ptr(m.Pointer() + deleterOffset(m)))
+			before := dlpack.ReadStats()
+			boundary.InjectPanic("dlpack deleter")
+			ffi.Call(deleter, m.Pointer()) // a C consumer calls it
+			after := dlpack.ReadStats()
+			require.Equal(t, before.Panics+1, after.Panics)
+			require.Equal(t, before.LiveExports, after.LiveExports, "the panicking call freed nothing")
+			ffi.Call(deleter, m.Pointer())
+			require.Equal(t, before.LiveExports-1, dlpack.ReadStats().LiveExports)
+		}
+		t.Log("deleter panics counted")
+		return
+	}
+	testutil.RunChild(t, "deleter-panic", time.Minute).Expect(t, 0, "deleter panics counted",
+		"Go panic in dlpack deleter: injected panic at dlpack deleter")
+}
+
+func deleterOffset(m dlpack.Managed) uintptr {
+	if m.Versioned() {
+		return unsafe.Offsetof(dlpack.ManagedTensorVersioned{}.Deleter)
+	}
+	return unsafe.Offsetof(dlpack.ManagedTensor{}.Deleter)
+}
+
+// An array that Registry.Parse (or Bind) found in memory usmbridge
+// allocated is owned by that allocation: its export keeps the memory alive
+// after Free, and the memory goes when the export is released. Before,
+// the read after Free faulted, so the case runs in a child.
+func TestParsedArrayExportOutlivesFree(t *testing.T) {
+	if !testutil.InChild("parsed-owner") {
+		testutil.RunChild(t, "parsed-owner", time.Minute).Expect(t, 0, "--- PASS: TestParsedArrayExportOutlivesFree")
+		return
+	}
+	for _, tc := range []struct {
+		name  string
+		alloc func(t *testing.T) (usm.Backend, *usm.Allocation)
+	}{
+		{"cpu", func(t *testing.T) (usm.Backend, *usm.Allocation) {
+			h := cpu.New()
+			al, err := h.AllocHost(64)
+			require.NoError(t, err)
+			return h, al
+		}},
+		{"a SYCL backend", func(t *testing.T) (usm.Backend, *usm.Allocation) {
+			f := newFakeSYCL()
+			al, err := f.Alloc(0, usm.KindShared, 64)
+			require.NoError(t, err)
+			return f, al
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, alloc := tc.alloc(t)
+			reg := usm.NewRegistry(b)
+			for i := range 16 {
+				*(*float32)(cmem.Ptr(alloc.Pointer() + uintptr(4*i))) = float32(i)
+			}
+			sel, err := reg.SelectorFor(b, 0)
+			require.NoError(t, err)
+			m := map[string]any{"data": []any{uint64(alloc.Pointer()), false}, "shape": []any{int64(4)},
+				"typestr": "<f4", "version": int64(1), "syclobj": sel.String(), "offset": int64(8)}
+			a, err := reg.Parse(m)
+			require.NoError(t, err)
+			require.Same(t, alloc, a.Owner)
+
+			exp, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0)})
+			require.NoError(t, err)
+			require.NoError(t, alloc.Free())
+			assert.True(t, alloc.Live(), "the export holds the memory")
+			tn, err := dlpack.Import(exp, dlpack.ImportOptions{Registry: reg})
+			require.NoError(t, err)
+			assert.Equal(t, float32(9), readF32(tn.ElementPointer(), 1), "read through the export after Free")
+			tn.Release()
+			assert.False(t, alloc.Live(), "the memory went with the export")
+
+			// An export asked for after the memory went is refused, not
+			// handed out.
+			_, err = dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0)})
+			assert.ErrorIs(t, err, usm.ErrValue)
+			assert.Zero(t, dlpack.ReadStats().LiveExports)
+		})
+	}
 }

@@ -5,8 +5,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
-	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -100,19 +100,28 @@ const (
 	versionedCtxOffset = unsafe.Offsetof(ManagedTensorVersioned{}.ManagerCtx)
 )
 
+// deleterBoundary names the deleters for boundary.Recover and InjectPanic.
+const deleterBoundary = "dlpack deleter"
+
+// legacyDeleter and versionedDeleter are what consumers call. A panic must
+// not unwind through C: it is recovered, counted and logged, and the
+// tensor is then leaked rather than freed from an unknown state.
 func legacyDeleter(self uintptr) {
-	defer func() { _ = recover() }() // a panic must not unwind through C
+	defer boundary.Recover(deleterBoundary, nil)
+	boundary.Check(deleterBoundary)
 	deleteExported(self, legacyCtxOffset)
 }
 
 func versionedDeleter(self uintptr) {
-	defer func() { _ = recover() }()
+	defer boundary.Recover(deleterBoundary, nil)
+	boundary.Check(deleterBoundary)
 	deleteExported(self, versionedCtxOffset)
 }
 
-// The C entry points, created on first export.
+// The C entry points, created on first export (through the process's
+// callback gate, if a host program installed one).
 var deleterPtrs = sync.OnceValues(func() (legacy, versioned uintptr) {
-	return ffi.NewCallback(legacyDeleter), ffi.NewCallback(versionedDeleter)
+	return boundary.Callback(legacyDeleter), boundary.Callback(versionedDeleter)
 })
 
 // Stats are process-wide counters for leak checks.
@@ -122,6 +131,11 @@ type Stats struct {
 	LiveCBytes   int64
 	StrayDeletes int64 // deleter calls that named no live tensor (ignored)
 	LiveImports  int64 // imported tensors not yet released
+	// Panics counts Go panics recovered where C calls usmbridge (DLPack
+	// deleters, Python capsule destructors, the extension module's
+	// entry points), process-wide. Each was logged; a deleter that
+	// panicked leaked its tensor. Anything but 0 is a bug to report.
+	Panics int64
 }
 
 // ReadStats returns the current counters.
@@ -131,5 +145,5 @@ func ReadStats() Stats {
 	handles.mu.Unlock()
 	c := cmem.Snapshot()
 	return Stats{LiveExports: live, LiveCBlocks: c.LiveBlocks, LiveCBytes: c.LiveBytes,
-		StrayDeletes: strayDeletes.Load(), LiveImports: liveImports.Load()}
+		StrayDeletes: strayDeletes.Load(), LiveImports: liveImports.Load(), Panics: boundary.Panics()}
 }

@@ -2,6 +2,7 @@ package dlpack_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -157,6 +159,7 @@ func TestImportForeign(t *testing.T) {
 			require.Error(t, err)
 			assert.Nil(t, tn)
 			assert.ErrorIs(t, err, tc.kind)
+			assert.Equal(t, []error{tc.kind}, kindsOf(err), "exactly one kind")
 			assert.Contains(t, err.Error(), tc.msg)
 			var de *dlpack.Error
 			require.True(t, errors.As(err, &de))
@@ -216,6 +219,7 @@ func TestImportOneAPI(t *testing.T) {
 			m, id := ff.build(t)
 			_, err := dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
 			require.ErrorIs(t, err, usm.ErrBuffer)
+			assert.Equal(t, []error{usm.ErrBuffer}, kindsOf(err), "exactly one kind, whatever the cause's")
 			assert.Contains(t, err.Error(), tc.msg)
 			assert.Equal(t, 1, deletesOf(id))
 			if ff.data != good.data {
@@ -223,6 +227,44 @@ func TestImportOneAPI(t *testing.T) {
 			}
 		})
 	}
+}
+
+// kindsOf lists every error kind err matches.
+func kindsOf(err error) []error {
+	var ks []error
+	for _, k := range errkind.All {
+		if errors.Is(err, k) {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// A dlpack.Error whose cause has a kind of its own (an *usm.ExtentError is
+// usm.ErrValue) still matches only its own kind; the cause is reachable.
+func TestErrorKindIsExactlyOne(t *testing.T) {
+	f := newFakeSYCL()
+	reg := usm.NewRegistry(f)
+	alloc, err := f.Alloc(0, usm.KindDevice, 64)
+	require.NoError(t, err)
+	defer alloc.Free()
+	m, _ := foreign{versioned: true, major: 1, data: alloc.Pointer(), device: dlpack.Device{Type: dlpack.OneAPI},
+		ndim: 1, dtype: f32, shape: []int64{17}, strides: []int64{1}}.build(t)
+	_, err = dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
+	assert.Equal(t, []error{usm.ErrBuffer}, kindsOf(err))
+	assert.Equal(t, "BufferError", usm.PythonException(err))
+	var ee *usm.ExtentError
+	require.True(t, errors.As(err, &ee), "the cause stays reachable with errors.As")
+	assert.Equal(t, alloc.Pointer(), ee.Allocation[0])
+	var de *dlpack.Error
+	require.True(t, errors.As(err, &de))
+	assert.Same(t, ee, de.Err)
+
+	// errors.Is still finds a cause that is not a kind.
+	sentinel := errors.New("sentinel")
+	e := &dlpack.Error{Op: "dlpack.Import", Reason: "x", Err: fmt.Errorf("wrapped: %w", sentinel)}
+	assert.ErrorIs(t, e, sentinel)
+	assert.Empty(t, kindsOf(e), "a zero Error states no kind, and its cause lends none")
 }
 
 func TestDeleterIsIdempotent(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -26,14 +27,21 @@ var (
 var capsuleAPI atomic.Pointer[pyapi.API]
 
 // capsuleDestructorPtr is the C entry point of the DLPack capsule
-// destructor, created once per process (purego callbacks are never freed).
-var capsuleDestructorPtr = sync.OnceValue(func() uintptr { return ffi.NewCallback(capsuleDestructor) })
+// destructor, created once per process (purego callbacks are never freed)
+// through the process's callback gate, if a host program installed one.
+var capsuleDestructorPtr = sync.OnceValue(func() uintptr { return boundary.Callback(capsuleDestructor) })
+
+// capsuleBoundary names the destructor for boundary.Recover and InjectPanic.
+const capsuleBoundary = "pybridge capsule destructor"
 
 // capsuleDestructor runs inside Python's deallocation, with the GIL. It
 // calls the tensor's deleter only if the capsule still has its fresh name:
-// a consumer that renamed it to used_* owns the tensor.
+// a consumer that renamed it to used_* owns the tensor. A panic must not
+// unwind through C: it is recovered, counted and logged (the tensor is
+// then leaked).
 func capsuleDestructor(c uintptr) {
-	defer func() { _ = recover() }() // a panic must not unwind through C
+	defer boundary.Recover(capsuleBoundary, nil)
+	boundary.Check(capsuleBoundary)
 	a := capsuleAPI.Load()
 	if a == nil || c == 0 {
 		return

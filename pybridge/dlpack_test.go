@@ -3,11 +3,14 @@ package pybridge
 import (
 	"errors"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -190,4 +193,36 @@ func TestNoLeaks(t *testing.T) {
 		t.Fatalf("after %d rounds: refcount %d (base %d), stats %+v (before %+v)", n, after, base, s, before)
 	}
 	_ = dlabi.CPU
+}
+
+// A panic inside the capsule destructor (a Go callback Python calls while
+// deallocating) is recovered, counted and logged; the tensor is leaked.
+// Past that frame it would abort the interpreter, so the case runs in a
+// child process.
+func TestCapsuleDestructorPanicIsCounted(t *testing.T) {
+	if testutil.InChild("capsule-panic") {
+		py := embedded(t)
+		arr := hostArray(t, 2)
+		err := py.Do(func(g *GIL) error {
+			c, err := g.ToDLPack(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}})
+			if err != nil {
+				return err
+			}
+			before := dlpack.ReadStats()
+			boundary.InjectPanic("pybridge capsule destructor")
+			g.DecRef(c) // Python deallocates it: the destructor panics
+			after := dlpack.ReadStats()
+			if after.Panics != before.Panics+1 || after.LiveExports != before.LiveExports {
+				t.Errorf("before %+v after %+v", before, after)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Log("capsule destructor panic counted")
+		return
+	}
+	testutil.RunChild(t, "capsule-panic", time.Minute).Expect(t, 0, "capsule destructor panic counted",
+		"Go panic in pybridge capsule destructor: injected panic")
 }

@@ -2,19 +2,36 @@ package pybridge
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-// Exception is a Python exception seen from Go.
+// Exception is a Python exception seen from Go. It holds a strong
+// reference to the exception object itself (its traceback attached), so
+// that GIL.Raise gives Python back the very same object: a producer's
+// BufferError subclass stays that subclass, a custom exception stays
+// itself, and the traceback is kept. Type and Message are read once, when
+// Go takes the exception, so that Error works on any goroutine.
+//
+// The reference is dropped after the Exception becomes unreachable: the
+// garbage collector queues it, and the next entry into the interpreter
+// (Python.Do or Held, which hold the GIL) releases it. Nothing takes the
+// GIL for it, so a collection during or after interpreter shutdown touches
+// no Python state.
 type Exception struct {
 	Type    string // qualified type name: "ValueError", "dpctl._sycl_queue.SyclQueueCreationError"
 	Message string // str(exception)
 	Op      string // what Go was doing, if known
 	kind    *errkind.Kind
+	held    *heldException // nil when Go made the exception up (SystemError)
 }
+
+// heldException is the reference, separate from Exception so that a copy
+// of an Exception value shares it instead of outliving it.
+type heldException struct{ p uintptr }
 
 func (e *Exception) Error() string {
 	s := e.Type
@@ -34,6 +51,16 @@ func (e *Exception) Error() string {
 // (subclasses included); other exceptions match no kind.
 func (e *Exception) Is(target error) bool { return e.kind != nil && target == error(e.kind) }
 
+// Object returns a new reference to the exception object, or NULL for an
+// exception Go made up (a C API call that failed without setting one).
+func (e *Exception) Object(g *GIL) Object {
+	if e.held == nil {
+		return Object{}
+	}
+	g.api().IncRef(e.held.p)
+	return Object{e.held.p}
+}
+
 // kindOrder: subclass checks, most specific first (ModuleNotFoundError is
 // an ImportError; nothing here subclasses another listed class).
 var kindOrder = []struct {
@@ -46,8 +73,8 @@ var kindOrder = []struct {
 }
 
 // fetch takes the pending Python exception (which must be set) and turns
-// it into an *Exception. If none is pending it returns a SystemError-like
-// error: a C API call failed without saying why.
+// it into an *Exception that holds it. If none is pending it returns a
+// SystemError-like error: a C API call failed without saying why.
 func (g *GIL) fetch(op string) error {
 	a := g.api()
 	t, v := a.ErrTake()
@@ -55,7 +82,6 @@ func (g *GIL) fetch(op string) error {
 		return &Exception{Type: "SystemError", Message: "a C API call failed without setting an exception", Op: op}
 	}
 	defer a.DecRef(t)
-	defer a.DecRef(v)
 	e := &Exception{Op: op, Type: g.typeName(t)}
 	for _, k := range kindOrder {
 		if a.ErrGivenMatches(t, a.Exc[k.exc]) {
@@ -68,7 +94,22 @@ func (g *GIL) fetch(op string) error {
 		a.DecRef(s)
 	}
 	a.ErrClear()
+	e.held = holdException(v)
 	return e
+}
+
+// holdException takes over a reference to an exception object until the
+// heldException holding it is collected.
+func holdException(p uintptr) *heldException {
+	h := &heldException{p}
+	heldExceptions.Add(1)
+	runtime.AddCleanup(h, releaseException, p)
+	return h
+}
+
+func releaseException(p uintptr) {
+	heldExceptions.Add(-1)
+	releaseLater(p)
 }
 
 // typeName returns module.qualname of a type object, without "builtins.".
@@ -94,26 +135,66 @@ func (g *GIL) typeName(t uintptr) string {
 }
 
 // Raise sets the Python exception for a Go error, so that a function
-// called from Python can return NULL: an *Exception keeps its class if it
-// is a built-in one; any other error becomes the class
-// usm.PythonException names for it (BufferError, ValueError, TypeError,
-// AttributeError, OverflowError, MemoryError, NotImplementedError,
-// RuntimeError).
+// called from Python can return NULL. Python exceptions propagate:
+//
+//   - An error that is a Python exception (*Exception), possibly behind
+//     wrappers that only add context (no error kind of their own, such as
+//     fmt.Errorf's %w), raises that same exception object, with its class
+//     and traceback.
+//   - A Go error raises the class its kind names (the outermost kind in
+//     its chain, errkind.Of: BufferError, ValueError, TypeError,
+//     AttributeError, OverflowError, MemoryError, NotImplementedError;
+//     RuntimeError for none), with err.Error() as the message. If it wraps
+//     a Python exception — a Go error that gave it another meaning — that
+//     exception becomes the new one's __cause__.
 func (g *GIL) Raise(err error) {
 	if err == nil {
 		return
 	}
 	a := g.api()
-	name := usm.PythonException(err)
-	var pe *Exception
-	if errors.As(err, &pe) {
-		if _, ok := a.Exc[pe.Type]; ok {
-			name = pe.Type
-		}
+	pe, same := pythonOrigin(err)
+	if pe != nil && same && pe.held != nil {
+		a.IncRef(pe.held.p)
+		a.ErrRestore(pe.held.p)
+		return
 	}
-	exc, ok := a.Exc[name]
-	if !ok {
+	var exc uintptr
+	msg := err.Error()
+	if pe != nil && same { // made up by Go: no object to give back
+		exc, msg = a.Exc[pe.Type], pe.Message
+	} else if k := errkind.Of(err); k != nil {
+		exc = a.Exc[k.Python()]
+	} else {
+		exc = a.Exc[usm.PythonException(err)]
+	}
+	if exc == 0 {
 		exc = a.Exc["RuntimeError"]
 	}
-	a.ErrSetString(exc, err.Error())
+	a.ErrSetString(exc, msg)
+	if pe != nil && pe.held != nil {
+		t, v := a.ErrTake()
+		a.DecRef(t)
+		a.IncRef(pe.held.p)
+		a.ExceptionSetCause(v, pe.held.p)
+		a.ErrRestore(v)
+	}
+}
+
+// pythonOrigin returns the Python exception err carries, if any, and
+// whether err means the same: no error in front of it in the chain states
+// an error kind of its own.
+func pythonOrigin(err error) (pe *Exception, same bool) {
+	same = true
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if x, ok := e.(*Exception); ok {
+			return x, same
+		}
+		if errkind.OwnKind(e) != nil {
+			same = false
+		}
+	}
+	if errors.As(err, &pe) { // behind a join, or a cause that hides its kind
+		return pe, false
+	}
+	return nil, false
 }

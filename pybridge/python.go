@@ -283,7 +283,8 @@ func openSelf() (uintptr, error) {
 // PyGILState_Ensure, fn, PyGILState_Release, UnlockOSThread), so any
 // goroutine may call it, concurrently with others. It may be nested. fn
 // must not start goroutines that wait for the GIL while it runs, and the
-// *GIL must not be used after fn returns.
+// *GIL must not be used after fn returns. Python references Go let go of
+// without the GIL (see Exception) are dropped first.
 func (py *Python) Do(fn func(g *GIL) error) (err error) {
 	runtime.LockOSThread()
 	st := py.api.GILEnsure()
@@ -291,6 +292,7 @@ func (py *Python) Do(fn func(g *GIL) error) (err error) {
 		py.api.GILRelease(st)
 		runtime.UnlockOSThread()
 	}()
+	py.gil.dropReleased()
 	return fn(&py.gil)
 }
 
@@ -301,6 +303,7 @@ func (py *Python) Do(fn func(g *GIL) error) (err error) {
 func (py *Python) Held(fn func(g *GIL) error) error {
 	runtime.LockOSThread() // a cgo callback already runs on the caller's thread
 	defer runtime.UnlockOSThread()
+	py.gil.dropReleased()
 	return fn(&py.gil)
 }
 

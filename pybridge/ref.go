@@ -1,8 +1,11 @@
 package pybridge
 
 import (
-	"github.com/usmbridge/usmbridge/internal/refcount"
 	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/usmbridge/usmbridge/internal/refcount"
 )
 
 // Ref is a strong reference to a Python object that lives outside the GIL:
@@ -31,8 +34,10 @@ func (r *Ref) Object() Object { return Object{r.p} }
 func (r *Ref) Retain() bool { return r.refs.Retain() }
 
 // Release drops a reference; the last one drops the Python reference,
-// taking the GIL on the calling thread. After interpreter shutdown the
-// object is leaked rather than touched.
+// taking the GIL on the calling thread: a Ref keeps memory alive (a
+// producer's array), which must go when the last user lets go, not at some
+// later entry into the interpreter. After interpreter shutdown the object
+// is leaked rather than touched.
 func (r *Ref) Release() {
 	if !r.refs.Release() {
 		return
@@ -54,3 +59,39 @@ func (r *Ref) ReleaseHeld(g *GIL) {
 }
 
 func (r *Ref) String() string { return "pybridge.Ref(0x" + strconv.FormatUint(uint64(r.p), 16) + ")" }
+
+// Python references that Go let go of where it may not take the GIL (the
+// garbage collector's cleanups of *Exception values) wait here until the
+// next entry into the interpreter drops them (GIL.dropReleased).
+var (
+	releasedMu sync.Mutex
+	released   []uintptr
+	nReleased  atomic.Int32 // len(released), read without the lock on every entry
+
+	heldExceptions atomic.Int64 // *Exception references not yet queued (for leak tests)
+)
+
+func releaseLater(p uintptr) {
+	releasedMu.Lock()
+	released = append(released, p)
+	nReleased.Store(int32(len(released)))
+	releasedMu.Unlock()
+}
+
+// dropReleased drops the queued references; the caller holds the GIL.
+// Dropping one may run Python code (__del__, weakref callbacks) that
+// enters Go again and drains the queue too: each entry takes the queue
+// before it drops anything.
+func (g *GIL) dropReleased() {
+	if nReleased.Load() == 0 {
+		return
+	}
+	releasedMu.Lock()
+	ps := released
+	released = nil
+	nReleased.Store(0)
+	releasedMu.Unlock()
+	for _, p := range ps {
+		g.api().DecRef(p)
+	}
+}

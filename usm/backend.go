@@ -1,10 +1,14 @@
 package usm
 
 import (
+	"reflect"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/refcount"
-	"strconv"
-	"sync/atomic"
+	"github.com/usmbridge/usmbridge/internal/spans"
 
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -123,14 +127,87 @@ type Allocation struct {
 	refs      refcount.Count
 	freed     atomic.Bool // Free has been called
 	freeErr   atomic.Pointer[error]
+	listed    bool // in owners (see NewAllocation)
 }
 
 // NewAllocation wraps memory a backend allocated. free returns it to the
 // backend and is called exactly once, when the last reference goes.
+//
+// While it is live the allocation is listed under its backend (a non-nil,
+// comparable one), so that Registry.Parse and Bind make it the Owner of
+// arrays whose pointer lies in it.
 func NewAllocation(b Backend, ptr, size uintptr, kind Kind, device int, free func() error) *Allocation {
 	a := &Allocation{ptr: ptr, size: size, kind: kind, device: device, backend: b, free: free}
 	a.refs.Init()
+	a.listed = owners.add(a)
 	return a
+}
+
+// owners lists the live allocations of each backend by address: what
+// Registry.Parse and Bind consult to find who keeps a pointer's memory
+// alive (see Array.Owner).
+var owners ownerTable
+
+type ownerTable struct {
+	mu  sync.RWMutex
+	byB map[Backend]*spans.Set[ownerSpan]
+}
+
+type ownerSpan struct{ a *Allocation }
+
+func (s ownerSpan) Span() (base, size uintptr) { return s.a.ptr, s.a.size }
+
+// add lists a; false (not listed) for a nil or non-comparable backend, or
+// memory that overlaps an allocation already listed for the backend (a
+// backend that wraps the same memory twice: neither is then a safe answer
+// for the overlap, and the first stays).
+func (t *ownerTable) add(a *Allocation) bool {
+	if a.backend == nil || !reflect.TypeOf(a.backend).Comparable() {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	set := t.byB[a.backend]
+	if set == nil {
+		if t.byB == nil {
+			t.byB = map[Backend]*spans.Set[ownerSpan]{}
+		}
+		set = &spans.Set[ownerSpan]{}
+		t.byB[a.backend] = set
+	}
+	if _, ok := set.Find(a.ptr); ok {
+		return false
+	}
+	if _, ok := set.Find(a.ptr + max(a.size, 1) - 1); ok {
+		return false
+	}
+	set.Insert(ownerSpan{a})
+	return true
+}
+
+// remove unlists a before its memory goes back to the backend, so that no
+// lookup finds it once the address can be reused.
+func (t *ownerTable) remove(a *Allocation) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if set := t.byB[a.backend]; set != nil {
+		set.Remove(a.ptr)
+	}
+}
+
+// find returns b's live allocation containing ptr, or nil.
+func (t *ownerTable) find(b Backend, ptr uintptr) *Allocation {
+	if b == nil || !reflect.TypeOf(b).Comparable() {
+		return nil
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if set := t.byB[b]; set != nil {
+		if s, ok := set.Find(ptr); ok {
+			return s.a
+		}
+	}
+	return nil
 }
 
 // Pointer returns the allocation's base address.
@@ -165,6 +242,9 @@ func (a *Allocation) Retain() bool { return a.refs.Retain() }
 // Release drops a reference and frees the memory when none remain.
 func (a *Allocation) Release() {
 	if a.refs.Release() {
+		if a.listed {
+			owners.remove(a)
+		}
 		if err := a.free(); err != nil {
 			a.freeErr.Store(&err)
 		}

@@ -31,12 +31,17 @@ var (
 // PythonException names the Python exception that err should raise:
 // "BufferError", "ValueError", "TypeError", "AttributeError",
 // "OverflowError", "MemoryError", "NotImplementedError", or "RuntimeError"
-// for errors of no kind (and for ErrNotAvailable). nil gives "".
+// for errors of no kind (and for ErrNotAvailable). nil gives "". The
+// outermost error in the chain that states a kind decides: a wrapper that
+// gives its cause another meaning wins over the cause's kind.
 func PythonException(err error) string {
 	if err == nil {
 		return ""
 	}
-	for _, k := range errkind.All {
+	if k := errkind.Of(err); k != nil {
+		return k.Python()
+	}
+	for _, k := range errkind.All { // a tree (errors.Join): the first kind found
 		if errors.Is(err, k) {
 			return k.Python()
 		}

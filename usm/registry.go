@@ -285,6 +285,13 @@ func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
 // that the pointer is a USM pointer of the context the syclobj names. When
 // the owning backend reports the allocation's extent, an array whose bytes
 // reach outside it is an *ExtentError giving both ranges.
+//
+// When the pointer lies in a live *Allocation of that backend (memory
+// usmbridge allocated), the allocation is the array's Owner, as with
+// NewArray: a DLPack export of the array keeps the memory alive after
+// Free, and an export asked for once the memory is gone fails with
+// ErrValue instead of handing it out. Other memory gets no Owner: its
+// producer keeps it alive (pybridge sets the Python object).
 func (r *Registry) Parse(m map[string]any) (*Array, error) {
 	var bd binding
 	in, err := parse(m, func(ptr uintptr, o syclobj.Obj) error {
@@ -298,7 +305,8 @@ func (r *Registry) Parse(m map[string]any) (*Array, error) {
 	return r.finish(in, bd)
 }
 
-// Bind validates a hand-built Interface and binds it like Parse.
+// Bind validates a hand-built Interface and binds it like Parse (Owner
+// included).
 func (r *Registry) Bind(in Interface) (*Array, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
@@ -314,6 +322,9 @@ func (r *Registry) finish(in Interface, bd binding) (*Array, error) {
 	a := &Array{Interface: in, Backend: bd.b, Memory: bd.info, Device: bd.device, Queue: bd.q}
 	if err := a.CheckExtent(); err != nil {
 		return nil, err
+	}
+	if al := owners.find(bd.b, in.Data); al != nil {
+		a.Owner = al
 	}
 	dev := bd.device
 	if dev < 0 {

@@ -52,7 +52,7 @@ func TestRegistryParseBindsHost(t *testing.T) {
 			assert.Equal(t, uintptr(4096), a.Memory.Size)
 			assert.Equal(t, 0, a.Device)
 			assert.NotNil(t, a.Queue)
-			assert.Nil(t, a.Owner)
+			assert.Same(t, alloc, a.Owner, "the backend's allocation keeps the memory alive")
 			assert.Equal(t, dlabi.Device{Type: dlabi.CPU, ID: 0}, a.DLDevice)
 			assert.Equal(t, []int64{4, 8}, a.Shape)
 			require.NoError(t, a.Wait())
@@ -493,7 +493,7 @@ func TestRegistryNewArrayRoundTrip(t *testing.T) {
 	assert.Equal(t, a.Interface, b.Interface)
 	assert.Equal(t, a.Memory, b.Memory)
 	assert.Same(t, be, b.Backend.(*cpu.Backend))
-	assert.Nil(t, b.Owner)
+	assert.Same(t, alloc, b.Owner, "the parsed view is owned by the same allocation")
 
 	// Writes through one view are seen through the other.
 	ab, err := a.Bytes()

@@ -13,8 +13,68 @@
  *
  * Everything here runs with the GIL held, except a tensor's deleter, which
  * may be called from any thread and takes the GIL itself.
+ *
+ * In a child created by fork() nothing here enters Go (see ext.h, "fork").
  */
 #define PY_SSIZE_T_CLEAN
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "ext.h"
+
+/* ---- fork ------------------------------------------------------------ */
+
+/* Set in the child of every fork() after this library was loaded; never
+ * cleared (a grandchild inherits it). Registered by a constructor, so it
+ * runs at dlopen: the Go runtime is already at risk from then on, whether
+ * or not the module was ever called. */
+static volatile sig_atomic_t ub_forked;
+
+/* Releases skipped in a forked child (Go callbacks not entered, Array
+ * deallocations that left their Go state): what the child leaked. */
+static long ub_fork_skips;
+
+static void ub_fork_skip(void)
+{
+	__atomic_fetch_add(&ub_fork_skips, 1, __ATOMIC_RELAXED);
+}
+
+static void ub_on_fork_child(void)
+{
+	ub_forked = 1;
+}
+
+__attribute__((constructor)) static void ub_register_fork_handler(void)
+{
+	pthread_atfork(NULL, NULL, ub_on_fork_child);
+}
+
+/* Gates for Go callbacks: gate_i calls gate_target[i] unless forked. */
+#define UB_GATE_SLOTS 8
+static void (*gate_target[UB_GATE_SLOTS])(void *);
+#define UB_GATE(i)                              \
+	static void ub_gate_##i(void *arg)      \
+	{                                       \
+		if (ub_forked)                  \
+			ub_fork_skip();         \
+		else                            \
+			gate_target[i](arg);    \
+	}
+UB_GATE(0) UB_GATE(1) UB_GATE(2) UB_GATE(3) UB_GATE(4) UB_GATE(5) UB_GATE(6) UB_GATE(7)
+static void (*const gate_fns[UB_GATE_SLOTS])(void *) = {
+	ub_gate_0, ub_gate_1, ub_gate_2, ub_gate_3, ub_gate_4, ub_gate_5, ub_gate_6, ub_gate_7,
+};
+static int gate_count;
+
+uintptr_t ub_gate(uintptr_t go_fn)
+{
+	if (gate_count == UB_GATE_SLOTS)
+		return 0;
+	gate_target[gate_count] = (void (*)(void *))go_fn;
+	return (uintptr_t)gate_fns[gate_count++];
+}
 
 #if defined(__has_include)
 #if __has_include(<Python.h>)
@@ -26,8 +86,27 @@
 #include <Python.h>
 #include <string.h>
 
-#include "ext.h"
 #include "_cgo_export.h"
+
+/* usmbridge.ForkError, a RuntimeError: what every call raises in a forked
+ * child. */
+static PyObject *ForkError;
+
+static const char fork_message[] =
+	"usmbridge cannot be used in a process created by fork() from one that had already used it: "
+	"the Go runtime inside usmbridge does not survive fork() without exec(). "
+	"Start worker processes with the 'spawn' or 'forkserver' method (multiprocessing.get_context('spawn')); "
+	"a forkserver must not use usmbridge itself (do not preload a module that does). "
+	"Objects inherited from the parent are leaked here, not freed.";
+
+/* forked raises ForkError and returns 1 in a forked child, else 0. */
+static int forked(void)
+{
+	if (!ub_forked)
+		return 0;
+	PyErr_SetString(ForkError != NULL ? ForkError : PyExc_RuntimeError, fork_message);
+	return 1;
+}
 
 /* ---- exported tensors ------------------------------------------------ */
 
@@ -162,8 +241,12 @@ static void array_dealloc(UBArray *self)
 	 * object; keep the exception being raised, if any, out of its way. */
 	PyObject *et, *ev, *tb;
 	PyErr_Fetch(&et, &ev, &tb);
-	if (self->handle != 0)
-		ub_release(self->handle);
+	if (self->handle != 0) {
+		if (ub_forked) /* in a forked child the Go state is leaked */
+			ub_fork_skip();
+		else
+			ub_release(self->handle);
+	}
 	PyErr_Restore(et, ev, tb);
 	if (self->tmpl_state == UB_TEMPLATE_READY)
 		free(self->tmpl.tensor.shape); /* shape and strides: one block */
@@ -277,6 +360,8 @@ static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
 
 static PyObject *array_dlpack(UBArray *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
+	if (forked())
+		return NULL;
 	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
 	if (nargs != 0) {
 		PyErr_Format(PyExc_TypeError, "__dlpack__() takes no positional arguments (%zd given)", nargs);
@@ -300,11 +385,15 @@ static PyObject *array_dlpack(UBArray *self, PyObject *const *args, size_t nargs
 
 static PyObject *array_dlpack_device(UBArray *self, PyObject *unused)
 {
+	if (forked())
+		return NULL;
 	return Py_BuildValue("(ii)", (int)self->device.device_type, (int)self->device.device_id);
 }
 
 static PyObject *array_info(UBArray *self)
 {
+	if (forked())
+		return NULL;
 	if (self->info == NULL)
 		self->info = (PyObject *)ub_info(self->handle);
 	return self->info;
@@ -325,6 +414,8 @@ static PyObject *array_get(UBArray *self, void *index)
 
 static PyObject *array_suai(UBArray *self, void *unused)
 {
+	if (forked())
+		return NULL;
 	return (PyObject *)ub_suai(self->handle);
 }
 
@@ -389,6 +480,8 @@ static PyObject *wrap(UBArray *a, int64_t handle)
 
 static PyObject *mod_asarray(PyObject *mod, PyObject *obj)
 {
+	if (forked())
+		return NULL;
 	UBArray *a = array_new();
 	if (a == NULL)
 		return NULL;
@@ -397,6 +490,8 @@ static PyObject *mod_asarray(PyObject *mod, PyObject *obj)
 
 static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
+	if (forked())
+		return NULL;
 	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
 	if (nargs != 1) {
 		PyErr_Format(PyExc_TypeError, "from_dlpack() takes exactly 1 positional argument (%zd given)", nargs);
@@ -414,6 +509,8 @@ static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, size_t na
 
 static PyObject *mod_stats(PyObject *mod, PyObject *unused)
 {
+	if (forked())
+		return NULL;
 	PyObject *d = (PyObject *)ub_stats();
 	if (d == NULL)
 		return NULL;
@@ -429,6 +526,24 @@ static PyObject *mod_stats(PyObject *mod, PyObject *unused)
 	return d;
 }
 
+static PyObject *mod_inject_panic(PyObject *mod, PyObject *where)
+{
+	if (forked())
+		return NULL;
+	const char *s = PyUnicode_AsUTF8(where);
+	if (s == NULL)
+		return NULL;
+	ub_inject_panic((char *)s);
+	Py_RETURN_NONE;
+}
+
+/* _fork_skips is the one function that works in a forked child: it is C
+ * only, and says how many releases the child skipped (leaked). */
+static PyObject *mod_fork_skips(PyObject *mod, PyObject *unused)
+{
+	return PyLong_FromLong(__atomic_load_n(&ub_fork_skips, __ATOMIC_RELAXED));
+}
+
 static PyMethodDef module_methods[] = {
 	{"asarray", (PyCFunction)mod_asarray, METH_O,
 	 "asarray(obj, /)\n--\n\n"
@@ -437,6 +552,10 @@ static PyMethodDef module_methods[] = {
 	 "from_dlpack(x, /, *, device=None, copy=None)\n--\n\n"
 	 "The array API's from_dlpack: consume x.__dlpack__()."},
 	{"_stats", (PyCFunction)mod_stats, METH_NOARGS, "Live counts, for leak tests."},
+	{"_fork_skips", (PyCFunction)mod_fork_skips, METH_NOARGS,
+	 "Releases a forked child skipped rather than enter Go (works in a forked child)."},
+	{"_inject_panic", (PyCFunction)mod_inject_panic, METH_O,
+	 "_inject_panic(boundary, /)\n--\n\nMake the next call of a Go boundary panic (tests)."},
 	{NULL},
 };
 
@@ -456,6 +575,10 @@ static int intern(PyObject **p, const char *s)
 
 PyMODINIT_FUNC PyInit__ext(void)
 {
+	if (ub_forked) { /* loaded in the parent, initialised again in the child */
+		PyErr_SetString(PyExc_ImportError, fork_message);
+		return NULL;
+	}
 	char *err = ub_init();
 	if (err != NULL) {
 		PyErr_SetString(PyExc_ImportError, err);
@@ -474,6 +597,22 @@ PyMODINIT_FUNC PyInit__ext(void)
 	Py_INCREF(&UBArray_Type);
 	if (PyModule_AddObject(m, "Array", (PyObject *)&UBArray_Type) < 0) {
 		Py_DECREF(&UBArray_Type);
+		Py_DECREF(m);
+		return NULL;
+	}
+	if (ForkError == NULL) {
+		ForkError = PyErr_NewExceptionWithDoc("usmbridge.ForkError",
+						      "Raised by every use of usmbridge in a child created by fork() "
+						      "(use the 'spawn' or 'forkserver' start method).",
+						      PyExc_RuntimeError, NULL);
+		if (ForkError == NULL) {
+			Py_DECREF(m);
+			return NULL;
+		}
+	}
+	Py_INCREF(ForkError);
+	if (PyModule_AddObject(m, "ForkError", ForkError) < 0) {
+		Py_DECREF(ForkError);
 		Py_DECREF(m);
 		return NULL;
 	}

@@ -69,4 +69,22 @@ typedef struct {
 /* Fast-path states of an array's template. */
 enum { UB_TEMPLATE_UNKNOWN = 0, UB_TEMPLATE_READY = 1, UB_TEMPLATE_NONE = -1 };
 
+/*
+ * fork. The Go runtime does not survive fork() without exec(): in a child
+ * of a process that had loaded this library, entering Go can hang for
+ * ever. ext.c registers a pthread_atfork child handler when the library is
+ * loaded; it sets ub_forked, and from then on nothing in the child enters
+ * Go: the module's functions and methods raise usmbridge.ForkError, and
+ * deallocators, capsule destructors and deleters leak what they would
+ * have released through Go.
+ *
+ * ub_gate is how Go callbacks that C code calls (DLPack deleters, capsule
+ * destructors, made with purego) get the same check: Go passes the entry
+ * point of each callback it makes and hands out the returned C function
+ * instead, which calls Go only while ub_forked is 0. It returns 0 when its
+ * slots are used up (Go then hands out its own entry point). Go calls it
+ * under one lock, before any callback is handed out.
+ */
+uintptr_t ub_gate(uintptr_t go_fn);
+
 #endif

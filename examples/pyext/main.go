@@ -26,6 +26,7 @@ import (
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/pybridge"
@@ -60,32 +61,41 @@ func get(h C.int64_t) *entry {
 	return e
 }
 
-// held runs fn with the GIL, which the C caller holds. An error becomes
-// the Python exception, and the result is then T's zero value, which C
-// reads as failure (a NULL PyObject*, a 0 handle).
-func held[T any](fn func(g *pybridge.GIL) (T, error)) T {
+// held runs fn, the body of the export named where, with the GIL, which
+// the C caller holds. An error becomes the Python exception (a Python
+// exception that crossed Go is raised as the same object: GIL.Raise), and
+// the result is then T's zero value, which C reads as failure (a NULL
+// PyObject*, a 0 handle). A Go panic is recovered here, counted and
+// logged, and raised as RuntimeError: it must not unwind into C.
+func held[T any](where string, fn func(g *pybridge.GIL) (T, error)) T {
 	var r T
-	_ = py.Held(func(g *pybridge.GIL) error {
-		v, err := fn(g)
-		if err != nil {
-			g.Raise(err)
-			return nil
-		}
-		r = v
-		return nil
-	})
+	var err error
+	func() {
+		defer boundary.Recover(where, &err)
+		boundary.Check(where)
+		err = py.Held(func(g *pybridge.GIL) error {
+			v, err := fn(g)
+			r = v
+			return err
+		})
+	}()
+	if err != nil {
+		_ = py.Held(func(g *pybridge.GIL) error { g.Raise(err); return nil })
+		var zero T
+		return zero
+	}
 	return r
 }
 
 // call is held for the functions that return a PyObject* (a new reference).
-func call(fn func(g *pybridge.GIL) (pybridge.Object, error)) C.uintptr_t {
-	return C.uintptr_t(held(fn).Ptr())
+func call(where string, fn func(g *pybridge.GIL) (pybridge.Object, error)) C.uintptr_t {
+	return C.uintptr_t(held(where, fn).Ptr())
 }
 
 // newArray is held for the functions that make an array: the new entry's
 // handle, or 0 with the exception set.
-func newArray(dev *C.ub_dl_device, fn func(g *pybridge.GIL) (*entry, error)) C.int64_t {
-	e := held(fn)
+func newArray(where string, dev *C.ub_dl_device, fn func(g *pybridge.GIL) (*entry, error)) C.int64_t {
+	e := held(where, fn)
 	if e == nil {
 		return 0
 	}
@@ -96,8 +106,23 @@ func newArray(dev *C.ub_dl_device, fn func(g *pybridge.GIL) (*entry, error)) C.i
 // returns NULL, or a message (malloc'd; the caller frees it) saying why
 // not.
 //
+// First it routes every Go callback C may call (DLPack deleters, capsule
+// destructors) through ext.c's gates, so that a child created by fork()
+// never enters the Go runtime, which does not survive fork without exec
+// (see RATIONALE.md): C checks the fork flag, then calls Go.
+//
 //export ub_init
-func ub_init() *C.char {
+func ub_init() (msg *C.char) {
+	var panicked error
+	defer func() {
+		if panicked != nil {
+			msg = C.CString(panicked.Error())
+		}
+	}()
+	defer boundary.Recover("ub_init", &panicked)
+	if !boundary.SetGate(func(goFn uintptr) uintptr { return uintptr(C.ub_gate(C.uintptr_t(goFn))) }) {
+		return C.CString("usmbridge: internal error: a Go callback was made before the fork gate was installed")
+	}
 	p, err := pybridge.Attach()
 	if err != nil {
 		return C.CString("usmbridge: cannot attach to the running Python: " + err.Error())
@@ -108,7 +133,7 @@ func ub_init() *C.char {
 
 //export ub_asarray
 func ub_asarray(obj C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
-	return newArray(dev, func(g *pybridge.GIL) (*entry, error) {
+	return newArray("ub_asarray", dev, func(g *pybridge.GIL) (*entry, error) {
 		arr, so, err := g.AsArrayKeepSyclobj(pybridge.UnsafeObject(uintptr(obj)), nil)
 		if err != nil {
 			return nil, err
@@ -121,7 +146,7 @@ func ub_asarray(obj C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
 //
 //export ub_from_dlpack
 func ub_from_dlpack(x, device, copyArg C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
-	return newArray(dev, func(g *pybridge.GIL) (*entry, error) {
+	return newArray("ub_from_dlpack", dev, func(g *pybridge.GIL) (*entry, error) {
 		o, err := g.ParseDLPackArgs(pybridge.Object{}, pybridge.Object{}, pybridge.UnsafeObject(uintptr(device)), pybridge.UnsafeObject(uintptr(copyArg)))
 		if err != nil {
 			return nil, err
@@ -134,10 +159,14 @@ func ub_from_dlpack(x, device, copyArg C.uintptr_t, dev *C.ub_dl_device) C.int64
 	})
 }
 
-// ub_release drops an array's Go state (from tp_dealloc, with the GIL).
+// ub_release drops an array's Go state (from tp_dealloc, with the GIL). A
+// panic is counted and logged (a deallocator cannot raise); the entry is
+// then leaked.
 //
 //export ub_release
 func ub_release(h C.int64_t) {
+	defer boundary.Recover("ub_release", nil)
+	boundary.Check("ub_release")
 	e := get(h)
 	if e == nil {
 		return
@@ -164,7 +193,7 @@ func ub_release(h C.int64_t) {
 //
 //export ub_info
 func ub_info(h C.int64_t) C.uintptr_t {
-	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
+	return call("ub_info", func(g *pybridge.GIL) (pybridge.Object, error) {
 		e := get(h)
 		if e == nil {
 			return pybridge.Object{}, usm.ErrValue
@@ -181,7 +210,7 @@ func ub_info(h C.int64_t) C.uintptr_t {
 
 //export ub_suai
 func ub_suai(h C.int64_t) C.uintptr_t {
-	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
+	return call("ub_suai", func(g *pybridge.GIL) (pybridge.Object, error) {
 		e := get(h)
 		if e == nil {
 			return pybridge.Object{}, usm.ErrValue
@@ -215,7 +244,7 @@ func (e *usmErr) Is(target error) bool { return target == usm.ErrAttribute }
 //
 //export ub_dlpack
 func ub_dlpack(h C.int64_t, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C.uintptr_t {
-	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
+	return call("ub_dlpack", func(g *pybridge.GIL) (pybridge.Object, error) {
 		e := get(h)
 		if e == nil {
 			return pybridge.Object{}, usm.ErrValue
@@ -233,10 +262,14 @@ func ub_dlpack(h C.int64_t, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C
 // versioned, same-device, no-copy export, and returns UB_TEMPLATE_READY;
 // or UB_TEMPLATE_NONE when C must always ask Go: the array has a queue
 // (Export waits on it each time), or Export refuses it (Go then raises the
-// error on every call).
+// error on every call). A panic is counted and logged and gives
+// UB_TEMPLATE_NONE: ub_dlpack then reports what is wrong.
 //
 //export ub_template_fill
-func ub_template_fill(h C.int64_t, t *C.ub_template) C.int32_t {
+func ub_template_fill(h C.int64_t, t *C.ub_template) (state C.int32_t) {
+	state = C.UB_TEMPLATE_NONE
+	defer boundary.Recover("ub_template_fill", nil)
+	boundary.Check("ub_template_fill")
 	e := get(h)
 	if e == nil || e.arr.Queue != nil {
 		return C.UB_TEMPLATE_NONE
@@ -279,13 +312,23 @@ func ub_template_fill(h C.int64_t, t *C.ub_template) C.int32_t {
 	return C.UB_TEMPLATE_READY
 }
 
-// ub_stats returns Go's live counts for the leak tests.
+// ub_stats returns Go's live counts for the leak tests, and the number of
+// Go panics recovered at boundaries.
 //
 //export ub_stats
 func ub_stats() C.uintptr_t {
-	return call(func(g *pybridge.GIL) (pybridge.Object, error) {
+	return call("ub_stats", func(g *pybridge.GIL) (pybridge.Object, error) {
 		s := dlpack.ReadStats()
 		return g.FromGo(map[string]any{"live_exports": s.LiveExports, "live_imports": s.LiveImports,
-			"stray_deletes": s.StrayDeletes, "handles": live.Load()})
+			"stray_deletes": s.StrayDeletes, "handles": live.Load(), "panics": s.Panics,
+			"gated_callbacks": boundary.Gated()})
 	})
+}
+
+// ub_inject_panic makes the next call of the boundary named where panic
+// (tests: each boundary must turn it into an exception or a count).
+//
+//export ub_inject_panic
+func ub_inject_panic(where *C.char) {
+	boundary.InjectPanic(C.GoString(where))
 }

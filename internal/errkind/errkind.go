@@ -4,6 +4,8 @@
 // can raise the right one. The public names are re-exported by package usm.
 package errkind
 
+import "errors"
+
 // Kind is a sentinel error naming a class of failure. Structured errors
 // report their kind through an Is method, so errors.Is(err, usm.ErrValue)
 // works on any error the library returns.
@@ -64,3 +66,57 @@ func New(k *Kind, op, detail string) *Error { return &Error{Kind: k, Op: op, Det
 func Wrap(k *Kind, op, detail string, cause error) *Error {
 	return &Error{Kind: k, Op: op, Detail: detail, Err: cause}
 }
+
+// Of returns the kind of the outermost error in err's chain that states
+// one (through its Is method), or nil. A wrapper that says a kind of its own
+// decides what err means, whatever kind its cause had.
+func Of(err error) *Kind {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if k := OwnKind(e); k != nil {
+			return k
+		}
+	}
+	return nil
+}
+
+// OwnKind returns the kind e states itself, without unwrapping: the first of
+// All that its Is method accepts, or nil.
+func OwnKind(e error) *Kind {
+	if k, ok := e.(*Kind); ok {
+		return k
+	}
+	x, ok := e.(interface{ Is(error) bool })
+	if !ok {
+		return nil
+	}
+	for _, k := range All {
+		if x.Is(k) {
+			return k
+		}
+	}
+	return nil
+}
+
+// HideKind wraps a cause so that errors.Is finds no kind through it, for
+// structured errors documented to match exactly one kind: their Unwrap
+// returns HideKind(cause). errors.As, and errors.Is with any target that is
+// not a kind, still reach the cause and its whole chain.
+func HideKind(cause error) error {
+	if cause == nil {
+		return nil
+	}
+	return hiddenKind{cause}
+}
+
+type hiddenKind struct{ err error }
+
+func (h hiddenKind) Error() string { return h.err.Error() }
+
+func (h hiddenKind) Is(target error) bool {
+	if _, ok := target.(*Kind); ok {
+		return false
+	}
+	return errors.Is(h.err, target)
+}
+
+func (h hiddenKind) As(target any) bool { return errors.As(h.err, target) }

@@ -64,6 +64,8 @@ type API struct {
 	errOccurred, errFetch, errNormalize, errGetRaised, errSetString uintptr
 	errClear, errWriteUnraisable, errGivenMatches, errSetObject     uintptr
 	exceptionGetTraceback                                           uintptr
+	// Exceptions given back to Python as the same object (see ErrRestore).
+	exceptionSetTraceback, exceptionSetCause, errRestore, errSetRaised uintptr
 
 	floatFromDouble func(float64) uintptr
 	floatAsDouble   func(uintptr) float64
@@ -178,6 +180,8 @@ func Load(handle uintptr) (*API, error) {
 		{&a.errClear, "PyErr_Clear"}, {&a.errWriteUnraisable, "PyErr_WriteUnraisable"},
 		{&a.errGivenMatches, "PyErr_GivenExceptionMatches"}, {&a.errSetObject, "PyErr_SetObject"},
 		{&a.exceptionGetTraceback, "PyException_GetTraceback"},
+		{&a.exceptionSetTraceback, "PyException_SetTraceback"},
+		{&a.exceptionSetCause, "PyException_SetCause"},
 		{&a.None, "_Py_NoneStruct"}, {&a.True, "_Py_TrueStruct"}, {&a.False, "_Py_FalseStruct"},
 		{&a.LongType, "PyLong_Type"}, {&a.FloatType, "PyFloat_Type"}, {&a.UnicodeType, "PyUnicode_Type"},
 		{&a.TupleType, "PyTuple_Type"}, {&a.ListType, "PyList_Type"}, {&a.DictType, "PyDict_Type"},
@@ -189,7 +193,9 @@ func Load(handle uintptr) (*API, error) {
 	// there); either is enough.
 	if p, err := ffi.Sym(handle, "PyErr_GetRaisedException"); err == nil {
 		a.errGetRaised = p
+		sym(&a.errSetRaised, "PyErr_SetRaisedException")
 	} else {
+		sym(&a.errRestore, "PyErr_Restore")
 		sym(&a.errFetch, "PyErr_Fetch")
 		sym(&a.errNormalize, "PyErr_NormalizeException")
 	}
@@ -766,7 +772,9 @@ func (a *API) ErrGivenMatches(given, exc uintptr) bool {
 
 // ErrTake removes the current exception and returns its type and value
 // (new references; value may be 0 only if type is 0). It uses
-// PyErr_GetRaisedException where present, PyErr_Fetch otherwise.
+// PyErr_GetRaisedException where present, PyErr_Fetch otherwise; then the
+// traceback is attached to the value (__traceback__), as 3.12 keeps it, so
+// that ErrRestore can raise the same exception with its traceback.
 func (a *API) ErrTake() (typ, val uintptr) {
 	if a.errGetRaised != 0 {
 		v := ffi.Call(a.errGetRaised)
@@ -786,12 +794,33 @@ func (a *API) ErrTake() (typ, val uintptr) {
 	}
 	ffi.Call(a.errNormalize, blk, blk+8, blk+16)
 	t, v, tb := *(*uintptr)(cmem.Ptr(blk)), *(*uintptr)(cmem.Ptr(blk + 8)), *(*uintptr)(cmem.Ptr(blk + 16))
-	if tb != 0 {
-		a.DecRef(tb)
-	}
 	if v == 0 {
 		v = a.None
 		a.IncRef(v)
 	}
+	if tb != 0 {
+		if v != a.None {
+			ffi.Call(a.exceptionSetTraceback, v, tb) // takes its own reference
+		}
+		a.DecRef(tb)
+	}
 	return t, v
 }
+
+// ErrRestore makes exc (an exception instance, as ErrTake returns it) the
+// current exception, with the traceback it carries; it steals the
+// reference to exc.
+func (a *API) ErrRestore(exc uintptr) {
+	if a.errSetRaised != 0 {
+		ffi.Call(a.errSetRaised, exc)
+		return
+	}
+	t := a.Type(exc)
+	a.IncRef(t)
+	tb := ffi.Call(a.exceptionGetTraceback, exc) // a new reference, or NULL
+	ffi.Call(a.errRestore, t, exc, tb)           // steals all three
+}
+
+// ExceptionSetCause sets exc.__cause__ = cause (and __suppress_context__);
+// it steals the reference to cause.
+func (a *API) ExceptionSetCause(exc, cause uintptr) { ffi.Call(a.exceptionSetCause, exc, cause) }

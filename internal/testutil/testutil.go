@@ -1,5 +1,13 @@
 // Package testutil holds test helpers shared by usmbridge's packages.
 //
+// # Crash-class tests in a child process
+//
+// A test that could abort or hang the process (a panic through C, a
+// deadlock, a fault) runs its dangerous part in a child: RunChild
+// re-executes the test binary for that one test with ChildEnv set, InChild
+// tells the child apart, and the parent asserts on the exit status, the
+// output and the time it took (Child.Expect).
+//
 // # Skips that cannot hide a missing runtime
 //
 // Tests that need a native runtime call Runtime(t, name, err) with the

@@ -4,29 +4,56 @@ The core is the extension module usmbridge._ext, a c-shared library built
 from Go (go build -buildmode=c-shared) whose C half defines the module and
 the Array type; $USMBRIDGE_LIB overrides its path (default: libusmbridge.so
 beside this file). Go errors arrive as the Python exceptions the array API
-and dpctl use.
+and dpctl use; a Python exception raised by a producer (a __dlpack__, a
+property) arrives as the same object.
+
+fork: the Go runtime does not survive fork() without exec(). In a child
+created by fork() from a process that had loaded the library, every call
+raises ForkError: use the 'spawn' or 'forkserver' start method. The library
+is loaded on first use, not by ``import usmbridge``, so a process that only
+imports the package (a forkserver importing the main module, a parent that
+leaves the work to its children) can still fork children that use it.
 """
 import importlib.machinery as _machinery
 import importlib.util as _util
 import os as _os
 import sys as _sys
+import threading as _threading
 
-_path = _os.environ.get("USMBRIDGE_LIB") or _os.path.join(_os.path.dirname(__file__), "libusmbridge.so")
-_loader = _machinery.ExtensionFileLoader(__name__ + "._ext", _path)
-_spec = _util.spec_from_file_location(__name__ + "._ext", _path, loader=_loader)
-try:
-    _ext = _util.module_from_spec(_spec)
-except ImportError as e:
-    if "PyInit__ext" in str(e):
-        raise ImportError("%s was built without Python's headers (Python.h); rebuild it with "
-                          "CGO_CFLAGS=-I<sysconfig include dir>" % _path) from e
-    raise
-_sys.modules[_spec.name] = _ext
-_loader.exec_module(_ext)
+__all__ = ["Array", "ForkError", "asarray", "from_dlpack"]
+_NAMES = frozenset(__all__ + ["_stats", "_inject_panic", "_fork_skips"])
+_lock = _threading.Lock()
 
-Array = _ext.Array
-asarray = _ext.asarray
-from_dlpack = _ext.from_dlpack
-_stats = _ext._stats
 
-__all__ = ["Array", "asarray", "from_dlpack"]
+def _load():
+    """Load usmbridge._ext (once) and bind its names here."""
+    with _lock:
+        ext = _sys.modules.get(__name__ + "._ext")
+        if ext is None:
+            path = _os.environ.get("USMBRIDGE_LIB") or _os.path.join(_os.path.dirname(__file__), "libusmbridge.so")
+            loader = _machinery.ExtensionFileLoader(__name__ + "._ext", path)
+            spec = _util.spec_from_file_location(__name__ + "._ext", path, loader=loader)
+            try:
+                ext = _util.module_from_spec(spec)
+            except ImportError as e:
+                if "PyInit__ext" in str(e):
+                    raise ImportError("%s was built without Python's headers (Python.h); rebuild it with "
+                                      "CGO_CFLAGS=-I<sysconfig include dir>" % path) from e
+                raise
+            _sys.modules[spec.name] = ext
+            loader.exec_module(ext)
+        g = globals()
+        for name in _NAMES:
+            g[name] = getattr(ext, name)
+        return ext
+
+
+def __getattr__(name):
+    if name in _NAMES:
+        _load()
+        return globals()[name]
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
+def __dir__():
+    return sorted(set(globals()) | _NAMES)

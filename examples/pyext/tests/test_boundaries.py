@@ -1,0 +1,91 @@
+"""A Go panic at any boundary where C calls Go becomes a Python exception
+(a call in progress) or a counted, logged error (a deallocator, capsule
+destructor or deleter) — never a crash, never silent. Each case injects a
+panic (usmbridge._inject_panic) in a fresh interpreter, so that a boundary
+that fails to recover aborts that interpreter, not the test run."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+PRELUDE = """
+import gc, sys
+sys.path.insert(0, %r)
+import numpy as np
+import usmbridge as ub
+
+class GoCapsule:
+    def __init__(self, a): self.a = a
+    def __dlpack__(self, **kw): return self.a.__dlpack__(copy=True, max_version=(1, 0))
+    def __dlpack_device__(self): return (1, 0)
+
+def usm_array():
+    import dpctl, dpnp.tensor as dpt
+    global _x
+    _x = dpt.arange(4, dtype="f4", sycl_queue=dpctl.SyclQueue("opencl:cpu"))
+    return _x
+
+def raises_panic(where, fn):
+    ub._inject_panic(where)
+    try:
+        fn()
+    except RuntimeError as e:
+        assert "Go panic in " + where in str(e), e
+    else:
+        raise AssertionError("no exception from a panic in " + where)
+""" % os.path.join(HERE, "..")
+
+# Each case: the boundary, and code that makes the next call of it panic
+# and checks what the caller sees. `h` is a host array made before.
+CASES = {
+    "ub_asarray": "x = usm_array(); raises_panic('ub_asarray', lambda: ub.asarray(x))",
+    "ub_from_dlpack": "raises_panic('ub_from_dlpack', lambda: ub.from_dlpack(np.arange(2.0)))",
+    "ub_info": "a = ub.from_dlpack(np.arange(2.0)); raises_panic('ub_info', lambda: a.shape)",
+    "ub_suai": "a = ub.asarray(usm_array()); raises_panic('ub_suai', lambda: a.__sycl_usm_array_interface__)",
+    "ub_dlpack": "raises_panic('ub_dlpack', lambda: h.__dlpack__(copy=True))",
+    "ub_stats": "raises_panic('ub_stats', ub._stats)",
+    # Boundaries with no caller to raise to: counted and logged.
+    "ub_release": "a = ub.from_dlpack(np.arange(2.0)); ub._inject_panic('ub_release'); del a; gc.collect()",
+    "ub_template_fill": textwrap.dedent("""
+        a = ub.from_dlpack(np.arange(3.0))
+        ub._inject_panic('ub_template_fill')
+        assert np.from_dlpack(a).tolist() == [0.0, 1.0, 2.0]  # Go serves what C could not
+        """),
+    "dlpack deleter": "n = np.from_dlpack(GoCapsule(h)); ub._inject_panic('dlpack deleter'); del n; gc.collect()",
+    "pybridge capsule destructor": "c = h.__dlpack__(copy=True, max_version=(1, 0)); ub._inject_panic('pybridge capsule destructor'); del c",
+}
+
+
+@pytest.mark.parametrize("where", sorted(CASES))
+def test_panic_at_boundary(where):
+    code = PRELUDE + textwrap.dedent("""
+        h = ub.from_dlpack(np.arange(4.0))
+        before = ub._stats()["panics"]
+        {case}
+        after = ub._stats()["panics"]
+        assert after == before + 1, (before, after)
+        # The module still works after the panic.
+        assert np.from_dlpack(ub.from_dlpack(np.arange(3.0))).tolist() == [0.0, 1.0, 2.0]
+        print("panic at {where} handled")
+        """).format(case=CASES[where], where=where)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, "exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr)
+    assert "panic at %s handled" % where in r.stdout
+    assert "Go panic in %s: injected panic at %s" % (where, where) in r.stderr, "logged with its stack"
+    assert "goroutine" in r.stderr
+
+
+def test_every_go_callback_is_gated():
+    # The DLPack deleters and the capsule destructor all go through ext.c's
+    # fork gates (see test_fork.py for what the gates do).
+    code = PRELUDE + textwrap.dedent("""
+        h = ub.from_dlpack(np.arange(4.0))
+        np.from_dlpack(GoCapsule(h))
+        print(ub._stats()["gated_callbacks"])
+        """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert r.stdout.split()[-1] == "3", r.stdout

@@ -1,0 +1,88 @@
+"""Exceptions propagate: a Python exception that crosses Go and comes back
+to Python is the same object, with its class, message and traceback
+(README.md, "Errors")."""
+import traceback
+
+import numpy as np
+import pytest
+import usmbridge as ub
+
+
+class MyBufferError(BufferError):
+    pass
+
+
+class Custom(Exception):
+    pass
+
+
+class Producer:
+    """A DLPack producer whose __dlpack__ raises the exception it is given."""
+
+    def __init__(self, exc, keywords=True):
+        self.exc, self.keywords, self.calls = exc, keywords, 0
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    def __dlpack__(self, **kw):
+        self.calls += 1
+        raise self.exc
+
+
+def frames(e):
+    return [f.name for f in traceback.extract_tb(e.__traceback__)]
+
+
+@pytest.mark.parametrize("exc", [MyBufferError("no export today"), Custom("mine"), BufferError("plain"),
+                                 TypeError("bad keyword"), KeyError("k")],
+                         ids=lambda e: type(e).__name__)
+def test_producer_exception_is_the_same_object(exc):
+    p = Producer(exc)
+    with pytest.raises(type(exc)) as info:
+        ub.from_dlpack(p)
+    assert info.value is exc
+    assert str(info.value) == str(exc), "no prefixed message"
+    assert "__dlpack__" in frames(info.value), "the producer's frame is kept in the traceback"
+
+
+def test_suai_property_exception_is_the_same_object():
+    raised = Custom("no interface")
+
+    class V:
+        @property
+        def __sycl_usm_array_interface__(self):
+            raise raised
+
+    with pytest.raises(Custom) as info:
+        ub.asarray(V())
+    assert info.value is raised
+    assert "__sycl_usm_array_interface__" in frames(info.value)
+
+
+def test_type_error_retry_propagates_the_second_exception():
+    # The array API consumer retries __dlpack__ without keywords after a
+    # TypeError; what the retry raises is what the caller sees.
+    second = MyBufferError("second call")
+
+    class Old:
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, stream=None):
+            raise second
+
+    with pytest.raises(MyBufferError) as info:
+        ub.from_dlpack(Old())
+    assert info.value is second
+
+
+def test_go_errors_keep_their_classes_and_messages():
+    a = ub.from_dlpack(np.arange(3.0))
+    with pytest.raises(TypeError) as info:
+        a.__dlpack__(max_version=1)
+    assert not str(info.value).startswith("TypeError:")
+    with pytest.raises(AttributeError):
+        a.__sycl_usm_array_interface__
+    with pytest.raises(AttributeError):
+        ub.from_dlpack(object())

@@ -1,0 +1,213 @@
+package pybridge
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// raiseAndCatch gives err back to Python with Raise, catches what Python
+// then has pending, and stores it in __main__ as name.
+func raiseAndCatch(t *testing.T, g *GIL, err error, name string) *Exception {
+	t.Helper()
+	g.Raise(err)
+	var got *Exception
+	if !errors.As(g.fetch(""), &got) {
+		t.Fatalf("Raise(%v) set no exception", err)
+	}
+	o := got.Object(g)
+	defer g.DecRef(o)
+	if err := g.SetMain(name, o); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func truth(t *testing.T, g *GIL, expr string) bool {
+	t.Helper()
+	o, err := g.Eval(expr)
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	defer g.DecRef(o)
+	return o.p == g.api().True
+}
+
+// A producer's exceptions come back to Python as the very same objects,
+// with their class, message and traceback, while Go callers still see
+// their kinds.
+func TestExceptionsPropagateAsTheSameObject(t *testing.T) {
+	py := embedded(t)
+	run(t, py, `
+import traceback
+class MyBufferError(BufferError): pass
+class Custom(Exception): pass
+class Producer:
+    def __init__(self, exc): self.exc = exc
+    def __dlpack_device__(self): return (1, 0)
+    def __dlpack__(self, **kw):
+        global raised
+        raised = self.exc
+        raise raised
+def frames(e): return [f.name for f in traceback.extract_tb(e.__traceback__)]
+`)
+	for _, c := range []struct {
+		exc, typ, msg string
+		kind          error
+	}{
+		{"MyBufferError('no export')", "__main__.MyBufferError", "no export", usm.ErrBuffer},
+		{"Custom('mine')", "__main__.Custom", "mine", nil},
+		{"TypeError('bad')", "TypeError", "bad", usm.ErrType},
+	} {
+		err := py.Do(func(g *GIL) error {
+			x, err := g.Eval("Producer(" + c.exc + ")")
+			if err != nil {
+				return err
+			}
+			defer g.DecRef(x)
+			_, err = g.FromDLPack(x, FromDLPackOptions{})
+			var pe *Exception
+			if !errors.As(err, &pe) || pe.Type != c.typ || pe.Message != c.msg {
+				t.Errorf("%s: Go sees %v", c.exc, err)
+				return nil
+			}
+			if c.kind != nil && !errors.Is(err, c.kind) || c.kind == nil && usm.PythonException(err) != "RuntimeError" {
+				t.Errorf("%s: %v does not match %v", c.exc, err, c.kind)
+			}
+			for _, e := range []error{err, fmt.Errorf("context only: %w", err)} {
+				got := raiseAndCatch(t, g, e, "got")
+				if !truth(t, g, "got is raised") {
+					t.Errorf("%s: Python got a different object (%v)", c.exc, got)
+				}
+				if !truth(t, g, "'__dlpack__' in frames(got)") {
+					t.Errorf("%s: the producer's frame left the traceback", c.exc)
+				}
+				if !truth(t, g, "str(got) == "+quote(c.msg)) {
+					t.Errorf("%s: message changed: %v", c.exc, got)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A Go error that gives a Python exception another meaning raises its own
+// class and chains the original as __cause__.
+func TestGoErrorChainsThePythonCause(t *testing.T) {
+	py := embedded(t)
+	run(t, py, "def lookup(): raise KeyError('k')")
+	err := py.Do(func(g *GIL) error {
+		f, err := g.Eval("lookup")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(f)
+		_, perr := g.Call(f, nil, nil)
+		o := perr.(*Exception).Object(g)
+		defer g.DecRef(o)
+		if err := g.SetMain("orig", o); err != nil {
+			return err
+		}
+		wrapped := errkind.Wrap(errkind.Buffer, "op", "the producer failed", perr)
+		got := raiseAndCatch(t, g, wrapped, "got")
+		if got.Type != "BufferError" || got.Message != wrapped.Error() {
+			t.Errorf("raised %v", got)
+		}
+		if !truth(t, g, "got.__cause__ is orig and got.__suppress_context__") {
+			t.Error("the Python exception is not the cause")
+		}
+		if !errors.Is(wrapped, usm.ErrBuffer) {
+			t.Error("Go kind lost")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An exception Go made up (a C call failed without setting one) is raised
+// with its own message, not prefixed with its type.
+func TestMadeUpExceptionMessage(t *testing.T) {
+	py := embedded(t)
+	err := py.Do(func(g *GIL) error {
+		e := g.fetch("op") // nothing pending
+		got := raiseAndCatch(t, g, e, "got")
+		if got.Type != "SystemError" || !truth(t, g, "str(got) == 'a C API call failed without setting an exception'") {
+			t.Errorf("raised %v", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The reference an *Exception holds goes once Go drops the error: the
+// collector queues it (no GIL needed) and the next entry into the
+// interpreter releases it.
+func TestExceptionReferenceIsReleased(t *testing.T) {
+	py := embedded(t)
+	run(t, py, `
+import weakref
+class Big(Exception): pass
+def boom(): raise Big()
+`)
+	before := heldExceptions.Load()
+	err := py.Do(func(g *GIL) error {
+		f, err := g.Eval("boom")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(f)
+		for range 100 {
+			_, perr := g.Call(f, nil, nil)
+			if perr == nil {
+				return errors.New("boom did not raise")
+			}
+			_ = perr // dropped here
+		}
+		_, perr := g.Call(f, nil, nil)
+		o := perr.(*Exception).Object(g)
+		defer g.DecRef(o)
+		wr, err := g.Eval("weakref.ref")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(wr)
+		w, err := g.Call(wr, []any{o}, nil)
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(w)
+		return g.SetMain("w", w)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for heldExceptions.Load() > before && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if n := heldExceptions.Load(); n > before {
+		t.Fatalf("%d exception references still held after GC", n-before)
+	}
+	_ = py.Do(func(g *GIL) error {
+		if !truth(t, g, "w() is None") {
+			t.Error("the exception object is still alive after the next entry")
+		}
+		return nil
+	})
+	if nReleased.Load() != 0 {
+		t.Errorf("%d references still queued", nReleased.Load())
+	}
+}
