@@ -24,9 +24,6 @@ from setuptools.errors import CompileError
 
 # The Go package (package main) whose c-shared build is the extension module.
 GO_PACKAGE = "./examples/pyext"
-# The name usmbridge/__init__.py loads today (it does not yet import _ext by
-# its EXT_SUFFIX name); the build places a copy there until it does.
-LEGACY_NAME = "libusmbridge.so"
 
 
 class BuildError(CompileError):
@@ -56,11 +53,6 @@ class GoBuildExt(build_ext):
                 raise BuildError("go build -buildmode=c-shared of %s failed (exit status %d); "
                                  "its output is above" % (GO_PACKAGE, e.returncode)) from None
             shutil.copyfile(out, target)
-            shutil.copyfile(out, os.path.join(os.path.dirname(target), LEGACY_NAME))
-
-    def get_outputs(self):
-        outs = super().get_outputs()
-        return outs + [os.path.join(os.path.dirname(o), LEGACY_NAME) for o in outs]
 
 
 def go_env(compiler):

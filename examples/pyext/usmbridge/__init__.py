@@ -2,8 +2,9 @@
 
 The core is the extension module usmbridge._ext, a c-shared library built
 from Go (go build -buildmode=c-shared) whose C half defines the module and
-the Array type; $USMBRIDGE_LIB overrides its path (default: libusmbridge.so
-beside this file). Go errors arrive as the Python exceptions the array API
+the Array type; it is installed beside this file under its platform name
+(_ext.cpython-311-x86_64-linux-gnu.so), and $USMBRIDGE_LIB, when set, names
+another build to load instead (the tests build one per run). Go errors arrive as the Python exceptions the array API
 and dpctl use; a Python exception raised by a producer (a __dlpack__, a
 property) arrives as the same object.
 
@@ -30,22 +31,32 @@ def _load():
     with _lock:
         ext = _sys.modules.get(__name__ + "._ext")
         if ext is None:
-            path = _os.environ.get("USMBRIDGE_LIB") or _os.path.join(_os.path.dirname(__file__), "libusmbridge.so")
-            loader = _machinery.ExtensionFileLoader(__name__ + "._ext", path)
-            spec = _util.spec_from_file_location(__name__ + "._ext", path, loader=loader)
-            try:
-                ext = _util.module_from_spec(spec)
-            except ImportError as e:
-                if "PyInit__ext" in str(e):
-                    raise ImportError("%s was built without Python's headers (Python.h); rebuild it with "
-                                      "CGO_CFLAGS=-I<sysconfig include dir>" % path) from e
-                raise
-            _sys.modules[spec.name] = ext
-            loader.exec_module(ext)
+            path = _os.environ.get("USMBRIDGE_LIB")
+            if path:
+                ext = _load_file(path)
+            else:
+                import importlib
+                ext = importlib.import_module(__name__ + "._ext")
         g = globals()
         for name in _NAMES:
             g[name] = getattr(ext, name)
         return ext
+
+
+def _load_file(path):
+    """Load the extension module from a file that is not on the import path."""
+    loader = _machinery.ExtensionFileLoader(__name__ + "._ext", path)
+    spec = _util.spec_from_file_location(__name__ + "._ext", path, loader=loader)
+    try:
+        ext = _util.module_from_spec(spec)
+    except ImportError as e:
+        if "PyInit__ext" in str(e):
+            raise ImportError("%s was built without Python's headers (Python.h); rebuild it with "
+                              "CGO_CFLAGS=-I<sysconfig include dir>" % path) from e
+        raise
+    _sys.modules[spec.name] = ext
+    loader.exec_module(ext)
+    return ext
 
 
 def __getattr__(name):
