@@ -115,8 +115,8 @@ func BenchmarkQueueSync(b *testing.B) {
 		h := r.q.Native()
 		b.Run("raw-clFinish", func(b *testing.B) {
 			for b.Loop() {
-				if s := opencl.RawFinish(h); s != opencl.Success {
-					b.Fatal(s)
+				if err := opencl.RawFinish(h); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/spans"
@@ -86,7 +85,7 @@ func NewContext(devices ...Device) (*Context, error) {
 		return nil, errkind.New(errkind.Value, "opencl.NewContext", "no devices")
 	}
 	plat := devices[0].d
-	ids := make([]uintptr, len(devices))
+	ids := make([]clapi.Device, len(devices))
 	for i, d := range devices {
 		if d.d == nil {
 			return nil, errZero("device")
@@ -100,17 +99,12 @@ func NewContext(devices ...Device) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	props := []uintptr{clapi.ContextPlatform, plat.platform.id, 0}
-	var errc int32
-	id := call(l.CreateContext, uintptr(unsafe.Pointer(&props[0])), uintptr(len(ids)), uintptr(unsafe.Pointer(&ids[0])), 0, 0, uintptr(unsafe.Pointer(&errc)))
-	if errc != 0 || id == 0 {
-		if errc == 0 {
-			errc = int32(OutOfResources)
-		}
-		return nil, &OpError{"clCreateContext", Status(errc)}
+	id, err := l.CreateContext(plat.platform.id, ids)
+	if err != nil {
+		return nil, err
 	}
 	live.contexts.Add(1)
-	return &Context{h: handle{id: id}, s: &ctxState{platform: plat.platform, devices: slices.Clone(devices), queues: map[*Queue]struct{}{}}}, nil
+	return &Context{h: handle{id: uintptr(id)}, s: &ctxState{platform: plat.platform, devices: slices.Clone(devices), queues: map[*Queue]struct{}{}}}, nil
 }
 
 // Native returns the cl_context (0 after Release). The handle stays
@@ -155,7 +149,7 @@ func (c *Context) Retain() (*Context, error) {
 	}
 	defer c.h.mu.RUnlock()
 	l, _ := lib()
-	if err := check("clRetainContext", call(l.RetainContext, id)); err != nil {
+	if err := l.RetainContext(clapi.Context(id)); err != nil {
 		return nil, err
 	}
 	live.contexts.Add(1)
@@ -174,9 +168,7 @@ func (c *Context) ReferenceCount() (uint32, error) {
 	}
 	defer c.h.mu.RUnlock()
 	l, _ := lib()
-	var n uint32
-	err = check("clGetContextInfo", call(l.GetContextInfo, id, clapi.ContextReferenceCount, 4, uintptr(unsafe.Pointer(&n)), 0))
-	return n, err
+	return l.ContextReferenceCount(clapi.Context(id))
 }
 
 // Release drops this Context's reference. Allocations stay valid while any
@@ -189,7 +181,7 @@ func (c *Context) Release() error {
 	return c.h.release("context", func(id uintptr) error {
 		l, _ := lib()
 		live.contexts.Add(-1)
-		return check("clReleaseContext", call(l.ReleaseContext, id))
+		return l.ReleaseContext(clapi.Context(id))
 	})
 }
 
@@ -279,21 +271,17 @@ func (c *Context) usmAlloc(op string, typ MemType, dev Device, size uintptr, ali
 	if (typ != MemHost || dev.d != nil) && !c.hasDevice(dev) {
 		return 0, errkind.New(errkind.Value, op, "device "+dev.String()+" is not in the context")
 	}
-	var errc int32
 	var p uintptr
 	switch typ {
 	case MemHost:
-		p = call(f.HostMemAlloc, id, 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
+		p, err = f.HostMemAlloc(clapi.Context(id), size, alignment)
 	case MemDevice:
-		p = call(f.DeviceMemAlloc, id, dev.d.id, 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
+		p, err = f.DeviceMemAlloc(clapi.Context(id), dev.d.id, size, alignment)
 	case MemShared:
-		p = call(f.SharedMemAlloc, id, dev.d.id, 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
+		p, err = f.SharedMemAlloc(clapi.Context(id), dev.d.id, size, alignment)
 	}
-	if errc != 0 {
-		return 0, &OpError{op, Status(errc)}
-	}
-	if p == 0 {
-		return 0, &OpError{op, OutOfHostMemory}
+	if err != nil {
+		return 0, err
 	}
 	c.s.register(allocRec{base: p, size: size, typ: typ, dev: dev})
 	return p, nil
@@ -318,7 +306,7 @@ func (c *Context) MemBlockingFree(ptr uintptr) error {
 		}
 		return errkind.New(errkind.Value, "clMemBlockingFreeINTEL", "0x"+strconv.FormatUint(uint64(ptr), 16)+" is not the base of a live USM allocation of this context")
 	}
-	if err := check("clMemBlockingFreeINTEL", call(f.MemBlockingFree, id, ptr)); err != nil {
+	if err := f.MemBlockingFree(clapi.Context(id), ptr); err != nil {
 		c.s.put(r)
 		return err
 	}
@@ -338,7 +326,7 @@ func (c *Context) MemAllocInfo(ptr uintptr) (AllocInfo, error) {
 		return AllocInfo{Type: MemShared, Base: r.base, Size: r.size, Device: r.dev, SVM: true}, nil
 	}
 	f := c.s.platform.usmFuncs()
-	if f.GetMemAllocInfo == 0 {
+	if !f.CanQuery() {
 		return AllocInfo{Type: MemUnknown}, nil
 	}
 	id, err := c.h.acquire("context")
@@ -346,37 +334,12 @@ func (c *Context) MemAllocInfo(ptr uintptr) (AllocInfo, error) {
 		return AllocInfo{}, err
 	}
 	defer c.h.mu.RUnlock()
-	return memAllocInfo(f.GetMemAllocInfo, id, ptr)
-}
-
-// memAllocInfo runs the USM query. The four results share one heap block
-// so the query costs a single allocation.
-func memAllocInfo(fn, ctx, ptr uintptr) (AllocInfo, error) {
-	out := new(struct {
-		typ  uint32 // cl_unified_shared_memory_type_intel is a cl_uint
-		_    uint32
-		base uintptr
-		size uintptr
-		dev  uintptr
-	})
-	if err := check("clGetMemAllocInfoINTEL", call(fn, ctx, ptr, clapi.MemAllocTypeINTEL, 4, uintptr(unsafe.Pointer(&out.typ)), 0)); err != nil {
+	mi, err := f.MemAllocInfo(clapi.Context(id), ptr)
+	if err != nil {
 		return AllocInfo{}, err
 	}
-	info := AllocInfo{Type: MemType(out.typ)}
-	if info.Type == MemUnknown {
-		return info, nil
-	}
-	if err := check("clGetMemAllocInfoINTEL", call(fn, ctx, ptr, clapi.MemAllocBasePtrINTEL, 8, uintptr(unsafe.Pointer(&out.base)), 0)); err != nil {
-		return AllocInfo{}, err
-	}
-	if err := check("clGetMemAllocInfoINTEL", call(fn, ctx, ptr, clapi.MemAllocSizeINTEL, 8, uintptr(unsafe.Pointer(&out.size)), 0)); err != nil {
-		return AllocInfo{}, err
-	}
-	if err := check("clGetMemAllocInfoINTEL", call(fn, ctx, ptr, clapi.MemAllocDeviceINTEL, 8, uintptr(unsafe.Pointer(&out.dev)), 0)); err != nil {
-		return AllocInfo{}, err
-	}
-	info.Base, info.Size = out.base, out.size
-	info.Device, _ = findDevice(out.dev)
+	info := AllocInfo{Type: MemType(mi.Type), Base: mi.Base, Size: mi.Size}
+	info.Device, _ = findDevice(mi.Device)
 	return info, nil
 }
 
@@ -405,7 +368,7 @@ func (c *Context) SVMAlloc(dev Device, flags SVMFlags, size uintptr, alignment u
 	if err != nil {
 		return 0, err
 	}
-	if l.SVMAlloc == 0 || l.SVMFree == 0 {
+	if !l.HasSVM() {
 		return 0, errkind.New(errkind.NotSupported, "clSVMAlloc", "the OpenCL loader has no SVM entry points (OpenCL < 2.0)")
 	}
 	if !c.hasDevice(dev) {
@@ -413,14 +376,14 @@ func (c *Context) SVMAlloc(dev Device, flags SVMFlags, size uintptr, alignment u
 	}
 	if size == 0 {
 		// clSVMAlloc returns NULL without a status for size 0; say why.
-		return 0, &OpError{"clSVMAlloc", InvalidBufferSize}
+		return 0, &OpError{Op: "clSVMAlloc", Status: InvalidBufferSize}
 	}
 	id, err := c.h.acquire("context")
 	if err != nil {
 		return 0, err
 	}
 	defer c.h.mu.RUnlock()
-	p := call(l.SVMAlloc, id, uintptr(flags), size, uintptr(alignment))
+	p := l.SVMAlloc(clapi.Context(id), uint64(flags), size, alignment)
 	if p == 0 {
 		return 0, errkind.New(errkind.Memory, "clSVMAlloc", "returned NULL for "+strconv.FormatUint(uint64(size), 10)+" bytes with flags 0x"+strconv.FormatUint(uint64(flags), 16))
 	}
@@ -452,7 +415,7 @@ func (c *Context) SVMFree(ptr uintptr) error {
 	}
 	defer c.h.mu.RUnlock()
 	l, _ := lib()
-	call(l.SVMFree, id, ptr) // void
+	l.SVMFree(clapi.Context(id), ptr)
 	live.allocations.Add(-1)
 	return nil
 }

@@ -1,8 +1,6 @@
 package opencl
 
 import (
-	"errors"
-	"github.com/usmbridge/usmbridge/internal/ffi"
 	"sync"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -17,15 +15,13 @@ var loadLib = sync.OnceValues(func() (*clapi.Lib, error) {
 	return openLib(clapi.SONAMEs...)
 })
 
+// openLib loads the table. Both failures (no loader, a loader lacking
+// entry points) match errkind.NotAvailable: a loader too old to be usable
+// is as good as none.
 func openLib(names ...string) (*clapi.Lib, error) {
 	l, err := clapi.Load(names...)
 	if err != nil {
-		var ms *clapi.MissingSymbolError
-		if errors.As(err, &ms) {
-			// A loader too old to be usable is as good as none.
-			return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the OpenCL ICD loader is unusable", err)
-		}
-		return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the OpenCL ICD loader (libOpenCL.so.1, Debian package ocl-icd-libopencl1) cannot be loaded", err)
+		return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the OpenCL ICD loader (libOpenCL.so.1, Debian package ocl-icd-libopencl1) cannot be used", err)
 	}
 	return l, nil
 }
@@ -46,13 +42,6 @@ func Available() error {
 	}
 	return nil
 }
-
-// call is ffi.Call. It repeats go:uintptrescapes because the directive
-// acts at direct call sites only: callers here pass
-// uintptr(unsafe.Pointer(&out)) and out must be on the heap and alive.
-//
-//go:uintptrescapes
-func call(fn uintptr, args ...uintptr) uintptr { return ffi.Call(fn, args...) }
 
 // errReleased is returned by operations on a handle after its Release.
 func errReleased(what string) error {

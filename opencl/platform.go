@@ -1,10 +1,10 @@
 package opencl
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
@@ -16,7 +16,7 @@ import (
 type Platform struct{ p *platform }
 
 type platform struct {
-	id   uintptr
+	id   clapi.Platform
 	info PlatformInfo
 
 	usmOnce sync.Once
@@ -38,7 +38,7 @@ type PlatformInfo struct {
 type Device struct{ d *device }
 
 type device struct {
-	id       uintptr
+	id       clapi.Device
 	platform *platform
 	info     DeviceInfo
 }
@@ -108,31 +108,27 @@ var platformsOnce = sync.OnceValues(func() ([]Platform, error) {
 	if err != nil {
 		return nil, err
 	}
-	var n uint32
-	r := call(l.GetPlatformIDs, 0, 0, uintptr(unsafe.Pointer(&n)))
-	if err := status(r); err != nil {
-		if err == PlatformNotFoundKHR {
-			// The ICD loader found no vendor library: no runtime installed.
-			return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the ICD loader found no OpenCL platform (install e.g. pocl-opencl-icd, or point OCL_ICD_VENDORS at an ICD)", &OpError{"clGetPlatformIDs", err})
-		}
-		return nil, &OpError{"clGetPlatformIDs", err}
+	ids, err := l.PlatformIDs()
+	if errors.Is(err, PlatformNotFoundKHR) {
+		// The ICD loader found no vendor library: no runtime installed.
+		return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the ICD loader found no OpenCL platform (install e.g. pocl-opencl-icd, or point OCL_ICD_VENDORS at an ICD)", err)
 	}
-	if n == 0 {
-		return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the ICD loader found no OpenCL platform", &OpError{"clGetPlatformIDs", PlatformNotFoundKHR})
-	}
-	ids := make([]uintptr, n)
-	if err := check("clGetPlatformIDs", call(l.GetPlatformIDs, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), uintptr(unsafe.Pointer(&n)))); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	ps := make([]Platform, 0, n)
-	for _, id := range ids[:n] {
+	if len(ids) == 0 {
+		return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the ICD loader found no OpenCL platform", &OpError{Op: "clGetPlatformIDs", Status: PlatformNotFoundKHR})
+	}
+	ps := make([]Platform, 0, len(ids))
+	for _, id := range ids {
 		p := &platform{id: id}
+		info := func(param uint32) string { s, _ := l.PlatformInfo(id, param); return s }
 		p.info = PlatformInfo{
-			Name:       platformString(l, id, clapi.PlatformName),
-			Vendor:     platformString(l, id, clapi.PlatformVendor),
-			Version:    platformString(l, id, clapi.PlatformVersion),
-			Profile:    platformString(l, id, clapi.PlatformProfile),
-			Extensions: strings.Fields(platformString(l, id, clapi.PlatformExtensions)),
+			Name:       info(clapi.PlatformName),
+			Vendor:     info(clapi.PlatformVendor),
+			Version:    info(clapi.PlatformVersion),
+			Profile:    info(clapi.PlatformProfile),
+			Extensions: strings.Fields(info(clapi.PlatformExtensions)),
 		}
 		ps = append(ps, Platform{p})
 	}
@@ -146,47 +142,6 @@ var platformsOnce = sync.OnceValues(func() ([]Platform, error) {
 func Platforms() ([]Platform, error) {
 	ps, err := platformsOnce()
 	return slices.Clone(ps), err
-}
-
-func platformString(l *clapi.Lib, id uintptr, param uintptr) string {
-	var n uintptr
-	if status(call(l.GetPlatformInfo, id, param, 0, 0, uintptr(unsafe.Pointer(&n)))) != nil || n == 0 {
-		return ""
-	}
-	buf := make([]byte, n)
-	if status(call(l.GetPlatformInfo, id, param, n, uintptr(unsafe.Pointer(&buf[0])), 0)) != nil {
-		return ""
-	}
-	return cString(buf)
-}
-
-func deviceString(l *clapi.Lib, id uintptr, param uintptr) string {
-	var n uintptr
-	if status(call(l.GetDeviceInfo, id, param, 0, 0, uintptr(unsafe.Pointer(&n)))) != nil || n == 0 {
-		return ""
-	}
-	buf := make([]byte, n)
-	if status(call(l.GetDeviceInfo, id, param, n, uintptr(unsafe.Pointer(&buf[0])), 0)) != nil {
-		return ""
-	}
-	return cString(buf)
-}
-
-// deviceU64 reads an integer device property of up to 8 bytes; 0 if the
-// query fails (e.g. an extension query on a device without it).
-func deviceU64(l *clapi.Lib, id uintptr, param uintptr) uint64 {
-	var v uint64
-	if status(call(l.GetDeviceInfo, id, param, 8, uintptr(unsafe.Pointer(&v)), 0)) != nil {
-		return 0
-	}
-	return v
-}
-
-func cString(b []byte) string {
-	if i := slices.Index(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	return strings.TrimSpace(string(b))
 }
 
 // Info returns the platform's properties.
@@ -212,7 +167,7 @@ func (p Platform) Native() uintptr {
 	if p.p == nil {
 		return 0
 	}
-	return p.p.id
+	return uintptr(p.p.id)
 }
 
 // Valid reports whether p came from Platforms.
@@ -233,32 +188,29 @@ func (p *platform) loadDevices() ([]Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	var n uint32
-	r := call(l.GetDeviceIDs, p.id, clapi.DeviceTypeAll, 0, 0, uintptr(unsafe.Pointer(&n)))
-	if s := status(r); s == DeviceNotFound {
-		return nil, nil
-	} else if s != nil {
-		return nil, &OpError{"clGetDeviceIDs", s}
-	}
-	if n == 0 {
+	ids, err := l.DeviceIDs(p.id, clapi.DeviceTypeAll)
+	if errors.Is(err, DeviceNotFound) {
 		return nil, nil
 	}
-	ids := make([]uintptr, n)
-	if err := check("clGetDeviceIDs", call(l.GetDeviceIDs, p.id, clapi.DeviceTypeAll, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0)); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	devs := make([]Device, 0, n)
+	devs := make([]Device, 0, len(ids))
 	for _, id := range ids {
 		d := &device{id: id, platform: p}
+		str := func(param uint32) string { s, _ := l.DeviceInfoString(id, param); return s }
+		// 0 when the query fails, e.g. an extension query on a device
+		// without the extension.
+		num := func(param uint32) uint64 { v, _ := l.DeviceInfoUint(id, param); return v }
 		d.info = DeviceInfo{
-			Name:          deviceString(l, id, clapi.DeviceName),
-			Vendor:        deviceString(l, id, clapi.DeviceVendor),
-			Version:       deviceString(l, id, clapi.DeviceVersion),
-			DriverVersion: deviceString(l, id, clapi.DriverVersion),
-			Profile:       deviceString(l, id, clapi.DeviceProfile),
-			Type:          DeviceType(deviceU64(l, id, clapi.DeviceType)),
-			Extensions:    strings.Fields(deviceString(l, id, clapi.DeviceExtensions)),
-			SVM:           SVMCaps(deviceU64(l, id, clapi.DeviceSVMCapabilities)),
+			Name:          str(clapi.DeviceName),
+			Vendor:        str(clapi.DeviceVendor),
+			Version:       str(clapi.DeviceVersion),
+			DriverVersion: str(clapi.DriverVersion),
+			Profile:       str(clapi.DeviceProfile),
+			Type:          DeviceType(num(clapi.DeviceType)),
+			Extensions:    strings.Fields(str(clapi.DeviceExtensions)),
+			SVM:           SVMCaps(num(clapi.DeviceSVMCapabilities)),
 		}
 		for _, e := range []string{"cl_intel_unified_shared_memory", "cl_intel_unified_shared_memory_preview"} {
 			if d.info.HasExtension(e) {
@@ -268,11 +220,11 @@ func (p *platform) loadDevices() ([]Device, error) {
 		}
 		if d.info.USMExtension != "" {
 			d.info.USM = USMCaps{
-				Host:               deviceU64(l, id, clapi.DeviceHostMemCapsINTEL),
-				Device:             deviceU64(l, id, clapi.DeviceDevMemCapsINTEL),
-				SingleDeviceShared: deviceU64(l, id, clapi.DeviceSingleSharedINTEL),
-				CrossDeviceShared:  deviceU64(l, id, clapi.DeviceCrossSharedINTEL),
-				SharedSystem:       deviceU64(l, id, clapi.DeviceSystemSharedINTEL),
+				Host:               num(clapi.DeviceHostMemCapsINTEL),
+				Device:             num(clapi.DeviceDevMemCapsINTEL),
+				SingleDeviceShared: num(clapi.DeviceSingleSharedINTEL),
+				CrossDeviceShared:  num(clapi.DeviceCrossSharedINTEL),
+				SharedSystem:       num(clapi.DeviceSystemSharedINTEL),
 			}
 		}
 		devs = append(devs, Device{d})
@@ -284,7 +236,7 @@ func (p *platform) loadDevices() ([]Device, error) {
 func (p *platform) usmFuncs() clapi.USM {
 	p.usmOnce.Do(func() {
 		if l, err := lib(); err == nil {
-			p.usm = l.LoadUSM(p.id)
+			p.usm = l.USM(p.id)
 		}
 	})
 	return p.usm
@@ -329,7 +281,7 @@ func (d Device) Native() uintptr {
 	if d.d == nil {
 		return 0
 	}
-	return d.d.id
+	return uintptr(d.d.id)
 }
 
 // Valid reports whether d came from Platform.Devices.
@@ -349,7 +301,7 @@ func (d Device) SupportsFineGrainSVM() bool {
 		return false
 	}
 	l, err := lib()
-	return err == nil && l.SVMAlloc != 0 && d.d.info.SVM&SVMFineGrainBuffer != 0
+	return err == nil && l.HasSVM() && d.d.info.SVM&SVMFineGrainBuffer != 0
 }
 
 func (d Device) String() string {
@@ -360,7 +312,7 @@ func (d Device) String() string {
 }
 
 // findDevice maps a cl_device_id back to a known root device.
-func findDevice(id uintptr) (Device, bool) {
+func findDevice(id clapi.Device) (Device, bool) {
 	if id == 0 {
 		return Device{}, false
 	}

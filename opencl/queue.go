@@ -2,7 +2,6 @@ package opencl
 
 import (
 	"strconv"
-	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
@@ -36,15 +35,11 @@ func (c *Context) NewQueue(dev Device) (*Queue, error) {
 	}
 	defer c.h.mu.RUnlock()
 	l, _ := lib()
-	var errc int32
-	qid := call(l.CreateCommandQueue, id, dev.d.id, 0, uintptr(unsafe.Pointer(&errc)))
-	if errc != 0 || qid == 0 {
-		if errc == 0 {
-			errc = int32(OutOfResources)
-		}
-		return nil, &OpError{"clCreateCommandQueue", Status(errc)}
+	qid, err := l.CreateCommandQueue(clapi.Context(id), dev.d.id)
+	if err != nil {
+		return nil, err
 	}
-	q := &Queue{h: handle{id: qid}, ctx: c.s, platform: c.s.platform, device: dev}
+	q := &Queue{h: handle{id: uintptr(qid)}, ctx: c.s, platform: c.s.platform, device: dev}
 	c.s.mu.Lock()
 	c.s.queues[q] = struct{}{}
 	c.s.mu.Unlock()
@@ -79,8 +74,8 @@ func wrapQueue(h uintptr, retain bool) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	var devID uintptr
-	if err := check("clGetCommandQueueInfo", call(l.GetCommandQueueInfo, h, clapi.QueueDevice, 8, uintptr(unsafe.Pointer(&devID)), 0)); err != nil {
+	devID, err := l.QueueDevice(clapi.Queue(h))
+	if err != nil {
 		return nil, err
 	}
 	dev, _ := findDevice(devID)
@@ -89,7 +84,7 @@ func wrapQueue(h uintptr, retain bool) (*Queue, error) {
 		plat = dev.d.platform
 	}
 	if retain {
-		if err := check("clRetainCommandQueue", call(l.RetainCommandQueue, h)); err != nil {
+		if err := l.RetainCommandQueue(clapi.Queue(h)); err != nil {
 			return nil, err
 		}
 	}
@@ -130,12 +125,9 @@ func (q *Queue) Finish() error {
 		return err
 	}
 	l, _ := lib()
-	r := call(l.Finish, id)
+	err = l.Finish(clapi.Queue(id))
 	q.h.mu.RUnlock()
-	if r != 0 {
-		return &OpError{"clFinish", status(r)}
-	}
-	return nil
+	return err
 }
 
 // Wait is Finish; it makes Queue a usm.Queue.
@@ -152,7 +144,7 @@ func (q *Queue) Flush() error {
 	}
 	defer q.h.mu.RUnlock()
 	l, _ := lib()
-	return check("clFlush", call(l.Flush, id))
+	return l.Flush(clapi.Queue(id))
 }
 
 // ReferenceCount returns CL_QUEUE_REFERENCE_COUNT (diagnostics and tests).
@@ -166,9 +158,7 @@ func (q *Queue) ReferenceCount() (uint32, error) {
 	}
 	defer q.h.mu.RUnlock()
 	l, _ := lib()
-	var n uint32
-	err = check("clGetCommandQueueInfo", call(l.GetCommandQueueInfo, id, clapi.QueueReferenceCount, 4, uintptr(unsafe.Pointer(&n)), 0))
-	return n, err
+	return l.QueueReferenceCount(clapi.Queue(id))
 }
 
 // Release drops the queue's reference (clReleaseCommandQueue, which also
@@ -180,7 +170,7 @@ func (q *Queue) Release() error {
 	err := q.h.release("queue", func(id uintptr) error {
 		l, _ := lib()
 		live.queues.Add(-1)
-		return check("clReleaseCommandQueue", call(l.ReleaseCommandQueue, id))
+		return l.ReleaseCommandQueue(clapi.Queue(id))
 	})
 	if err == nil && q.ctx != nil {
 		q.ctx.mu.Lock()
@@ -203,13 +193,6 @@ func (q *Queue) usmFn(op string) (uintptr, clapi.USM, error) {
 	return id, q.platform.usmFuncs(), err
 }
 
-func boolArg(b bool) uintptr {
-	if b {
-		return clapi.True
-	}
-	return clapi.False
-}
-
 // Memcpy copies n bytes with clEnqueueMemcpyINTEL. Either side may be USM
 // of the queue's context or ordinary host memory that stays valid (and, if
 // not blocking, untouched) until the copy completes. With blocking the call
@@ -220,7 +203,7 @@ func (q *Queue) Memcpy(blocking bool, dst, src, n uintptr) error {
 		return err
 	}
 	defer q.h.mu.RUnlock()
-	return check("clEnqueueMemcpyINTEL", call(f.EnqueueMemcpy, id, boolArg(blocking), dst, src, n, 0, 0, 0))
+	return f.EnqueueMemcpy(clapi.Queue(id), blocking, dst, src, n, nil)
 }
 
 // EnqueueMemcpy is a non-blocking Memcpy that returns an event for it.
@@ -230,11 +213,11 @@ func (q *Queue) EnqueueMemcpy(dst, src, n uintptr) (*Event, error) {
 		return nil, err
 	}
 	defer q.h.mu.RUnlock()
-	ev := new(uintptr)
-	if err := check("clEnqueueMemcpyINTEL", call(f.EnqueueMemcpy, id, clapi.False, dst, src, n, 0, 0, uintptr(unsafe.Pointer(ev)))); err != nil {
+	ev := new(clapi.Event)
+	if err := f.EnqueueMemcpy(clapi.Queue(id), false, dst, src, n, ev); err != nil {
 		return nil, err
 	}
-	return newEvent(*ev), nil
+	return newEvent(uintptr(*ev)), nil
 }
 
 // MemFill enqueues a fill of n bytes at dst with a repeated pattern
@@ -250,7 +233,10 @@ func (q *Queue) MemFill(dst uintptr, pattern []byte, n uintptr) error {
 		return err
 	}
 	defer q.h.mu.RUnlock()
-	return check("clEnqueueMemFillINTEL", call(f.EnqueueMemFill, id, dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, 0, 0, 0))
+	if !f.CanFill() {
+		return errkind.New(errkind.NotSupported, "clEnqueueMemFillINTEL", "the queue's platform does not provide it")
+	}
+	return f.EnqueueMemFill(clapi.Queue(id), dst, pattern, n)
 }
 
 func (q *Queue) svmFn(op string) (uintptr, *clapi.Lib, error) {
@@ -261,7 +247,7 @@ func (q *Queue) svmFn(op string) (uintptr, *clapi.Lib, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if l.EnqueueSVMMemcpy == 0 || l.EnqueueSVMMemFill == 0 {
+	if !l.HasSVM() {
 		return 0, nil, errkind.New(errkind.NotSupported, op, "the OpenCL loader has no SVM entry points (OpenCL < 2.0)")
 	}
 	id, err := q.h.acquire("queue")
@@ -276,7 +262,7 @@ func (q *Queue) SVMMemcpy(blocking bool, dst, src, n uintptr) error {
 		return err
 	}
 	defer q.h.mu.RUnlock()
-	return check("clEnqueueSVMMemcpy", call(l.EnqueueSVMMemcpy, id, boolArg(blocking), dst, src, n, 0, 0, 0))
+	return l.EnqueueSVMMemcpy(clapi.Queue(id), blocking, dst, src, n)
 }
 
 // SVMMemFill enqueues clEnqueueSVMMemFill; see MemFill for the pattern rules.
@@ -289,7 +275,7 @@ func (q *Queue) SVMMemFill(dst uintptr, pattern []byte, n uintptr) error {
 		return err
 	}
 	defer q.h.mu.RUnlock()
-	return check("clEnqueueSVMMemFill", call(l.EnqueueSVMMemFill, id, dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, 0, 0, 0))
+	return l.EnqueueSVMMemFill(clapi.Queue(id), dst, pattern, n)
 }
 
 // EnqueueMarker enqueues a marker (clEnqueueMarkerWithWaitList with no
@@ -304,11 +290,11 @@ func (q *Queue) EnqueueMarker() (*Event, error) {
 	}
 	defer q.h.mu.RUnlock()
 	l, _ := lib()
-	ev := new(uintptr)
-	if err := check("clEnqueueMarkerWithWaitList", call(l.EnqueueMarkerWithWaitList, id, 0, 0, uintptr(unsafe.Pointer(ev)))); err != nil {
+	ev, err := l.EnqueueMarker(clapi.Queue(id))
+	if err != nil {
 		return nil, err
 	}
-	return newEvent(*ev), nil
+	return newEvent(uintptr(ev)), nil
 }
 
 // Event is one reference to a cl_event, released once.
@@ -356,8 +342,7 @@ func (e *Event) Wait() error {
 	}
 	defer e.h.mu.RUnlock()
 	l, _ := lib()
-	ids := []uintptr{id}
-	return check("clWaitForEvents", call(l.WaitForEvents, 1, uintptr(unsafe.Pointer(&ids[0]))))
+	return l.WaitForEvent(clapi.Event(id))
 }
 
 // Status returns the command's execution status without waiting.
@@ -371,8 +356,7 @@ func (e *Event) Status() (ExecStatus, error) {
 	}
 	defer e.h.mu.RUnlock()
 	l, _ := lib()
-	var s int32
-	err = check("clGetEventInfo", call(l.GetEventInfo, id, clapi.EventCommandExecutionStatus, 4, uintptr(unsafe.Pointer(&s)), 0))
+	s, err := l.EventExecutionStatus(clapi.Event(id))
 	return ExecStatus(s), err
 }
 
@@ -384,6 +368,6 @@ func (e *Event) Release() error {
 	return e.h.release("event", func(id uintptr) error {
 		l, _ := lib()
 		live.events.Add(-1)
-		return check("clReleaseEvent", call(l.ReleaseEvent, id))
+		return l.ReleaseEvent(clapi.Event(id))
 	})
 }

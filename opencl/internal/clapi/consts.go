@@ -54,6 +54,7 @@ const (
 	ContextPlatform = 0x1084
 	// cl_context_info
 	ContextReferenceCount = 0x1080
+	ContextDevices        = 0x1081
 	ContextNumDevices     = 0x1083
 
 	// cl_command_queue_info
