@@ -172,16 +172,16 @@ func (b *Backend) QueryPointer(ptr uintptr) usm.PointerInfo {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	for _, st := range b.drvs {
-		typ, dev, base, size, ok := st.ctx.query(ptr)
+		mi, ok := st.ctx.query(ptr)
 		if !ok {
 			continue
 		}
-		info := usm.PointerInfo{Kind: typ.Kind(), Device: -1}
-		if dev != 0 {
-			info.Device = b.index(st.d.device(dev))
+		info := usm.PointerInfo{Kind: MemoryType(mi.Type).Kind(), Device: -1}
+		if mi.Device != 0 {
+			info.Device = b.index(st.d.device(mi.Device))
 		}
-		if base != 0 && base <= ptr && ptr-base < max(size, 1) {
-			info.Base, info.Size = base, size
+		if mi.Base != 0 && mi.Base <= ptr && ptr-mi.Base < max(mi.Size, 1) {
+			info.Base, info.Size = mi.Base, mi.Size
 		}
 		return info
 	}

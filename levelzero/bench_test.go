@@ -2,9 +2,9 @@ package levelzero
 
 import (
 	"testing"
-	"unsafe"
 
 	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -30,13 +30,12 @@ func BenchmarkQueryPointer(b *testing.B) {
 	})
 	ctx, _ := be.Context(0)
 	b.Run("raw-zeMemGetAllocProperties", func(b *testing.B) {
-		// One SyscallN into the loader with the out-parameters allocated
-		// once: the floor of what a query can cost from Go.
-		props := &zeMemoryAllocationProperties{header: header{stype: stypeMemoryAllocationProps}}
+		// One typed call into the loader: the floor of what a query can
+		// cost from Go.
 		h := ctx.h
 		for b.Loop() {
-			if r := call(api.memGetAllocProperties, h, p, uintptr(unsafe.Pointer(props)), 0); r != ResultSuccess {
-				b.Fatal(r)
+			if _, err := api.MemAllocProperties(h, p); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})
@@ -109,9 +108,9 @@ func BenchmarkSync(b *testing.B) {
 	defer nl.Destroy()
 
 	b.Run("raw-zeCommandQueueSynchronize", func(b *testing.B) {
-		h := q.Raw()
+		h := zeapi.CommandQueue(q.Raw())
 		for b.Loop() {
-			call(api.commandQueueSynchronize, h, uintptr(Infinite))
+			_ = api.CommandQueueSynchronize(h, Infinite)
 		}
 	})
 	b.Run("native-queue.Wait", func(b *testing.B) {

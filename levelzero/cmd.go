@@ -3,22 +3,24 @@ package levelzero
 import (
 	"sync"
 	"sync/atomic"
-	"unsafe"
+
+	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 )
 
 // QueueMode is a ze_command_queue_mode_t.
-type QueueMode uint32
+type QueueMode = zeapi.QueueMode
 
+// Command queue modes.
 const (
-	QueueModeDefault      QueueMode = commandQueueModeDefault
-	QueueModeSynchronous  QueueMode = commandQueueModeSynchronous
-	QueueModeAsynchronous QueueMode = commandQueueModeAsynchronous
+	QueueModeDefault      = zeapi.QueueModeDefault
+	QueueModeSynchronous  = zeapi.QueueModeSynchronous
+	QueueModeAsynchronous = zeapi.QueueModeAsynchronous
 )
 
 // Timeouts for the Synchronize calls, in nanoseconds.
 const (
-	Poll     uint64 = 0               // return at once: SUCCESS or NOT_READY
-	Infinite uint64 = timeoutInfinite // wait until done or the device is lost
+	Poll     = zeapi.Poll     // return at once: SUCCESS or NOT_READY
+	Infinite = zeapi.Infinite // wait until done or the device is lost
 )
 
 // object is the common part of queues, lists, event pools and events: a
@@ -46,7 +48,7 @@ func (o *object) lock(op, what string) (uintptr, error) {
 func (o *object) unlock() { o.mu.Unlock() }
 
 // destroy runs fn on the handle once; later calls do nothing.
-func (o *object) destroy(call string, fn uintptr, counter *atomic.Int64, parent *atomic.Int64) error {
+func (o *object) destroy(fn func(h uintptr) error, counter *atomic.Int64, parent *atomic.Int64) error {
 	if o == nil {
 		return nil
 	}
@@ -59,7 +61,7 @@ func (o *object) destroy(call string, fn uintptr, counter *atomic.Int64, parent 
 		o.h = 0 // the runtime that made it keeps ownership
 		return nil
 	}
-	if err := check(call, callFn(fn, o.h)); err != nil {
+	if err := fn(o.h); err != nil {
 		return err
 	}
 	o.h = 0
@@ -69,8 +71,6 @@ func (o *object) destroy(call string, fn uintptr, counter *atomic.Int64, parent 
 	}
 	return nil
 }
-
-func callFn(fn, h uintptr) Result { return call(fn, h) }
 
 // CommandQueue is a ze_command_queue_handle_t.
 type CommandQueue struct {
@@ -90,14 +90,13 @@ func (c *Context) NewCommandQueue(dev *Device, mode QueueMode) (*CommandQueue, e
 	if err != nil {
 		return nil, err
 	}
-	desc := &zeCommandQueueDesc{header: header{stype: stypeCommandQueueDesc}, mode: uint32(mode)}
-	var q uintptr
-	if err := check("zeCommandQueueCreate", call(api.commandQueueCreate, h, dh, uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(&q)))); err != nil {
+	q, err := api.CommandQueueCreate(h, dh, mode)
+	if err != nil {
 		return nil, err
 	}
 	live.queues.Add(1)
 	c.children.Add(1)
-	return &CommandQueue{object: object{h: q}, ctx: c, dev: dev}, nil
+	return &CommandQueue{object: object{h: uintptr(q)}, ctx: c, dev: dev}, nil
 }
 
 // Destroy destroys the queue; a second call does nothing.
@@ -105,7 +104,7 @@ func (q *CommandQueue) Destroy() error {
 	if q == nil {
 		return nil
 	}
-	return q.destroy("zeCommandQueueDestroy", api.commandQueueDestroy, &live.queues, &q.ctx.children)
+	return q.destroy(func(h uintptr) error { return api.CommandQueueDestroy(zeapi.CommandQueue(h)) }, &live.queues, &q.ctx.children)
 }
 
 // Execute submits closed regular command lists (zeCommandQueueExecuteCommandLists).
@@ -125,19 +124,19 @@ func (q *CommandQueue) Execute(lists ...*CommandList) error {
 			}
 		}
 	}
-	hs := make([]uintptr, len(lists))
+	hs := make([]zeapi.CommandList, len(lists))
 	for i, l := range lists {
 		lh, err := l.lock("levelzero.CommandQueue.Execute", "command list")
 		if err != nil {
 			return err
 		}
-		hs[i] = lh
+		hs[i] = zeapi.CommandList(lh)
 		defer l.unlock()
 		if l.immediate {
 			return errValue("levelzero.CommandQueue.Execute", "an immediate command list cannot be executed on a queue")
 		}
 	}
-	return check("zeCommandQueueExecuteCommandLists", call(api.commandQueueExecuteCommandLists, h, uintptr(len(hs)), uintptr(unsafe.Pointer(&hs[0])), 0))
+	return api.CommandQueueExecute(zeapi.CommandQueue(h), hs)
 }
 
 // Synchronize waits for the queue (zeCommandQueueSynchronize). With a
@@ -148,7 +147,7 @@ func (q *CommandQueue) Synchronize(timeout uint64) error {
 		return err
 	}
 	defer q.unlock()
-	return check("zeCommandQueueSynchronize", call(api.commandQueueSynchronize, h, uintptr(timeout)))
+	return api.CommandQueueSynchronize(zeapi.CommandQueue(h), timeout)
 }
 
 // Wait is Synchronize(Infinite), so a queue is a usm.Queue.
@@ -192,20 +191,18 @@ func (c *Context) newList(dev *Device, immediate bool, mode QueueMode) (*Command
 	if err != nil {
 		return nil, err
 	}
-	var l uintptr
+	var l zeapi.CommandList
 	if immediate {
-		desc := &zeCommandQueueDesc{header: header{stype: stypeCommandQueueDesc}, mode: uint32(mode)}
-		err = check("zeCommandListCreateImmediate", call(api.commandListCreateImmediate, h, dh, uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(&l))))
+		l, err = api.CommandListCreateImmediate(h, dh, mode)
 	} else {
-		desc := &zeCommandListDesc{header: header{stype: stypeCommandListDesc}}
-		err = check("zeCommandListCreate", call(api.commandListCreate, h, dh, uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(&l))))
+		l, err = api.CommandListCreate(h, dh)
 	}
 	if err != nil {
 		return nil, err
 	}
 	live.lists.Add(1)
 	c.children.Add(1)
-	return &CommandList{object: object{h: l}, ctx: c, dev: dev, immediate: immediate}, nil
+	return &CommandList{object: object{h: uintptr(l)}, ctx: c, dev: dev, immediate: immediate}, nil
 }
 
 // IsImmediate reports whether the list is immediate.
@@ -217,7 +214,7 @@ func (l *CommandList) Destroy() error {
 	if l == nil {
 		return nil
 	}
-	if err := l.destroy("zeCommandListDestroy", api.commandListDestroy, &live.lists, &l.ctx.children); err != nil {
+	if err := l.destroy(func(h uintptr) error { return api.CommandListDestroy(zeapi.CommandList(h)) }, &live.lists, &l.ctx.children); err != nil {
 		return err
 	}
 	return l.sync.destroy()
@@ -225,26 +222,26 @@ func (l *CommandList) Destroy() error {
 
 // Close ends recording of a regular list.
 func (l *CommandList) Close() error {
-	return l.simple("levelzero.CommandList.Close", "zeCommandListClose", api.commandListClose)
+	return l.simple("levelzero.CommandList.Close", api.CommandListClose)
 }
 
 // Reset empties a regular list for reuse.
 func (l *CommandList) Reset() error {
-	return l.simple("levelzero.CommandList.Reset", "zeCommandListReset", api.commandListReset)
+	return l.simple("levelzero.CommandList.Reset", api.CommandListReset)
 }
 
-func (l *CommandList) simple(op, fn string, addr uintptr) error {
+func (l *CommandList) simple(op string, fn func(zeapi.CommandList) error) error {
 	h, err := l.lock(op, "command list")
 	if err != nil {
 		return err
 	}
 	defer l.unlock()
-	return check(fn, call(addr, h))
+	return fn(zeapi.CommandList(h))
 }
 
 // waitList locks the events (read side) and returns their handles; the
 // returned func unlocks them.
-func waitList(op string, signal *Event, wait []*Event) (sig uintptr, hs []uintptr, unlock func(), err error) {
+func waitList(op string, signal *Event, wait []*Event) (sig zeapi.Event, hs []zeapi.Event, unlock func(), err error) {
 	var locked []*Event
 	unlock = func() {
 		for _, e := range locked {
@@ -268,16 +265,9 @@ func waitList(op string, signal *Event, wait []*Event) (sig uintptr, hs []uintpt
 	return sig, hs, unlock, nil
 }
 
-func evArgs(hs []uintptr) (uintptr, uintptr) {
-	if len(hs) == 0 {
-		return 0, 0
-	}
-	return uintptr(len(hs)), uintptr(unsafe.Pointer(&hs[0]))
-}
-
 // appendCmd runs one zeCommandListAppend* call with the list locked and
 // the signal and wait events resolved to native handles.
-func (l *CommandList) appendCmd(op string, signal *Event, wait []*Event, do func(h, sig, nw, pw uintptr) error) error {
+func (l *CommandList) appendCmd(op string, signal *Event, wait []*Event, do func(h zeapi.CommandList, sig zeapi.Event, wait []zeapi.Event) error) error {
 	h, err := l.lock(op, "command list")
 	if err != nil {
 		return err
@@ -288,18 +278,14 @@ func (l *CommandList) appendCmd(op string, signal *Event, wait []*Event, do func
 	if err != nil {
 		return err
 	}
-	nw, pw := evArgs(hs)
-	return do(h, sig, nw, pw)
+	return do(zeapi.CommandList(h), sig, hs)
 }
 
 // AppendMemoryCopy appends a copy of n bytes (zeCommandListAppendMemoryCopy),
 // signalling signal (may be nil) after waiting for wait.
 func (l *CommandList) AppendMemoryCopy(dst, src, n uintptr, signal *Event, wait ...*Event) error {
-	return l.appendCmd("levelzero.CommandList.AppendMemoryCopy", signal, wait, func(h, sig, nw, pw uintptr) error {
-		if r := call(api.commandListAppendMemoryCopy, h, dst, src, n, sig, nw, pw); r != ResultSuccess {
-			return &Error{Call: "zeCommandListAppendMemoryCopy", Result: r, Detail: "copy of " + utoa(n) + " bytes from " + hexPtr(src) + " to " + hexPtr(dst)}
-		}
-		return nil
+	return l.appendCmd("levelzero.CommandList.AppendMemoryCopy", signal, wait, func(h zeapi.CommandList, sig zeapi.Event, wait []zeapi.Event) error {
+		return api.AppendMemoryCopy(h, dst, src, n, sig, wait)
 	})
 }
 
@@ -311,23 +297,23 @@ func (l *CommandList) AppendMemoryFill(dst uintptr, pattern []byte, n uintptr, s
 	if len(pattern) == 0 {
 		return errValue(op, "empty pattern")
 	}
-	return l.appendCmd(op, signal, wait, func(h, sig, nw, pw uintptr) error {
-		return check("zeCommandListAppendMemoryFill", call(api.commandListAppendMemoryFill, h, dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, sig, nw, pw))
+	return l.appendCmd(op, signal, wait, func(h zeapi.CommandList, sig zeapi.Event, wait []zeapi.Event) error {
+		return api.AppendMemoryFill(h, dst, pattern, n, sig, wait)
 	})
 }
 
 // AppendBarrier appends a barrier (zeCommandListAppendBarrier): work
 // after it starts when work before it is done; signal fires then.
 func (l *CommandList) AppendBarrier(signal *Event, wait ...*Event) error {
-	return l.appendCmd("levelzero.CommandList.AppendBarrier", signal, wait, func(h, sig, nw, pw uintptr) error {
-		return check("zeCommandListAppendBarrier", call(api.commandListAppendBarrier, h, sig, nw, pw))
+	return l.appendCmd("levelzero.CommandList.AppendBarrier", signal, wait, func(h zeapi.CommandList, sig zeapi.Event, wait []zeapi.Event) error {
+		return api.AppendBarrier(h, sig, wait)
 	})
 }
 
 // HostSynchronize waits for an immediate list. It uses
 // zeCommandListHostSynchronize where the loader exports it (≥ 1.10), and
 // otherwise appends a barrier that signals a host-visible event and waits
-// on the event (zeEventHostSynchronize), as native.md §4.3 describes.
+// on the event (zeEventHostSynchronize); docs/native.md explains why.
 func (l *CommandList) HostSynchronize(timeout uint64) error {
 	const op = "levelzero.CommandList.HostSynchronize"
 	h, err := l.lock(op, "command list")
@@ -338,8 +324,8 @@ func (l *CommandList) HostSynchronize(timeout uint64) error {
 	if !l.immediate {
 		return errValue(op, "only immediate command lists can be host-synchronised; execute a regular list on a CommandQueue and synchronise that")
 	}
-	if api.commandListHostSynchronize != 0 {
-		return check("zeCommandListHostSynchronize", call(api.commandListHostSynchronize, h, uintptr(timeout)))
+	if api.HasCommandListHostSynchronize() {
+		return api.CommandListHostSynchronize(zeapi.CommandList(h), timeout)
 	}
 	if l.sync == nil {
 		s, err := newSyncEvent(l.ctx, l.dev)
@@ -348,7 +334,7 @@ func (l *CommandList) HostSynchronize(timeout uint64) error {
 		}
 		l.sync = s
 	}
-	return l.sync.barrierWait(h, timeout)
+	return l.sync.barrierWait(zeapi.CommandList(h), timeout)
 }
 
 // Wait is HostSynchronize(Infinite) for immediate lists, so an immediate
@@ -382,19 +368,19 @@ func newSyncEvent(ctx *Context, dev *Device) (*syncEvent, error) {
 
 // barrierWait appends a barrier signalling the event to the list handle h
 // and waits for it, then resets the event for the next use.
-func (s *syncEvent) barrierWait(list uintptr, timeout uint64) error {
+func (s *syncEvent) barrierWait(list zeapi.CommandList, timeout uint64) error {
 	eh, err := s.ev.rlock("levelzero.CommandList.HostSynchronize")
 	if err != nil {
 		return err
 	}
 	defer s.ev.mu.RUnlock()
-	if err := check("zeCommandListAppendBarrier", call(api.commandListAppendBarrier, list, eh, 0, 0)); err != nil {
+	if err := api.AppendBarrier(list, eh, nil); err != nil {
 		return err
 	}
-	if err := check("zeEventHostSynchronize", call(api.eventHostSynchronize, eh, uintptr(timeout))); err != nil {
+	if err := api.EventHostSynchronize(eh, timeout); err != nil {
 		return err
 	}
-	return check("zeEventHostReset", call(api.eventHostReset, eh))
+	return api.EventHostReset(eh)
 }
 
 func (s *syncEvent) destroy() error {
@@ -429,7 +415,7 @@ func (c *Context) NewEventPool(count uint32, hostVisible bool, devs ...*Device) 
 	if count == 0 {
 		return nil, errValue(op, "an event pool needs at least one event")
 	}
-	var dhs []uintptr
+	var dhs []zeapi.Device
 	for _, d := range devs {
 		dh, err := c.checkDevice(op, d, false)
 		if err != nil {
@@ -437,18 +423,13 @@ func (c *Context) NewEventPool(count uint32, hostVisible bool, devs ...*Device) 
 		}
 		dhs = append(dhs, dh)
 	}
-	desc := &zeEventPoolDesc{header: header{stype: stypeEventPoolDesc}, count: count}
-	if hostVisible {
-		desc.flags = eventPoolFlagHostVisible
-	}
-	nd, pd := evArgs(dhs)
-	var p uintptr
-	if err := check("zeEventPoolCreate", call(api.eventPoolCreate, h, uintptr(unsafe.Pointer(desc)), nd, pd, uintptr(unsafe.Pointer(&p)))); err != nil {
+	p, err := api.EventPoolCreate(h, count, hostVisible, dhs)
+	if err != nil {
 		return nil, err
 	}
 	live.pools.Add(1)
 	c.children.Add(1)
-	return &EventPool{object: object{h: p}, ctx: c, count: count}, nil
+	return &EventPool{object: object{h: uintptr(p)}, ctx: c, count: count}, nil
 }
 
 // Destroy destroys the pool; its events must be destroyed first.
@@ -459,7 +440,7 @@ func (p *EventPool) Destroy() error {
 	if n := p.events.Load(); n != 0 {
 		return errValue("levelzero.EventPool.Destroy", itoa(int(n))+" events of the pool are still alive")
 	}
-	return p.destroy("zeEventPoolDestroy", api.eventPoolDestroy, &live.pools, &p.ctx.children)
+	return p.destroy(func(h uintptr) error { return api.EventPoolDestroy(zeapi.EventPool(h)) }, &live.pools, &p.ctx.children)
 }
 
 // Event is a ze_event_handle_t. Unlike other handles, one event may be
@@ -467,7 +448,7 @@ func (p *EventPool) Destroy() error {
 // read lock and only Destroy takes the write lock.
 type Event struct {
 	mu   sync.RWMutex
-	h    uintptr
+	h    zeapi.Event
 	pool *EventPool
 }
 
@@ -483,9 +464,8 @@ func (p *EventPool) NewEvent(index uint32) (*Event, error) {
 	if index >= p.count {
 		return nil, errValue(op, "index "+itoa(int(index))+" is outside the pool of "+itoa(int(p.count)))
 	}
-	desc := &zeEventDesc{header: header{stype: stypeEventDesc}, index: index, signal: eventScopeFlagHost, wait: eventScopeFlagHost}
-	var e uintptr
-	if err := check("zeEventCreate", call(api.eventCreate, h, uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(&e)))); err != nil {
+	e, err := api.EventCreate(zeapi.EventPool(h), index)
+	if err != nil {
 		return nil, err
 	}
 	live.events.Add(1)
@@ -493,7 +473,7 @@ func (p *EventPool) NewEvent(index uint32) (*Event, error) {
 	return &Event{h: e, pool: p}, nil
 }
 
-func (e *Event) rlock(op string) (uintptr, error) {
+func (e *Event) rlock(op string) (zeapi.Event, error) {
 	if e == nil {
 		return 0, errValue(op, "nil *levelzero.Event")
 	}
@@ -515,7 +495,7 @@ func (e *Event) Destroy() error {
 	if e.h == 0 {
 		return nil
 	}
-	if err := check("zeEventDestroy", call(api.eventDestroy, e.h)); err != nil {
+	if err := api.EventDestroy(e.h); err != nil {
 		return err
 	}
 	e.h = 0
@@ -524,29 +504,29 @@ func (e *Event) Destroy() error {
 	return nil
 }
 
-func (e *Event) simple(op, fn string, addr uintptr, args ...uintptr) error {
+func (e *Event) simple(op string, fn func(zeapi.Event) error) error {
 	h, err := e.rlock(op)
 	if err != nil {
 		return err
 	}
 	defer e.mu.RUnlock()
-	return check(fn, call(addr, append([]uintptr{h}, args...)...))
+	return fn(h)
 }
 
 // HostSignal signals the event from the host.
 func (e *Event) HostSignal() error {
-	return e.simple("levelzero.Event.HostSignal", "zeEventHostSignal", api.eventHostSignal)
+	return e.simple("levelzero.Event.HostSignal", api.EventHostSignal)
 }
 
 // HostReset resets the event to not signalled.
 func (e *Event) HostReset() error {
-	return e.simple("levelzero.Event.HostReset", "zeEventHostReset", api.eventHostReset)
+	return e.simple("levelzero.Event.HostReset", api.EventHostReset)
 }
 
 // HostSynchronize waits until the event is signalled or timeout ns
 // passed (then the error wraps ResultNotReady).
 func (e *Event) HostSynchronize(timeout uint64) error {
-	return e.simple("levelzero.Event.HostSynchronize", "zeEventHostSynchronize", api.eventHostSynchronize, uintptr(timeout))
+	return e.simple("levelzero.Event.HostSynchronize", func(h zeapi.Event) error { return api.EventHostSynchronize(h, timeout) })
 }
 
 // Signalled reports whether the event is signalled (zeEventQueryStatus).
@@ -556,12 +536,12 @@ func (e *Event) Signalled() (bool, error) {
 		return false, err
 	}
 	defer e.mu.RUnlock()
-	switch r := call(api.eventQueryStatus, h); r {
-	case ResultSuccess:
+	switch s := api.EventQueryStatus(h); s {
+	case zeapi.Success:
 		return true, nil
-	case ResultNotReady:
+	case zeapi.NotReady:
 		return false, nil
 	default:
-		return false, check("zeEventQueryStatus", r)
+		return false, &Error{Op: "zeEventQueryStatus", Status: s}
 	}
 }

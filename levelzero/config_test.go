@@ -124,8 +124,8 @@ func TestNoDriverChild(t *testing.T) {
 		t.Fatalf("Init error %v does not match usm.ErrNotAvailable", err)
 	}
 	var ze *Error
-	if !errors.As(err, &ze) || ze.Call != "zeInit" || ze.Result != ResultErrorUninitialized {
-		t.Fatalf("Init error %#v: want *Error{Call: zeInit, Result: ZE_RESULT_ERROR_UNINITIALIZED}", err)
+	if !errors.As(err, &ze) || ze.Op != "zeInit" || ze.Status != ResultErrorUninitialized {
+		t.Fatalf("Init error %#v: want *Error{Op: zeInit, Status: ZE_RESULT_ERROR_UNINITIALIZED}", err)
 	}
 	for _, want := range []string{"zeInit", "ZE_RESULT_ERROR_UNINITIALIZED", "0x78000001"} {
 		if !strings.Contains(err.Error(), want) {

@@ -4,14 +4,15 @@
 //
 // # Layers
 //
-//   - zeapi.go is the raw symbol table: one address per entry point,
-//     resolved once. Required symbols missing from the loader make Level
-//     Zero unavailable; optional ones (zeInitDrivers,
+//   - internal/zeapi binds the loader through internal/ffi: one typed Go
+//     function per entry point, resolved once. Required symbols missing
+//     from the loader make Level Zero unavailable (all of them are named
+//     in the error); optional ones (zeInitDrivers,
 //     zeCommandListHostSynchronize, zeMemPutIpcHandle, all absent from
-//     Debian 12's loader 1.8.12) are looked up and used only when present.
-//   - types.go holds Go mirrors of the C structs with explicit padding
-//     (purego does not align fields); tests compare them with the
-//     installed headers.
+//     Debian 12's loader 1.8.12) are looked up and used only when
+//     present. It holds the Go mirrors of the C structs, with explicit
+//     padding (purego does not align fields), which its tests compare
+//     with the installed headers.
 //   - Driver, Device, Context, CommandQueue, CommandList, EventPool, Event
 //     and IPCMapping wrap native handles. Only this package creates them,
 //     from successful native calls, so callers cannot forge a handle that

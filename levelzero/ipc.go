@@ -2,9 +2,9 @@ package levelzero
 
 import (
 	"sync"
-	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 )
 
 // GetIPCHandle exports the allocation at base for another process
@@ -18,7 +18,7 @@ func (c *Context) GetIPCHandle(base uintptr) (IPCHandle, error) {
 		return ipc, err
 	}
 	defer c.unlock()
-	err = checkf("zeMemGetIpcHandle", call(api.memGetIpcHandle, h, base, uintptr(unsafe.Pointer(&ipc))), "pointer "+hexPtr(base))
+	ipc.h, err = api.MemGetIpcHandle(h, base)
 	return ipc, err
 }
 
@@ -32,10 +32,10 @@ func (c *Context) PutIPCHandle(ipc IPCHandle) error {
 		return err
 	}
 	defer c.unlock()
-	if api.memPutIpcHandle == nil {
-		return errkind.New(errkind.NotSupported, "levelzero.Context.PutIPCHandle", Loader+" does not export zeMemPutIpcHandle (loader < 1.10)")
+	if !api.HasPutIpcHandle() {
+		return errkind.New(errkind.NotSupported, "levelzero.Context.PutIPCHandle", zeapi.Loader+" does not export zeMemPutIpcHandle (loader < 1.10)")
 	}
-	return check("zeMemPutIpcHandle", api.memPutIpcHandle(h, ipc))
+	return api.MemPutIpcHandle(h, ipc.h)
 }
 
 // IPCMapping is memory opened from an IPC handle. Close it with Close, not
@@ -59,8 +59,8 @@ func (c *Context) OpenIPCHandle(dev *Device, ipc IPCHandle) (*IPCMapping, error)
 	if err != nil {
 		return nil, err
 	}
-	var p uintptr
-	if err := check("zeMemOpenIpcHandle", api.memOpenIpcHandle(h, dh, ipc, 0, &p)); err != nil {
+	p, err := api.MemOpenIpcHandle(h, dh, ipc.h)
+	if err != nil {
 		return nil, err
 	}
 	live.ipc.Add(1)
@@ -91,7 +91,7 @@ func (m *IPCMapping) Close() error {
 		return err
 	}
 	defer m.ctx.unlock()
-	if err := checkf("zeMemCloseIpcHandle", call(api.memCloseIpcHandle, h, m.ptr), "pointer "+hexPtr(m.ptr)); err != nil {
+	if err := api.MemCloseIpcHandle(h, m.ptr); err != nil {
 		return err
 	}
 	m.ptr = 0

@@ -35,8 +35,8 @@ func wantCallError(t *testing.T, err error, call string, code Result) {
 	if !errors.As(err, &ze) {
 		t.Fatalf("error %v (%T) is not a *levelzero.Error", err, err)
 	}
-	if ze.Call != call || ze.Result != code {
-		t.Fatalf("error names %s/%v, want %s/%v", ze.Call, ze.Result, call, code)
+	if ze.Op != call || ze.Status != code {
+		t.Fatalf("error names %s/%v, want %s/%v", ze.Op, ze.Status, call, code)
 	}
 	if !errors.Is(err, code) {
 		t.Errorf("errors.Is(%v, %v) is false", err, code)
@@ -72,7 +72,7 @@ func TestResultNames(t *testing.T) {
 					t.Errorf("errors.Is(%v, %v) = %v, want %v", c.r, k, got, want)
 				}
 			}
-			wrapped := fmt.Errorf("outer: %w", &Error{Call: "zeX", Result: c.r})
+			wrapped := fmt.Errorf("outer: %w", &Error{Op: "zeX", Status: c.r})
 			if c.kind != nil && !errors.Is(wrapped, c.kind) {
 				t.Errorf("wrapped *Error does not match %v", c.kind)
 			}
@@ -116,8 +116,8 @@ func TestDriversAndDevices(t *testing.T) {
 	if s.LoaderVersion < 0x10006 && (HasCommandListHostSynchronize() || HasPutIPCHandle()) {
 		t.Errorf("loader passes API %#x but exports 1.6 entry points", s.LoaderVersion)
 	}
-	if (api.initDrivers != 0) != (InitPath() == "zeInitDrivers") {
-		t.Errorf("init path %q while zeInitDrivers present = %v", InitPath(), api.initDrivers != 0)
+	if api.HasInitDrivers() != (InitPath() == "zeInitDrivers") {
+		t.Errorf("init path %q while zeInitDrivers present = %v", InitPath(), api.HasInitDrivers())
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/testutil"
+	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 )
 
 // How the tests are arranged
@@ -84,7 +85,7 @@ func buildFake(dir string) (string, error) {
 	if _, err := os.Stat("/usr/include/level_zero/ze_ddi.h"); err != nil {
 		return "", errkind.Wrap(errkind.NotAvailable, "levelzero test", "Level Zero headers missing (apt install libze-dev)", err)
 	}
-	cc, err := compiler()
+	cc, err := testutil.CC()
 	if err != nil {
 		return "", err
 	}
@@ -97,29 +98,9 @@ func buildFake(dir string) (string, error) {
 	return out, nil
 }
 
-// compiler returns `go env CC` split into words; "runtime not available"
-// if it names no installed compiler.
-func compiler() ([]string, error) {
-	cc := ""
-	if b, err := exec.Command("go", "env", "CC").Output(); err == nil {
-		cc = strings.TrimSpace(string(b))
-	}
-	if cc == "" {
-		cc = os.Getenv("CC")
-	}
-	if cc == "" {
-		cc = "cc"
-	}
-	words := strings.Fields(cc)
-	if _, err := exec.LookPath(words[0]); err != nil {
-		return nil, errkind.Wrap(errkind.NotAvailable, "levelzero test", "no C compiler ("+cc+") to build the fake driver", err)
-	}
-	return words, nil
-}
-
 // loaderErr reports whether the loader can be opened at all.
 func loaderErr() error {
-	if _, _, err := ffi.Open(ffi.RTLDNow|ffi.RTLDLocal, Loader); err != nil {
+	if _, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDLocal, zeapi.Loader); err != nil {
 		return errkind.Wrap(errkind.NotAvailable, "levelzero test", "no Level Zero loader (apt install libze1)", err)
 	}
 	return nil
@@ -169,16 +150,26 @@ type fakeStats struct {
 
 func (s fakeStats) objects() fakeStats { s.LoaderVersion, s.ArmedFailures = 0, 0; return s }
 
+// The fake's extensions, typed: ze_result_t zexFakeGetStats(stats *),
+// ze_result_t zexFakeFailNext(const char *name, ze_result_t code).
+func fakeGetStats(fn ffi.Fn, s *fakeStats) Result {
+	return Result(uint32(fn.Call(uintptr(unsafe.Pointer(s)))))
+}
+
+func fakeFailNext(fn ffi.Fn, name *byte, code Result) Result {
+	return Result(uint32(fn.Call(uintptr(unsafe.Pointer(name)), uintptr(code))))
+}
+
 func readFake() (fakeStats, error) {
 	fn, err := drivers[0].extensionFunction("zexFakeGetStats")
 	if err != nil {
 		return fakeStats{}, err
 	}
-	var s fakeStats
-	if err := check("zexFakeGetStats", call(fn, uintptr(unsafe.Pointer(&s)))); err != nil {
-		return fakeStats{}, err
+	s := new(fakeStats)
+	if r := fakeGetStats(fn, s); r != ResultSuccess {
+		return fakeStats{}, &Error{Op: "zexFakeGetStats", Status: r}
 	}
-	return s, nil
+	return *s, nil
 }
 
 func mustFake(t testing.TB) fakeStats {
@@ -198,8 +189,8 @@ func failNext(t testing.TB, name string, r Result) {
 		t.Fatal(err)
 	}
 	cname := append([]byte(name), 0)
-	if err := check("zexFakeFailNext", call(fn, uintptr(unsafe.Pointer(&cname[0])), uintptr(r))); err != nil {
-		t.Fatal(err)
+	if s := fakeFailNext(fn, &cname[0], r); s != ResultSuccess {
+		t.Fatal(&Error{Op: "zexFakeFailNext", Status: s})
 	}
 }
 

@@ -2,8 +2,8 @@ package levelzero
 
 import (
 	"strconv"
-	"unsafe"
 
+	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -57,10 +57,7 @@ func (c *Context) AllocHost(size, alignment uintptr) (uintptr, error) {
 		return 0, err
 	}
 	defer c.unlock()
-	hd := &zeHostMemAllocDesc{header: header{stype: stypeHostMemAllocDesc}}
-	var p uintptr
-	r := call(api.memAllocHost, h, uintptr(unsafe.Pointer(hd)), size, alignment, uintptr(unsafe.Pointer(&p)))
-	return c.allocated("zeMemAllocHost", r, p, size, alignment)
+	return c.allocated(api.MemAllocHost(h, size, alignment))
 }
 
 // AllocDevice allocates device USM on dev (zeMemAllocDevice).
@@ -74,10 +71,7 @@ func (c *Context) AllocDevice(dev *Device, size, alignment uintptr) (uintptr, er
 	if err != nil {
 		return 0, err
 	}
-	dd := &zeDeviceMemAllocDesc{header: header{stype: stypeDeviceMemAllocDesc}}
-	var p uintptr
-	r := call(api.memAllocDevice, h, uintptr(unsafe.Pointer(dd)), size, alignment, dh, uintptr(unsafe.Pointer(&p)))
-	return c.allocated("zeMemAllocDevice", r, p, size, alignment)
+	return c.allocated(api.MemAllocDevice(h, dh, size, alignment))
 }
 
 // AllocShared allocates shared USM (zeMemAllocShared). dev may be nil for
@@ -92,19 +86,12 @@ func (c *Context) AllocShared(dev *Device, size, alignment uintptr) (uintptr, er
 	if err != nil {
 		return 0, err
 	}
-	dd := &zeDeviceMemAllocDesc{header: header{stype: stypeDeviceMemAllocDesc}}
-	hd := &zeHostMemAllocDesc{header: header{stype: stypeHostMemAllocDesc}}
-	var p uintptr
-	r := call(api.memAllocShared, h, uintptr(unsafe.Pointer(dd)), uintptr(unsafe.Pointer(hd)), size, alignment, dh, uintptr(unsafe.Pointer(&p)))
-	return c.allocated("zeMemAllocShared", r, p, size, alignment)
+	return c.allocated(api.MemAllocShared(h, dh, size, alignment))
 }
 
-func (c *Context) allocated(fn string, r Result, p, size, alignment uintptr) (uintptr, error) {
-	if r != ResultSuccess {
-		return 0, &Error{Call: fn, Result: r, Detail: "size " + utoa(size) + ", alignment " + utoa(alignment)}
-	}
-	if p == 0 {
-		return 0, &Error{Call: fn, Result: ResultErrorUnknown, Detail: "driver returned SUCCESS and a NULL pointer"}
+func (c *Context) allocated(p uintptr, err error) (uintptr, error) {
+	if err != nil {
+		return 0, err
 	}
 	live.allocs.Add(1)
 	c.children.Add(1)
@@ -119,8 +106,8 @@ func (c *Context) Free(ptr uintptr) error {
 		return err
 	}
 	defer c.unlock()
-	if r := call(api.memFree, h, ptr); r != ResultSuccess {
-		return &Error{Call: "zeMemFree", Result: r, Detail: "pointer " + hexPtr(ptr)}
+	if err := api.MemFree(h, ptr); err != nil {
+		return err
 	}
 	live.allocs.Add(-1)
 	c.children.Add(-1)
@@ -148,16 +135,15 @@ func (c *Context) AllocProperties(ptr uintptr) (AllocProperties, error) {
 	if ptr == 0 {
 		return AllocProperties{}, nil
 	}
-	props := &zeMemoryAllocationProperties{header: header{stype: stypeMemoryAllocationProps}}
-	var dev uintptr
-	if err := check("zeMemGetAllocProperties", call(api.memGetAllocProperties, h, ptr, uintptr(unsafe.Pointer(props)), uintptr(unsafe.Pointer(&dev)))); err != nil {
+	p, err := api.MemAllocProperties(h, ptr)
+	if err != nil {
 		return AllocProperties{}, err
 	}
-	ap := AllocProperties{Type: MemoryType(props.typ)}
+	ap := AllocProperties{Type: MemoryType(p.Type)}
 	if ap.Type != MemoryTypeUnknown {
-		ap.ID, ap.PageSize = props.id, props.pageSize
-		if dev != 0 {
-			ap.Device = c.driver.device(dev)
+		ap.ID, ap.PageSize = p.ID, p.PageSize
+		if p.Device != 0 {
+			ap.Device = c.driver.device(p.Device)
 		}
 	}
 	return ap, nil
@@ -172,23 +158,13 @@ func (c *Context) AddressRange(ptr uintptr) (base, size uintptr, err error) {
 		return 0, 0, err
 	}
 	defer c.unlock()
-	if r := call(api.memGetAddressRange, h, ptr, uintptr(unsafe.Pointer(&base)), uintptr(unsafe.Pointer(&size))); r != ResultSuccess {
-		return 0, 0, &Error{Call: "zeMemGetAddressRange", Result: r, Detail: "pointer " + hexPtr(ptr)}
-	}
-	return base, size, nil
-}
-
-// queryScratch holds every out-parameter of a pointer query in one heap
-// object, so a query costs one allocation.
-type queryScratch struct {
-	props           zeMemoryAllocationProperties
-	dev, base, size uintptr
+	return api.MemAddressRange(h, ptr)
 }
 
 // query is the hot path of Backend.QueryPointer: alloc properties, then
 // the address range for known memory. ok is false for unknown memory and
 // for any error (a query never fails loudly).
-func (c *Context) query(ptr uintptr) (typ MemoryType, dev, base, size uintptr, ok bool) {
+func (c *Context) query(ptr uintptr) (info zeapi.MemInfo, ok bool) {
 	if ptr == 0 {
 		return
 	}
@@ -197,16 +173,9 @@ func (c *Context) query(ptr uintptr) (typ MemoryType, dev, base, size uintptr, o
 		return
 	}
 	defer c.unlock()
-	s := &queryScratch{props: zeMemoryAllocationProperties{header: header{stype: stypeMemoryAllocationProps}}}
-	if call(api.memGetAllocProperties, h, ptr, uintptr(unsafe.Pointer(&s.props)), uintptr(unsafe.Pointer(&s.dev))) != ResultSuccess {
-		return
+	info, ok = api.MemQuery(h, ptr)
+	if !ok || MemoryType(info.Type).Kind() == usm.KindUnknown {
+		return info, false
 	}
-	typ = MemoryType(s.props.typ)
-	if typ.Kind() == usm.KindUnknown {
-		return
-	}
-	if call(api.memGetAddressRange, h, ptr, uintptr(unsafe.Pointer(&s.base)), uintptr(unsafe.Pointer(&s.size))) != ResultSuccess {
-		s.base, s.size = 0, 0
-	}
-	return typ, s.dev, s.base, s.size, true
+	return info, true
 }

@@ -4,7 +4,7 @@ package levelzero
 // (sycl::get_native on a queue). From revision 4 of the SYCL Level Zero
 // extension, and always with Unified Runtime's v2 adapter, that handle is
 // an immediate command list rather than a command queue, and the two must
-// be synchronised differently (native.md §4.1, §4.3):
+// be synchronised differently (docs/native.md):
 //
 //   - command queue → zeCommandQueueSynchronize. Best effort: it covers the
 //     command lists already executed on that queue.

@@ -1,168 +1,24 @@
 package levelzero
 
-import "github.com/usmbridge/usmbridge/internal/ffi"
-
-// call calls a loader entry point with integer and pointer arguments.
-//
-// Like ffi.Call it is marked go:uintptrescapes, so that out-parameters
-// passed as uintptr(unsafe.Pointer(&x)) stay in place until C returns.
-//
-//go:uintptrescapes
-func call(fn uintptr, args ...uintptr) Result {
-	return Result(uint32(ffi.Call(fn, args...)))
-}
-
-// Structure types (ze_structure_type_t) of the descriptors used here.
-const (
-	stypeDriverProperties               = 0x1
-	stypeDriverIpcProperties            = 0x2
-	stypeDeviceProperties               = 0x3
-	stypeContextDesc                    = 0xd
-	stypeCommandQueueDesc               = 0xe
-	stypeCommandListDesc                = 0xf
-	stypeEventPoolDesc                  = 0x10
-	stypeEventDesc                      = 0x11
-	stypeDeviceMemAllocDesc             = 0x15
-	stypeHostMemAllocDesc               = 0x16
-	stypeMemoryAllocationProps          = 0x17
-	stypeInitDriverTypeDesc             = 0x00020021
-	initDriverTypeFlagGPU               = 1
-	eventPoolFlagHostVisible            = 1
-	eventScopeFlagHost                  = 4
-	commandQueueModeDefault             = 0
-	commandQueueModeSynchronous         = 1
-	commandQueueModeAsynchronous        = 2
-	timeoutInfinite              uint64 = ^uint64(0)
-)
-
-// The mirrors below copy the x86-64 layout of the 1.8.12 headers
-// (native.md §2.5). purego does not align fields, so every gap is an
-// explicit padding field; layout_test.go checks size and offsets against
-// the table and against the installed headers through a C program.
-
-// header is the {stype, pNext} prefix of every descriptor.
-type header struct {
-	stype uint32
-	_     uint32
-	pNext uintptr
-}
-
-type zeDriverProperties struct { // ze_driver_properties_t, 40 bytes
-	header
-	uuid          [16]byte
-	driverVersion uint32
-	_             uint32
-}
-
-type zeDriverIpcProperties struct { // ze_driver_ipc_properties_t, 24 bytes
-	header
-	flags uint32
-	_     uint32
-}
-
-type zeDeviceProperties struct { // ze_device_properties_t, 368 bytes
-	header
-	typ                      uint32
-	vendorID                 uint32
-	deviceID                 uint32
-	flags                    uint32
-	subdeviceID              uint32
-	coreClockRate            uint32
-	maxMemAllocSize          uint64
-	maxHardwareContexts      uint32
-	maxCommandQueuePriority  uint32
-	numThreadsPerEU          uint32
-	physicalEUSimdWidth      uint32
-	numEUsPerSubslice        uint32
-	numSubslicesPerSlice     uint32
-	numSlices                uint32
-	_                        uint32
-	timerResolution          uint64
-	timestampValidBits       uint32
-	kernelTimestampValidBits uint32
-	uuid                     [16]byte
-	name                     [256]byte
-}
-
-type zeContextDesc struct { // ze_context_desc_t, 24 bytes
-	header
-	flags uint32
-	_     uint32
-}
-
-type zeCommandQueueDesc struct { // ze_command_queue_desc_t, 40 bytes
-	header
-	ordinal  uint32
-	index    uint32
-	flags    uint32
-	mode     uint32
-	priority uint32
-	_        uint32
-}
-
-type zeCommandListDesc struct { // ze_command_list_desc_t, 24 bytes
-	header
-	commandQueueGroupOrdinal uint32
-	flags                    uint32
-}
-
-type zeEventPoolDesc struct { // ze_event_pool_desc_t, 24 bytes
-	header
-	flags uint32
-	count uint32
-}
-
-type zeEventDesc struct { // ze_event_desc_t, 32 bytes
-	header
-	index  uint32
-	signal uint32
-	wait   uint32
-	_      uint32
-}
-
-type zeDeviceMemAllocDesc struct { // ze_device_mem_alloc_desc_t, 24 bytes
-	header
-	flags   uint32
-	ordinal uint32
-}
-
-type zeHostMemAllocDesc struct { // ze_host_mem_alloc_desc_t, 24 bytes
-	header
-	flags uint32
-	_     uint32
-}
-
-type zeMemoryAllocationProperties struct { // ze_memory_allocation_properties_t, 40 bytes
-	header
-	typ      uint32
-	_        uint32
-	id       uint64
-	pageSize uint64
-}
-
-type zeInitDriverTypeDesc struct { // ze_init_driver_type_desc_t (spec 1.10), 24 bytes
-	header
-	flags uint32
-	_     uint32
-}
+import "github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 
 // IPCHandle is a ze_ipc_mem_handle_t: 64 opaque bytes that another
 // process (or this one) opens with Context.OpenIPCHandle. It is plain data
 // and safe to send: the driver validates it when it is opened.
 type IPCHandle struct {
-	data [64]byte
+	h zeapi.IPCHandle
 }
 
 // Bytes returns a copy of the handle's bytes, for sending to another
 // process.
-func (h IPCHandle) Bytes() []byte { return append([]byte(nil), h.data[:]...) }
+func (h IPCHandle) Bytes() []byte { return append([]byte(nil), h.h.Data[:]...) }
 
 // IPCHandleFromBytes rebuilds a handle received from another process.
 func IPCHandleFromBytes(b []byte) (IPCHandle, error) {
 	var h IPCHandle
-	if len(b) != len(h.data) {
+	if len(b) != len(h.h.Data) {
 		return h, errValue("levelzero.IPCHandleFromBytes", "an IPC handle is 64 bytes, got "+itoa(len(b)))
 	}
-	copy(h.data[:], b)
+	copy(h.h.Data[:], b)
 	return h, nil
 }

@@ -1,14 +1,14 @@
 package levelzero
 
 import (
-	"bytes"
 	"encoding/hex"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 )
 
@@ -18,7 +18,7 @@ import (
 // could help.
 var (
 	initOnce sync.Once
-	api      *zeAPI
+	api      *zeapi.Lib
 	drivers  []*Driver
 	initErr  error
 	initPath string
@@ -42,23 +42,23 @@ func Init() error {
 }
 
 func doInit() error {
-	a, err := loadAPI()
+	a, err := zeapi.Load()
 	if err != nil {
-		return err
+		return errkind.Wrap(errkind.NotAvailable, "levelzero.Init", "the Level Zero loader is not installed or unusable (Debian: apt install libze1)", err)
 	}
-	var handles []uintptr
-	if a.initDrivers != 0 {
+	var handles []zeapi.Driver
+	if a.HasInitDrivers() {
 		// Spec 1.10 path. The spec calls zeInitDrivers and zeDriverGet
 		// mutually exclusive, so zeInit is used only if this path fails.
-		handles, err = initDriversGPU(a)
+		handles, err = a.InitDriversGPU()
 		initPath = "zeInitDrivers"
 	}
-	if a.initDrivers == 0 || err != nil {
-		if r := call(a.init, 0); r != ResultSuccess {
-			return notAvailable("zeInit", r)
+	if !a.HasInitDrivers() || err != nil {
+		if err := a.Init(); err != nil {
+			return notAvailable(err)
 		}
-		if handles, err = driverGet(a); err != nil {
-			return err
+		if handles, err = a.DriverGet(); err != nil {
+			return notAvailable(err)
 		}
 		initPath = "zeInit+zeDriverGet"
 	}
@@ -79,41 +79,14 @@ func doInit() error {
 	return nil
 }
 
-// notAvailable wraps an initialisation failure. UNINITIALIZED (no driver,
-// or the driver refused) matches errkind.NotAvailable through Result.Is.
-func notAvailable(call string, r Result) error {
-	return &Error{Call: call, Result: r, Detail: "no usable Level Zero driver (set ZE_ENABLE_ALT_DRIVERS or install a driver such as intel-level-zero-gpu)"}
-}
-
-func initDriversGPU(a *zeAPI) ([]uintptr, error) {
-	desc := &zeInitDriverTypeDesc{header: header{stype: stypeInitDriverTypeDesc}, flags: initDriverTypeFlagGPU}
-	var n uint32
-	if r := call(a.initDrivers, uintptr(unsafe.Pointer(&n)), 0, uintptr(unsafe.Pointer(desc))); r != ResultSuccess {
-		return nil, notAvailable("zeInitDrivers", r)
+// notAvailable adds the remedy to an initialisation failure.
+// UNINITIALIZED (no driver, or the driver refused) matches
+// errkind.NotAvailable through the code's Is.
+func notAvailable(err error) error {
+	if ze, ok := err.(*Error); ok && ze.Detail == "" {
+		ze.Detail = "no usable Level Zero driver (set ZE_ENABLE_ALT_DRIVERS or install a driver such as intel-level-zero-gpu)"
 	}
-	if n == 0 {
-		return nil, nil
-	}
-	hs := make([]uintptr, n)
-	if r := call(a.initDrivers, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&hs[0])), uintptr(unsafe.Pointer(desc))); r != ResultSuccess {
-		return nil, notAvailable("zeInitDrivers", r)
-	}
-	return hs[:n], nil
-}
-
-func driverGet(a *zeAPI) ([]uintptr, error) {
-	var n uint32
-	if r := call(a.driverGet, uintptr(unsafe.Pointer(&n)), 0); r != ResultSuccess {
-		return nil, notAvailable("zeDriverGet", r)
-	}
-	if n == 0 {
-		return nil, nil
-	}
-	hs := make([]uintptr, n)
-	if r := call(a.driverGet, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&hs[0]))); r != ResultSuccess {
-		return nil, notAvailable("zeDriverGet", r)
-	}
-	return hs[:n], nil
+	return err
 }
 
 // InitPath reports how Init found the drivers: "zeInitDrivers" (loader ≥
@@ -139,16 +112,16 @@ func Drivers() ([]*Driver, error) {
 // zeCommandListHostSynchronize (loader ≥ 1.10). Without it, immediate
 // command lists are synchronised through a barrier and an event.
 func HasCommandListHostSynchronize() bool {
-	return Init() == nil && api.commandListHostSynchronize != 0
+	return Init() == nil && api.HasCommandListHostSynchronize()
 }
 
 // HasPutIPCHandle reports whether the loader exports zeMemPutIpcHandle.
-func HasPutIPCHandle() bool { return Init() == nil && api.memPutIpcHandle != nil }
+func HasPutIPCHandle() bool { return Init() == nil && api.HasPutIpcHandle() }
 
 // Driver is a ze_driver_handle_t. Drivers live as long as the process;
 // only this package creates them.
 type Driver struct {
-	h          uintptr
+	h          zeapi.Driver
 	index      int
 	uuid       [16]byte
 	version    uint32
@@ -157,44 +130,24 @@ type Driver struct {
 	devices    []*Device
 }
 
-func newDriver(a *zeAPI, h uintptr, index int) (*Driver, error) {
-	d := &Driver{h: h, index: index}
-	p := &zeDriverProperties{header: header{stype: stypeDriverProperties}}
-	if err := check("zeDriverGetProperties", call(a.driverGetProperties, h, uintptr(unsafe.Pointer(p)))); err != nil {
+func newDriver(a *zeapi.Lib, h zeapi.Driver, index int) (*Driver, error) {
+	p, err := a.DriverProperties(h)
+	if err != nil {
 		return nil, err
 	}
-	d.uuid, d.version = p.uuid, p.driverVersion
-	if err := check("zeDriverGetApiVersion", call(a.driverGetAPIVersion, h, uintptr(unsafe.Pointer(&d.apiVersion)))); err != nil {
+	d := &Driver{h: h, index: index, uuid: p.UUID, version: p.Version, apiVersion: p.APIVersion, ipcFlags: p.IPCFlags}
+	hs, err := a.DeviceGet(h)
+	if err != nil {
 		return nil, err
 	}
-	ip := &zeDriverIpcProperties{header: header{stype: stypeDriverIpcProperties}}
-	if err := check("zeDriverGetIpcProperties", call(a.driverGetIpcProperties, h, uintptr(unsafe.Pointer(ip)))); err != nil {
-		return nil, err
-	}
-	d.ipcFlags = ip.flags
-	var n uint32
-	if err := check("zeDeviceGet", call(a.deviceGet, h, uintptr(unsafe.Pointer(&n)), 0)); err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return d, nil
-	}
-	hs := make([]uintptr, n)
-	if err := check("zeDeviceGet", call(a.deviceGet, h, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&hs[0])))); err != nil {
-		return nil, err
-	}
-	for i, dh := range hs[:n] {
-		dp := &zeDeviceProperties{header: header{stype: stypeDeviceProperties}}
-		if err := check("zeDeviceGetProperties", call(a.deviceGetProperties, dh, uintptr(unsafe.Pointer(dp)))); err != nil {
+	for i, dh := range hs {
+		dp, err := a.DeviceProperties(dh)
+		if err != nil {
 			return nil, err
 		}
-		name := dp.name[:]
-		if i := bytes.IndexByte(name, 0); i >= 0 {
-			name = name[:i]
-		}
 		d.devices = append(d.devices, &Device{h: dh, driver: d, index: i, props: DeviceProperties{
-			Name: string(name), UUID: dp.uuid, Type: DeviceType(dp.typ),
-			VendorID: dp.vendorID, DeviceID: dp.deviceID, MaxMemAllocSize: dp.maxMemAllocSize,
+			Name: dp.Name, UUID: dp.UUID, Type: DeviceType(dp.Type),
+			VendorID: dp.VendorID, DeviceID: dp.DeviceID, MaxMemAllocSize: dp.MaxMemAllocSize,
 		}})
 	}
 	return d, nil
@@ -226,7 +179,7 @@ func apiString(v uint32) string {
 }
 
 // device returns the Device of a raw handle of this driver, or nil.
-func (d *Driver) device(h uintptr) *Device {
+func (d *Driver) device(h zeapi.Device) *Device {
 	for _, dev := range d.devices {
 		if dev.h == h {
 			return dev
@@ -238,13 +191,8 @@ func (d *Driver) device(h uintptr) *Device {
 // extensionFunction returns the address of a driver extension function
 // (zeDriverGetExtensionFunctionAddress). Unexported: calling a raw address
 // needs the caller to know its C signature.
-func (d *Driver) extensionFunction(name string) (uintptr, error) {
-	cname := append([]byte(name), 0)
-	var fn uintptr
-	if err := checkf("zeDriverGetExtensionFunctionAddress", call(api.driverGetExtensionFunctionAddress, d.h, uintptr(unsafe.Pointer(&cname[0])), uintptr(unsafe.Pointer(&fn))), name); err != nil {
-		return 0, err
-	}
-	return fn, nil
+func (d *Driver) extensionFunction(name string) (ffi.Fn, error) {
+	return api.DriverExtensionFunction(d.h, name)
 }
 
 // DeviceType is a ze_device_type_t.
@@ -297,7 +245,7 @@ type DeviceProperties struct {
 
 // Device is a ze_device_handle_t of a driver.
 type Device struct {
-	h      uintptr
+	h      zeapi.Device
 	driver *Driver
 	index  int
 	props  DeviceProperties
@@ -320,7 +268,7 @@ func (d *Device) String() string {
 // Destroy waits for calls in progress.
 type Context struct {
 	mu     sync.RWMutex
-	h      uintptr
+	h      zeapi.Context
 	driver *Driver
 	owned  bool // false for a context wrapped from a SYCL runtime
 	// children counts live allocations, queues, lists, event pools and
@@ -334,9 +282,8 @@ func (d *Driver) NewContext() (*Context, error) {
 	if err := Init(); err != nil {
 		return nil, err
 	}
-	desc := &zeContextDesc{header: header{stype: stypeContextDesc}}
-	var h uintptr
-	if err := check("zeContextCreate", call(api.contextCreate, d.h, uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(&h)))); err != nil {
+	h, err := api.ContextCreate(d.h)
+	if err != nil {
 		return nil, err
 	}
 	live.contexts.Add(1)
@@ -352,7 +299,7 @@ func (d *Driver) UnsafeContext(raw uintptr) (*Context, error) {
 	if raw == 0 {
 		return nil, errValue("levelzero.UnsafeContext", "NULL context handle")
 	}
-	return &Context{h: raw, driver: d}, nil
+	return &Context{h: zeapi.Context(raw), driver: d}, nil
 }
 
 // Driver returns the context's driver.
@@ -373,7 +320,7 @@ func (c *Context) Destroy() error {
 		return errValue("levelzero.Context.Destroy", itoa(int(n))+" objects (allocations, queues, lists, event pools, IPC mappings) of the context are still alive")
 	}
 	if c.owned {
-		if err := check("zeContextDestroy", call(api.contextDestroy, c.h)); err != nil {
+		if err := api.ContextDestroy(c.h); err != nil {
 			return err
 		}
 		live.contexts.Add(-1)
@@ -384,7 +331,7 @@ func (c *Context) Destroy() error {
 
 // lock read-locks a live context and returns its handle; a nil or
 // destroyed context never reaches C.
-func (c *Context) lock(op string) (uintptr, error) {
+func (c *Context) lock(op string) (zeapi.Context, error) {
 	if c == nil {
 		return 0, errValue(op, "nil *levelzero.Context")
 	}
@@ -400,7 +347,7 @@ func (c *Context) unlock() { c.mu.RUnlock() }
 
 // checkDevice refuses devices of another driver: their handles would be
 // meaningless to this context's driver.
-func (c *Context) checkDevice(op string, d *Device, optional bool) (uintptr, error) {
+func (c *Context) checkDevice(op string, d *Device, optional bool) (zeapi.Device, error) {
 	if d == nil {
 		if optional {
 			return 0, nil
@@ -416,7 +363,3 @@ func (c *Context) checkDevice(op string, d *Device, optional bool) (uintptr, err
 func errValue(op, detail string) error { return errkind.New(errkind.Value, op, detail) }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-func utoa(n uintptr) string { return strconv.FormatUint(uint64(n), 10) }
-
-func hexPtr(p uintptr) string { return "0x" + strconv.FormatUint(uint64(p), 16) }
