@@ -32,7 +32,7 @@ func BenchmarkQueryPointer(b *testing.B) {
 	b.Run("raw-zeMemGetAllocProperties", func(b *testing.B) {
 		// One typed call into the loader: the floor of what a query can
 		// cost from Go.
-		h := ctx.h
+		h := zeapi.Context(ctx.h.Raw())
 		for b.Loop() {
 			if _, err := api.MemAllocProperties(h, p); err != nil {
 				b.Fatal(err)

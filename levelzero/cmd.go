@@ -1,9 +1,10 @@
 package levelzero
 
 import (
-	"sync"
 	"sync/atomic"
 
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/live"
 	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 )
 
@@ -28,48 +29,46 @@ const (
 // so that one handle is not used from two goroutines at once (Level Zero
 // handles are not thread-safe, per the SYCL Level Zero extension).
 type object struct {
-	mu      sync.Mutex
-	h       uintptr
+	h       ffi.Handle
 	foreign bool // wrapped from a SYCL runtime: never destroyed here
+}
+
+// init makes o own raw; a foreign handle is not counted as live.
+func (o *object) init(raw uintptr, what string, counter *live.Counter, foreign bool) {
+	o.foreign = foreign
+	if foreign {
+		counter = nil
+	}
+	o.h.Init(raw, what, counter)
 }
 
 func (o *object) lock(op, what string) (uintptr, error) {
 	if o == nil {
 		return 0, errValue(op, "nil "+what)
 	}
-	o.mu.Lock()
-	if o.h == 0 {
-		o.mu.Unlock()
-		return 0, errValue(op, "the "+what+" has been destroyed")
-	}
-	return o.h, nil
+	return o.h.Lock(op)
 }
 
-func (o *object) unlock() { o.mu.Unlock() }
+func (o *object) unlock() { o.h.Unlock() }
 
-// destroy runs fn on the handle once; later calls do nothing.
-func (o *object) destroy(fn func(h uintptr) error, counter *atomic.Int64, parent *atomic.Int64) error {
+// destroy runs fn on the handle once, unless the object is foreign (the
+// runtime that made it keeps ownership); later calls do nothing.
+func (o *object) destroy(fn func(h uintptr) error, parent *atomic.Int64) error {
 	if o == nil {
 		return nil
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.h == 0 {
+	return o.h.Close(func(raw uintptr) error {
+		if o.foreign {
+			return nil
+		}
+		if err := fn(raw); err != nil {
+			return err
+		}
+		if parent != nil {
+			parent.Add(-1)
+		}
 		return nil
-	}
-	if o.foreign {
-		o.h = 0 // the runtime that made it keeps ownership
-		return nil
-	}
-	if err := fn(o.h); err != nil {
-		return err
-	}
-	o.h = 0
-	counter.Add(-1)
-	if parent != nil {
-		parent.Add(-1)
-	}
-	return nil
+	})
 }
 
 // CommandQueue is a ze_command_queue_handle_t.
@@ -94,9 +93,10 @@ func (c *Context) NewCommandQueue(dev *Device, mode QueueMode) (*CommandQueue, e
 	if err != nil {
 		return nil, err
 	}
-	live.queues.Add(1)
 	c.children.Add(1)
-	return &CommandQueue{object: object{h: uintptr(q)}, ctx: c, dev: dev}, nil
+	cq := &CommandQueue{ctx: c, dev: dev}
+	cq.init(uintptr(q), "ze_command_queue_handle_t", liveQueues, false)
+	return cq, nil
 }
 
 // Destroy destroys the queue; a second call does nothing.
@@ -104,7 +104,7 @@ func (q *CommandQueue) Destroy() error {
 	if q == nil {
 		return nil
 	}
-	return q.destroy(func(h uintptr) error { return api.CommandQueueDestroy(zeapi.CommandQueue(h)) }, &live.queues, &q.ctx.children)
+	return q.destroy(func(h uintptr) error { return api.CommandQueueDestroy(zeapi.CommandQueue(h)) }, &q.ctx.children)
 }
 
 // Execute submits closed regular command lists (zeCommandQueueExecuteCommandLists).
@@ -200,9 +200,10 @@ func (c *Context) newList(dev *Device, immediate bool, mode QueueMode) (*Command
 	if err != nil {
 		return nil, err
 	}
-	live.lists.Add(1)
 	c.children.Add(1)
-	return &CommandList{object: object{h: uintptr(l)}, ctx: c, dev: dev, immediate: immediate}, nil
+	cl := &CommandList{ctx: c, dev: dev, immediate: immediate}
+	cl.init(uintptr(l), "ze_command_list_handle_t", liveLists, false)
+	return cl, nil
 }
 
 // IsImmediate reports whether the list is immediate.
@@ -214,7 +215,7 @@ func (l *CommandList) Destroy() error {
 	if l == nil {
 		return nil
 	}
-	if err := l.destroy(func(h uintptr) error { return api.CommandListDestroy(zeapi.CommandList(h)) }, &live.lists, &l.ctx.children); err != nil {
+	if err := l.destroy(func(h uintptr) error { return api.CommandListDestroy(zeapi.CommandList(h)) }, &l.ctx.children); err != nil {
 		return err
 	}
 	return l.sync.destroy()
@@ -245,7 +246,7 @@ func waitList(op string, signal *Event, wait []*Event) (sig zeapi.Event, hs []ze
 	var locked []*Event
 	unlock = func() {
 		for _, e := range locked {
-			e.mu.RUnlock()
+			e.h.RUnlock()
 		}
 	}
 	if signal != nil {
@@ -373,7 +374,7 @@ func (s *syncEvent) barrierWait(list zeapi.CommandList, timeout uint64) error {
 	if err != nil {
 		return err
 	}
-	defer s.ev.mu.RUnlock()
+	defer s.ev.h.RUnlock()
 	if err := api.AppendBarrier(list, eh, nil); err != nil {
 		return err
 	}
@@ -427,9 +428,10 @@ func (c *Context) NewEventPool(count uint32, hostVisible bool, devs ...*Device) 
 	if err != nil {
 		return nil, err
 	}
-	live.pools.Add(1)
 	c.children.Add(1)
-	return &EventPool{object: object{h: uintptr(p)}, ctx: c, count: count}, nil
+	ep := &EventPool{ctx: c, count: count}
+	ep.init(uintptr(p), "ze_event_pool_handle_t", livePools, false)
+	return ep, nil
 }
 
 // Destroy destroys the pool; its events must be destroyed first.
@@ -440,15 +442,14 @@ func (p *EventPool) Destroy() error {
 	if n := p.events.Load(); n != 0 {
 		return errValue("levelzero.EventPool.Destroy", itoa(int(n))+" events of the pool are still alive")
 	}
-	return p.destroy(func(h uintptr) error { return api.EventPoolDestroy(zeapi.EventPool(h)) }, &live.pools, &p.ctx.children)
+	return p.destroy(func(h uintptr) error { return api.EventPoolDestroy(zeapi.EventPool(h)) }, &p.ctx.children)
 }
 
 // Event is a ze_event_handle_t. Unlike other handles, one event may be
 // signalled by one goroutine while another waits for it, so uses take a
 // read lock and only Destroy takes the write lock.
 type Event struct {
-	mu   sync.RWMutex
-	h    zeapi.Event
+	h    ffi.Handle
 	pool *EventPool
 }
 
@@ -468,21 +469,18 @@ func (p *EventPool) NewEvent(index uint32) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	live.events.Add(1)
 	p.events.Add(1)
-	return &Event{h: e, pool: p}, nil
+	ev := &Event{pool: p}
+	ev.h.Init(uintptr(e), "ze_event_handle_t", liveEvents)
+	return ev, nil
 }
 
 func (e *Event) rlock(op string) (zeapi.Event, error) {
 	if e == nil {
 		return 0, errValue(op, "nil *levelzero.Event")
 	}
-	e.mu.RLock()
-	if e.h == 0 {
-		e.mu.RUnlock()
-		return 0, errValue(op, "the event has been destroyed")
-	}
-	return e.h, nil
+	h, err := e.h.RLock(op)
+	return zeapi.Event(h), err
 }
 
 // Destroy destroys the event; a second call does nothing.
@@ -490,18 +488,13 @@ func (e *Event) Destroy() error {
 	if e == nil {
 		return nil
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.h == 0 {
+	return e.h.Close(func(raw uintptr) error {
+		if err := api.EventDestroy(zeapi.Event(raw)); err != nil {
+			return err
+		}
+		e.pool.events.Add(-1)
 		return nil
-	}
-	if err := api.EventDestroy(e.h); err != nil {
-		return err
-	}
-	e.h = 0
-	live.events.Add(-1)
-	e.pool.events.Add(-1)
-	return nil
+	})
 }
 
 func (e *Event) simple(op string, fn func(zeapi.Event) error) error {
@@ -509,7 +502,7 @@ func (e *Event) simple(op string, fn func(zeapi.Event) error) error {
 	if err != nil {
 		return err
 	}
-	defer e.mu.RUnlock()
+	defer e.h.RUnlock()
 	return fn(h)
 }
 
@@ -535,7 +528,7 @@ func (e *Event) Signalled() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer e.mu.RUnlock()
+	defer e.h.RUnlock()
 	switch s := api.EventQueryStatus(h); s {
 	case zeapi.Success:
 		return true, nil

@@ -1,7 +1,7 @@
 package levelzero
 
 import (
-	"sync"
+	"github.com/usmbridge/usmbridge/internal/ffi"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
@@ -41,9 +41,8 @@ func (c *Context) PutIPCHandle(ipc IPCHandle) error {
 // IPCMapping is memory opened from an IPC handle. Close it with Close, not
 // Context.Free.
 type IPCMapping struct {
-	mu  sync.Mutex
+	h   ffi.Handle // the mapped address
 	ctx *Context
-	ptr uintptr
 }
 
 // OpenIPCHandle maps memory exported by GetIPCHandle, in this process or
@@ -63,17 +62,14 @@ func (c *Context) OpenIPCHandle(dev *Device, ipc IPCHandle) (*IPCMapping, error)
 	if err != nil {
 		return nil, err
 	}
-	live.ipc.Add(1)
 	c.children.Add(1)
-	return &IPCMapping{ctx: c, ptr: p}, nil
+	m := &IPCMapping{ctx: c}
+	m.h.Init(p, "IPC mapping", liveIPC)
+	return m, nil
 }
 
 // Pointer is the mapped address; 0 after Close.
-func (m *IPCMapping) Pointer() uintptr {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.ptr
-}
+func (m *IPCMapping) Pointer() uintptr { return m.h.Raw() }
 
 // Close unmaps the memory (zeMemCloseIpcHandle); a second call does
 // nothing.
@@ -81,21 +77,16 @@ func (m *IPCMapping) Close() error {
 	if m == nil {
 		return nil
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.ptr == 0 {
+	return m.h.Close(func(p uintptr) error {
+		h, err := m.ctx.lock("levelzero.IPCMapping.Close")
+		if err != nil {
+			return err
+		}
+		defer m.ctx.unlock()
+		if err := api.MemCloseIpcHandle(h, p); err != nil {
+			return err
+		}
+		m.ctx.children.Add(-1)
 		return nil
-	}
-	h, err := m.ctx.lock("levelzero.IPCMapping.Close")
-	if err != nil {
-		return err
-	}
-	defer m.ctx.unlock()
-	if err := api.MemCloseIpcHandle(h, m.ptr); err != nil {
-		return err
-	}
-	m.ptr = 0
-	live.ipc.Add(-1)
-	m.ctx.children.Add(-1)
-	return nil
+	})
 }

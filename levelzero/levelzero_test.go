@@ -233,7 +233,7 @@ func TestBadInput(t *testing.T) {
 		if err := c2.Destroy(); err != nil {
 			t.Errorf("second Destroy: %v", err)
 		}
-		if _, err := c2.AllocHost(64, 0); !errors.Is(err, usm.ErrValue) || !strings.Contains(err.Error(), "destroyed") {
+		if _, err := c2.AllocHost(64, 0); !errors.Is(err, usm.ErrValue) || !strings.Contains(err.Error(), "closed") {
 			t.Errorf("destroyed context: %v", err)
 		}
 		l, err := ctx.NewCommandList(dev)

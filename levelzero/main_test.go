@@ -12,6 +12,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/live"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 )
@@ -198,18 +199,8 @@ func failNext(t testing.TB, name string, r Result) {
 // package's own counters, then the driver's view of the same objects.
 func leakCheck() error {
 	var leaks []string
-	for _, c := range []struct {
-		name string
-		n    int64
-	}{
-		{"contexts", live.contexts.Load()}, {"command queues", live.queues.Load()},
-		{"command lists", live.lists.Load()}, {"event pools", live.pools.Load()},
-		{"events", live.events.Load()}, {"allocations", live.allocs.Load()},
-		{"IPC mappings", live.ipc.Load()},
-	} {
-		if c.n != 0 {
-			leaks = append(leaks, fmt.Sprintf("%d %s", c.n, c.name))
-		}
+	if l := live.Leaks(counters.Snapshot()); len(l) > 0 {
+		leaks = append(leaks, fmt.Sprintf("live objects %v", l))
 	}
 	if api != nil && len(drivers) > 0 {
 		s, err := readFake()

@@ -93,7 +93,7 @@ func (c *Context) allocated(p uintptr, err error) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	live.allocs.Add(1)
+	liveAllocations.Add(1)
 	c.children.Add(1)
 	return p, nil
 }
@@ -109,7 +109,7 @@ func (c *Context) Free(ptr uintptr) error {
 	if err := api.MemFree(h, ptr); err != nil {
 		return err
 	}
-	live.allocs.Add(-1)
+	liveAllocations.Add(-1)
 	c.children.Add(-1)
 	return nil
 }

@@ -32,7 +32,9 @@ func (c *Context) UnsafeCommandQueue(dev *Device, raw uintptr) (*CommandQueue, e
 	if raw == 0 {
 		return nil, errValue(op, "NULL command queue handle")
 	}
-	return &CommandQueue{object: object{h: raw, foreign: true}, ctx: c, dev: dev}, nil
+	q := &CommandQueue{ctx: c, dev: dev}
+	q.init(raw, "ze_command_queue_handle_t", nil, true)
+	return q, nil
 }
 
 // UnsafeImmediateCommandList wraps an immediate ze_command_list_handle_t
@@ -55,20 +57,14 @@ func (c *Context) UnsafeImmediateCommandList(dev *Device, raw uintptr) (*Command
 			return nil, err
 		}
 	}
-	return &CommandList{object: object{h: raw, foreign: true}, ctx: c, dev: dev, immediate: true}, nil
+	l := &CommandList{ctx: c, dev: dev, immediate: true}
+	l.init(raw, "ze_command_list_handle_t", nil, true)
+	return l, nil
 }
 
 // Raw returns the native handle, for handing to other native code (a SYCL
 // runtime's make_queue, for instance). It is 0 once destroyed.
-func (q *CommandQueue) Raw() uintptr {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.h
-}
+func (q *CommandQueue) Raw() uintptr { return q.h.Raw() }
 
 // Raw returns the native handle; 0 once destroyed.
-func (l *CommandList) Raw() uintptr {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.h
-}
+func (l *CommandList) Raw() uintptr { return l.h.Raw() }

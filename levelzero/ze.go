@@ -8,6 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/live"
 	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 )
@@ -24,11 +25,19 @@ var (
 	initPath string
 )
 
-// live counts the objects this package created and has not destroyed, for
-// leak checks in tests.
-var live struct {
-	contexts, queues, lists, pools, events, allocs, ipc atomic.Int64
-}
+// counters count the objects this package created and has not destroyed,
+// for leak checks.
+var counters = live.NewSet("levelzero", "contexts", "queues", "lists", "pools", "events", "allocations", "ipc_mappings")
+
+var (
+	liveContexts    = counters.Counter("contexts")
+	liveQueues      = counters.Counter("queues")
+	liveLists       = counters.Counter("lists")
+	livePools       = counters.Counter("pools")
+	liveEvents      = counters.Counter("events")
+	liveAllocations = counters.Counter("allocations")
+	liveIPC         = counters.Counter("ipc_mappings")
+)
 
 // Init loads the loader and initialises Level Zero once per process. The
 // error is errkind.NotAvailable ("runtime not available") when the loader
@@ -267,8 +276,7 @@ func (d *Device) String() string {
 // Context is a ze_context_handle_t. Methods are safe for concurrent use;
 // Destroy waits for calls in progress.
 type Context struct {
-	mu     sync.RWMutex
-	h      zeapi.Context
+	h      ffi.Handle
 	driver *Driver
 	owned  bool // false for a context wrapped from a SYCL runtime
 	// children counts live allocations, queues, lists, event pools and
@@ -286,8 +294,9 @@ func (d *Driver) NewContext() (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	live.contexts.Add(1)
-	return &Context{h: h, driver: d, owned: true}, nil
+	c := &Context{driver: d, owned: true}
+	c.h.Init(uintptr(h), "ze_context_handle_t", liveContexts)
+	return c, nil
 }
 
 // UnsafeContext wraps a ze_context_handle_t that a SYCL runtime handed
@@ -299,7 +308,9 @@ func (d *Driver) UnsafeContext(raw uintptr) (*Context, error) {
 	if raw == 0 {
 		return nil, errValue("levelzero.UnsafeContext", "NULL context handle")
 	}
-	return &Context{h: zeapi.Context(raw), driver: d}, nil
+	c := &Context{driver: d}
+	c.h.Init(raw, "ze_context_handle_t", nil)
+	return c, nil
 }
 
 // Driver returns the context's driver.
@@ -311,22 +322,15 @@ func (c *Context) Destroy() error {
 	if c == nil {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.h == 0 {
-		return nil
-	}
-	if n := c.children.Load(); n != 0 {
-		return errValue("levelzero.Context.Destroy", itoa(int(n))+" objects (allocations, queues, lists, event pools, IPC mappings) of the context are still alive")
-	}
-	if c.owned {
-		if err := api.ContextDestroy(c.h); err != nil {
-			return err
+	return c.h.Close(func(raw uintptr) error {
+		if n := c.children.Load(); n != 0 {
+			return errValue("levelzero.Context.Destroy", itoa(int(n))+" objects (allocations, queues, lists, event pools, IPC mappings) of the context are still alive")
 		}
-		live.contexts.Add(-1)
-	}
-	c.h = 0
-	return nil
+		if !c.owned {
+			return nil // the runtime that made it keeps ownership
+		}
+		return api.ContextDestroy(zeapi.Context(raw))
+	})
 }
 
 // lock read-locks a live context and returns its handle; a nil or
@@ -335,15 +339,11 @@ func (c *Context) lock(op string) (zeapi.Context, error) {
 	if c == nil {
 		return 0, errValue(op, "nil *levelzero.Context")
 	}
-	c.mu.RLock()
-	if c.h == 0 {
-		c.mu.RUnlock()
-		return 0, errValue(op, "the context has been destroyed")
-	}
-	return c.h, nil
+	h, err := c.h.RLock(op)
+	return zeapi.Context(h), err
 }
 
-func (c *Context) unlock() { c.mu.RUnlock() }
+func (c *Context) unlock() { c.h.RUnlock() }
 
 // checkDevice refuses devices of another driver: their handles would be
 // meaningless to this context's driver.

@@ -6,20 +6,22 @@ import (
 	"sync"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/spans"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 )
 
 // Context is one reference to a cl_context. Every Context value owns
 // exactly one OpenCL reference: NewContext creates it, Retain makes a second
-// Context holding a second reference, and each must be released once. A
-// second Release of the same Context is an error; the reference count is
-// never touched twice.
+// Context holding a second reference, and each must be released. Release
+// drops the reference once, after calls in progress; a second Release of
+// the same Context does nothing, so the reference count is never touched
+// twice.
 //
 // Allocations made through a context (USM or SVM) are registered with the
 // cl_context and shared by every Context referring to it.
 type Context struct {
-	h handle
+	h ffi.Handle
 	s *ctxState
 }
 
@@ -103,8 +105,9 @@ func NewContext(devices ...Device) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	live.contexts.Add(1)
-	return &Context{h: handle{id: uintptr(id)}, s: &ctxState{platform: plat.platform, devices: slices.Clone(devices), queues: map[*Queue]struct{}{}}}, nil
+	c := &Context{s: &ctxState{platform: plat.platform, devices: slices.Clone(devices), queues: map[*Queue]struct{}{}}}
+	c.h.Init(uintptr(id), "cl_context", liveContexts)
+	return c, nil
 }
 
 // Native returns the cl_context (0 after Release). The handle stays
@@ -113,12 +116,7 @@ func (c *Context) Native() uintptr {
 	if c == nil {
 		return 0
 	}
-	id, err := c.h.acquire("context")
-	if err != nil {
-		return 0
-	}
-	c.h.mu.RUnlock()
-	return id
+	return c.h.Raw()
 }
 
 // Devices returns the context's devices.
@@ -143,17 +141,18 @@ func (c *Context) Retain() (*Context, error) {
 	if c == nil {
 		return nil, errZero("context")
 	}
-	id, err := c.h.acquire("context")
+	id, err := c.h.RLock("opencl.Context")
 	if err != nil {
 		return nil, err
 	}
-	defer c.h.mu.RUnlock()
+	defer c.h.RUnlock()
 	l, _ := lib()
 	if err := l.RetainContext(clapi.Context(id)); err != nil {
 		return nil, err
 	}
-	live.contexts.Add(1)
-	return &Context{h: handle{id: id}, s: c.s}, nil
+	c2 := &Context{s: c.s}
+	c2.h.Init(id, "cl_context", liveContexts)
+	return c2, nil
 }
 
 // ReferenceCount returns CL_CONTEXT_REFERENCE_COUNT (for tests and
@@ -162,11 +161,11 @@ func (c *Context) ReferenceCount() (uint32, error) {
 	if c == nil {
 		return 0, errZero("context")
 	}
-	id, err := c.h.acquire("context")
+	id, err := c.h.RLock("opencl.Context")
 	if err != nil {
 		return 0, err
 	}
-	defer c.h.mu.RUnlock()
+	defer c.h.RUnlock()
 	l, _ := lib()
 	return l.ContextReferenceCount(clapi.Context(id))
 }
@@ -178,9 +177,8 @@ func (c *Context) Release() error {
 	if c == nil {
 		return errZero("context")
 	}
-	return c.h.release("context", func(id uintptr) error {
+	return c.h.Close(func(id uintptr) error {
 		l, _ := lib()
-		live.contexts.Add(-1)
 		return l.ReleaseContext(clapi.Context(id))
 	})
 }
@@ -191,7 +189,7 @@ func (s *ctxState) register(r allocRec) {
 	s.mu.Lock()
 	s.allocs.Insert(r)
 	s.mu.Unlock()
-	live.allocations.Add(1)
+	liveAllocations.Add(1)
 }
 
 // find returns the allocation containing p (interior pointers included).
@@ -236,7 +234,7 @@ func (c *Context) usm(op string) (uintptr, clapi.USM, error) {
 		c2 := errkind.New(errkind.NotSupported, op, "platform "+strconv.Quote(c.s.platform.info.Name)+" does not provide cl_intel_unified_shared_memory")
 		return 0, f, c2
 	}
-	id, err := c.h.acquire("context")
+	id, err := c.h.RLock("opencl.Context")
 	return id, f, err
 }
 
@@ -267,7 +265,7 @@ func (c *Context) usmAlloc(op string, typ MemType, dev Device, size uintptr, ali
 	if err != nil {
 		return 0, err
 	}
-	defer c.h.mu.RUnlock()
+	defer c.h.RUnlock()
 	if (typ != MemHost || dev.d != nil) && !c.hasDevice(dev) {
 		return 0, errkind.New(errkind.Value, op, "device "+dev.String()+" is not in the context")
 	}
@@ -298,7 +296,7 @@ func (c *Context) MemBlockingFree(ptr uintptr) error {
 	if err != nil {
 		return err
 	}
-	defer c.h.mu.RUnlock()
+	defer c.h.RUnlock()
 	r, ok := c.s.take(ptr)
 	if !ok || r.svm {
 		if ok {
@@ -310,7 +308,7 @@ func (c *Context) MemBlockingFree(ptr uintptr) error {
 		c.s.put(r)
 		return err
 	}
-	live.allocations.Add(-1)
+	liveAllocations.Add(-1)
 	return nil
 }
 
@@ -329,11 +327,11 @@ func (c *Context) MemAllocInfo(ptr uintptr) (AllocInfo, error) {
 	if !f.CanQuery() {
 		return AllocInfo{Type: MemUnknown}, nil
 	}
-	id, err := c.h.acquire("context")
+	id, err := c.h.RLock("opencl.Context")
 	if err != nil {
 		return AllocInfo{}, err
 	}
-	defer c.h.mu.RUnlock()
+	defer c.h.RUnlock()
 	mi, err := f.MemAllocInfo(clapi.Context(id), ptr)
 	if err != nil {
 		return AllocInfo{}, err
@@ -378,11 +376,11 @@ func (c *Context) SVMAlloc(dev Device, flags SVMFlags, size uintptr, alignment u
 		// clSVMAlloc returns NULL without a status for size 0; say why.
 		return 0, &OpError{Op: "clSVMAlloc", Status: InvalidBufferSize}
 	}
-	id, err := c.h.acquire("context")
+	id, err := c.h.RLock("opencl.Context")
 	if err != nil {
 		return 0, err
 	}
-	defer c.h.mu.RUnlock()
+	defer c.h.RUnlock()
 	p := l.SVMAlloc(clapi.Context(id), uint64(flags), size, alignment)
 	if p == 0 {
 		return 0, errkind.New(errkind.Memory, "clSVMAlloc", "returned NULL for "+strconv.FormatUint(uint64(size), 10)+" bytes with flags 0x"+strconv.FormatUint(uint64(flags), 16))
@@ -408,15 +406,15 @@ func (c *Context) SVMFree(ptr uintptr) error {
 		return errkind.New(errkind.Value, "clSVMFree", "0x"+strconv.FormatUint(uint64(ptr), 16)+" is not the base of a live SVM allocation of this context")
 	}
 	c.s.finishQueues()
-	id, err := c.h.acquire("context")
+	id, err := c.h.RLock("opencl.Context")
 	if err != nil {
 		c.s.put(r)
 		return err
 	}
-	defer c.h.mu.RUnlock()
+	defer c.h.RUnlock()
 	l, _ := lib()
 	l.SVMFree(clapi.Context(id), ptr)
-	live.allocations.Add(-1)
+	liveAllocations.Add(-1)
 	return nil
 }
 

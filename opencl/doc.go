@@ -19,9 +19,9 @@
 // the only ways in from a raw handle are UnsafeAdoptQueue and
 // UnsafeBorrowQueue. Each Context, Queue and Event value owns exactly one
 // OpenCL reference: Retain returns a new value with a new reference, and
-// Release drops it once. A second Release, or any use after Release, is a
-// usm.ErrValue error, never a call into the runtime with a dangling
-// handle. Status is the cl_int error type (comparable, in the style of
+// Release drops it once; a second Release does nothing, and any use after
+// Release is a usm.ErrValue error, never a call into the runtime with a
+// dangling handle. Status is the cl_int error type (comparable, in the style of
 // syscall.Errno).
 //
 // Backend, the upper layer, implements usm.Backend, usm.Allocator,

@@ -43,11 +43,6 @@ func Available() error {
 	return nil
 }
 
-// errReleased is returned by operations on a handle after its Release.
-func errReleased(what string) error {
-	return errkind.New(errkind.Value, "opencl", what+" has been released")
-}
-
 // errZero is returned by operations on a zero-value handle.
 func errZero(what string) error {
 	return errkind.New(errkind.Value, "opencl", "zero "+what+" handle (not obtained from this package)")

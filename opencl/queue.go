@@ -4,15 +4,16 @@ import (
 	"strconv"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
 // Queue is one reference to an in-order cl_command_queue. Like Context, each
-// Queue value owns exactly one OpenCL reference and is released once; a
-// second Release is an error. Queue implements usm.Queue: Wait is clFinish.
+// Queue value owns exactly one OpenCL reference, which Release drops once;
+// later calls do nothing. Queue implements usm.Queue: Wait is clFinish.
 type Queue struct {
-	h        handle
+	h        ffi.Handle
 	ctx      *ctxState // nil for a queue received from elsewhere
 	platform *platform
 	device   Device
@@ -29,21 +30,21 @@ func (c *Context) NewQueue(dev Device) (*Queue, error) {
 	if !c.hasDevice(dev) {
 		return nil, errkind.New(errkind.Value, "opencl.NewQueue", "device "+dev.String()+" is not in the context")
 	}
-	id, err := c.h.acquire("context")
+	id, err := c.h.RLock("opencl.Context.NewQueue")
 	if err != nil {
 		return nil, err
 	}
-	defer c.h.mu.RUnlock()
+	defer c.h.RUnlock()
 	l, _ := lib()
 	qid, err := l.CreateCommandQueue(clapi.Context(id), dev.d.id)
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{h: handle{id: uintptr(qid)}, ctx: c.s, platform: c.s.platform, device: dev}
+	q := &Queue{ctx: c.s, platform: c.s.platform, device: dev}
+	q.h.Init(uintptr(qid), "cl_command_queue", liveQueues)
 	c.s.mu.Lock()
 	c.s.queues[q] = struct{}{}
 	c.s.mu.Unlock()
-	live.queues.Add(1)
 	return q, nil
 }
 
@@ -88,8 +89,9 @@ func wrapQueue(h uintptr, retain bool) (*Queue, error) {
 			return nil, err
 		}
 	}
-	live.queues.Add(1)
-	return &Queue{h: handle{id: h}, platform: plat, device: dev}, nil
+	q := &Queue{platform: plat, device: dev}
+	q.h.Init(h, "cl_command_queue", liveQueues)
+	return q, nil
 }
 
 // Native returns the cl_command_queue (0 after Release); q keeps owning it.
@@ -97,12 +99,7 @@ func (q *Queue) Native() uintptr {
 	if q == nil {
 		return 0
 	}
-	id, err := q.h.acquire("queue")
-	if err != nil {
-		return 0
-	}
-	q.h.mu.RUnlock()
-	return id
+	return q.h.Raw()
 }
 
 // Device returns the queue's device (zero if the queue came from
@@ -120,13 +117,13 @@ func (q *Queue) Finish() error {
 	if q == nil {
 		return errZero("queue")
 	}
-	id, err := q.h.acquire("queue")
+	id, err := q.h.RLock("opencl.Queue")
 	if err != nil {
 		return err
 	}
 	l, _ := lib()
 	err = l.Finish(clapi.Queue(id))
-	q.h.mu.RUnlock()
+	q.h.RUnlock()
 	return err
 }
 
@@ -138,11 +135,11 @@ func (q *Queue) Flush() error {
 	if q == nil {
 		return errZero("queue")
 	}
-	id, err := q.h.acquire("queue")
+	id, err := q.h.RLock("opencl.Queue")
 	if err != nil {
 		return err
 	}
-	defer q.h.mu.RUnlock()
+	defer q.h.RUnlock()
 	l, _ := lib()
 	return l.Flush(clapi.Queue(id))
 }
@@ -152,24 +149,24 @@ func (q *Queue) ReferenceCount() (uint32, error) {
 	if q == nil {
 		return 0, errZero("queue")
 	}
-	id, err := q.h.acquire("queue")
+	id, err := q.h.RLock("opencl.Queue")
 	if err != nil {
 		return 0, err
 	}
-	defer q.h.mu.RUnlock()
+	defer q.h.RUnlock()
 	l, _ := lib()
 	return l.QueueReferenceCount(clapi.Queue(id))
 }
 
 // Release drops the queue's reference (clReleaseCommandQueue, which also
-// flushes it). A second Release is a usm.ErrValue error.
+// flushes it) once, after calls in progress; a second Release does
+// nothing.
 func (q *Queue) Release() error {
 	if q == nil {
 		return errZero("queue")
 	}
-	err := q.h.release("queue", func(id uintptr) error {
+	err := q.h.Close(func(id uintptr) error {
 		l, _ := lib()
-		live.queues.Add(-1)
 		return l.ReleaseCommandQueue(clapi.Queue(id))
 	})
 	if err == nil && q.ctx != nil {
@@ -189,7 +186,7 @@ func (q *Queue) usmFn(op string) (uintptr, clapi.USM, error) {
 	if q.platform == nil || !q.platform.usmFuncs().Complete() {
 		return 0, clapi.USM{}, errkind.New(errkind.NotSupported, op, "the queue's platform does not provide cl_intel_unified_shared_memory")
 	}
-	id, err := q.h.acquire("queue")
+	id, err := q.h.RLock("opencl.Queue")
 	return id, q.platform.usmFuncs(), err
 }
 
@@ -202,7 +199,7 @@ func (q *Queue) Memcpy(blocking bool, dst, src, n uintptr) error {
 	if err != nil {
 		return err
 	}
-	defer q.h.mu.RUnlock()
+	defer q.h.RUnlock()
 	return f.EnqueueMemcpy(clapi.Queue(id), blocking, dst, src, n, nil)
 }
 
@@ -212,7 +209,7 @@ func (q *Queue) EnqueueMemcpy(dst, src, n uintptr) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer q.h.mu.RUnlock()
+	defer q.h.RUnlock()
 	ev := new(clapi.Event)
 	if err := f.EnqueueMemcpy(clapi.Queue(id), false, dst, src, n, ev); err != nil {
 		return nil, err
@@ -232,7 +229,7 @@ func (q *Queue) MemFill(dst uintptr, pattern []byte, n uintptr) error {
 	if err != nil {
 		return err
 	}
-	defer q.h.mu.RUnlock()
+	defer q.h.RUnlock()
 	if !f.CanFill() {
 		return errkind.New(errkind.NotSupported, "clEnqueueMemFillINTEL", "the queue's platform does not provide it")
 	}
@@ -250,7 +247,7 @@ func (q *Queue) svmFn(op string) (uintptr, *clapi.Lib, error) {
 	if !l.HasSVM() {
 		return 0, nil, errkind.New(errkind.NotSupported, op, "the OpenCL loader has no SVM entry points (OpenCL < 2.0)")
 	}
-	id, err := q.h.acquire("queue")
+	id, err := q.h.RLock("opencl.Queue")
 	return id, l, err
 }
 
@@ -261,7 +258,7 @@ func (q *Queue) SVMMemcpy(blocking bool, dst, src, n uintptr) error {
 	if err != nil {
 		return err
 	}
-	defer q.h.mu.RUnlock()
+	defer q.h.RUnlock()
 	return l.EnqueueSVMMemcpy(clapi.Queue(id), blocking, dst, src, n)
 }
 
@@ -274,7 +271,7 @@ func (q *Queue) SVMMemFill(dst uintptr, pattern []byte, n uintptr) error {
 	if err != nil {
 		return err
 	}
-	defer q.h.mu.RUnlock()
+	defer q.h.RUnlock()
 	return l.EnqueueSVMMemFill(clapi.Queue(id), dst, pattern, n)
 }
 
@@ -284,11 +281,11 @@ func (q *Queue) EnqueueMarker() (*Event, error) {
 	if q == nil {
 		return nil, errZero("queue")
 	}
-	id, err := q.h.acquire("queue")
+	id, err := q.h.RLock("opencl.Queue")
 	if err != nil {
 		return nil, err
 	}
-	defer q.h.mu.RUnlock()
+	defer q.h.RUnlock()
 	l, _ := lib()
 	ev, err := l.EnqueueMarker(clapi.Queue(id))
 	if err != nil {
@@ -298,7 +295,7 @@ func (q *Queue) EnqueueMarker() (*Event, error) {
 }
 
 // Event is one reference to a cl_event, released once.
-type Event struct{ h handle }
+type Event struct{ h ffi.Handle }
 
 // ExecStatus is an event's CL_EVENT_COMMAND_EXECUTION_STATUS: Complete,
 // Running, Submitted, Queued, or a negative error status.
@@ -327,8 +324,9 @@ func (s ExecStatus) String() string {
 }
 
 func newEvent(id uintptr) *Event {
-	live.events.Add(1)
-	return &Event{h: handle{id: id}}
+	e := &Event{}
+	e.h.Init(id, "cl_event", liveEvents)
+	return e
 }
 
 // Wait blocks until the event's command has completed (clWaitForEvents).
@@ -336,11 +334,11 @@ func (e *Event) Wait() error {
 	if e == nil {
 		return errZero("event")
 	}
-	id, err := e.h.acquire("event")
+	id, err := e.h.RLock("opencl.Event")
 	if err != nil {
 		return err
 	}
-	defer e.h.mu.RUnlock()
+	defer e.h.RUnlock()
 	l, _ := lib()
 	return l.WaitForEvent(clapi.Event(id))
 }
@@ -350,24 +348,23 @@ func (e *Event) Status() (ExecStatus, error) {
 	if e == nil {
 		return 0, errZero("event")
 	}
-	id, err := e.h.acquire("event")
+	id, err := e.h.RLock("opencl.Event")
 	if err != nil {
 		return 0, err
 	}
-	defer e.h.mu.RUnlock()
+	defer e.h.RUnlock()
 	l, _ := lib()
 	s, err := l.EventExecutionStatus(clapi.Event(id))
 	return ExecStatus(s), err
 }
 
-// Release drops the event's reference; a second Release is an error.
+// Release drops the event's reference once; a second Release does nothing.
 func (e *Event) Release() error {
 	if e == nil {
 		return errZero("event")
 	}
-	return e.h.release("event", func(id uintptr) error {
+	return e.h.Close(func(id uintptr) error {
 		l, _ := lib()
-		live.events.Add(-1)
 		return l.ReleaseEvent(clapi.Event(id))
 	})
 }

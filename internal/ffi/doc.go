@@ -13,6 +13,9 @@
 //     packages wrap every Fn in a typed Go function, so no call site passes
 //     untyped arguments; functions that take a struct by value or floats
 //     are registered as Go func values with Fn.Register instead.
+//   - one handle discipline: Handle owns a native handle for a Go object.
+//     Uses take a shared or exclusive lock, Close is idempotent and waits
+//     for uses in progress, so a closed handle never reaches C.
 //   - callbacks are created once per C signature for the life of the
 //     process (purego has 2000 slots and never frees them).
 package ffi
