@@ -43,10 +43,10 @@ var (
 	_ usm.QueueProvider = (*Backend)(nil)
 )
 
-// NewBackend initialises Level Zero (see Init) and sets up every device.
+// New initialises Level Zero (see Init) and sets up every device.
 // Without a driver the error matches errkind.NotAvailable. If any step
 // fails, everything created before it is destroyed again.
-func NewBackend() (_ *Backend, err error) {
+func New() (_ *Backend, err error) {
 	ds, err := Drivers()
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func NewBackend() (_ *Backend, err error) {
 		}
 	}
 	if len(b.devs) == 0 {
-		return nil, errkind.New(errkind.NotAvailable, "levelzero.NewBackend", "the Level Zero drivers report no devices")
+		return nil, errkind.New(errkind.NotAvailable, "levelzero.New", "the Level Zero drivers report no devices")
 	}
 	return b, nil
 }
@@ -100,12 +100,12 @@ func (b *Backend) Close() error {
 	}
 	for i := len(b.devs) - 1; i >= 0; i-- {
 		d := b.devs[i]
-		keep(d.done.Destroy())
-		keep(d.pool.Destroy())
-		keep(d.list.Destroy())
+		keep(d.done.Close())
+		keep(d.pool.Close())
+		keep(d.list.Close())
 	}
 	for i := len(b.drvs) - 1; i >= 0; i-- {
-		keep(b.drvs[i].ctx.Destroy())
+		keep(b.drvs[i].ctx.Close())
 	}
 	if first == nil {
 		b.devs, b.drvs, b.desc = nil, nil, nil

@@ -97,18 +97,18 @@ func BenchmarkSync(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer q.Destroy()
+	defer q.Close()
 	il, err := ctx.NewImmediateCommandList(dev, QueueModeDefault)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer il.Destroy()
-	nq, _ := ctx.UnsafeCommandQueue(dev, q.Raw())
-	nl, _ := ctx.UnsafeImmediateCommandList(dev, il.Raw())
-	defer nl.Destroy()
+	defer il.Close()
+	nq, _ := ctx.UnsafeCommandQueue(dev, q.Native())
+	nl, _ := ctx.UnsafeImmediateCommandList(dev, il.Native())
+	defer nl.Close()
 
 	b.Run("raw-zeCommandQueueSynchronize", func(b *testing.B) {
-		h := zeapi.CommandQueue(q.Raw())
+		h := zeapi.CommandQueue(q.Native())
 		for b.Loop() {
 			_ = api.CommandQueueSynchronize(h, Infinite)
 		}

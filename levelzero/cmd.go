@@ -99,8 +99,8 @@ func (c *Context) NewCommandQueue(dev *Device, mode QueueMode) (*CommandQueue, e
 	return cq, nil
 }
 
-// Destroy destroys the queue; a second call does nothing.
-func (q *CommandQueue) Destroy() error {
+// Close destroys the queue; a second call does nothing.
+func (q *CommandQueue) Close() error {
 	if q == nil {
 		return nil
 	}
@@ -140,7 +140,7 @@ func (q *CommandQueue) Execute(lists ...*CommandList) error {
 }
 
 // Synchronize waits for the queue (zeCommandQueueSynchronize). With a
-// finite timeout, ResultNotReady (wrapped in *Error) means not yet done.
+// finite timeout, NotReady (wrapped in *Error) means not yet done.
 func (q *CommandQueue) Synchronize(timeout uint64) error {
 	h, err := q.lock("levelzero.CommandQueue.Synchronize", "command queue")
 	if err != nil {
@@ -209,9 +209,9 @@ func (c *Context) newList(dev *Device, immediate bool, mode QueueMode) (*Command
 // IsImmediate reports whether the list is immediate.
 func (l *CommandList) IsImmediate() bool { return l.immediate }
 
-// Destroy destroys the list and the fallback event it may hold; a second
+// Close destroys the list and the fallback event it may hold; a second
 // call does nothing.
-func (l *CommandList) Destroy() error {
+func (l *CommandList) Close() error {
 	if l == nil {
 		return nil
 	}
@@ -221,9 +221,9 @@ func (l *CommandList) Destroy() error {
 	return l.sync.destroy()
 }
 
-// Close ends recording of a regular list.
-func (l *CommandList) Close() error {
-	return l.simple("levelzero.CommandList.Close", api.CommandListClose)
+// FinishRecording ends recording of a regular list (zeCommandListClose).
+func (l *CommandList) FinishRecording() error {
+	return l.simple("levelzero.CommandList.FinishRecording", api.CommandListClose)
 }
 
 // Reset empties a regular list for reuse.
@@ -361,7 +361,7 @@ func newSyncEvent(ctx *Context, dev *Device) (*syncEvent, error) {
 	ev, err := pool.NewEvent(0)
 	if err != nil {
 		// Nothing may leak when the second step fails.
-		_ = pool.Destroy()
+		_ = pool.Close()
 		return nil, err
 	}
 	return &syncEvent{pool: pool, ev: ev}, nil
@@ -388,8 +388,8 @@ func (s *syncEvent) destroy() error {
 	if s == nil {
 		return nil
 	}
-	err1 := s.ev.Destroy()
-	err2 := s.pool.Destroy()
+	err1 := s.ev.Close()
+	err2 := s.pool.Close()
 	if err1 != nil {
 		return err1
 	}
@@ -434,20 +434,20 @@ func (c *Context) NewEventPool(count uint32, hostVisible bool, devs ...*Device) 
 	return ep, nil
 }
 
-// Destroy destroys the pool; its events must be destroyed first.
-func (p *EventPool) Destroy() error {
+// Close destroys the pool; its events must be destroyed first.
+func (p *EventPool) Close() error {
 	if p == nil {
 		return nil
 	}
 	if n := p.events.Load(); n != 0 {
-		return errValue("levelzero.EventPool.Destroy", itoa(int(n))+" events of the pool are still alive")
+		return errValue("levelzero.EventPool.Close", itoa(int(n))+" events of the pool are still alive")
 	}
 	return p.destroy(func(h uintptr) error { return api.EventPoolDestroy(zeapi.EventPool(h)) }, &p.ctx.children)
 }
 
 // Event is a ze_event_handle_t. Unlike other handles, one event may be
 // signalled by one goroutine while another waits for it, so uses take a
-// read lock and only Destroy takes the write lock.
+// read lock and only Close takes the write lock.
 type Event struct {
 	h    ffi.Handle
 	pool *EventPool
@@ -483,8 +483,8 @@ func (e *Event) rlock(op string) (zeapi.Event, error) {
 	return zeapi.Event(h), err
 }
 
-// Destroy destroys the event; a second call does nothing.
-func (e *Event) Destroy() error {
+// Close destroys the event; a second call does nothing.
+func (e *Event) Close() error {
 	if e == nil {
 		return nil
 	}
@@ -517,7 +517,7 @@ func (e *Event) HostReset() error {
 }
 
 // HostSynchronize waits until the event is signalled or timeout ns
-// passed (then the error wraps ResultNotReady).
+// passed (then the error wraps NotReady).
 func (e *Event) HostSynchronize(timeout uint64) error {
 	return e.simple("levelzero.Event.HostSynchronize", func(h zeapi.Event) error { return api.EventHostSynchronize(h, timeout) })
 }

@@ -124,7 +124,7 @@ func TestNoDriverChild(t *testing.T) {
 		t.Fatalf("Init error %v does not match usm.ErrNotAvailable", err)
 	}
 	var ze *Error
-	if !errors.As(err, &ze) || ze.Op != "zeInit" || ze.Status != ResultErrorUninitialized {
+	if !errors.As(err, &ze) || ze.Op != "zeInit" || ze.Status != ErrorUninitialized {
 		t.Fatalf("Init error %#v: want *Error{Op: zeInit, Status: ZE_RESULT_ERROR_UNINITIALIZED}", err)
 	}
 	for _, want := range []string{"zeInit", "ZE_RESULT_ERROR_UNINITIALIZED", "0x78000001"} {
@@ -135,8 +135,8 @@ func TestNoDriverChild(t *testing.T) {
 	if err2 := Init(); err2 != err {
 		t.Errorf("second Init returned %v, want the cached %v", err2, err)
 	}
-	if _, err := NewBackend(); !errors.Is(err, usm.ErrNotAvailable) {
-		t.Errorf("NewBackend without a driver: %v, want ErrNotAvailable", err)
+	if _, err := New(); !errors.Is(err, usm.ErrNotAvailable) {
+		t.Errorf("New without a driver: %v, want ErrNotAvailable", err)
 	}
 	if _, err := Drivers(); !errors.Is(err, usm.ErrNotAvailable) {
 		t.Errorf("Drivers without a driver: %v, want ErrNotAvailable", err)

@@ -17,7 +17,7 @@
 //     and IPCMapping wrap native handles. Only this package creates them,
 //     from successful native calls, so callers cannot forge a handle that
 //     would crash the driver; a nil or destroyed object returns an error
-//     instead of reaching C, and Destroy is idempotent. Handles a SYCL
+//     instead of reaching C, and Close is idempotent. Handles a SYCL
 //     runtime hands out enter only through the explicitly named
 //     Unsafe* functions.
 //   - Backend implements usm.Backend, usm.Allocator, usm.Copier and
@@ -26,7 +26,7 @@
 // # Errors
 //
 // A failed call is an *Error naming the entry point and carrying the
-// ze_result_t as a Result, a numeric error type with the C names (like
+// ze_result_t as a Status, a numeric error type with the C names (like
 // syscall.Errno). Results match usmbridge's error kinds:
 // ZE_RESULT_ERROR_UNINITIALIZED, what zeInit returns when no driver is
 // installed, is errkind.NotAvailable ("runtime not available", exported as

@@ -29,7 +29,7 @@ func wantDevices() int {
 
 // wantCallError checks that err is an *Error naming call and code, and
 // that its text says both.
-func wantCallError(t *testing.T, err error, call string, code Result) {
+func wantCallError(t *testing.T, err error, call string, code Status) {
 	t.Helper()
 	var ze *Error
 	if !errors.As(err, &ze) {
@@ -50,18 +50,18 @@ func wantCallError(t *testing.T, err error, call string, code Result) {
 
 func TestResultNames(t *testing.T) {
 	for _, c := range []struct {
-		r    Result
+		r    Status
 		text string
 		kind *errkind.Kind
 	}{
-		{ResultSuccess, "ZE_RESULT_SUCCESS (0x0)", nil},
-		{ResultNotReady, "ZE_RESULT_NOT_READY (0x1)", nil},
-		{ResultErrorUninitialized, "ZE_RESULT_ERROR_UNINITIALIZED (0x78000001)", errkind.NotAvailable},
-		{ResultErrorUnsupportedSize, "ZE_RESULT_ERROR_UNSUPPORTED_SIZE (0x78000009)", errkind.Value},
-		{ResultErrorOutOfDeviceMemory, "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY (0x70000003)", errkind.Memory},
-		{ResultErrorUnsupportedFeature, "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE (0x78000003)", errkind.NotSupported},
-		{ResultErrorUnknown, "ZE_RESULT_ERROR_UNKNOWN (0x7ffffffe)", nil},
-		{Result(0x12345), "ze_result_t (0x12345)", nil},
+		{Success, "ZE_RESULT_SUCCESS (0x0)", nil},
+		{NotReady, "ZE_RESULT_NOT_READY (0x1)", nil},
+		{ErrorUninitialized, "ZE_RESULT_ERROR_UNINITIALIZED (0x78000001)", errkind.NotAvailable},
+		{ErrorUnsupportedSize, "ZE_RESULT_ERROR_UNSUPPORTED_SIZE (0x78000009)", errkind.Value},
+		{ErrorOutOfDeviceMemory, "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY (0x70000003)", errkind.Memory},
+		{ErrorUnsupportedFeature, "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE (0x78000003)", errkind.NotSupported},
+		{ErrorUnknown, "ZE_RESULT_ERROR_UNKNOWN (0x7ffffffe)", nil},
+		{Status(0x12345), "ze_result_t (0x12345)", nil},
 	} {
 		t.Run(c.text, func(t *testing.T) {
 			if got := c.r.Error(); got != c.text {
@@ -130,7 +130,7 @@ func TestAllocKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ctx.Destroy()
+	defer ctx.Close()
 	dev := d.devices[len(d.devices)-1]
 	for _, c := range []struct {
 		name  string
@@ -195,20 +195,20 @@ func TestBadInput(t *testing.T) {
 			}
 		}
 		_, _, err := ctx.AddressRange(goPtr)
-		wantCallError(t, err, "zeMemGetAddressRange", ResultErrorUnknown)
+		wantCallError(t, err, "zeMemGetAddressRange", ErrorUnknown)
 	})
 	for _, c := range []struct {
 		name string
 		do   func() error
 		call string
-		code Result
+		code Status
 		kind *errkind.Kind
 	}{
-		{"size 0", func() error { _, err := ctx.AllocDevice(dev, 0, 0); return err }, "zeMemAllocDevice", ResultErrorUnsupportedSize, errkind.Value},
-		{"alignment 3", func() error { _, err := ctx.AllocHost(64, 3); return err }, "zeMemAllocHost", ResultErrorUnsupportedAlignment, errkind.Value},
-		{"too large", func() error { _, err := ctx.AllocShared(dev, 1<<50, 0); return err }, "zeMemAllocShared", ResultErrorOutOfDeviceMemory, errkind.Memory},
-		{"free Go memory", func() error { return ctx.Free(goPtr) }, "zeMemFree", ResultErrorInvalidArgument, errkind.Value},
-		{"IPC of Go memory", func() error { _, err := ctx.GetIPCHandle(goPtr); return err }, "zeMemGetIpcHandle", ResultErrorInvalidArgument, errkind.Value},
+		{"size 0", func() error { _, err := ctx.AllocDevice(dev, 0, 0); return err }, "zeMemAllocDevice", ErrorUnsupportedSize, errkind.Value},
+		{"alignment 3", func() error { _, err := ctx.AllocHost(64, 3); return err }, "zeMemAllocHost", ErrorUnsupportedAlignment, errkind.Value},
+		{"too large", func() error { _, err := ctx.AllocShared(dev, 1<<50, 0); return err }, "zeMemAllocShared", ErrorOutOfDeviceMemory, errkind.Memory},
+		{"free Go memory", func() error { return ctx.Free(goPtr) }, "zeMemFree", ErrorInvalidArgument, errkind.Value},
+		{"IPC of Go memory", func() error { _, err := ctx.GetIPCHandle(goPtr); return err }, "zeMemGetIpcHandle", ErrorInvalidArgument, errkind.Value},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.do()
@@ -227,11 +227,11 @@ func TestBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c2.Destroy(); err != nil {
+		if err := c2.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if err := c2.Destroy(); err != nil {
-			t.Errorf("second Destroy: %v", err)
+		if err := c2.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
 		}
 		if _, err := c2.AllocHost(64, 0); !errors.Is(err, usm.ErrValue) || !strings.Contains(err.Error(), "closed") {
 			t.Errorf("destroyed context: %v", err)
@@ -240,7 +240,7 @@ func TestBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Destroy(); err != nil {
+		if err := l.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if err := l.AppendBarrier(nil); !errors.Is(err, usm.ErrValue) {
@@ -260,13 +260,13 @@ func TestBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c2.Destroy(); !errors.Is(err, usm.ErrValue) {
-			t.Errorf("Destroy with a live allocation: %v", err)
+		if err := c2.Close(); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("Close with a live allocation: %v", err)
 		}
 		if err := c2.Free(p); err != nil {
 			t.Fatal(err)
 		}
-		if err := c2.Destroy(); err != nil {
+		if err := c2.Close(); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -321,12 +321,12 @@ func TestCommandListsAndQueues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer q.Destroy()
+		defer q.Close()
 		l, err := ctx.NewCommandList(dev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l.Destroy()
+		defer l.Close()
 		clear(cmem.Bytes(back, n))
 		must(t, l.AppendMemoryCopy(dst, src, n, nil))
 		must(t, l.AppendBarrier(nil))
@@ -334,7 +334,7 @@ func TestCommandListsAndQueues(t *testing.T) {
 		if !bytes.Equal(cmem.Bytes(back, n), make([]byte, n)) {
 			t.Fatal("a regular list ran before it was executed")
 		}
-		must(t, l.Close())
+		must(t, l.FinishRecording())
 		if err := l.AppendBarrier(nil); err == nil {
 			t.Error("append to a closed list succeeded")
 		}
@@ -351,7 +351,7 @@ func TestCommandListsAndQueues(t *testing.T) {
 		}
 		must(t, l.Reset())
 		must(t, l.AppendMemoryFill(back, []byte{0xab, 0xcd}, n, nil))
-		must(t, l.Close())
+		must(t, l.FinishRecording())
 		must(t, q.Execute(l))
 		must(t, q.Wait())
 		if got := cmem.Bytes(back, n); got[0] != 0xab || got[1] != 0xcd || got[n-1] != 0xcd {
@@ -363,22 +363,22 @@ func TestCommandListsAndQueues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l.Destroy()
+		defer l.Close()
 		pool, err := ctx.NewEventPool(2, true, dev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer pool.Destroy()
+		defer pool.Close()
 		copied, err := pool.NewEvent(0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer copied.Destroy()
+		defer copied.Close()
 		gate, err := pool.NewEvent(1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer gate.Destroy()
+		defer gate.Close()
 		if _, err := pool.NewEvent(2); !errors.Is(err, usm.ErrValue) {
 			t.Errorf("event outside the pool: %v", err)
 		}
@@ -394,7 +394,7 @@ func TestCommandListsAndQueues(t *testing.T) {
 		must(t, gate.HostSignal())
 		must(t, l.AppendBarrier(nil, gate)) // waits on a signalled event: returns
 		must(t, l.HostSynchronize(Infinite))
-		if err := pool.Destroy(); !errors.Is(err, usm.ErrValue) {
+		if err := pool.Close(); !errors.Is(err, usm.ErrValue) {
 			t.Errorf("destroying a pool with live events: %v", err)
 		}
 	})
@@ -416,14 +416,14 @@ func TestEventAcrossGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Destroy()
+	defer pool.Close()
 	ev, err := pool.NewEvent(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ev.Destroy()
-	wantCallError(t, ev.HostSynchronize(Poll), "zeEventHostSynchronize", ResultNotReady)
-	wantCallError(t, ev.HostSynchronize(uint64(time.Millisecond)), "zeEventHostSynchronize", ResultNotReady)
+	defer ev.Close()
+	wantCallError(t, ev.HostSynchronize(Poll), "zeEventHostSynchronize", NotReady)
+	wantCallError(t, ev.HostSynchronize(uint64(time.Millisecond)), "zeEventHostSynchronize", NotReady)
 	start := time.Now()
 	go func() {
 		time.Sleep(20 * time.Millisecond)
@@ -449,24 +449,24 @@ func TestNativeHandleSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer q.Destroy()
+	defer q.Close()
 	il, err := ctx.NewImmediateCommandList(dev, QueueModeDefault)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer il.Destroy()
+	defer il.Close()
 
-	nq, err := ctx.UnsafeCommandQueue(dev, q.Raw())
+	nq, err := ctx.UnsafeCommandQueue(dev, q.Native())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wq usm.Queue = nq
 	must(t, wq.Wait())
-	must(t, nq.Destroy())
+	must(t, nq.Close())
 	must(t, q.Synchronize(Poll)) // the native queue is still alive
 
 	before := mustFake(t)
-	nl, err := ctx.UnsafeImmediateCommandList(dev, il.Raw())
+	nl, err := ctx.UnsafeImmediateCommandList(dev, il.Native())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,9 +482,9 @@ func TestNativeHandleSync(t *testing.T) {
 	} else if during.Pools != before.Pools+1 || during.Events != before.Events+1 {
 		t.Errorf("barrier fallback: pools %d→%d, events %d→%d; want one of each, reused", before.Pools, during.Pools, before.Events, during.Events)
 	}
-	must(t, nl.Destroy())
+	must(t, nl.Close())
 	if after := mustFake(t); after.objects() != before.objects() {
-		t.Errorf("after Destroy: %+v, want %+v", after.objects(), before.objects())
+		t.Errorf("after Close: %+v, want %+v", after.objects(), before.objects())
 	}
 	must(t, il.AppendBarrier(nil)) // the native list is still alive
 	if _, err := ctx.UnsafeCommandQueue(dev, 0); !errors.Is(err, usm.ErrValue) {
@@ -538,12 +538,12 @@ func TestIPC(t *testing.T) {
 	}
 
 	_, err = ctx.GetIPCHandle(p + 8)
-	wantCallError(t, err, "zeMemGetIpcHandle", ResultErrorInvalidArgument)
+	wantCallError(t, err, "zeMemGetIpcHandle", ErrorInvalidArgument)
 	bad := make([]byte, 64)
 	copy(bad, "not a handle")
 	hb, _ := IPCHandleFromBytes(bad)
 	_, err = ctx.OpenIPCHandle(dev, hb)
-	wantCallError(t, err, "zeMemOpenIpcHandle", ResultErrorInvalidArgument)
+	wantCallError(t, err, "zeMemOpenIpcHandle", ErrorInvalidArgument)
 	if _, err := IPCHandleFromBytes(bad[:10]); !errors.Is(err, usm.ErrValue) {
 		t.Errorf("short handle: %v", err)
 	}
@@ -555,27 +555,27 @@ func TestFailHalfway(t *testing.T) {
 	needDriver(t)
 	for _, c := range []struct {
 		call string
-		code Result
+		code Status
 	}{
-		{"zeContextCreate", ResultErrorOutOfHostMemory},
-		{"zeCommandListCreateImmediate", ResultErrorOutOfHostMemory},
-		{"zeEventPoolCreate", ResultErrorOutOfDeviceMemory},
-		{"zeEventCreate", ResultErrorOutOfHostMemory},
+		{"zeContextCreate", ErrorOutOfHostMemory},
+		{"zeCommandListCreateImmediate", ErrorOutOfHostMemory},
+		{"zeEventPoolCreate", ErrorOutOfDeviceMemory},
+		{"zeEventCreate", ErrorOutOfHostMemory},
 	} {
-		t.Run("NewBackend/"+c.call, func(t *testing.T) {
+		t.Run("New/"+c.call, func(t *testing.T) {
 			before := mustFake(t)
 			failNext(t, c.call, c.code)
-			b, err := NewBackend()
+			b, err := New()
 			if err == nil {
 				b.Close()
-				t.Fatal("NewBackend succeeded")
+				t.Fatal("New succeeded")
 			}
 			wantCallError(t, err, c.call, c.code)
 			if !errors.Is(err, usm.ErrMemory) {
 				t.Errorf("%v does not match ErrMemory", err)
 			}
 			if after := mustFake(t); after.objects() != before.objects() || after.ArmedFailures != 0 {
-				t.Errorf("after a failed NewBackend the driver holds %+v, before %+v", after, before)
+				t.Errorf("after a failed New the driver holds %+v, before %+v", after, before)
 			}
 		})
 	}
@@ -590,9 +590,9 @@ func TestFailHalfway(t *testing.T) {
 		defer a.Free()
 		src := make([]byte, 256)
 		src[0] = 42
-		failNext(t, "zeCommandListAppendMemoryCopy", ResultErrorDeviceLost)
+		failNext(t, "zeCommandListAppendMemoryCopy", ErrorDeviceLost)
 		err = b.Copy(a.Pointer(), uintptr(unsafe.Pointer(&src[0])), 256)
-		wantCallError(t, err, "zeCommandListAppendMemoryCopy", ResultErrorDeviceLost)
+		wantCallError(t, err, "zeCommandListAppendMemoryCopy", ErrorDeviceLost)
 		// The device's event was not left signalled: the next copy works
 		// and really waits.
 		must(t, b.Copy(a.Pointer(), uintptr(unsafe.Pointer(&src[0])), 256))
@@ -608,21 +608,21 @@ func TestFailHalfway(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer il.Destroy()
+		defer il.Close()
 		before := mustFake(t)
-		failNext(t, "zeEventCreate", ResultErrorOutOfHostMemory)
-		wantCallError(t, il.Wait(), "zeEventCreate", ResultErrorOutOfHostMemory)
+		failNext(t, "zeEventCreate", ErrorOutOfHostMemory)
+		wantCallError(t, il.Wait(), "zeEventCreate", ErrorOutOfHostMemory)
 		if after := mustFake(t); after.objects() != before.objects() {
 			t.Errorf("failed fallback left %+v, before %+v", after.objects(), before.objects())
 		}
-		failNext(t, "zeCommandListAppendBarrier", ResultErrorDeviceLost)
-		wantCallError(t, il.Wait(), "zeCommandListAppendBarrier", ResultErrorDeviceLost)
+		failNext(t, "zeCommandListAppendBarrier", ErrorDeviceLost)
+		wantCallError(t, il.Wait(), "zeCommandListAppendBarrier", ErrorDeviceLost)
 		must(t, il.Wait())
 	})
 	t.Run("Alloc", func(t *testing.T) {
-		failNext(t, "zeMemAllocShared", ResultErrorOutOfDeviceMemory)
+		failNext(t, "zeMemAllocShared", ErrorOutOfDeviceMemory)
 		_, err := b.Alloc(0, usm.KindShared, 64)
-		wantCallError(t, err, "zeMemAllocShared", ResultErrorOutOfDeviceMemory)
+		wantCallError(t, err, "zeMemAllocShared", ErrorOutOfDeviceMemory)
 		if !errors.Is(err, usm.ErrMemory) {
 			t.Errorf("%v does not match ErrMemory", err)
 		}

@@ -131,9 +131,9 @@ func needDriver(t testing.TB) {
 func newBackend(t testing.TB) *Backend {
 	t.Helper()
 	needDriver(t)
-	b, err := NewBackend()
+	b, err := New()
 	if err != nil {
-		t.Fatalf("NewBackend: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := b.Close(); err != nil {
@@ -153,12 +153,12 @@ func (s fakeStats) objects() fakeStats { s.LoaderVersion, s.ArmedFailures = 0, 0
 
 // The fake's extensions, typed: ze_result_t zexFakeGetStats(stats *),
 // ze_result_t zexFakeFailNext(const char *name, ze_result_t code).
-func fakeGetStats(fn ffi.Fn, s *fakeStats) Result {
-	return Result(uint32(fn.Call(uintptr(unsafe.Pointer(s)))))
+func fakeGetStats(fn ffi.Fn, s *fakeStats) Status {
+	return Status(uint32(fn.Call(uintptr(unsafe.Pointer(s)))))
 }
 
-func fakeFailNext(fn ffi.Fn, name *byte, code Result) Result {
-	return Result(uint32(fn.Call(uintptr(unsafe.Pointer(name)), uintptr(code))))
+func fakeFailNext(fn ffi.Fn, name *byte, code Status) Status {
+	return Status(uint32(fn.Call(uintptr(unsafe.Pointer(name)), uintptr(code))))
 }
 
 func readFake() (fakeStats, error) {
@@ -167,7 +167,7 @@ func readFake() (fakeStats, error) {
 		return fakeStats{}, err
 	}
 	s := new(fakeStats)
-	if r := fakeGetStats(fn, s); r != ResultSuccess {
+	if r := fakeGetStats(fn, s); r != Success {
 		return fakeStats{}, &Error{Op: "zexFakeGetStats", Status: r}
 	}
 	return *s, nil
@@ -183,14 +183,14 @@ func mustFake(t testing.TB) fakeStats {
 }
 
 // failNext makes the next call of the named entry point fail with r.
-func failNext(t testing.TB, name string, r Result) {
+func failNext(t testing.TB, name string, r Status) {
 	t.Helper()
 	fn, err := drivers[0].extensionFunction("zexFakeFailNext")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cname := append([]byte(name), 0)
-	if s := fakeFailNext(fn, &cname[0], r); s != ResultSuccess {
+	if s := fakeFailNext(fn, &cname[0], r); s != Success {
 		t.Fatal(&Error{Op: "zexFakeFailNext", Status: s})
 	}
 }
@@ -199,7 +199,7 @@ func failNext(t testing.TB, name string, r Result) {
 // package's own counters, then the driver's view of the same objects.
 func leakCheck() error {
 	var leaks []string
-	if l := live.Leaks(counters.Snapshot()); len(l) > 0 {
+	if l := live.Leaks(Live()); len(l) > 0 {
 		leaks = append(leaks, fmt.Sprintf("live objects %v", l))
 	}
 	if api != nil && len(drivers) > 0 {

@@ -21,7 +21,7 @@ package levelzero
 
 // UnsafeCommandQueue wraps a ze_command_queue_handle_t that a SYCL runtime
 // handed out. The caller guarantees raw is a live command queue of this
-// context's driver for as long as the wrapper is used; Destroy only
+// context's driver for as long as the wrapper is used; Close only
 // forgets it. The result's Wait is zeCommandQueueSynchronize(raw, ∞).
 func (c *Context) UnsafeCommandQueue(dev *Device, raw uintptr) (*CommandQueue, error) {
 	const op = "levelzero.Context.UnsafeCommandQueue"
@@ -41,7 +41,7 @@ func (c *Context) UnsafeCommandQueue(dev *Device, raw uintptr) (*CommandQueue, e
 // that a SYCL runtime handed out. The caller guarantees raw is a live
 // immediate command list of this context (the barrier fallback creates
 // its event pool here), on dev (may be nil), for as long as the wrapper is
-// used. Wait synchronises it as described above; Destroy forgets the list
+// used. Wait synchronises it as described above; Close forgets the list
 // and destroys the fallback's event pool.
 func (c *Context) UnsafeImmediateCommandList(dev *Device, raw uintptr) (*CommandList, error) {
 	const op = "levelzero.Context.UnsafeImmediateCommandList"
@@ -64,7 +64,7 @@ func (c *Context) UnsafeImmediateCommandList(dev *Device, raw uintptr) (*Command
 
 // Raw returns the native handle, for handing to other native code (a SYCL
 // runtime's make_queue, for instance). It is 0 once destroyed.
-func (q *CommandQueue) Raw() uintptr { return q.h.Raw() }
+func (q *CommandQueue) Native() uintptr { return q.h.Raw() }
 
 // Raw returns the native handle; 0 once destroyed.
-func (l *CommandList) Raw() uintptr { return l.h.Raw() }
+func (l *CommandList) Native() uintptr { return l.h.Raw() }

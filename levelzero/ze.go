@@ -39,6 +39,12 @@ var (
 	liveIPC         = counters.Counter("ipc_mappings")
 )
 
+// Live returns how many objects made through this package are alive, by
+// kind: "contexts", "queues", "lists", "pools", "events", "allocations"
+// and "ipc_mappings". A program (or test) that closed everything it made
+// sees only zeros.
+func Live() map[string]int64 { return counters.Snapshot() }
+
 // Init loads the loader and initialises Level Zero once per process. The
 // error is errkind.NotAvailable ("runtime not available") when the loader
 // is missing or no driver is installed (ZE_RESULT_ERROR_UNINITIALIZED),
@@ -274,7 +280,7 @@ func (d *Device) String() string {
 }
 
 // Context is a ze_context_handle_t. Methods are safe for concurrent use;
-// Destroy waits for calls in progress.
+// Close waits for calls in progress.
 type Context struct {
 	h      ffi.Handle
 	driver *Driver
@@ -302,7 +308,7 @@ func (d *Driver) NewContext() (*Context, error) {
 // UnsafeContext wraps a ze_context_handle_t that a SYCL runtime handed
 // out (sycl::get_native on a context) so its USM pointers can be
 // classified. The caller guarantees that raw is a live context of driver d
-// for as long as the Context is used; Destroy then only forgets it, the
+// for as long as the Context is used; Close then only forgets it, the
 // runtime keeps ownership. A wrong handle crashes the process.
 func (d *Driver) UnsafeContext(raw uintptr) (*Context, error) {
 	if raw == 0 {
@@ -316,15 +322,15 @@ func (d *Driver) UnsafeContext(raw uintptr) (*Context, error) {
 // Driver returns the context's driver.
 func (c *Context) Driver() *Driver { return c.driver }
 
-// Destroy destroys the context (zeContextDestroy). Everything created in
-// it must be destroyed first. A second Destroy does nothing.
-func (c *Context) Destroy() error {
+// Close destroys the context (zeContextDestroy). Everything created in
+// it must be destroyed first. A second Close does nothing.
+func (c *Context) Close() error {
 	if c == nil {
 		return nil
 	}
 	return c.h.Close(func(raw uintptr) error {
 		if n := c.children.Load(); n != 0 {
-			return errValue("levelzero.Context.Destroy", itoa(int(n))+" objects (allocations, queues, lists, event pools, IPC mappings) of the context are still alive")
+			return errValue("levelzero.Context.Close", itoa(int(n))+" objects (allocations, queues, lists, event pools, IPC mappings) of the context are still alive")
 		}
 		if !c.owned {
 			return nil // the runtime that made it keeps ownership

@@ -128,11 +128,11 @@ func (b *Backend) release() error {
 	var first error
 	for _, p := range b.plats {
 		for _, d := range p.devs {
-			if err := d.queue.Release(); err != nil && first == nil {
+			if err := d.queue.Close(); err != nil && first == nil {
 				first = err
 			}
 		}
-		if err := p.ctx.Release(); err != nil && first == nil {
+		if err := p.ctx.Close(); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -141,12 +141,12 @@ func (b *Backend) release() error {
 
 // Close releases the backend's queues and contexts. It refuses (usm.ErrValue)
 // while allocations made through the backend are live, because releasing a
-// context frees its USM under them. A second Close is an error.
+// context frees its USM under them. A second Close does nothing.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return errkind.New(errkind.Value, "opencl.Backend.Close", "already closed")
+		return nil
 	}
 	n := 0
 	for _, p := range b.plats {
@@ -334,20 +334,6 @@ func (p *bplat) finish() error {
 		}
 	}
 	return nil
-}
-
-// Stats reports the live allocations made through the backend and their
-// total requested size, for leak checks.
-func (b *Backend) Stats() (allocations int, bytes uintptr) {
-	for _, p := range b.plats {
-		p.ctx.s.mu.Lock()
-		for r := range p.ctx.s.allocs.All() {
-			allocations++
-			bytes += r.size
-		}
-		p.ctx.s.mu.Unlock()
-	}
-	return allocations, bytes
 }
 
 // Copy copies n bytes and returns when they have arrived. At least one

@@ -13,8 +13,8 @@ import (
 
 // Context is one reference to a cl_context. Every Context value owns
 // exactly one OpenCL reference: NewContext creates it, Retain makes a second
-// Context holding a second reference, and each must be released. Release
-// drops the reference once, after calls in progress; a second Release of
+// Context holding a second reference, and each must be released. Close
+// drops the reference once, after calls in progress; a second Close of
 // the same Context does nothing, so the reference count is never touched
 // twice.
 //
@@ -110,7 +110,7 @@ func NewContext(devices ...Device) (*Context, error) {
 	return c, nil
 }
 
-// Native returns the cl_context (0 after Release). The handle stays
+// Native returns the cl_context (0 after Close). The handle stays
 // owned by c.
 func (c *Context) Native() uintptr {
 	if c == nil {
@@ -170,12 +170,12 @@ func (c *Context) ReferenceCount() (uint32, error) {
 	return l.ContextReferenceCount(clapi.Context(id))
 }
 
-// Release drops this Context's reference. Allocations stay valid while any
+// Close drops this Context's reference. Allocations stay valid while any
 // Context of the cl_context lives; the runtime frees the context (and, per
 // the USM specification, the allocations) when the last reference goes.
-func (c *Context) Release() error {
+func (c *Context) Close() error {
 	if c == nil {
-		return errZero("context")
+		return nil
 	}
 	return c.h.Close(func(id uintptr) error {
 		l, _ := lib()
@@ -374,7 +374,7 @@ func (c *Context) SVMAlloc(dev Device, flags SVMFlags, size uintptr, alignment u
 	}
 	if size == 0 {
 		// clSVMAlloc returns NULL without a status for size 0; say why.
-		return 0, &OpError{Op: "clSVMAlloc", Status: InvalidBufferSize}
+		return 0, &Error{Op: "clSVMAlloc", Status: InvalidBufferSize}
 	}
 	id, err := c.h.RLock("opencl.Context")
 	if err != nil {

@@ -19,8 +19,8 @@
 // the only ways in from a raw handle are UnsafeAdoptQueue and
 // UnsafeBorrowQueue. Each Context, Queue and Event value owns exactly one
 // OpenCL reference: Retain returns a new value with a new reference, and
-// Release drops it once; a second Release does nothing, and any use after
-// Release is a usm.ErrValue error, never a call into the runtime with a
+// Close drops it once; a second Close does nothing, and any use after
+// Close is a usm.ErrValue error, never a call into the runtime with a
 // dangling handle. Status is the cl_int error type (comparable, in the style of
 // syscall.Errno).
 //
@@ -35,7 +35,7 @@
 // SYCL's get_native(queue) on the OpenCL backend returns a cl_command_queue
 // that it has retained for the caller. Hand it to UnsafeAdoptQueue, which
 // takes over that reference: Wait is clFinish on the handle — exactly the
-// backend half of queue::wait() — and Release is clReleaseCommandQueue.
+// backend half of queue::wait() — and Close is clReleaseCommandQueue.
 // For a queue the caller keeps owning, UnsafeBorrowQueue takes a reference
 // of its own, so either side may let go first. Neither transfers
 // ownership of the SYCL queue object. clFinish covers commands already

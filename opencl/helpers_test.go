@@ -12,6 +12,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/live"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/usm"
@@ -37,9 +38,9 @@ func TestMain(m *testing.M) {
 			code = max(code, 1)
 		}
 	}
-	live, s := opencl.Live(), dlpack.ReadStats()
-	if code == 0 && (live != (opencl.Counts{}) || s.LiveExports != 0 || s.LiveImports != 0) {
-		fmt.Fprintf(os.Stderr, "leak: OpenCL objects %+v, DLPack %+v\n", live, s)
+	leaked, s := live.Leaks(opencl.Live()), dlpack.ReadStats()
+	if code == 0 && (len(leaked) != 0 || s.LiveExports != 0 || s.LiveImports != 0) {
+		fmt.Fprintf(os.Stderr, "leak: OpenCL objects %v, DLPack %+v\n", leaked, s)
 		code = 99
 	}
 	os.Exit(code)

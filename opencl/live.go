@@ -13,19 +13,7 @@ var (
 	liveAllocations = counters.Counter("allocations")
 )
 
-// Counts are the process's live OpenCL objects and allocations made
-// through this package, for leak checks.
-type Counts struct {
-	Contexts, Queues, Events, Allocations int64
-}
-
-// Live returns the current counts. A program (or test) that released
-// everything it made sees all zeros.
-func Live() Counts {
-	return Counts{
-		Contexts:    liveContexts.Load(),
-		Queues:      liveQueues.Load(),
-		Events:      liveEvents.Load(),
-		Allocations: liveAllocations.Load(),
-	}
-}
+// Live returns how many objects made through this package are alive, by
+// kind: "contexts", "queues", "events" and "allocations" (USM or SVM). A
+// program (or test) that closed everything it made sees only zeros.
+func Live() map[string]int64 { return counters.Snapshot() }

@@ -64,7 +64,7 @@ func TestUSMContext(t *testing.T) {
 				ev, err := r.q.EnqueueMemcpy(p, addr(bytes.Repeat([]byte{7}, size)), size)
 				require.NoError(t, err)
 				require.NoError(t, ev.Wait())
-				require.NoError(t, ev.Release())
+				require.NoError(t, ev.Close())
 				require.NoError(t, r.q.Memcpy(true, addr(got), p, size))
 				assert.Equal(t, bytes.Repeat([]byte{7}, size), got)
 

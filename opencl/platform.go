@@ -117,7 +117,7 @@ var platformsOnce = sync.OnceValues(func() ([]Platform, error) {
 		return nil, err
 	}
 	if len(ids) == 0 {
-		return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the ICD loader found no OpenCL platform", &OpError{Op: "clGetPlatformIDs", Status: PlatformNotFoundKHR})
+		return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the ICD loader found no OpenCL platform", &Error{Op: "clGetPlatformIDs", Status: PlatformNotFoundKHR})
 	}
 	ps := make([]Platform, 0, len(ids))
 	for _, id := range ids {

@@ -10,7 +10,7 @@ import (
 )
 
 // Queue is one reference to an in-order cl_command_queue. Like Context, each
-// Queue value owns exactly one OpenCL reference, which Release drops once;
+// Queue value owns exactly one OpenCL reference, which Close drops once;
 // later calls do nothing. Queue implements usm.Queue: Wait is clFinish.
 type Queue struct {
 	h        ffi.Handle
@@ -51,7 +51,7 @@ func (c *Context) NewQueue(dev Device) (*Queue, error) {
 // UnsafeAdoptQueue takes over a reference to a native cl_command_queue,
 // such as the one SYCL's get_native(queue) returns: DPC++ retains the queue
 // before handing it out, so the receiver owns one reference and must drop
-// it. Release of the returned Queue does exactly that. The caller
+// it. Close of the returned Queue does exactly that. The caller
 // guarantees h is a live cl_command_queue of this process's ICD loader; a
 // wrong value crashes the runtime, which is why the function is Unsafe.
 func UnsafeAdoptQueue(h uintptr) (*Queue, error) {
@@ -61,7 +61,7 @@ func UnsafeAdoptQueue(h uintptr) (*Queue, error) {
 // UnsafeBorrowQueue wraps a native cl_command_queue that stays owned by the
 // caller (a SYCL queue the caller keeps alive, for instance): it takes a
 // reference of its own with clRetainCommandQueue, so the Queue stays valid
-// even if the owner lets go first, and its Release drops only that
+// even if the owner lets go first, and its Close drops only that
 // reference. The contract on h is UnsafeAdoptQueue's.
 func UnsafeBorrowQueue(h uintptr) (*Queue, error) {
 	return wrapQueue(h, true)
@@ -94,7 +94,7 @@ func wrapQueue(h uintptr, retain bool) (*Queue, error) {
 	return q, nil
 }
 
-// Native returns the cl_command_queue (0 after Release); q keeps owning it.
+// Native returns the cl_command_queue (0 after Close); q keeps owning it.
 func (q *Queue) Native() uintptr {
 	if q == nil {
 		return 0
@@ -158,12 +158,12 @@ func (q *Queue) ReferenceCount() (uint32, error) {
 	return l.QueueReferenceCount(clapi.Queue(id))
 }
 
-// Release drops the queue's reference (clReleaseCommandQueue, which also
-// flushes it) once, after calls in progress; a second Release does
+// Close drops the queue's reference (clReleaseCommandQueue, which also
+// flushes it) once, after calls in progress; a second Close does
 // nothing.
-func (q *Queue) Release() error {
+func (q *Queue) Close() error {
 	if q == nil {
-		return errZero("queue")
+		return nil
 	}
 	err := q.h.Close(func(id uintptr) error {
 		l, _ := lib()
@@ -358,10 +358,10 @@ func (e *Event) Status() (ExecStatus, error) {
 	return ExecStatus(s), err
 }
 
-// Release drops the event's reference once; a second Release does nothing.
-func (e *Event) Release() error {
+// Close drops the event's reference once; a second Close does nothing.
+func (e *Event) Close() error {
 	if e == nil {
-		return errZero("event")
+		return nil
 	}
 	return e.h.Close(func(id uintptr) error {
 		l, _ := lib()

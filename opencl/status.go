@@ -41,7 +41,7 @@ const (
 	PlatformNotFoundKHR         = clapi.PlatformNotFoundKHR
 )
 
-// OpError is a failed OpenCL call: which entry point (Op), the Status it
+// Error is a failed OpenCL call: which entry point (Op), the Status it
 // returned, and optional Detail. It unwraps to the Status, so it matches
 // what the status matches.
-type OpError = clapi.Error
+type Error = clapi.Error

@@ -27,7 +27,7 @@ func TestStatus(t *testing.T) {
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			assert.Equal(t, tc.text, tc.s.Error())
-			wrapped := fmt.Errorf("context: %w", &opencl.OpError{Op: "clX", Status: tc.s})
+			wrapped := fmt.Errorf("context: %w", &opencl.Error{Op: "clX", Status: tc.s})
 			assert.ErrorIs(t, wrapped, tc.s, "a status is comparable through wrapping")
 			if tc.kind != nil {
 				assert.ErrorIs(t, wrapped, tc.kind)

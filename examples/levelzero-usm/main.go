@@ -59,7 +59,7 @@ func run() error {
 
 	// 2. The backend in a registry: selectors such as level_zero:gpu:0
 	// resolve to its devices.
-	b, err := levelzero.NewBackend()
+	b, err := levelzero.New()
 	if err != nil {
 		return err
 	}
