@@ -92,25 +92,25 @@ func BenchmarkCopy(b *testing.B) {
 func BenchmarkSync(b *testing.B) {
 	be := newBackend(b)
 	ctx, _ := be.Context(0)
-	dev, _ := be.Device(0)
-	q, err := ctx.NewCommandQueue(dev, QueueModeDefault)
+	dev := be.devs[0].dev
+	rq, err := api.CommandQueueCreate(zeapi.Context(ctx.Native()), dev.h, zeapi.QueueModeDefault)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer q.Close()
-	il, err := ctx.NewImmediateCommandList(dev, QueueModeDefault)
+	defer api.CommandQueueDestroy(rq)
+	il, err := newImmediateList(ctx, dev, zeapi.QueueModeDefault)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer il.Close()
-	nq, _ := ctx.UnsafeCommandQueue(dev, q.Native())
-	nl, _ := ctx.UnsafeImmediateCommandList(dev, il.Native())
+	nq, _ := ctx.UnsafeBorrowQueue(uintptr(rq))
+	defer nq.Close()
+	nl, _ := ctx.UnsafeBorrowImmediateList(il.Native())
 	defer nl.Close()
 
 	b.Run("raw-zeCommandQueueSynchronize", func(b *testing.B) {
-		h := zeapi.CommandQueue(q.Native())
 		for b.Loop() {
-			_ = api.CommandQueueSynchronize(h, Infinite)
+			_ = api.CommandQueueSynchronize(rq, zeapi.Infinite)
 		}
 	})
 	b.Run("native-queue.Wait", func(b *testing.B) {
@@ -121,7 +121,7 @@ func BenchmarkSync(b *testing.B) {
 		}
 	})
 	name := "native-immediate-list.Wait(barrier+event)"
-	if HasCommandListHostSynchronize() {
+	if api.HasCommandListHostSynchronize() {
 		name = "native-immediate-list.Wait(zeCommandListHostSynchronize)"
 	}
 	b.Run(name, func(b *testing.B) {

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
@@ -56,7 +54,7 @@ func run(m *testing.M) int {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		fakePath, fakeErr = buildFake(dir)
+		fakePath, fakeErr = testutil.BuildFakeLevelZero(dir)
 		needsFake = true
 		if fakeErr == nil {
 			// The plain configuration: only the fake, no layers, two
@@ -79,24 +77,6 @@ func run(m *testing.M) int {
 		}
 	}
 	return code
-}
-
-// buildFake compiles the fake driver against the installed headers.
-func buildFake(dir string) (string, error) {
-	if _, err := os.Stat("/usr/include/level_zero/ze_ddi.h"); err != nil {
-		return "", errkind.Wrap(errkind.NotAvailable, "levelzero test", "Level Zero headers missing (apt install libze-dev)", err)
-	}
-	cc, err := testutil.CC()
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, "libfakeze.so")
-	args := append(cc[1:], "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared", "-fvisibility=hidden",
-		"-o", out, filepath.Join("testdata", "fakedriver", "fakeze.c"), "-lpthread")
-	if b, err := exec.Command(cc[0], args...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the fake driver: %s %s: %v\n%s", cc[0], strings.Join(args, " "), err, b)
-	}
-	return out, nil
 }
 
 // loaderErr reports whether the loader can be opened at all.
@@ -122,7 +102,7 @@ func needDriver(t testing.TB) {
 		}
 		testutil.Runtime(t, testutil.LevelZero, fakeErr)
 	}
-	if err := Init(); err != nil {
+	if err := initialise(); err != nil {
 		t.Fatalf("Level Zero did not initialise with the fake driver %s: %v", fakePath, err)
 	}
 }
@@ -167,7 +147,7 @@ func readFake() (fakeStats, error) {
 		return fakeStats{}, err
 	}
 	s := new(fakeStats)
-	if r := fakeGetStats(fn, s); r != Success {
+	if r := fakeGetStats(fn, s); r != zeapi.Success {
 		return fakeStats{}, &Error{Op: "zexFakeGetStats", Status: r}
 	}
 	return *s, nil
@@ -190,7 +170,7 @@ func failNext(t testing.TB, name string, r Status) {
 		t.Fatal(err)
 	}
 	cname := append([]byte(name), 0)
-	if s := fakeFailNext(fn, &cname[0], r); s != Success {
+	if s := fakeFailNext(fn, &cname[0], r); s != zeapi.Success {
 		t.Fatal(&Error{Op: "zexFakeFailNext", Status: s})
 	}
 }

@@ -28,22 +28,3 @@ func openLib(names ...string) (*clapi.Lib, error) {
 
 // lib returns the loaded table or the "runtime not available" error.
 func lib() (*clapi.Lib, error) { return loadLib() }
-
-// Available reports whether the OpenCL loader loads and lists at least one
-// platform; the error says why not, and matches usm.ErrNotAvailable when no
-// runtime is installed.
-func Available() error {
-	ps, err := Platforms()
-	if err != nil {
-		return err
-	}
-	if len(ps) == 0 {
-		return errkind.New(errkind.NotAvailable, "opencl", "no OpenCL platform")
-	}
-	return nil
-}
-
-// errZero is returned by operations on a zero-value handle.
-func errZero(what string) error {
-	return errkind.New(errkind.Value, "opencl", "zero "+what+" handle (not obtained from this package)")
-}

@@ -4,44 +4,27 @@ import "github.com/usmbridge/usmbridge/opencl/internal/clapi"
 
 // Status is an OpenCL cl_int status code. It is an error in the style of
 // syscall.Errno: the value itself is comparable, so
-// errors.Is(err, opencl.InvalidValue) works through any wrapping. Codes
-// that mean "no OpenCL runtime here" also match usm.ErrNotAvailable,
-// allocation failures match usm.ErrMemory, and argument errors that the
-// caller controls match usm.ErrValue. Name returns the CL_ constant name.
+// errors.Is(err, opencl.InvalidValue) works through any wrapping. Name
+// returns the CL_ constant name, and a code matches usmbridge's error
+// kinds: codes that mean "no OpenCL runtime here" usm.ErrNotAvailable,
+// allocation failures usm.ErrMemory, argument errors that the caller
+// controls usm.ErrValue.
 type Status = clapi.Status
 
-// Status codes a bridge meets (CL/cl.h, cl_ext.h, cl_icd.h).
+// The status codes a caller of this package may want to tell apart, named
+// as in C without the CL_ prefix. Other codes are reported with their C
+// name too.
 const (
-	Success                     = clapi.Success
-	DeviceNotFound              = clapi.DeviceNotFound
-	DeviceNotAvailable          = clapi.DeviceNotAvailable
-	CompilerNotAvailable        = clapi.CompilerNotAvailable
-	MemObjectAllocationFailure  = clapi.MemObjectAllocationFailure
-	OutOfResources              = clapi.OutOfResources
-	OutOfHostMemory             = clapi.OutOfHostMemory
-	ProfilingInfoNotAvailable   = clapi.ProfilingInfoNotAvailable
-	MemCopyOverlap              = clapi.MemCopyOverlap
-	MisalignedSubBufferOffset   = clapi.MisalignedSubBufferOffset
-	ExecStatusErrorForEvents    = clapi.ExecStatusErrorForEvents
-	InvalidValue                = clapi.InvalidValue
-	InvalidDeviceType           = clapi.InvalidDeviceType
-	InvalidPlatform             = clapi.InvalidPlatform
-	InvalidDevice               = clapi.InvalidDevice
-	InvalidContext              = clapi.InvalidContext
-	InvalidQueueProperties      = clapi.InvalidQueueProperties
-	InvalidCommandQueue         = clapi.InvalidCommandQueue
-	InvalidHostPtr              = clapi.InvalidHostPtr
-	InvalidMemObject            = clapi.InvalidMemObject
-	InvalidOperation            = clapi.InvalidOperation
-	InvalidEventWaitList        = clapi.InvalidEventWaitList
-	InvalidEvent                = clapi.InvalidEvent
-	InvalidBufferSize           = clapi.InvalidBufferSize
-	InvalidProperty             = clapi.InvalidProperty
-	InvalidDevicePartitionCount = clapi.InvalidDevicePartitionCount
-	PlatformNotFoundKHR         = clapi.PlatformNotFoundKHR
+	PlatformNotFoundKHR = clapi.PlatformNotFoundKHR // no OpenCL runtime installed
+	OutOfResources      = clapi.OutOfResources      // allocations, queue creation
+	OutOfHostMemory     = clapi.OutOfHostMemory     // allocations
+	InvalidValue        = clapi.InvalidValue        // e.g. an alignment that is not a power of two
+	InvalidBufferSize   = clapi.InvalidBufferSize   // e.g. an allocation too large
+	InvalidContext      = clapi.InvalidContext      // a cl_context that is not one
+	InvalidCommandQueue = clapi.InvalidCommandQueue // a cl_command_queue that is not one
 )
 
-// Error is a failed OpenCL call: which entry point (Op), the Status it
-// returned, and optional Detail. It unwraps to the Status, so it matches
-// what the status matches.
+// Error is a failed OpenCL call: the entry point (Op), the Status it
+// returned and, optionally, what it was asked (Detail). It unwraps to the
+// Status, so it matches what the status matches.
 type Error = clapi.Error

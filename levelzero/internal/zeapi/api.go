@@ -77,7 +77,6 @@ func Load() (*Lib, error) {
 		ffi.Required(&l.driverGetAPIVersion, "zeDriverGetApiVersion"),
 		ffi.Required(&l.driverGetProperties, "zeDriverGetProperties"),
 		ffi.Required(&l.driverGetIpcProperties, "zeDriverGetIpcProperties"),
-		ffi.Required(&l.driverGetExtensionFunctionAddress, "zeDriverGetExtensionFunctionAddress"),
 		ffi.Required(&l.deviceGet, "zeDeviceGet"),
 		ffi.Required(&l.deviceGetProperties, "zeDeviceGetProperties"),
 		ffi.Required(&l.contextCreate, "zeContextCreate"),
@@ -91,31 +90,35 @@ func Load() (*Lib, error) {
 		ffi.Required(&l.memGetIpcHandle, "zeMemGetIpcHandle"),
 		ffi.Required(&l.memOpenIpcHandle, "zeMemOpenIpcHandle"),
 		ffi.Required(&l.memCloseIpcHandle, "zeMemCloseIpcHandle"),
-		ffi.Required(&l.commandQueueCreate, "zeCommandQueueCreate"),
-		ffi.Required(&l.commandQueueDestroy, "zeCommandQueueDestroy"),
-		ffi.Required(&l.commandQueueExecuteCommandLists, "zeCommandQueueExecuteCommandLists"),
 		ffi.Required(&l.commandQueueSynchronize, "zeCommandQueueSynchronize"),
-		ffi.Required(&l.commandListCreate, "zeCommandListCreate"),
 		ffi.Required(&l.commandListCreateImmediate, "zeCommandListCreateImmediate"),
-		ffi.Required(&l.commandListClose, "zeCommandListClose"),
-		ffi.Required(&l.commandListReset, "zeCommandListReset"),
 		ffi.Required(&l.commandListDestroy, "zeCommandListDestroy"),
 		ffi.Required(&l.commandListAppendMemoryCopy, "zeCommandListAppendMemoryCopy"),
-		ffi.Required(&l.commandListAppendMemoryFill, "zeCommandListAppendMemoryFill"),
 		ffi.Required(&l.commandListAppendBarrier, "zeCommandListAppendBarrier"),
 		ffi.Required(&l.eventPoolCreate, "zeEventPoolCreate"),
 		ffi.Required(&l.eventPoolDestroy, "zeEventPoolDestroy"),
 		ffi.Required(&l.eventCreate, "zeEventCreate"),
 		ffi.Required(&l.eventDestroy, "zeEventDestroy"),
-		ffi.Required(&l.eventHostSignal, "zeEventHostSignal"),
 		ffi.Required(&l.eventHostSynchronize, "zeEventHostSynchronize"),
-		ffi.Required(&l.eventQueryStatus, "zeEventQueryStatus"),
 		ffi.Required(&l.eventHostReset, "zeEventHostReset"),
 		// Looked up, never assumed: purego's RegisterLibFunc would panic
 		// on them with loader 1.8.12.
 		ffi.Optional(&l.initDrivers, "zeInitDrivers"),
 		ffi.Optional(&l.commandListHostSynchronize, "zeCommandListHostSynchronize"),
 		ffi.Optional(&l.memPutIpcHandle, "zeMemPutIpcHandle"),
+		// Not called by package levelzero: its tests use them to stand in
+		// for a SYCL runtime and to reach the fake driver's hooks, so a
+		// loader without them still serves the package.
+		ffi.Optional(&l.eventQueryStatus, "zeEventQueryStatus"),
+		ffi.Optional(&l.eventHostSignal, "zeEventHostSignal"),
+		ffi.Optional(&l.commandListAppendMemoryFill, "zeCommandListAppendMemoryFill"),
+		ffi.Optional(&l.commandListReset, "zeCommandListReset"),
+		ffi.Optional(&l.commandListClose, "zeCommandListClose"),
+		ffi.Optional(&l.commandListCreate, "zeCommandListCreate"),
+		ffi.Optional(&l.commandQueueExecuteCommandLists, "zeCommandQueueExecuteCommandLists"),
+		ffi.Optional(&l.commandQueueDestroy, "zeCommandQueueDestroy"),
+		ffi.Optional(&l.commandQueueCreate, "zeCommandQueueCreate"),
+		ffi.Optional(&l.driverGetExtensionFunctionAddress, "zeDriverGetExtensionFunctionAddress"),
 	)
 	if err != nil {
 		return nil, err
@@ -131,6 +134,11 @@ func (l *Lib) Absent() []string { return l.lib.Absent() }
 func hexPtr(p uintptr) string { return "0x" + strconv.FormatUint(uint64(p), 16) }
 
 func utoa(n uintptr) string { return strconv.FormatUint(uint64(n), 10) }
+
+// absent is the error of an optional entry point the loader lacks.
+func absent(op string) error {
+	return &Error{Op: op, Status: ErrorUnsupportedFeature, Detail: "the loader does not export it"}
+}
 
 // sliceArg returns the count and address of a handle array for C.
 func sliceArg[T ~uintptr](hs []T) (uintptr, uintptr) {
@@ -211,6 +219,9 @@ func (l *Lib) DriverProperties(d Driver) (DriverProperties, error) {
 // function (zeDriverGetExtensionFunctionAddress). The caller must wrap it
 // in a typed function of its C signature.
 func (l *Lib) DriverExtensionFunction(d Driver, name string) (ffi.Fn, error) {
+	if !l.driverGetExtensionFunctionAddress.Present() {
+		return 0, absent("zeDriverGetExtensionFunctionAddress")
+	}
 	cname := append([]byte(name), 0)
 	fn := new(ffi.Fn)
 	err := checkf("zeDriverGetExtensionFunctionAddress", l.driverGetExtensionFunctionAddress.Call(uintptr(d), uintptr(unsafe.Pointer(&cname[0])), uintptr(unsafe.Pointer(fn))), func() string { return name })
@@ -428,6 +439,9 @@ func (l *Lib) MemCloseIpcHandle(c Context, p uintptr) error {
 // CommandQueueCreate creates a queue on dev, ordinal 0, index 0
 // (zeCommandQueueCreate).
 func (l *Lib) CommandQueueCreate(c Context, dev Device, mode QueueMode) (CommandQueue, error) {
+	if !l.commandQueueCreate.Present() {
+		return 0, absent("zeCommandQueueCreate")
+	}
 	desc := &zeCommandQueueDesc{header: header{stype: stypeCommandQueueDesc}, mode: uint32(mode)}
 	q := new(CommandQueue)
 	err := check("zeCommandQueueCreate", l.commandQueueCreate.Call(uintptr(c), uintptr(dev), uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(q))))
@@ -436,12 +450,18 @@ func (l *Lib) CommandQueueCreate(c Context, dev Device, mode QueueMode) (Command
 
 // CommandQueueDestroy destroys a queue (zeCommandQueueDestroy).
 func (l *Lib) CommandQueueDestroy(q CommandQueue) error {
+	if !l.commandQueueDestroy.Present() {
+		return absent("zeCommandQueueDestroy")
+	}
 	return check("zeCommandQueueDestroy", l.commandQueueDestroy.Call(uintptr(q)))
 }
 
 // CommandQueueExecute submits closed regular lists
 // (zeCommandQueueExecuteCommandLists, no fence).
 func (l *Lib) CommandQueueExecute(q CommandQueue, lists []CommandList) error {
+	if !l.commandQueueExecuteCommandLists.Present() {
+		return absent("zeCommandQueueExecuteCommandLists")
+	}
 	n, p := sliceArg(lists)
 	return check("zeCommandQueueExecuteCommandLists", l.commandQueueExecuteCommandLists.Call(uintptr(q), n, p, 0))
 }
@@ -454,6 +474,9 @@ func (l *Lib) CommandQueueSynchronize(q CommandQueue, timeout uint64) error {
 
 // CommandListCreate creates a regular list (zeCommandListCreate).
 func (l *Lib) CommandListCreate(c Context, dev Device) (CommandList, error) {
+	if !l.commandListCreate.Present() {
+		return 0, absent("zeCommandListCreate")
+	}
 	desc := &zeCommandListDesc{header: header{stype: stypeCommandListDesc}}
 	cl := new(CommandList)
 	err := check("zeCommandListCreate", l.commandListCreate.Call(uintptr(c), uintptr(dev), uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(cl))))
@@ -471,11 +494,17 @@ func (l *Lib) CommandListCreateImmediate(c Context, dev Device, mode QueueMode) 
 
 // CommandListClose ends recording of a regular list.
 func (l *Lib) CommandListClose(cl CommandList) error {
+	if !l.commandListClose.Present() {
+		return absent("zeCommandListClose")
+	}
 	return check("zeCommandListClose", l.commandListClose.Call(uintptr(cl)))
 }
 
 // CommandListReset empties a regular list.
 func (l *Lib) CommandListReset(cl CommandList) error {
+	if !l.commandListReset.Present() {
+		return absent("zeCommandListReset")
+	}
 	return check("zeCommandListReset", l.commandListReset.Call(uintptr(cl)))
 }
 
@@ -495,6 +524,9 @@ func (l *Lib) AppendMemoryCopy(cl CommandList, dst, src, n uintptr, signal Event
 // AppendMemoryFill appends a fill with a repeated, non-empty pattern,
 // which the driver copies (zeCommandListAppendMemoryFill).
 func (l *Lib) AppendMemoryFill(cl CommandList, dst uintptr, pattern []byte, n uintptr, signal Event, wait []Event) error {
+	if !l.commandListAppendMemoryFill.Present() {
+		return absent("zeCommandListAppendMemoryFill")
+	}
 	nw, pw := sliceArg(wait)
 	return check("zeCommandListAppendMemoryFill", l.commandListAppendMemoryFill.Call(uintptr(cl), dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, uintptr(signal), nw, pw))
 }
@@ -552,6 +584,9 @@ func (l *Lib) EventDestroy(e Event) error {
 
 // EventHostSignal signals an event from the host (zeEventHostSignal).
 func (l *Lib) EventHostSignal(e Event) error {
+	if !l.eventHostSignal.Present() {
+		return absent("zeEventHostSignal")
+	}
 	return check("zeEventHostSignal", l.eventHostSignal.Call(uintptr(e)))
 }
 
@@ -564,6 +599,9 @@ func (l *Lib) EventHostSynchronize(e Event, timeout uint64) error {
 // EventQueryStatus returns Success for a signalled event and NotReady for
 // one that is not (zeEventQueryStatus); any other code is an error.
 func (l *Lib) EventQueryStatus(e Event) Status {
+	if !l.eventQueryStatus.Present() {
+		return ErrorUnsupportedFeature
+	}
 	return Status(uint32(l.eventQueryStatus.Call(uintptr(e))))
 }
 

@@ -25,7 +25,6 @@ type (
 	Device   uintptr // cl_device_id
 	Context  uintptr // cl_context
 	Queue    uintptr // cl_command_queue
-	Event    uintptr // cl_event
 )
 
 // Lib is the loader's table of entry points.
@@ -35,13 +34,13 @@ type Lib struct {
 	getPlatformIDs, getPlatformInfo, getDeviceIDs, getDeviceInfo ffi.Fn
 	createContext, retainContext, releaseContext, getContextInfo ffi.Fn
 	createCommandQueue, retainCommandQueue, releaseCommandQueue  ffi.Fn
-	getCommandQueueInfo, finish, flush                           ffi.Fn
-	waitForEvents, getEventInfo, releaseEvent                    ffi.Fn
-	enqueueMarkerWithWaitList                                    ffi.Fn
+	getCommandQueueInfo, finish                                  ffi.Fn
 	getExtensionFunctionAddressForPlatform                       ffi.Fn
 
 	// OpenCL 2.0, optional: a 1.2 loader lacks them.
-	svmAlloc, svmFree, enqueueSVMMemcpy, enqueueSVMMemFill ffi.Fn
+	svmAlloc, svmFree ffi.Fn
+	// Optional: package opencl's tests use them to drive the runtime.
+	enqueueSVMMemcpy, enqueueSVMMemFill ffi.Fn
 }
 
 // Load opens the first of names that loads and resolves the table. The
@@ -71,11 +70,6 @@ func Load(names ...string) (*Lib, error) {
 		ffi.Required(&l.releaseCommandQueue, "clReleaseCommandQueue"),
 		ffi.Required(&l.getCommandQueueInfo, "clGetCommandQueueInfo"),
 		ffi.Required(&l.finish, "clFinish"),
-		ffi.Required(&l.flush, "clFlush"),
-		ffi.Required(&l.waitForEvents, "clWaitForEvents"),
-		ffi.Required(&l.getEventInfo, "clGetEventInfo"),
-		ffi.Required(&l.releaseEvent, "clReleaseEvent"),
-		ffi.Required(&l.enqueueMarkerWithWaitList, "clEnqueueMarkerWithWaitList"),
 		ffi.Required(&l.getExtensionFunctionAddressForPlatform, "clGetExtensionFunctionAddressForPlatform"),
 		ffi.Optional(&l.svmAlloc, "clSVMAlloc"),
 		ffi.Optional(&l.svmFree, "clSVMFree"),
@@ -247,39 +241,9 @@ func (l *Lib) QueueReferenceCount(q Queue) (uint32, error) {
 // Finish waits for every enqueued command (clFinish).
 func (l *Lib) Finish(q Queue) error { return check("clFinish", l.finish.Call(uintptr(q))) }
 
-// Flush submits enqueued commands without waiting (clFlush).
-func (l *Lib) Flush(q Queue) error { return check("clFlush", l.flush.Call(uintptr(q))) }
-
-// EnqueueMarker enqueues a marker without a wait list
-// (clEnqueueMarkerWithWaitList) and returns its event.
-func (l *Lib) EnqueueMarker(q Queue) (Event, error) {
-	ev := new(Event)
-	err := check("clEnqueueMarkerWithWaitList", l.enqueueMarkerWithWaitList.Call(uintptr(q), 0, 0, uintptr(unsafe.Pointer(ev))))
-	return *ev, err
-}
-
-// WaitForEvent waits for one event (clWaitForEvents).
-func (l *Lib) WaitForEvent(e Event) error {
-	ids := []Event{e}
-	return check("clWaitForEvents", l.waitForEvents.Call(1, uintptr(unsafe.Pointer(&ids[0]))))
-}
-
-// EventExecutionStatus reads CL_EVENT_COMMAND_EXECUTION_STATUS.
-func (l *Lib) EventExecutionStatus(e Event) (int32, error) {
-	s := new(int32)
-	err := check("clGetEventInfo", l.getEventInfo.Call(uintptr(e), EventCommandExecutionStatus, 4, uintptr(unsafe.Pointer(s)), 0))
-	return *s, err
-}
-
-// ReleaseEvent drops a reference (clReleaseEvent).
-func (l *Lib) ReleaseEvent(e Event) error {
-	return check("clReleaseEvent", l.releaseEvent.Call(uintptr(e)))
-}
-
-// HasSVM reports whether the loader has the OpenCL 2.0 SVM entry points.
-func (l *Lib) HasSVM() bool {
-	return l.svmAlloc.Present() && l.svmFree.Present() && l.enqueueSVMMemcpy.Present() && l.enqueueSVMMemFill.Present()
-}
+// HasSVM reports whether the loader has clSVMAlloc and clSVMFree
+// (OpenCL 2.0).
+func (l *Lib) HasSVM() bool { return l.svmAlloc.Present() && l.svmFree.Present() }
 
 // SVMAlloc allocates shared virtual memory (clSVMAlloc); 0 on failure, for
 // which the runtime gives no status. Check HasSVM first.
@@ -292,11 +256,17 @@ func (l *Lib) SVMFree(c Context, p uintptr) { l.svmFree.Call(uintptr(c), p) }
 
 // EnqueueSVMMemcpy copies n bytes (clEnqueueSVMMemcpy).
 func (l *Lib) EnqueueSVMMemcpy(q Queue, blocking bool, dst, src, n uintptr) error {
+	if !l.enqueueSVMMemcpy.Present() {
+		return &Error{Op: "clEnqueueSVMMemcpy", Status: InvalidOperation, Detail: "the loader does not export it"}
+	}
 	return check("clEnqueueSVMMemcpy", l.enqueueSVMMemcpy.Call(uintptr(q), boolArg(blocking), dst, src, n, 0, 0, 0))
 }
 
 // EnqueueSVMMemFill enqueues a fill with a repeated, non-empty pattern,
 // which the runtime copies (clEnqueueSVMMemFill).
 func (l *Lib) EnqueueSVMMemFill(q Queue, dst uintptr, pattern []byte, n uintptr) error {
+	if !l.enqueueSVMMemFill.Present() {
+		return &Error{Op: "clEnqueueSVMMemFill", Status: InvalidOperation, Detail: "the loader does not export it"}
+	}
 	return check("clEnqueueSVMMemFill", l.enqueueSVMMemFill.Call(uintptr(q), dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, 0, 0, 0))
 }

@@ -123,17 +123,16 @@ func (u USM) MemAllocInfo(c Context, p uintptr) (MemAllocInfo, error) {
 	return MemAllocInfo{Type: out.typ, Base: out.base, Size: out.size, Device: out.dev}, nil
 }
 
-// EnqueueMemcpy copies n bytes (clEnqueueMemcpyINTEL). If event is not
-// nil it receives an event for the copy, which the caller releases.
-func (u USM) EnqueueMemcpy(q Queue, blocking bool, dst, src, n uintptr, event *Event) error {
-	return check("clEnqueueMemcpyINTEL", u.enqueueMemcpy.Call(uintptr(q), boolArg(blocking), dst, src, n, 0, 0, uintptr(unsafe.Pointer(event))))
+// EnqueueMemcpy copies n bytes (clEnqueueMemcpyINTEL, no event).
+func (u USM) EnqueueMemcpy(q Queue, blocking bool, dst, src, n uintptr) error {
+	return check("clEnqueueMemcpyINTEL", u.enqueueMemcpy.Call(uintptr(q), boolArg(blocking), dst, src, n, 0, 0, 0))
 }
 
 // CanFill reports whether clEnqueueMemFillINTEL is there.
 func (u USM) CanFill() bool { return u.enqueueMemFill.Present() }
 
 // EnqueueMemFill enqueues a fill with a repeated, non-empty pattern, which
-// the runtime copies (clEnqueueMemFillINTEL).
+// the runtime copies (clEnqueueMemFillINTEL). Check CanFill first.
 func (u USM) EnqueueMemFill(q Queue, dst uintptr, pattern []byte, n uintptr) error {
 	return check("clEnqueueMemFillINTEL", u.enqueueMemFill.Call(uintptr(q), dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, 0, 0, 0))
 }
