@@ -141,6 +141,8 @@ func (b *Backend) Devices() []syclobj.Device {
 // native interop: its Native handle, borrowing a SYCL runtime's queues of
 // the same context. It stays owned by the backend.
 func (b *Backend) Context(i int) (*Context, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	d, err := b.dev("levelzero.Backend.Context", i)
 	if err != nil {
 		return nil, err
@@ -152,6 +154,8 @@ func (b *Backend) Context(i int) (*Context, error) {
 // list for it, as a *Queue: its Native handle is the list, and waiting on
 // it host-synchronises the list. It stays owned by the backend.
 func (b *Backend) Queue(i int) (usm.Queue, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	d, err := b.dev("levelzero.Backend.Queue", i)
 	if err != nil {
 		return nil, err
@@ -159,10 +163,9 @@ func (b *Backend) Queue(i int) (usm.Queue, error) {
 	return d.list, nil
 }
 
-// dev returns device i of an open backend.
+// dev returns device i of an open backend; b.mu must be read-locked, so
+// that Close waits for the caller's use.
 func (b *Backend) dev(op string, i int) (*devState, error) {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
 	if b.closed {
 		return nil, errClosedBackend(op)
 	}
@@ -173,14 +176,12 @@ func (b *Backend) dev(op string, i int) (*devState, error) {
 }
 
 // locate returns the driver whose context knows ptr, with the pointer's
-// facts.
+// facts; b.mu must be read-locked.
 func (b *Backend) locate(ptr uintptr) (usm.PointerInfo, *drvState) {
 	unknown := usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
 	if ptr == 0 {
 		return unknown, nil
 	}
-	b.mu.RLock()
-	defer b.mu.RUnlock()
 	for _, st := range b.drvs {
 		if info := st.ctx.QueryPointer(ptr); info.Kind != usm.KindUnknown {
 			return info, st
@@ -194,6 +195,8 @@ func (b *Backend) locate(ptr uintptr) (usm.PointerInfo, *drvState) {
 // zeMemGetAddressRange. Anything the drivers do not know, NULL included,
 // is KindUnknown; errors are never fatal here.
 func (b *Backend) QueryPointer(ptr uintptr) usm.PointerInfo {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	info, _ := b.locate(ptr)
 	return info
 }
@@ -203,6 +206,8 @@ func (b *Backend) QueryPointer(ptr uintptr) usm.PointerInfo {
 // of 0 still returns a distinct valid pointer (Level Zero refuses size 0,
 // dpctl wants a pointer for empty arrays), backed by one byte.
 func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
+	b.mu.RLock() // Close waits until the allocation is counted
+	defer b.mu.RUnlock()
 	d, err := b.dev("levelzero.Backend.Alloc", device)
 	if err != nil {
 		return nil, err
@@ -234,11 +239,13 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 	if dst == 0 || src == 0 {
 		return errValue(op, "NULL pointer")
 	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	dev := 0
-	if i := b.QueryPointer(dst).Device; i >= 0 {
-		dev = i
-	} else if i := b.QueryPointer(src).Device; i >= 0 {
-		dev = i
+	if info, _ := b.locate(dst); info.Device >= 0 {
+		dev = info.Device
+	} else if info, _ := b.locate(src); info.Device >= 0 {
+		dev = info.Device
 	}
 	d, err := b.dev(op, dev)
 	if err != nil {

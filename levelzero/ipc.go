@@ -36,6 +36,8 @@ func IPCHandleFromBytes(b []byte) (IPCHandle, error) {
 // side has opened it.
 func (b *Backend) GetIPCHandle(base uintptr) (IPCHandle, error) {
 	const op = "levelzero.Backend.GetIPCHandle"
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	_, st := b.locate(base)
 	if st == nil {
 		if _, err := b.dev(op, 0); err != nil {
@@ -71,6 +73,8 @@ func (b *Backend) PutIPCHandle(ipc IPCHandle) error {
 	if ipc.ctx == nil {
 		return errValue(op, "the handle was not exported by this process")
 	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	if _, err := b.dev(op, 0); err != nil {
 		return err
 	}
@@ -96,6 +100,8 @@ type IPCMapping struct {
 // another, for device i (zeMemOpenIpcHandle).
 func (b *Backend) OpenIPCHandle(i int, ipc IPCHandle) (*IPCMapping, error) {
 	const op = "levelzero.Backend.OpenIPCHandle"
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	d, err := b.dev(op, i)
 	if err != nil {
 		return nil, err

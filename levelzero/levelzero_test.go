@@ -15,6 +15,7 @@ import (
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
@@ -905,4 +906,16 @@ func TestLoadedLibraries(t *testing.T) {
 		t.Errorf("validation layer loaded = %v, want %v", got, want)
 	}
 	t.Logf("config %q: fake %s, validation layer %v, intercept %q", os.Getenv(childEnv), fakePath, want, os.Getenv("ZE_ENABLE_LOADER_INTERCEPT"))
+}
+
+// TestCloseWhileBusy closes a backend while other goroutines allocate,
+// copy and free through it (run with -race); TestMain checks that nothing
+// leaked.
+func TestCloseWhileBusy(t *testing.T) {
+	needDriver(t)
+	b, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.CloseWhileBusy(t, b, wantDevices()-1)
 }

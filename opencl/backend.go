@@ -133,6 +133,8 @@ func (b *Backend) Devices() []syclobj.Device {
 // (its Native handle for a SYCL runtime's make_context, its QueryPointer).
 // It stays owned by the backend.
 func (b *Backend) Context(i int) (*Context, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	d, err := b.dev("opencl.Backend.Context", i)
 	if err != nil {
 		return nil, err
@@ -143,6 +145,8 @@ func (b *Backend) Context(i int) (*Context, error) {
 // Queue returns device i's in-order queue as a *Queue, whose Native handle
 // can go to a SYCL runtime's make_queue. It stays owned by the backend.
 func (b *Backend) Queue(i int) (usm.Queue, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	d, err := b.dev("opencl.Backend.Queue", i)
 	if err != nil {
 		return nil, err
@@ -150,9 +154,9 @@ func (b *Backend) Queue(i int) (usm.Queue, error) {
 	return d.queue, nil
 }
 
+// dev returns device local of an open backend; b.mu must be read-locked,
+// so that Close waits for the caller's use.
 func (b *Backend) dev(op string, local int) (*bdev, error) {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
 	if b.closed {
 		return nil, errkind.New(errkind.Value, op, "the backend is closed")
 	}
@@ -168,6 +172,8 @@ func (b *Backend) dev(op string, local int) (*bdev, error) {
 // anything else KindUnknown. It never passes a pointer to a runtime that
 // the runtime's specification does not allow.
 func (b *Backend) QueryPointer(ptr uintptr) usm.PointerInfo {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	info, _ := b.locate(ptr)
 	return info
 }
@@ -193,6 +199,8 @@ func (b *Backend) locate(ptr uintptr) (usm.PointerInfo, *bplat) {
 // Memory is returned with clMemBlockingFreeINTEL, or for SVM with
 // clSVMFree after finishing the context's queues.
 func (b *Backend) Alloc(local int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
+	b.mu.RLock() // Close waits until the allocation is registered
+	defer b.mu.RUnlock()
 	d, err := b.dev("opencl.Backend.Alloc", local)
 	if err != nil {
 		return nil, err
@@ -269,6 +277,8 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 	if dst == 0 || src == 0 {
 		return errkind.New(errkind.Value, "opencl.Backend.Copy", "NULL pointer")
 	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	di, dp := b.locate(dst)
 	si, sp := b.locate(src)
 	if di.Kind == usm.KindUnknown && si.Kind == usm.KindUnknown {

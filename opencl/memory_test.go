@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -236,5 +237,15 @@ func TestBackendConcurrent(t *testing.T) {
 		for err := range errs {
 			t.Error(err)
 		}
+	})
+}
+
+// Close of a backend while other goroutines allocate, copy and free
+// through it (run with -race); TestMain checks that nothing leaked.
+func TestBackendCloseWhileBusy(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		b, err := New()
+		require.NoError(t, err)
+		testutil.CloseWhileBusy(t, b, r.local)
 	})
 }

@@ -22,7 +22,6 @@ func TestOpenLibNamesEveryCandidate(t *testing.T) {
 	l, err := OpenLib(RTLDNow|RTLDLocal, "libusmbridge-missing.so.1", "libc.so.6")
 	require.NoError(t, err)
 	assert.Equal(t, "libc.so.6", l.Name())
-	assert.NotZero(t, l.Handle())
 }
 
 // Resolve reports every missing required symbol in one error, sets what it

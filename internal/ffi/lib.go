@@ -48,9 +48,6 @@ func OpenLib(mode int, names ...string) (*Lib, error) {
 // Name is the name the library was opened by.
 func (l *Lib) Name() string { return l.name }
 
-// Handle is the dlopen handle.
-func (l *Lib) Handle() uintptr { return l.handle }
-
 // Symbol is one entry point of a table for Lib.Resolve.
 type Symbol struct {
 	fn       *Fn
