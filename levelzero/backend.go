@@ -51,20 +51,24 @@ var (
 // every device. Without a loader or a driver the error matches
 // usm.ErrNotAvailable. If any step fails, everything created before it is
 // destroyed again.
-func New() (_ *Backend, err error) {
+func New() (*Backend, error) {
 	if err := initialise(); err != nil {
 		return nil, err
 	}
 	b := &Backend{}
-	defer func() {
-		if err != nil {
-			_ = b.Close()
-		}
-	}()
+	if err := b.open(); err != nil {
+		// Nothing may stay behind when a step fails.
+		_ = b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Backend) open() error {
 	for _, d := range drivers {
 		ctx, err := newContext(d)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ctx.owner = b
 		st := &drvState{d: d, ctx: ctx}
@@ -73,22 +77,22 @@ func New() (_ *Backend, err error) {
 			ds := &devState{drv: st, dev: dev}
 			b.devs = append(b.devs, ds)
 			if ds.list, err = newImmediateList(ctx, dev, zeapi.QueueModeSynchronous); err != nil {
-				return nil, err
+				return err
 			}
 			ds.list.owner, ds.list.serial = b, &ds.mu
 			if ds.pool, err = newEventPool(ctx, 1, true, dev); err != nil {
-				return nil, err
+				return err
 			}
 			if ds.done, err = ds.pool.newEvent(0); err != nil {
-				return nil, err
+				return err
 			}
 			b.desc = append(b.desc, syclobj.Device{Backend: syclobj.LevelZero, Type: dev.syclType(), Name: dev.props.Name})
 		}
 	}
 	if len(b.devs) == 0 {
-		return nil, errkind.New(errkind.NotAvailable, "levelzero.New", "the Level Zero drivers report no devices")
+		return errkind.New(errkind.NotAvailable, "levelzero.New", "the Level Zero drivers report no devices")
 	}
-	return b, nil
+	return nil
 }
 
 // Close destroys the backend's lists, events and contexts. Memory

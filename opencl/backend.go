@@ -46,24 +46,28 @@ var (
 // New opens every OpenCL platform. With no loader or no platform, the
 // error matches usm.ErrNotAvailable. Close releases the queues and
 // contexts once every allocation has been freed.
-func New() (_ *Backend, err error) {
+func New() (*Backend, error) {
 	ps, err := platforms()
 	if err != nil {
 		return nil, err
 	}
 	b := &Backend{}
-	defer func() {
-		if err != nil {
-			_ = b.release()
-		}
-	}()
+	if err := b.open(ps); err != nil {
+		// Nothing may stay behind when a step fails.
+		_ = b.release()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Backend) open(ps []*platform) error {
 	for _, p := range ps {
 		if len(p.devs) == 0 {
 			continue
 		}
 		ctx, err := newContext(p.devs...)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ctx.owner = b
 		bp := &bplat{ctx: ctx}
@@ -71,7 +75,7 @@ func New() (_ *Backend, err error) {
 		for _, d := range p.devs {
 			q, err := ctx.newQueue(d)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			q.owner = b
 			bd := &bdev{dev: d, plat: bp, queue: q, mem: d.memory()}
@@ -81,9 +85,9 @@ func New() (_ *Backend, err error) {
 		}
 	}
 	if len(b.devs) == 0 {
-		return nil, errkind.New(errkind.NotAvailable, "opencl.New", "no OpenCL device on any platform")
+		return errkind.New(errkind.NotAvailable, "opencl.New", "no OpenCL device on any platform")
 	}
-	return b, nil
+	return nil
 }
 
 func (b *Backend) release() error {
@@ -198,10 +202,10 @@ func (b *Backend) locate(ptr uintptr) (usm.PointerInfo, *bplat) {
 // 1-byte allocation whose Size is 0, as dpctl needs for empty arrays.
 // Memory is returned with clMemBlockingFreeINTEL, or for SVM with
 // clSVMFree after finishing the context's queues.
-func (b *Backend) Alloc(local int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
+func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
 	b.mu.RLock() // Close waits until the allocation is registered
 	defer b.mu.RUnlock()
-	d, err := b.dev("opencl.Backend.Alloc", local)
+	d, err := b.dev("opencl.Backend.Alloc", device)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +249,7 @@ func (b *Backend) Alloc(local int, kind usm.Kind, size uintptr) (*usm.Allocation
 		}
 		return nil, err
 	}
-	return usm.NewAllocation(b, ptr, size, got, local, func() error { return ctx.free(ptr) }), nil
+	return usm.NewAllocation(b, ptr, size, got, device, func() error { return ctx.free(ptr) }), nil
 }
 
 // finish waits for every queue of the platform; nil p does nothing.
