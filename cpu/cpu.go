@@ -8,6 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/live"
 	"github.com/usmbridge/usmbridge/internal/spans"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
@@ -84,6 +85,8 @@ func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocatio
 	b.regions.Insert(r)
 	b.bytes += size
 	b.mu.Unlock()
+	liveAllocations.Add(1)
+	liveBytes.Add(int64(size))
 	return usm.NewAllocation(b, r.base, size, usm.KindHost, 0, func() error { return b.free(r.base) }), nil
 }
 
@@ -101,6 +104,8 @@ func (b *Backend) free(base uintptr) error {
 	}
 	b.bytes -= r.size
 	b.mu.Unlock()
+	liveAllocations.Add(-1)
+	liveBytes.Add(-int64(r.size))
 	if err := syscall.Munmap(r.mapping); err != nil {
 		return errkind.Wrap(errkind.Value, "cpu.Free", "munmap failed", err)
 	}
@@ -133,9 +138,21 @@ type syncQueue struct{}
 
 func (syncQueue) Wait() error { return nil }
 
-// Stats reports the live allocations and their total size, for leak checks.
+// Stats reports the live allocations of b and their total size; Live
+// counts those of every host backend of the process.
 func (b *Backend) Stats() (allocations int, bytes uintptr) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	return b.regions.Len(), b.bytes
 }
+
+var (
+	counters        = live.NewSet("cpu", "allocations", "bytes")
+	liveAllocations = counters.Counter("allocations")
+	liveBytes       = counters.Counter("bytes")
+)
+
+// Live returns the allocations of every host backend of the process that
+// are alive ("allocations") and their total size ("bytes"). A program (or
+// test) that freed everything it allocated sees only zeros.
+func Live() map[string]int64 { return counters.Snapshot() }

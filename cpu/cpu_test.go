@@ -14,6 +14,7 @@ import (
 )
 
 func TestAllocQueryFree(t *testing.T) {
+	before := cpu.Live()
 	b := cpu.New()
 	a, err := b.AllocHost(100)
 	require.NoError(t, err)
@@ -31,12 +32,14 @@ func TestAllocQueryFree(t *testing.T) {
 	n, bytes := b.Stats()
 	assert.Equal(t, 1, n)
 	assert.EqualValues(t, 100, bytes)
+	assert.Equal(t, map[string]int64{"allocations": before["allocations"] + 1, "bytes": before["bytes"] + 100}, cpu.Live())
 	require.NoError(t, a.Free())
 	assert.Equal(t, usm.KindUnknown, b.QueryPointer(a.Pointer()).Kind, "freed memory is unknown")
 	assert.ErrorIs(t, a.Free(), usm.ErrValue, "double free")
 	n, bytes = b.Stats()
 	assert.Zero(t, n)
 	assert.Zero(t, bytes)
+	assert.Equal(t, before, cpu.Live())
 }
 
 func TestZeroSizeAllocationHasAPointer(t *testing.T) {

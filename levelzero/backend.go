@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -16,24 +17,25 @@ import (
 // Methods are safe for concurrent use; work on one device is serialised,
 // as Level Zero requires for one command list.
 type Backend struct {
-	mu   sync.RWMutex // write-locked by Close only
-	drvs []*drvState
-	devs []*devState
-	desc []syclobj.Device
+	mu     sync.RWMutex // write-locked by Close only
+	closed bool
+	drvs   []*drvState
+	devs   []*devState
+	desc   []syclobj.Device
 }
 
 type drvState struct {
-	d   *Driver
+	d   *driver
 	ctx *Context
 }
 
 type devState struct {
-	mu   sync.Mutex
+	mu   sync.Mutex // serialises copies (and waits) on the list
 	drv  *drvState
-	dev  *Device
-	list *CommandList // immediate, synchronous
-	pool *EventPool
-	done *Event // signalled by each copy; host-visible
+	dev  *device
+	list *Queue // immediate, synchronous
+	pool *eventPool
+	done *event // signalled by each copy; host-visible
 }
 
 var (
@@ -43,72 +45,88 @@ var (
 	_ usm.QueueProvider = (*Backend)(nil)
 )
 
-// NewBackend initialises Level Zero (see Init) and sets up every device.
-// Without a driver the error matches errkind.NotAvailable. If any step
-// fails, everything created before it is destroyed again.
-func NewBackend() (_ *Backend, err error) {
-	ds, err := Drivers()
-	if err != nil {
+// New initialises Level Zero (once per process: the loader caches its
+// first answer, so driver-selection variables such as
+// ZE_ENABLE_ALT_DRIVERS must be set before the first call) and sets up
+// every device. Without a loader or a driver the error matches
+// usm.ErrNotAvailable. If any step fails, everything created before it is
+// destroyed again.
+func New() (*Backend, error) {
+	if err := initialise(); err != nil {
 		return nil, err
 	}
 	b := &Backend{}
-	defer func() {
+	if err := b.open(); err != nil {
+		// Nothing may stay behind when a step fails.
+		_ = b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Backend) open() error {
+	for _, d := range drivers {
+		ctx, err := newContext(d)
 		if err != nil {
-			_ = b.Close()
+			return err
 		}
-	}()
-	for _, d := range ds {
-		ctx, err := d.NewContext()
-		if err != nil {
-			return nil, err
-		}
+		ctx.owner = b
 		st := &drvState{d: d, ctx: ctx}
 		b.drvs = append(b.drvs, st)
 		for _, dev := range d.devices {
 			ds := &devState{drv: st, dev: dev}
 			b.devs = append(b.devs, ds)
-			if ds.list, err = ctx.NewImmediateCommandList(dev, QueueModeSynchronous); err != nil {
-				return nil, err
+			if ds.list, err = newImmediateList(ctx, dev, zeapi.QueueModeSynchronous); err != nil {
+				return err
 			}
-			if ds.pool, err = ctx.NewEventPool(1, true, dev); err != nil {
-				return nil, err
+			ds.list.owner, ds.list.serial = b, &ds.mu
+			if ds.pool, err = newEventPool(ctx, 1, true, dev); err != nil {
+				return err
 			}
-			if ds.done, err = ds.pool.NewEvent(0); err != nil {
-				return nil, err
+			if ds.done, err = ds.pool.newEvent(0); err != nil {
+				return err
 			}
-			p := dev.Properties()
-			b.desc = append(b.desc, syclobj.Device{Backend: syclobj.LevelZero, Type: p.Type.SYCL(), Name: p.Name})
+			b.desc = append(b.desc, syclobj.Device{Backend: syclobj.LevelZero, Type: dev.syclType(), Name: dev.props.Name})
 		}
 	}
 	if len(b.devs) == 0 {
-		return nil, errkind.New(errkind.NotAvailable, "levelzero.NewBackend", "the Level Zero drivers report no devices")
+		return errkind.New(errkind.NotAvailable, "levelzero.New", "the Level Zero drivers report no devices")
 	}
-	return b, nil
+	return nil
 }
 
 // Close destroys the backend's lists, events and contexts. Memory
-// allocated through the backend must be freed first. A second Close does
-// nothing.
+// allocated through the backend must be freed first (usm.ErrValue
+// otherwise, and the backend stays usable). A second Close does nothing.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
 	var first error
 	keep := func(err error) {
 		if err != nil && first == nil {
 			first = err
 		}
 	}
+	for _, st := range b.drvs {
+		// Refuse before destroying anything, so the backend stays usable.
+		if n := st.ctx.memory.Load(); n > 0 {
+			return errValue("levelzero.Backend.Close", itoa(int(n))+" allocations or IPC mappings made through the backend are still alive")
+		}
+	}
 	for i := len(b.devs) - 1; i >= 0; i-- {
 		d := b.devs[i]
-		keep(d.done.Destroy())
-		keep(d.pool.Destroy())
-		keep(d.list.Destroy())
+		keep(d.done.close())
+		keep(d.pool.close())
+		keep(d.list.close())
 	}
 	for i := len(b.drvs) - 1; i >= 0; i-- {
-		keep(b.drvs[i].ctx.Destroy())
+		keep(b.drvs[i].ctx.close())
 	}
 	if first == nil {
-		b.devs, b.drvs, b.desc = nil, nil, nil
+		b.closed = true
 	}
 	return first
 }
@@ -123,18 +141,12 @@ func (b *Backend) Devices() []syclobj.Device {
 	return append([]syclobj.Device(nil), b.desc...)
 }
 
-// Device returns the Level Zero device behind a backend-local index.
-func (b *Backend) Device(i int) (*Device, error) {
-	d, err := b.dev("levelzero.Backend.Device", i)
-	if err != nil {
-		return nil, err
-	}
-	return d.dev, nil
-}
-
 // Context returns the backend's context for the driver of device i, for
-// IPC and other direct use. It stays owned by the backend.
+// native interop: its Native handle, borrowing a SYCL runtime's queues of
+// the same context. It stays owned by the backend.
 func (b *Backend) Context(i int) (*Context, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	d, err := b.dev("levelzero.Backend.Context", i)
 	if err != nil {
 		return nil, err
@@ -142,22 +154,44 @@ func (b *Backend) Context(i int) (*Context, error) {
 	return d.drv.ctx, nil
 }
 
-func (b *Backend) dev(op string, i int) (*devState, error) {
+// Queue returns the queue of device i, the backend's immediate command
+// list for it, as a *Queue: its Native handle is the list, and waiting on
+// it host-synchronises the list. It stays owned by the backend.
+func (b *Backend) Queue(i int) (usm.Queue, error) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
+	d, err := b.dev("levelzero.Backend.Queue", i)
+	if err != nil {
+		return nil, err
+	}
+	return d.list, nil
+}
+
+// dev returns device i of an open backend; b.mu must be read-locked, so
+// that Close waits for the caller's use.
+func (b *Backend) dev(op string, i int) (*devState, error) {
+	if b.closed {
+		return nil, errClosedBackend(op)
+	}
 	if i < 0 || i >= len(b.devs) {
 		return nil, errValue(op, "no device "+itoa(i)+" ("+itoa(len(b.devs))+" Level Zero devices)")
 	}
 	return b.devs[i], nil
 }
 
-func (b *Backend) index(d *Device) int {
-	for i, s := range b.devs {
-		if s.dev == d {
-			return i
+// locate returns the driver whose context knows ptr, with the pointer's
+// facts; b.mu must be read-locked.
+func (b *Backend) locate(ptr uintptr) (usm.PointerInfo, *drvState) {
+	unknown := usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
+	if ptr == 0 {
+		return unknown, nil
+	}
+	for _, st := range b.drvs {
+		if info := st.ctx.QueryPointer(ptr); info.Kind != usm.KindUnknown {
+			return info, st
 		}
 	}
-	return -1
+	return unknown, nil
 }
 
 // QueryPointer classifies ptr with zeMemGetAllocProperties in each
@@ -165,27 +199,10 @@ func (b *Backend) index(d *Device) int {
 // zeMemGetAddressRange. Anything the drivers do not know, NULL included,
 // is KindUnknown; errors are never fatal here.
 func (b *Backend) QueryPointer(ptr uintptr) usm.PointerInfo {
-	unknown := usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
-	if ptr == 0 {
-		return unknown
-	}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	for _, st := range b.drvs {
-		typ, dev, base, size, ok := st.ctx.query(ptr)
-		if !ok {
-			continue
-		}
-		info := usm.PointerInfo{Kind: typ.Kind(), Device: -1}
-		if dev != 0 {
-			info.Device = b.index(st.d.device(dev))
-		}
-		if base != 0 && base <= ptr && ptr-base < max(size, 1) {
-			info.Base, info.Size = base, size
-		}
-		return info
-	}
-	return unknown
+	info, _ := b.locate(ptr)
+	return info
 }
 
 // Alloc allocates USM of the given kind. Host memory belongs to the
@@ -193,29 +210,28 @@ func (b *Backend) QueryPointer(ptr uintptr) usm.PointerInfo {
 // of 0 still returns a distinct valid pointer (Level Zero refuses size 0,
 // dpctl wants a pointer for empty arrays), backed by one byte.
 func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
+	b.mu.RLock() // Close waits until the allocation is counted
+	defer b.mu.RUnlock()
 	d, err := b.dev("levelzero.Backend.Alloc", device)
 	if err != nil {
 		return nil, err
 	}
-	ctx, n := d.drv.ctx, max(size, 1)
-	var p uintptr
-	switch kind {
-	case usm.KindHost:
-		p, err = ctx.AllocHost(n, 0)
-	case usm.KindDevice:
-		p, err = ctx.AllocDevice(d.dev, n, 0)
-	case usm.KindShared:
-		p, err = ctx.AllocShared(d.dev, n, 0)
-	default:
+	if kind != usm.KindHost && kind != usm.KindDevice && kind != usm.KindShared {
 		return nil, errValue("levelzero.Backend.Alloc", "cannot allocate USM of kind "+kind.String())
 	}
+	dev := d.dev
+	if kind == usm.KindHost {
+		dev = nil
+	}
+	ctx := d.drv.ctx
+	p, err := ctx.alloc(kind, dev, max(size, 1), 0)
 	if err != nil {
 		return nil, err
 	}
-	return usm.NewAllocation(b, p, size, kind, device, func() error { return ctx.Free(p) }), nil
+	return usm.NewAllocation(b, p, size, kind, device, func() error { return ctx.free(p) }), nil
 }
 
-// Copy copies n bytes between USM or host pointers through an immediate
+// Copy copies n bytes between USM or host pointers through the immediate
 // command list of the device that owns dst (else src, else device 0), and
 // returns when the bytes have arrived: the copy signals a host-visible
 // event that is waited for and reset.
@@ -227,11 +243,13 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 	if dst == 0 || src == 0 {
 		return errValue(op, "NULL pointer")
 	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	dev := 0
-	if i := b.QueryPointer(dst).Device; i >= 0 {
-		dev = i
-	} else if i := b.QueryPointer(src).Device; i >= 0 {
-		dev = i
+	if info, _ := b.locate(dst); info.Device >= 0 {
+		dev = info.Device
+	} else if info, _ := b.locate(src); info.Device >= 0 {
+		dev = info.Device
 	}
 	d, err := b.dev(op, dev)
 	if err != nil {
@@ -239,29 +257,11 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.list.AppendMemoryCopy(dst, src, n, d.done); err != nil {
+	if err := d.list.appendCopy(dst, src, n, d.done); err != nil {
 		return err
 	}
-	if err := d.done.HostSynchronize(Infinite); err != nil {
+	if err := d.done.hostSynchronize(zeapi.Infinite); err != nil {
 		return err
 	}
-	return d.done.HostReset()
-}
-
-// Queue returns the queue of a device: waiting on it host-synchronises the
-// device's immediate command list.
-func (b *Backend) Queue(device int) (usm.Queue, error) {
-	d, err := b.dev("levelzero.Backend.Queue", device)
-	if err != nil {
-		return nil, err
-	}
-	return devQueue{d}, nil
-}
-
-type devQueue struct{ d *devState }
-
-func (q devQueue) Wait() error {
-	q.d.mu.Lock()
-	defer q.d.mu.Unlock()
-	return q.d.list.HostSynchronize(Infinite)
+	return d.done.hostReset()
 }

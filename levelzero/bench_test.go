@@ -2,9 +2,9 @@ package levelzero
 
 import (
 	"testing"
-	"unsafe"
 
 	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -30,13 +30,12 @@ func BenchmarkQueryPointer(b *testing.B) {
 	})
 	ctx, _ := be.Context(0)
 	b.Run("raw-zeMemGetAllocProperties", func(b *testing.B) {
-		// One SyscallN into the loader with the out-parameters allocated
-		// once: the floor of what a query can cost from Go.
-		props := &zeMemoryAllocationProperties{header: header{stype: stypeMemoryAllocationProps}}
-		h := ctx.h
+		// One typed call into the loader: the floor of what a query can
+		// cost from Go.
+		h := zeapi.Context(ctx.h.Raw())
 		for b.Loop() {
-			if r := call(api.memGetAllocProperties, h, p, uintptr(unsafe.Pointer(props)), 0); r != ResultSuccess {
-				b.Fatal(r)
+			if _, err := api.MemAllocProperties(h, p); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})
@@ -93,25 +92,25 @@ func BenchmarkCopy(b *testing.B) {
 func BenchmarkSync(b *testing.B) {
 	be := newBackend(b)
 	ctx, _ := be.Context(0)
-	dev, _ := be.Device(0)
-	q, err := ctx.NewCommandQueue(dev, QueueModeDefault)
+	dev := be.devs[0].dev
+	rq, err := api.CommandQueueCreate(zeapi.Context(ctx.Native()), dev.h, zeapi.QueueModeDefault)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer q.Destroy()
-	il, err := ctx.NewImmediateCommandList(dev, QueueModeDefault)
+	defer api.CommandQueueDestroy(rq)
+	il, err := newImmediateList(ctx, dev, zeapi.QueueModeDefault)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer il.Destroy()
-	nq, _ := ctx.UnsafeCommandQueue(dev, q.Raw())
-	nl, _ := ctx.UnsafeImmediateCommandList(dev, il.Raw())
-	defer nl.Destroy()
+	defer il.Close()
+	nq, _ := ctx.UnsafeBorrowQueue(uintptr(rq))
+	defer nq.Close()
+	nl, _ := ctx.UnsafeBorrowImmediateList(il.Native())
+	defer nl.Close()
 
 	b.Run("raw-zeCommandQueueSynchronize", func(b *testing.B) {
-		h := q.Raw()
 		for b.Loop() {
-			call(api.commandQueueSynchronize, h, uintptr(Infinite))
+			_ = api.CommandQueueSynchronize(rq, zeapi.Infinite)
 		}
 	})
 	b.Run("native-queue.Wait", func(b *testing.B) {
@@ -122,7 +121,7 @@ func BenchmarkSync(b *testing.B) {
 		}
 	})
 	name := "native-immediate-list.Wait(barrier+event)"
-	if HasCommandListHostSynchronize() {
+	if api.HasCommandListHostSynchronize() {
 		name = "native-immediate-list.Wait(zeCommandListHostSynchronize)"
 	}
 	b.Run(name, func(b *testing.B) {

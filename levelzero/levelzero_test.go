@@ -15,6 +15,8 @@ import (
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/testutil"
+	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -29,14 +31,14 @@ func wantDevices() int {
 
 // wantCallError checks that err is an *Error naming call and code, and
 // that its text says both.
-func wantCallError(t *testing.T, err error, call string, code Result) {
+func wantCallError(t *testing.T, err error, call string, code Status) {
 	t.Helper()
 	var ze *Error
 	if !errors.As(err, &ze) {
 		t.Fatalf("error %v (%T) is not a *levelzero.Error", err, err)
 	}
-	if ze.Call != call || ze.Result != code {
-		t.Fatalf("error names %s/%v, want %s/%v", ze.Call, ze.Result, call, code)
+	if ze.Op != call || ze.Status != code {
+		t.Fatalf("error names %s/%v, want %s/%v", ze.Op, ze.Status, call, code)
 	}
 	if !errors.Is(err, code) {
 		t.Errorf("errors.Is(%v, %v) is false", err, code)
@@ -48,20 +50,20 @@ func wantCallError(t *testing.T, err error, call string, code Result) {
 	}
 }
 
-func TestResultNames(t *testing.T) {
+func TestStatusNames(t *testing.T) {
 	for _, c := range []struct {
-		r    Result
+		r    Status
 		text string
 		kind *errkind.Kind
 	}{
-		{ResultSuccess, "ZE_RESULT_SUCCESS (0x0)", nil},
-		{ResultNotReady, "ZE_RESULT_NOT_READY (0x1)", nil},
-		{ResultErrorUninitialized, "ZE_RESULT_ERROR_UNINITIALIZED (0x78000001)", errkind.NotAvailable},
-		{ResultErrorUnsupportedSize, "ZE_RESULT_ERROR_UNSUPPORTED_SIZE (0x78000009)", errkind.Value},
-		{ResultErrorOutOfDeviceMemory, "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY (0x70000003)", errkind.Memory},
-		{ResultErrorUnsupportedFeature, "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE (0x78000003)", errkind.NotSupported},
-		{ResultErrorUnknown, "ZE_RESULT_ERROR_UNKNOWN (0x7ffffffe)", nil},
-		{Result(0x12345), "ze_result_t (0x12345)", nil},
+		{zeapi.Success, "ZE_RESULT_SUCCESS (0x0)", nil},
+		{zeapi.NotReady, "ZE_RESULT_NOT_READY (0x1)", nil},
+		{ErrorUninitialized, "ZE_RESULT_ERROR_UNINITIALIZED (0x78000001)", errkind.NotAvailable},
+		{ErrorUnsupportedSize, "ZE_RESULT_ERROR_UNSUPPORTED_SIZE (0x78000009)", errkind.Value},
+		{ErrorOutOfDeviceMemory, "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY (0x70000003)", errkind.Memory},
+		{zeapi.ErrorUnsupportedFeature, "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE (0x78000003)", errkind.NotSupported},
+		{zeapi.ErrorUnknown, "ZE_RESULT_ERROR_UNKNOWN (0x7ffffffe)", nil},
+		{Status(0x12345), "ze_result_t (0x12345)", nil},
 	} {
 		t.Run(c.text, func(t *testing.T) {
 			if got := c.r.Error(); got != c.text {
@@ -72,7 +74,7 @@ func TestResultNames(t *testing.T) {
 					t.Errorf("errors.Is(%v, %v) = %v, want %v", c.r, k, got, want)
 				}
 			}
-			wrapped := fmt.Errorf("outer: %w", &Error{Call: "zeX", Result: c.r})
+			wrapped := fmt.Errorf("outer: %w", &Error{Op: "zeX", Status: c.r})
 			if c.kind != nil && !errors.Is(wrapped, c.kind) {
 				t.Errorf("wrapped *Error does not match %v", c.kind)
 			}
@@ -82,42 +84,40 @@ func TestResultNames(t *testing.T) {
 
 func TestDriversAndDevices(t *testing.T) {
 	needDriver(t)
-	ds, err := Drivers()
-	if err != nil || len(ds) != 1 {
-		t.Fatalf("Drivers() = %v, %v; want the fake alone", ds, err)
+	if len(drivers) != 1 {
+		t.Fatalf("drivers = %v; want the fake alone", drivers)
 	}
-	d := ds[0]
+	d := drivers[0]
 	var uuid [16]byte
 	for i := range uuid {
 		uuid[i] = byte(0xf0 + i)
 	}
-	if d.UUID() != uuid || d.APIVersion() != 0x10004 || d.Version() != 0x00010002 || !d.SupportsIPC() {
-		t.Errorf("driver %v: uuid %x api %#x version %#x ipc %v", d, d.UUID(), d.APIVersion(), d.Version(), d.SupportsIPC())
+	if p := d.props; p.UUID != uuid || p.APIVersion != 0x10004 || p.Version != 0x00010002 || !d.supportsIPC() {
+		t.Errorf("driver %v: %+v, ipc %v", d, p, d.supportsIPC())
 	}
-	devs := d.Devices()
-	if len(devs) != wantDevices() {
-		t.Fatalf("%d devices, want %d", len(devs), wantDevices())
+	if len(d.devices) != wantDevices() {
+		t.Fatalf("%d devices, want %d", len(d.devices), wantDevices())
 	}
-	for i, dev := range devs {
-		p := dev.Properties()
-		if p.Name != fmt.Sprintf("usmbridge fake GPU %d", i) || p.Type != DeviceTypeGPU || p.VendorID != 0x8086 ||
+	for i, dev := range d.devices {
+		p := dev.props
+		if p.Name != fmt.Sprintf("usmbridge fake GPU %d", i) || p.Type != deviceTypeGPU || p.VendorID != 0x8086 ||
 			!bytes.HasPrefix(p.UUID[:], []byte("fakeze-device-")) || p.UUID[14] != byte('0'+i) || p.MaxMemAllocSize != 1<<32 {
 			t.Errorf("device %d: %+v", i, p)
 		}
-		if dev.Driver() != d || dev.Index() != i || dev.String() != fmt.Sprintf("level_zero:gpu %q", p.Name) {
-			t.Errorf("device %d: driver %p index %d string %q", i, dev.Driver(), dev.Index(), dev)
+		if dev.driver != d || dev.index != i || dev.String() != fmt.Sprintf("level_zero:gpu %q", p.Name) || findDevice(dev.h) != dev {
+			t.Errorf("device %d: driver %p index %d string %q", i, dev.driver, dev.index, dev)
 		}
 	}
 	// The init path and optional symbols follow the loader: 1.8.12 has
 	// none of the three; the fake is told the loader's version.
 	s := mustFake(t)
-	t.Logf("init path %s; loader passed API %s to the driver; HostSynchronize %v, PutIpcHandle %v",
-		InitPath(), apiString(uint32(s.LoaderVersion)), HasCommandListHostSynchronize(), HasPutIPCHandle())
-	if s.LoaderVersion < 0x10006 && (HasCommandListHostSynchronize() || HasPutIPCHandle()) {
+	t.Logf("init path %s; loader passed API %s to the driver; absent entry points %v",
+		initPath, apiString(uint32(s.LoaderVersion)), api.Absent())
+	if s.LoaderVersion < 0x10006 && (api.HasCommandListHostSynchronize() || api.HasPutIpcHandle()) {
 		t.Errorf("loader passes API %#x but exports 1.6 entry points", s.LoaderVersion)
 	}
-	if (api.initDrivers != 0) != (InitPath() == "zeInitDrivers") {
-		t.Errorf("init path %q while zeInitDrivers present = %v", InitPath(), api.initDrivers != 0)
+	if api.HasInitDrivers() != (initPath == "zeInitDrivers") {
+		t.Errorf("init path %q while zeInitDrivers present = %v", initPath, api.HasInitDrivers())
 	}
 }
 
@@ -126,22 +126,22 @@ func TestDriversAndDevices(t *testing.T) {
 func TestAllocKinds(t *testing.T) {
 	needDriver(t)
 	d := drivers[0]
-	ctx, err := d.NewContext()
+	ctx, err := newContext(d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ctx.Destroy()
+	defer ctx.Close()
 	dev := d.devices[len(d.devices)-1]
 	for _, c := range []struct {
 		name  string
 		alloc func(size uintptr) (uintptr, error)
-		typ   MemoryType
-		dev   *Device
+		kind  usm.Kind
+		dev   *device
 	}{
-		{"host", func(n uintptr) (uintptr, error) { return ctx.AllocHost(n, 0) }, MemoryTypeHost, nil},
-		{"device", func(n uintptr) (uintptr, error) { return ctx.AllocDevice(dev, n, 256) }, MemoryTypeDevice, dev},
-		{"shared", func(n uintptr) (uintptr, error) { return ctx.AllocShared(dev, n, 0) }, MemoryTypeShared, dev},
-		{"shared-no-device", func(n uintptr) (uintptr, error) { return ctx.AllocShared(nil, n, 4096) }, MemoryTypeShared, nil},
+		{"host", func(n uintptr) (uintptr, error) { return ctx.alloc(usm.KindHost, nil, n, 0) }, usm.KindHost, nil},
+		{"device", func(n uintptr) (uintptr, error) { return ctx.alloc(usm.KindDevice, dev, n, 256) }, usm.KindDevice, dev},
+		{"shared", func(n uintptr) (uintptr, error) { return ctx.alloc(usm.KindShared, dev, n, 0) }, usm.KindShared, dev},
+		{"shared-no-device", func(n uintptr) (uintptr, error) { return ctx.alloc(usm.KindShared, nil, n, 4096) }, usm.KindShared, nil},
 	} {
 		for _, size := range []uintptr{1, 100, 1 << 20} {
 			t.Run(fmt.Sprintf("%s/%d", c.name, size), func(t *testing.T) {
@@ -149,24 +149,31 @@ func TestAllocKinds(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				wantDev := -1
+				if c.dev != nil {
+					wantDev = c.dev.index
+				}
 				for _, q := range []uintptr{p, p + size/2, p + size - 1} {
-					ap, err := ctx.AllocProperties(q)
-					if err != nil || ap.Type != c.typ || ap.Device != c.dev || ap.ID == 0 || ap.PageSize != 4096 {
-						t.Errorf("AllocProperties(base+%d) = %+v, %v", q-p, ap, err)
+					ap, err := ctx.allocProperties(q)
+					if err != nil || kindOf(ap.Type) != c.kind || findDevice(ap.Device) != c.dev || ap.ID == 0 || ap.PageSize != 4096 {
+						t.Errorf("allocProperties(base+%d) = %+v, %v", q-p, ap, err)
 					}
-					if ap.Type.Kind() == usm.KindUnknown || ap.Type.String() != c.typ.String() {
-						t.Errorf("kind of %v is %v", ap.Type, ap.Type.Kind())
-					}
-					base, n, err := ctx.AddressRange(q)
+					base, n, err := ctx.addressRange(q)
 					if err != nil || base != p || n != size {
-						t.Errorf("AddressRange(base+%d) = %#x, %d, %v; want %#x, %d", q-p, base, n, err, p, size)
+						t.Errorf("addressRange(base+%d) = %#x, %d, %v; want %#x, %d", q-p, base, n, err, p, size)
+					}
+					if info := ctx.QueryPointer(q); info != (usm.PointerInfo{Kind: c.kind, Device: wantDev, Base: p, Size: size}) {
+						t.Errorf("QueryPointer(base+%d) = %+v", q-p, info)
 					}
 				}
-				if err := ctx.Free(p); err != nil {
+				if err := ctx.free(p); err != nil {
 					t.Fatal(err)
 				}
-				if ap, err := ctx.AllocProperties(p); err != nil || ap.Type != MemoryTypeUnknown || ap.Device != nil {
+				if ap, err := ctx.allocProperties(p); err != nil || ap.Type != zeapi.MemoryTypeUnknown || ap.Device != 0 {
 					t.Errorf("freed pointer: %+v, %v", ap, err)
+				}
+				if info := ctx.QueryPointer(p); info.Kind != usm.KindUnknown {
+					t.Errorf("QueryPointer of a freed pointer = %+v", info)
 				}
 			})
 		}
@@ -179,7 +186,7 @@ func TestAllocKinds(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	b := newBackend(t)
 	ctx, _ := b.Context(0)
-	dev, _ := b.Device(0)
+	dev := b.devs[0].dev
 	goMem := make([]byte, 64)
 	goPtr := uintptr(unsafe.Pointer(&goMem[0]))
 	cPtr := cmem.Alloc(64)
@@ -190,25 +197,29 @@ func TestBadInput(t *testing.T) {
 			if info := b.QueryPointer(p); info.Kind != usm.KindUnknown || info.Device != -1 || info.HasExtent() {
 				t.Errorf("QueryPointer(%#x) = %+v", p, info)
 			}
-			if ap, err := ctx.AllocProperties(p); err != nil || ap.Type != MemoryTypeUnknown {
-				t.Errorf("AllocProperties(%#x) = %+v, %v", p, ap, err)
+			if ap, err := ctx.allocProperties(p); err != nil || ap.Type != zeapi.MemoryTypeUnknown {
+				t.Errorf("allocProperties(%#x) = %+v, %v", p, ap, err)
+			}
+			if info := ctx.QueryPointer(p); info.Kind != usm.KindUnknown || info.Device != -1 || info.HasExtent() {
+				t.Errorf("Context.QueryPointer(%#x) = %+v", p, info)
 			}
 		}
-		_, _, err := ctx.AddressRange(goPtr)
-		wantCallError(t, err, "zeMemGetAddressRange", ResultErrorUnknown)
+		_, _, err := ctx.addressRange(goPtr)
+		wantCallError(t, err, "zeMemGetAddressRange", zeapi.ErrorUnknown)
 	})
 	for _, c := range []struct {
 		name string
 		do   func() error
 		call string
-		code Result
+		code Status
 		kind *errkind.Kind
 	}{
-		{"size 0", func() error { _, err := ctx.AllocDevice(dev, 0, 0); return err }, "zeMemAllocDevice", ResultErrorUnsupportedSize, errkind.Value},
-		{"alignment 3", func() error { _, err := ctx.AllocHost(64, 3); return err }, "zeMemAllocHost", ResultErrorUnsupportedAlignment, errkind.Value},
-		{"too large", func() error { _, err := ctx.AllocShared(dev, 1<<50, 0); return err }, "zeMemAllocShared", ResultErrorOutOfDeviceMemory, errkind.Memory},
-		{"free Go memory", func() error { return ctx.Free(goPtr) }, "zeMemFree", ResultErrorInvalidArgument, errkind.Value},
-		{"IPC of Go memory", func() error { _, err := ctx.GetIPCHandle(goPtr); return err }, "zeMemGetIpcHandle", ResultErrorInvalidArgument, errkind.Value},
+		{"size 0", func() error { _, err := ctx.alloc(usm.KindDevice, dev, 0, 0); return err }, "zeMemAllocDevice", ErrorUnsupportedSize, errkind.Value},
+		{"alignment 3", func() error { _, err := ctx.alloc(usm.KindHost, nil, 64, 3); return err }, "zeMemAllocHost", zeapi.ErrorUnsupportedAlignment, errkind.Value},
+		{"too large", func() error { _, err := ctx.alloc(usm.KindShared, dev, 1<<50, 0); return err }, "zeMemAllocShared", ErrorOutOfDeviceMemory, errkind.Memory},
+		{"too large through the backend", func() error { _, err := b.Alloc(0, usm.KindDevice, 1<<50); return err }, "zeMemAllocDevice", ErrorOutOfDeviceMemory, errkind.Memory},
+		{"free Go memory", func() error { return ctx.free(goPtr) }, "zeMemFree", ErrorInvalidArgument, errkind.Value},
+		{"IPC of Go memory", func() error { _, err := b.GetIPCHandle(goPtr); return err }, "zeMemGetIpcHandle", ErrorInvalidArgument, errkind.Value},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.do()
@@ -220,53 +231,80 @@ func TestBadInput(t *testing.T) {
 	}
 	t.Run("dead and nil objects", func(t *testing.T) {
 		var nilCtx *Context
-		if _, err := nilCtx.AllocHost(64, 0); !errors.Is(err, usm.ErrValue) {
+		if _, err := nilCtx.alloc(usm.KindHost, nil, 64, 0); !errors.Is(err, usm.ErrValue) {
 			t.Errorf("nil context: %v", err)
 		}
-		c2, err := drivers[0].NewContext()
+		if _, err := nilCtx.UnsafeBorrowQueue(1); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("nil context: %v", err)
+		}
+		if nilCtx.QueryPointer(1).Kind != usm.KindUnknown || nilCtx.Native() != 0 || nilCtx.Close() != nil {
+			t.Error("a nil context is neither usable nor a crash")
+		}
+		var nilQ *Queue
+		if err := nilQ.Wait(); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("nil queue: %v", err)
+		}
+		if nilQ.Native() != 0 || nilQ.Close() != nil {
+			t.Error("a nil queue is neither usable nor a crash")
+		}
+		c2, err := newContext(drivers[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c2.Destroy(); err != nil {
+		if err := c2.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if err := c2.Destroy(); err != nil {
-			t.Errorf("second Destroy: %v", err)
+		if err := c2.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
 		}
-		if _, err := c2.AllocHost(64, 0); !errors.Is(err, usm.ErrValue) || !strings.Contains(err.Error(), "destroyed") {
-			t.Errorf("destroyed context: %v", err)
+		if _, err := c2.alloc(usm.KindHost, nil, 64, 0); !errors.Is(err, usm.ErrValue) || !strings.Contains(err.Error(), "closed") {
+			t.Errorf("closed context: %v", err)
 		}
-		l, err := ctx.NewCommandList(dev)
+		if c2.Native() != 0 {
+			t.Error("a closed context still hands out its handle")
+		}
+		l, err := newImmediateList(ctx, dev, zeapi.QueueModeDefault)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Destroy(); err != nil {
+		if err := l.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.AppendBarrier(nil); !errors.Is(err, usm.ErrValue) {
-			t.Errorf("destroyed list: %v", err)
+		if err := l.appendBarrier(nil); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("closed list: %v", err)
 		}
-		var nilEv *Event
-		if err := nilEv.HostSignal(); !errors.Is(err, usm.ErrValue) {
+		if err := l.Wait(); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("closed list: %v", err)
+		}
+		var nilEv *event
+		if err := nilEv.hostSignal(); !errors.Is(err, usm.ErrValue) {
 			t.Errorf("nil event: %v", err)
 		}
+		bq, _ := b.Queue(0)
+		if err := bq.(*Queue).Close(); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("closing a Backend's queue: %v", err)
+		}
+		if err := ctx.Close(); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("closing a Backend's context: %v", err)
+		}
+		must(t, bq.Wait()) // both still work
 	})
 	t.Run("context with live children", func(t *testing.T) {
-		c2, err := drivers[0].NewContext()
+		c2, err := newContext(drivers[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := c2.AllocHost(64, 0)
+		p, err := c2.alloc(usm.KindHost, nil, 64, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c2.Destroy(); !errors.Is(err, usm.ErrValue) {
-			t.Errorf("Destroy with a live allocation: %v", err)
+		if err := c2.Close(); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("Close with a live allocation: %v", err)
 		}
-		if err := c2.Free(p); err != nil {
+		if err := c2.free(p); err != nil {
 			t.Fatal(err)
 		}
-		if err := c2.Destroy(); err != nil {
+		if err := c2.Close(); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -283,6 +321,12 @@ func TestBadInput(t *testing.T) {
 		if _, err := b.Queue(-1); !errors.Is(err, usm.ErrValue) {
 			t.Errorf("Queue(-1): %v", err)
 		}
+		if _, err := b.Context(len(b.Devices())); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("Context past the last device: %v", err)
+		}
+		if _, err := b.OpenIPCHandle(-1, IPCHandle{}); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("OpenIPCHandle(-1): %v", err)
+		}
 	})
 }
 
@@ -294,108 +338,120 @@ func fill(p, n uintptr, seed byte) {
 	}
 }
 
+// TestCommandListsAndQueues: what a SYCL runtime hands out, made here
+// through the loader directly. A command queue that executed a regular
+// list, waited on through UnsafeBorrowQueue, and an immediate list with
+// events.
 func TestCommandListsAndQueues(t *testing.T) {
 	b := newBackend(t)
 	ctx, _ := b.Context(0)
-	dev, _ := b.Device(0)
+	dev := b.devs[0].dev
 	const n = 4096
-	src, err := ctx.AllocShared(dev, n, 0)
+	src, err := ctx.alloc(usm.KindShared, dev, n, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ctx.Free(src)
-	dst, err := ctx.AllocDevice(dev, n, 0)
+	defer ctx.free(src)
+	dst, err := ctx.alloc(usm.KindDevice, dev, n, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ctx.Free(dst)
-	back, err := ctx.AllocHost(n, 0)
+	defer ctx.free(dst)
+	back, err := ctx.alloc(usm.KindHost, nil, n, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ctx.Free(back)
+	defer ctx.free(back)
 	fill(src, n, 3)
 
-	t.Run("regular list on a queue", func(t *testing.T) {
-		q, err := ctx.NewCommandQueue(dev, QueueModeAsynchronous)
+	t.Run("regular list on a borrowed queue", func(t *testing.T) {
+		zc := zeapi.Context(ctx.Native())
+		rq, err := api.CommandQueueCreate(zc, dev.h, zeapi.QueueModeAsynchronous)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer q.Destroy()
-		l, err := ctx.NewCommandList(dev)
+		defer api.CommandQueueDestroy(rq)
+		rl, err := api.CommandListCreate(zc, dev.h)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l.Destroy()
+		defer api.CommandListDestroy(rl)
 		clear(cmem.Bytes(back, n))
-		must(t, l.AppendMemoryCopy(dst, src, n, nil))
-		must(t, l.AppendBarrier(nil))
-		must(t, l.AppendMemoryCopy(back, dst, n, nil))
+		must(t, api.AppendMemoryCopy(rl, dst, src, n, 0, nil))
+		must(t, api.AppendBarrier(rl, 0, nil))
+		must(t, api.AppendMemoryCopy(rl, back, dst, n, 0, nil))
 		if !bytes.Equal(cmem.Bytes(back, n), make([]byte, n)) {
 			t.Fatal("a regular list ran before it was executed")
 		}
-		must(t, l.Close())
-		if err := l.AppendBarrier(nil); err == nil {
-			t.Error("append to a closed list succeeded")
+		must(t, api.CommandListClose(rl))
+		q, err := ctx.UnsafeBorrowQueue(uintptr(rq))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if err := l.HostSynchronize(Infinite); !errors.Is(err, usm.ErrValue) {
-			t.Errorf("HostSynchronize of a regular list: %v", err)
+		if q.Native() != uintptr(rq) {
+			t.Errorf("Native() = %#x, want %#x", q.Native(), rq)
 		}
-		must(t, q.Execute(l))
-		must(t, q.Synchronize(Infinite))
+		must(t, api.CommandQueueExecute(rq, []zeapi.CommandList{rl}))
+		must(t, q.Wait())
 		if !bytes.Equal(cmem.Bytes(back, n), cmem.Bytes(src, n)) {
 			t.Fatal("data did not arrive")
 		}
-		if err := q.Execute(l, l); !errors.Is(err, usm.ErrValue) {
-			t.Errorf("Execute(l, l): %v", err)
+		if err := q.appendBarrier(nil); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("appending to a command queue: %v", err)
 		}
-		must(t, l.Reset())
-		must(t, l.AppendMemoryFill(back, []byte{0xab, 0xcd}, n, nil))
-		must(t, l.Close())
-		must(t, q.Execute(l))
+		must(t, api.CommandListReset(rl))
+		must(t, api.AppendMemoryFill(rl, back, []byte{0xab, 0xcd}, n, 0, nil))
+		must(t, api.CommandListClose(rl))
+		must(t, api.CommandQueueExecute(rq, []zeapi.CommandList{rl}))
 		must(t, q.Wait())
 		if got := cmem.Bytes(back, n); got[0] != 0xab || got[1] != 0xcd || got[n-1] != 0xcd {
 			t.Fatalf("fill: % x", got[:4])
 		}
+		must(t, q.Close())
+		must(t, q.Close())
+		if err := q.Wait(); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("Wait after Close: %v", err)
+		}
+		must(t, api.CommandQueueSynchronize(rq, zeapi.Poll)) // the native queue is still alive
 	})
 	t.Run("immediate list with events", func(t *testing.T) {
-		l, err := ctx.NewImmediateCommandList(dev, QueueModeAsynchronous)
+		l, err := newImmediateList(ctx, dev, zeapi.QueueModeAsynchronous)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l.Destroy()
-		pool, err := ctx.NewEventPool(2, true, dev)
+		defer l.Close()
+		pool, err := newEventPool(ctx, 2, true, dev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer pool.Destroy()
-		copied, err := pool.NewEvent(0)
+		defer pool.close()
+		copied, err := pool.newEvent(0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer copied.Destroy()
-		gate, err := pool.NewEvent(1)
+		defer copied.close()
+		gate, err := pool.newEvent(1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer gate.Destroy()
-		if _, err := pool.NewEvent(2); !errors.Is(err, usm.ErrValue) {
+		defer gate.close()
+		if _, err := pool.newEvent(2); !errors.Is(err, usm.ErrValue) {
 			t.Errorf("event outside the pool: %v", err)
 		}
 		clear(cmem.Bytes(back, n))
-		must(t, l.AppendMemoryCopy(back, src, n, copied))
-		must(t, copied.HostSynchronize(Infinite))
-		if ok, err := copied.Signalled(); !ok || err != nil {
-			t.Errorf("Signalled = %v, %v", ok, err)
+		must(t, l.appendCopy(back, src, n, copied))
+		must(t, copied.hostSynchronize(zeapi.Infinite))
+		if ok, err := copied.signalled(); !ok || err != nil {
+			t.Errorf("signalled = %v, %v", ok, err)
 		}
 		if !bytes.Equal(cmem.Bytes(back, n), cmem.Bytes(src, n)) {
 			t.Fatal("data did not arrive")
 		}
-		must(t, gate.HostSignal())
-		must(t, l.AppendBarrier(nil, gate)) // waits on a signalled event: returns
-		must(t, l.HostSynchronize(Infinite))
-		if err := pool.Destroy(); !errors.Is(err, usm.ErrValue) {
-			t.Errorf("destroying a pool with live events: %v", err)
+		must(t, gate.hostSignal())
+		must(t, l.appendBarrier(nil, gate)) // waits on a signalled event: returns
+		must(t, l.Wait())
+		if err := pool.close(); !errors.Is(err, usm.ErrValue) {
+			t.Errorf("closing a pool with live events: %v", err)
 		}
 	})
 }
@@ -412,61 +468,61 @@ func must(t *testing.T, err error) {
 func TestEventAcrossGoroutines(t *testing.T) {
 	b := newBackend(t)
 	ctx, _ := b.Context(0)
-	pool, err := ctx.NewEventPool(1, true)
+	pool, err := newEventPool(ctx, 1, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Destroy()
-	ev, err := pool.NewEvent(0)
+	defer pool.close()
+	ev, err := pool.newEvent(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ev.Destroy()
-	wantCallError(t, ev.HostSynchronize(Poll), "zeEventHostSynchronize", ResultNotReady)
-	wantCallError(t, ev.HostSynchronize(uint64(time.Millisecond)), "zeEventHostSynchronize", ResultNotReady)
+	defer ev.close()
+	wantCallError(t, ev.hostSynchronize(zeapi.Poll), "zeEventHostSynchronize", zeapi.NotReady)
+	wantCallError(t, ev.hostSynchronize(uint64(time.Millisecond)), "zeEventHostSynchronize", zeapi.NotReady)
 	start := time.Now()
 	go func() {
 		time.Sleep(20 * time.Millisecond)
-		_ = ev.HostSignal()
+		_ = ev.hostSignal()
 	}()
-	must(t, ev.HostSynchronize(Infinite))
+	must(t, ev.hostSynchronize(zeapi.Infinite))
 	if d := time.Since(start); d < 15*time.Millisecond {
 		t.Errorf("wait returned after %v, before the signal", d)
 	}
-	must(t, ev.HostReset())
-	if ok, err := ev.Signalled(); ok || err != nil {
+	must(t, ev.hostReset())
+	if ok, err := ev.signalled(); ok || err != nil {
 		t.Errorf("after reset: %v, %v", ok, err)
 	}
 }
 
 // TestNativeHandleSync synchronises handles as a SYCL runtime would hand
-// them over: a command queue, and an immediate command list.
+// them over: a context, a command queue, and an immediate command list.
 func TestNativeHandleSync(t *testing.T) {
 	b := newBackend(t)
 	ctx, _ := b.Context(0)
-	dev, _ := b.Device(0)
-	q, err := ctx.NewCommandQueue(dev, QueueModeDefault)
+	dev := b.devs[0].dev
+	rq, err := api.CommandQueueCreate(zeapi.Context(ctx.Native()), dev.h, zeapi.QueueModeDefault)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer q.Destroy()
-	il, err := ctx.NewImmediateCommandList(dev, QueueModeDefault)
+	defer api.CommandQueueDestroy(rq)
+	il, err := newImmediateList(ctx, dev, zeapi.QueueModeDefault)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer il.Destroy()
+	defer il.Close()
 
-	nq, err := ctx.UnsafeCommandQueue(dev, q.Raw())
+	nq, err := ctx.UnsafeBorrowQueue(uintptr(rq))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wq usm.Queue = nq
 	must(t, wq.Wait())
-	must(t, nq.Destroy())
-	must(t, q.Synchronize(Poll)) // the native queue is still alive
+	must(t, nq.Close())
+	must(t, api.CommandQueueSynchronize(rq, zeapi.Poll)) // the native queue is still alive
 
 	before := mustFake(t)
-	nl, err := ctx.UnsafeImmediateCommandList(dev, il.Raw())
+	nl, err := ctx.UnsafeBorrowImmediateList(il.Native())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,48 +531,88 @@ func TestNativeHandleSync(t *testing.T) {
 		must(t, wq.Wait())
 	}
 	during := mustFake(t)
-	if HasCommandListHostSynchronize() {
+	if api.HasCommandListHostSynchronize() {
 		if during.Pools != before.Pools {
 			t.Errorf("zeCommandListHostSynchronize path created event pools")
 		}
 	} else if during.Pools != before.Pools+1 || during.Events != before.Events+1 {
 		t.Errorf("barrier fallback: pools %d→%d, events %d→%d; want one of each, reused", before.Pools, during.Pools, before.Events, during.Events)
 	}
-	must(t, nl.Destroy())
+	must(t, nl.Close())
 	if after := mustFake(t); after.objects() != before.objects() {
-		t.Errorf("after Destroy: %+v, want %+v", after.objects(), before.objects())
+		t.Errorf("after Close: %+v, want %+v", after.objects(), before.objects())
 	}
-	must(t, il.AppendBarrier(nil)) // the native list is still alive
-	if _, err := ctx.UnsafeCommandQueue(dev, 0); !errors.Is(err, usm.ErrValue) {
+	must(t, il.appendBarrier(nil)) // the native list is still alive
+	if _, err := ctx.UnsafeBorrowQueue(0); !errors.Is(err, usm.ErrValue) {
 		t.Errorf("NULL queue: %v", err)
 	}
-	if _, err := ctx.UnsafeImmediateCommandList(nil, 0); !errors.Is(err, usm.ErrValue) {
+	if _, err := ctx.UnsafeBorrowImmediateList(0); !errors.Is(err, usm.ErrValue) {
 		t.Errorf("NULL list: %v", err)
+	}
+
+	// The context as SYCL's get_native would hand it out: its pointer
+	// queries answer like the backend's, its queues can be borrowed, and
+	// Close only forgets it, after the queues borrowed through it.
+	a, err := b.Alloc(wantDevices()-1, usm.KindShared, 96)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Free()
+	bc, err := UnsafeBorrowContext(ctx.Native())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []uintptr{a.Pointer(), a.Pointer() + 95, a.Pointer() + 96, 0} {
+		if got, want := bc.QueryPointer(p), b.QueryPointer(p); got != want {
+			t.Errorf("borrowed context: QueryPointer(%#x) = %+v, backend says %+v", p, got, want)
+		}
+	}
+	if info := bc.QueryPointer(a.Pointer()); info.Kind != usm.KindShared || info.Device != wantDevices()-1 || info.Base != a.Pointer() || info.Size != 96 {
+		t.Errorf("borrowed context: QueryPointer = %+v", info)
+	}
+	bl, err := bc.UnsafeBorrowImmediateList(il.Native())
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, bl.Wait())
+	if err := bc.Close(); !errors.Is(err, usm.ErrValue) {
+		t.Errorf("closing a context with a borrowed queue: %v", err)
+	}
+	must(t, bl.Close())
+	must(t, bc.Close())
+	must(t, bc.Close())
+	if bc.Native() != 0 || bc.QueryPointer(a.Pointer()).Kind != usm.KindUnknown {
+		t.Error("a closed context still answers")
+	}
+	if b.QueryPointer(a.Pointer()).Kind != usm.KindShared {
+		t.Error("closing the borrowed context closed the backend's")
+	}
+	if _, err := UnsafeBorrowContext(0); !errors.Is(err, usm.ErrValue) {
+		t.Errorf("NULL context: %v", err)
 	}
 }
 
 func TestIPC(t *testing.T) {
 	b := newBackend(t)
-	ctx, _ := b.Context(0)
-	dev, _ := b.Device(0)
 	const n = 1024
-	p, err := ctx.AllocDevice(dev, n, 0)
+	a, err := b.Alloc(0, usm.KindDevice, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ctx.Free(p)
+	defer a.Free()
+	p := a.Pointer()
 	fill(p, n, 9) // the fake's device memory is host memory
 
-	h, err := ctx.GetIPCHandle(p)
+	h, err := b.GetIPCHandle(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wire := h.Bytes()
 	h2, err := IPCHandleFromBytes(wire)
-	if err != nil || h2 != h {
+	if err != nil || !bytes.Equal(h2.Bytes(), wire) {
 		t.Fatalf("IPCHandleFromBytes: %v", err)
 	}
-	m, err := ctx.OpenIPCHandle(dev, h2)
+	m, err := b.OpenIPCHandle(0, h2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,24 +622,30 @@ func TestIPC(t *testing.T) {
 	if s := mustFake(t); s.IPC != 1 {
 		t.Errorf("driver reports %d open mappings", s.IPC)
 	}
+	if err := b.Close(); !errors.Is(err, usm.ErrValue) {
+		t.Errorf("closing the backend under a mapping: %v", err)
+	}
 	must(t, m.Close())
 	must(t, m.Close())
 	if m.Pointer() != 0 {
 		t.Error("pointer after Close")
 	}
-	if err := ctx.PutIPCHandle(h); HasPutIPCHandle() {
+	if err := b.PutIPCHandle(h); api.HasPutIpcHandle() {
 		must(t, err)
 	} else if !errors.Is(err, usm.ErrNotSupported) {
 		t.Errorf("PutIPCHandle without the symbol: %v", err)
 	}
+	if err := b.PutIPCHandle(h2); !errors.Is(err, usm.ErrValue) {
+		t.Errorf("PutIPCHandle of a handle rebuilt from bytes: %v", err)
+	}
 
-	_, err = ctx.GetIPCHandle(p + 8)
-	wantCallError(t, err, "zeMemGetIpcHandle", ResultErrorInvalidArgument)
+	_, err = b.GetIPCHandle(p + 8)
+	wantCallError(t, err, "zeMemGetIpcHandle", ErrorInvalidArgument)
 	bad := make([]byte, 64)
 	copy(bad, "not a handle")
 	hb, _ := IPCHandleFromBytes(bad)
-	_, err = ctx.OpenIPCHandle(dev, hb)
-	wantCallError(t, err, "zeMemOpenIpcHandle", ResultErrorInvalidArgument)
+	_, err = b.OpenIPCHandle(0, hb)
+	wantCallError(t, err, "zeMemOpenIpcHandle", ErrorInvalidArgument)
 	if _, err := IPCHandleFromBytes(bad[:10]); !errors.Is(err, usm.ErrValue) {
 		t.Errorf("short handle: %v", err)
 	}
@@ -555,33 +657,33 @@ func TestFailHalfway(t *testing.T) {
 	needDriver(t)
 	for _, c := range []struct {
 		call string
-		code Result
+		code Status
 	}{
-		{"zeContextCreate", ResultErrorOutOfHostMemory},
-		{"zeCommandListCreateImmediate", ResultErrorOutOfHostMemory},
-		{"zeEventPoolCreate", ResultErrorOutOfDeviceMemory},
-		{"zeEventCreate", ResultErrorOutOfHostMemory},
+		{"zeContextCreate", ErrorOutOfHostMemory},
+		{"zeCommandListCreateImmediate", ErrorOutOfHostMemory},
+		{"zeEventPoolCreate", ErrorOutOfDeviceMemory},
+		{"zeEventCreate", ErrorOutOfHostMemory},
 	} {
-		t.Run("NewBackend/"+c.call, func(t *testing.T) {
+		t.Run("New/"+c.call, func(t *testing.T) {
 			before := mustFake(t)
 			failNext(t, c.call, c.code)
-			b, err := NewBackend()
+			b, err := New()
 			if err == nil {
 				b.Close()
-				t.Fatal("NewBackend succeeded")
+				t.Fatal("New succeeded")
 			}
 			wantCallError(t, err, c.call, c.code)
 			if !errors.Is(err, usm.ErrMemory) {
 				t.Errorf("%v does not match ErrMemory", err)
 			}
 			if after := mustFake(t); after.objects() != before.objects() || after.ArmedFailures != 0 {
-				t.Errorf("after a failed NewBackend the driver holds %+v, before %+v", after, before)
+				t.Errorf("after a failed New the driver holds %+v, before %+v", after, before)
 			}
 		})
 	}
 	b := newBackend(t)
 	ctx, _ := b.Context(0)
-	dev, _ := b.Device(0)
+	dev := b.devs[0].dev
 	t.Run("Copy", func(t *testing.T) {
 		a, err := b.Alloc(0, usm.KindShared, 256)
 		if err != nil {
@@ -590,9 +692,9 @@ func TestFailHalfway(t *testing.T) {
 		defer a.Free()
 		src := make([]byte, 256)
 		src[0] = 42
-		failNext(t, "zeCommandListAppendMemoryCopy", ResultErrorDeviceLost)
+		failNext(t, "zeCommandListAppendMemoryCopy", ErrorDeviceLost)
 		err = b.Copy(a.Pointer(), uintptr(unsafe.Pointer(&src[0])), 256)
-		wantCallError(t, err, "zeCommandListAppendMemoryCopy", ResultErrorDeviceLost)
+		wantCallError(t, err, "zeCommandListAppendMemoryCopy", ErrorDeviceLost)
 		// The device's event was not left signalled: the next copy works
 		// and really waits.
 		must(t, b.Copy(a.Pointer(), uintptr(unsafe.Pointer(&src[0])), 256))
@@ -601,28 +703,28 @@ func TestFailHalfway(t *testing.T) {
 		}
 	})
 	t.Run("barrier fallback", func(t *testing.T) {
-		if HasCommandListHostSynchronize() {
+		if api.HasCommandListHostSynchronize() {
 			t.Skip("the loader has zeCommandListHostSynchronize; no fallback to break")
 		}
-		il, err := ctx.NewImmediateCommandList(dev, QueueModeDefault)
+		il, err := newImmediateList(ctx, dev, zeapi.QueueModeDefault)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer il.Destroy()
+		defer il.Close()
 		before := mustFake(t)
-		failNext(t, "zeEventCreate", ResultErrorOutOfHostMemory)
-		wantCallError(t, il.Wait(), "zeEventCreate", ResultErrorOutOfHostMemory)
+		failNext(t, "zeEventCreate", ErrorOutOfHostMemory)
+		wantCallError(t, il.Wait(), "zeEventCreate", ErrorOutOfHostMemory)
 		if after := mustFake(t); after.objects() != before.objects() {
 			t.Errorf("failed fallback left %+v, before %+v", after.objects(), before.objects())
 		}
-		failNext(t, "zeCommandListAppendBarrier", ResultErrorDeviceLost)
-		wantCallError(t, il.Wait(), "zeCommandListAppendBarrier", ResultErrorDeviceLost)
+		failNext(t, "zeCommandListAppendBarrier", ErrorDeviceLost)
+		wantCallError(t, il.Wait(), "zeCommandListAppendBarrier", ErrorDeviceLost)
 		must(t, il.Wait())
 	})
 	t.Run("Alloc", func(t *testing.T) {
-		failNext(t, "zeMemAllocShared", ResultErrorOutOfDeviceMemory)
+		failNext(t, "zeMemAllocShared", ErrorOutOfDeviceMemory)
 		_, err := b.Alloc(0, usm.KindShared, 64)
-		wantCallError(t, err, "zeMemAllocShared", ResultErrorOutOfDeviceMemory)
+		wantCallError(t, err, "zeMemAllocShared", ErrorOutOfDeviceMemory)
 		if !errors.Is(err, usm.ErrMemory) {
 			t.Errorf("%v does not match ErrMemory", err)
 		}
@@ -804,4 +906,16 @@ func TestLoadedLibraries(t *testing.T) {
 		t.Errorf("validation layer loaded = %v, want %v", got, want)
 	}
 	t.Logf("config %q: fake %s, validation layer %v, intercept %q", os.Getenv(childEnv), fakePath, want, os.Getenv("ZE_ENABLE_LOADER_INTERCEPT"))
+}
+
+// TestCloseWhileBusy closes a backend while other goroutines allocate,
+// copy and free through it (run with -race); TestMain checks that nothing
+// leaked.
+func TestCloseWhileBusy(t *testing.T) {
+	needDriver(t)
+	b, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.CloseWhileBusy(t, b, wantDevices()-1)
 }

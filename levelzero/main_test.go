@@ -4,15 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/live"
 	"github.com/usmbridge/usmbridge/internal/testutil"
+	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 )
 
 // How the tests are arranged
@@ -54,7 +54,7 @@ func run(m *testing.M) int {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		fakePath, fakeErr = buildFake(dir)
+		fakePath, fakeErr = testutil.BuildFakeLevelZero(dir)
 		needsFake = true
 		if fakeErr == nil {
 			// The plain configuration: only the fake, no layers, two
@@ -79,47 +79,9 @@ func run(m *testing.M) int {
 	return code
 }
 
-// buildFake compiles the fake driver against the installed headers.
-func buildFake(dir string) (string, error) {
-	if _, err := os.Stat("/usr/include/level_zero/ze_ddi.h"); err != nil {
-		return "", errkind.Wrap(errkind.NotAvailable, "levelzero test", "Level Zero headers missing (apt install libze-dev)", err)
-	}
-	cc, err := compiler()
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, "libfakeze.so")
-	args := append(cc[1:], "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared", "-fvisibility=hidden",
-		"-o", out, filepath.Join("testdata", "fakedriver", "fakeze.c"), "-lpthread")
-	if b, err := exec.Command(cc[0], args...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the fake driver: %s %s: %v\n%s", cc[0], strings.Join(args, " "), err, b)
-	}
-	return out, nil
-}
-
-// compiler returns `go env CC` split into words; "runtime not available"
-// if it names no installed compiler.
-func compiler() ([]string, error) {
-	cc := ""
-	if b, err := exec.Command("go", "env", "CC").Output(); err == nil {
-		cc = strings.TrimSpace(string(b))
-	}
-	if cc == "" {
-		cc = os.Getenv("CC")
-	}
-	if cc == "" {
-		cc = "cc"
-	}
-	words := strings.Fields(cc)
-	if _, err := exec.LookPath(words[0]); err != nil {
-		return nil, errkind.Wrap(errkind.NotAvailable, "levelzero test", "no C compiler ("+cc+") to build the fake driver", err)
-	}
-	return words, nil
-}
-
 // loaderErr reports whether the loader can be opened at all.
 func loaderErr() error {
-	if _, _, err := ffi.Open(ffi.RTLDNow|ffi.RTLDLocal, Loader); err != nil {
+	if _, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDLocal, zeapi.Loader); err != nil {
 		return errkind.Wrap(errkind.NotAvailable, "levelzero test", "no Level Zero loader (apt install libze1)", err)
 	}
 	return nil
@@ -140,7 +102,7 @@ func needDriver(t testing.TB) {
 		}
 		testutil.Runtime(t, testutil.LevelZero, fakeErr)
 	}
-	if err := Init(); err != nil {
+	if err := initialise(); err != nil {
 		t.Fatalf("Level Zero did not initialise with the fake driver %s: %v", fakePath, err)
 	}
 }
@@ -149,9 +111,9 @@ func needDriver(t testing.TB) {
 func newBackend(t testing.TB) *Backend {
 	t.Helper()
 	needDriver(t)
-	b, err := NewBackend()
+	b, err := New()
 	if err != nil {
-		t.Fatalf("NewBackend: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := b.Close(); err != nil {
@@ -169,16 +131,26 @@ type fakeStats struct {
 
 func (s fakeStats) objects() fakeStats { s.LoaderVersion, s.ArmedFailures = 0, 0; return s }
 
+// The fake's extensions, typed: ze_result_t zexFakeGetStats(stats *),
+// ze_result_t zexFakeFailNext(const char *name, ze_result_t code).
+func fakeGetStats(fn ffi.Fn, s *fakeStats) Status {
+	return Status(uint32(fn.Call(uintptr(unsafe.Pointer(s)))))
+}
+
+func fakeFailNext(fn ffi.Fn, name *byte, code Status) Status {
+	return Status(uint32(fn.Call(uintptr(unsafe.Pointer(name)), uintptr(code))))
+}
+
 func readFake() (fakeStats, error) {
 	fn, err := drivers[0].extensionFunction("zexFakeGetStats")
 	if err != nil {
 		return fakeStats{}, err
 	}
-	var s fakeStats
-	if err := check("zexFakeGetStats", call(fn, uintptr(unsafe.Pointer(&s)))); err != nil {
-		return fakeStats{}, err
+	s := new(fakeStats)
+	if r := fakeGetStats(fn, s); r != zeapi.Success {
+		return fakeStats{}, &Error{Op: "zexFakeGetStats", Status: r}
 	}
-	return s, nil
+	return *s, nil
 }
 
 func mustFake(t testing.TB) fakeStats {
@@ -191,15 +163,15 @@ func mustFake(t testing.TB) fakeStats {
 }
 
 // failNext makes the next call of the named entry point fail with r.
-func failNext(t testing.TB, name string, r Result) {
+func failNext(t testing.TB, name string, r Status) {
 	t.Helper()
 	fn, err := drivers[0].extensionFunction("zexFakeFailNext")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cname := append([]byte(name), 0)
-	if err := check("zexFakeFailNext", call(fn, uintptr(unsafe.Pointer(&cname[0])), uintptr(r))); err != nil {
-		t.Fatal(err)
+	if s := fakeFailNext(fn, &cname[0], r); s != zeapi.Success {
+		t.Fatal(&Error{Op: "zexFakeFailNext", Status: s})
 	}
 }
 
@@ -207,18 +179,8 @@ func failNext(t testing.TB, name string, r Result) {
 // package's own counters, then the driver's view of the same objects.
 func leakCheck() error {
 	var leaks []string
-	for _, c := range []struct {
-		name string
-		n    int64
-	}{
-		{"contexts", live.contexts.Load()}, {"command queues", live.queues.Load()},
-		{"command lists", live.lists.Load()}, {"event pools", live.pools.Load()},
-		{"events", live.events.Load()}, {"allocations", live.allocs.Load()},
-		{"IPC mappings", live.ipc.Load()},
-	} {
-		if c.n != 0 {
-			leaks = append(leaks, fmt.Sprintf("%d %s", c.n, c.name))
-		}
+	if l := live.Leaks(Live()); len(l) > 0 {
+		leaks = append(leaks, fmt.Sprintf("live objects %v", l))
 	}
 	if api != nil && len(drivers) > 0 {
 		s, err := readFake()

@@ -22,7 +22,6 @@ type Backend struct {
 	plats  []*bplat
 	devs   []*bdev
 	descs  []syclobj.Device
-	index  map[*device]int
 }
 
 type bplat struct {
@@ -31,28 +30,10 @@ type bplat struct {
 }
 
 type bdev struct {
-	dev   Device
+	dev   *device
 	plat  *bplat
 	queue *Queue
-	mem   Memory
-}
-
-// Memory is how a device's USM is provided.
-type Memory uint8
-
-const (
-	// NoMemory: the device has neither USM nor fine-grain SVM; Alloc
-	// refuses it (usm.ErrNotSupported).
-	NoMemory Memory = iota
-	// USM: cl_intel_unified_shared_memory (host, device and shared).
-	USM
-	// FineGrainSVM: clSVMAlloc fine-grain buffers, served for every kind
-	// and reported as shared (see the package documentation).
-	FineGrainSVM
-)
-
-func (m Memory) String() string {
-	return [...]string{"none", "usm", "svm-fine-grain"}[m]
+	mem   memory
 }
 
 var (
@@ -66,73 +47,58 @@ var (
 // error matches usm.ErrNotAvailable. Close releases the queues and
 // contexts once every allocation has been freed.
 func New() (*Backend, error) {
-	ps, err := Platforms()
+	ps, err := platforms()
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{index: map[*device]int{}}
-	for _, p := range ps {
-		ds, err := p.Devices()
-		if err != nil {
-			b.release()
-			return nil, err
-		}
-		if len(ds) == 0 {
-			continue
-		}
-		ctx, err := NewContext(ds...)
-		if err != nil {
-			b.release()
-			return nil, err
-		}
-		bp := &bplat{ctx: ctx}
-		b.plats = append(b.plats, bp)
-		for _, d := range ds {
-			q, err := ctx.NewQueue(d)
-			if err != nil {
-				b.release()
-				return nil, err
-			}
-			bd := &bdev{dev: d, plat: bp, queue: q}
-			switch {
-			case d.SupportsUSM():
-				bd.mem = USM
-			case d.SupportsFineGrainSVM():
-				bd.mem = FineGrainSVM
-			}
-			bp.devs = append(bp.devs, bd)
-			b.index[d.d] = len(b.devs)
-			b.devs = append(b.devs, bd)
-			b.descs = append(b.descs, syclobj.Device{Backend: syclobj.OpenCL, Type: syclType(d.Type()), Name: d.Name()})
-		}
-	}
-	if len(b.devs) == 0 {
-		b.release()
-		return nil, errkind.New(errkind.NotAvailable, "opencl.New", "no OpenCL device on any platform")
+	b := &Backend{}
+	if err := b.open(ps); err != nil {
+		// Nothing may stay behind when a step fails.
+		_ = b.release()
+		return nil, err
 	}
 	return b, nil
 }
 
-func syclType(t DeviceType) syclobj.DeviceType {
-	switch {
-	case t&TypeGPU != 0:
-		return syclobj.GPU
-	case t&TypeCPU != 0:
-		return syclobj.CPU
+func (b *Backend) open(ps []*platform) error {
+	for _, p := range ps {
+		if len(p.devs) == 0 {
+			continue
+		}
+		ctx, err := newContext(p.devs...)
+		if err != nil {
+			return err
+		}
+		ctx.owner = b
+		bp := &bplat{ctx: ctx}
+		b.plats = append(b.plats, bp)
+		for _, d := range p.devs {
+			q, err := ctx.newQueue(d)
+			if err != nil {
+				return err
+			}
+			q.owner = b
+			bd := &bdev{dev: d, plat: bp, queue: q, mem: d.memory()}
+			bp.devs = append(bp.devs, bd)
+			b.devs = append(b.devs, bd)
+			b.descs = append(b.descs, syclobj.Device{Backend: syclobj.OpenCL, Type: d.syclType(), Name: d.info.name})
+		}
 	}
-	// SYCL reports custom devices as accelerators when it lists them at all.
-	return syclobj.Accelerator
+	if len(b.devs) == 0 {
+		return errkind.New(errkind.NotAvailable, "opencl.New", "no OpenCL device on any platform")
+	}
+	return nil
 }
 
 func (b *Backend) release() error {
 	var first error
 	for _, p := range b.plats {
 		for _, d := range p.devs {
-			if err := d.queue.Release(); err != nil && first == nil {
+			if err := d.queue.close(); err != nil && first == nil {
 				first = err
 			}
 		}
-		if err := p.ctx.Release(); err != nil && first == nil {
+		if err := p.ctx.close(); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -141,16 +107,16 @@ func (b *Backend) release() error {
 
 // Close releases the backend's queues and contexts. It refuses (usm.ErrValue)
 // while allocations made through the backend are live, because releasing a
-// context frees its USM under them. A second Close is an error.
+// context frees its USM under them. A second Close does nothing.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return errkind.New(errkind.Value, "opencl.Backend.Close", "already closed")
+		return nil
 	}
 	n := 0
 	for _, p := range b.plats {
-		n += p.ctx.Allocations()
+		n += p.ctx.s.allocations()
 	}
 	if n > 0 {
 		return errkind.New(errkind.Value, "opencl.Backend.Close", strconv.Itoa(n)+" allocations are still live")
@@ -167,51 +133,37 @@ func (b *Backend) Devices() []syclobj.Device {
 	return append([]syclobj.Device(nil), b.descs...)
 }
 
-// Device returns the OpenCL device behind a backend-local index.
-func (b *Backend) Device(local int) (Device, error) {
-	d, err := b.dev("opencl.Backend.Device", local)
-	if err != nil {
-		return Device{}, err
-	}
-	return d.dev, nil
-}
-
-// Memory reports how the device's USM is provided.
-func (b *Backend) Memory(local int) Memory {
-	if local < 0 || local >= len(b.devs) {
-		return NoMemory
-	}
-	return b.devs[local].mem
-}
-
-// Context returns the context of a device's platform; it stays owned by b.
-func (b *Backend) Context(local int) (*Context, error) {
-	d, err := b.dev("opencl.Backend.Context", local)
+// Context returns the context of device i's platform, for native interop
+// (its Native handle for a SYCL runtime's make_context, its QueryPointer).
+// It stays owned by the backend.
+func (b *Backend) Context(i int) (*Context, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	d, err := b.dev("opencl.Backend.Context", i)
 	if err != nil {
 		return nil, err
 	}
 	return d.plat.ctx, nil
 }
 
-// CommandQueue returns the device's in-order queue; it stays owned by b.
-func (b *Backend) CommandQueue(local int) (*Queue, error) {
-	d, err := b.dev("opencl.Backend.CommandQueue", local)
+// Queue returns device i's in-order queue as a *Queue, whose Native handle
+// can go to a SYCL runtime's make_queue. It stays owned by the backend.
+func (b *Backend) Queue(i int) (usm.Queue, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	d, err := b.dev("opencl.Backend.Queue", i)
 	if err != nil {
 		return nil, err
 	}
 	return d.queue, nil
 }
 
-// Queue returns the device's queue as a usm.Queue (a *Queue).
-func (b *Backend) Queue(local int) (usm.Queue, error) {
-	q, err := b.CommandQueue(local)
-	if err != nil {
-		return nil, err
-	}
-	return q, nil
-}
-
+// dev returns device local of an open backend; b.mu must be read-locked,
+// so that Close waits for the caller's use.
 func (b *Backend) dev(op string, local int) (*bdev, error) {
+	if b.closed {
+		return nil, errkind.New(errkind.Value, op, "the backend is closed")
+	}
 	if local < 0 || local >= len(b.devs) {
 		return nil, errkind.New(errkind.Value, op, "no device "+strconv.Itoa(local)+" ("+strconv.Itoa(len(b.devs))+" OpenCL devices)")
 	}
@@ -224,6 +176,8 @@ func (b *Backend) dev(op string, local int) (*bdev, error) {
 // anything else KindUnknown. It never passes a pointer to a runtime that
 // the runtime's specification does not allow.
 func (b *Backend) QueryPointer(ptr uintptr) usm.PointerInfo {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	info, _ := b.locate(ptr)
 	return info
 }
@@ -234,33 +188,9 @@ func (b *Backend) locate(ptr uintptr) (usm.PointerInfo, *bplat) {
 		return unknown, nil
 	}
 	for _, p := range b.plats {
-		ai, err := p.ctx.MemAllocInfo(ptr)
-		if err != nil || ai.Type == MemUnknown {
-			continue
+		if pi := p.ctx.QueryPointer(ptr); pi.Kind != usm.KindUnknown {
+			return pi, p
 		}
-		pi := usm.PointerInfo{Device: -1, Base: ai.Base, Size: ai.Size}
-		switch ai.Type {
-		case MemHost:
-			pi.Kind = usm.KindHost
-		case MemDevice:
-			pi.Kind = usm.KindDevice
-		case MemShared:
-			pi.Kind = usm.KindShared
-		default:
-			continue
-		}
-		dev := ai.Device
-		if dev.d == nil {
-			// Host USM has no device; report the one it was allocated for
-			// through the backend, so arrays on it use that device's queue.
-			if r, ok := p.ctx.s.find(ptr); ok {
-				dev = r.dev
-			}
-		}
-		if i, ok := b.index[dev.d]; ok && dev.d != nil {
-			pi.Device = i
-		}
-		return pi, p
 	}
 	return unknown, nil
 }
@@ -272,13 +202,10 @@ func (b *Backend) locate(ptr uintptr) (usm.PointerInfo, *bplat) {
 // 1-byte allocation whose Size is 0, as dpctl needs for empty arrays.
 // Memory is returned with clMemBlockingFreeINTEL, or for SVM with
 // clSVMFree after finishing the context's queues.
-func (b *Backend) Alloc(local int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
-	b.mu.RLock()
+func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
+	b.mu.RLock() // Close waits until the allocation is registered
 	defer b.mu.RUnlock()
-	if b.closed {
-		return nil, errkind.New(errkind.Value, "opencl.Backend.Alloc", "backend closed")
-	}
-	d, err := b.dev("opencl.Backend.Alloc", local)
+	d, err := b.dev("opencl.Backend.Alloc", device)
 	if err != nil {
 		return nil, err
 	}
@@ -287,29 +214,31 @@ func (b *Backend) Alloc(local int, kind usm.Kind, size uintptr) (*usm.Allocation
 	var ptr uintptr
 	got := kind
 	switch d.mem {
-	case USM:
-		caps := d.dev.d.info.USM
-		var typ MemType
+	case usmMemory:
+		caps := d.dev.info.usm
+		var typ uint32
 		var capv uint64
 		switch kind {
 		case usm.KindHost:
-			typ, capv = MemHost, caps.Host
+			typ, capv = memHost, caps.host
 		case usm.KindDevice:
-			typ, capv = MemDevice, caps.Device
+			typ, capv = memDevice, caps.device
 		case usm.KindShared:
-			typ, capv = MemShared, caps.SingleDeviceShared
+			typ, capv = memShared, caps.singleDeviceShared
 		default:
 			return nil, errkind.New(errkind.Value, "opencl.Backend.Alloc", "cannot allocate memory of kind "+kind.String())
 		}
 		if capv == 0 {
 			return nil, errkind.New(errkind.NotSupported, "opencl.Backend.Alloc", d.dev.String()+" reports no "+kind.String()+" USM capability")
 		}
-		ptr, err = ctx.usmAlloc("cl"+[...]string{"", "Host", "Device", "Shared"}[kind]+"MemAllocINTEL", typ, d.dev, n, 0)
-	case FineGrainSVM:
+		// Host USM records the device it was allocated for, so
+		// QueryPointer reports that device's queue for it.
+		ptr, err = ctx.usmAlloc(typ, d.dev, n, 0)
+	case svmMemory:
 		if kind == usm.KindUnknown || kind > usm.KindShared {
 			return nil, errkind.New(errkind.Value, "opencl.Backend.Alloc", "cannot allocate memory of kind "+kind.String())
 		}
-		ptr, err = ctx.SVMAlloc(d.dev, SVMFineGrainShared, n, 0)
+		ptr, err = ctx.svmAlloc(d.dev, n, 0)
 		got = usm.KindShared
 	default:
 		return nil, errkind.New(errkind.NotSupported, "opencl.Backend.Alloc", d.dev.String()+" has neither cl_intel_unified_shared_memory nor fine-grain SVM")
@@ -320,7 +249,7 @@ func (b *Backend) Alloc(local int, kind usm.Kind, size uintptr) (*usm.Allocation
 		}
 		return nil, err
 	}
-	return usm.NewAllocation(b, ptr, size, got, local, func() error { return ctx.Free(ptr) }), nil
+	return usm.NewAllocation(b, ptr, size, got, device, func() error { return ctx.free(ptr) }), nil
 }
 
 // finish waits for every queue of the platform; nil p does nothing.
@@ -329,25 +258,11 @@ func (p *bplat) finish() error {
 		return nil
 	}
 	for _, d := range p.devs {
-		if err := d.queue.Finish(); err != nil {
+		if err := d.queue.Wait(); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// Stats reports the live allocations made through the backend and their
-// total requested size, for leak checks.
-func (b *Backend) Stats() (allocations int, bytes uintptr) {
-	for _, p := range b.plats {
-		p.ctx.s.mu.Lock()
-		for r := range p.ctx.s.allocs.All() {
-			allocations++
-			bytes += r.size
-		}
-		p.ctx.s.mu.Unlock()
-	}
-	return allocations, bytes
 }
 
 // Copy copies n bytes and returns when they have arrived. At least one
@@ -366,6 +281,8 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 	if dst == 0 || src == 0 {
 		return errkind.New(errkind.Value, "opencl.Backend.Copy", "NULL pointer")
 	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	di, dp := b.locate(dst)
 	si, sp := b.locate(src)
 	if di.Kind == usm.KindUnknown && si.Kind == usm.KindUnknown {
@@ -393,7 +310,7 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 		if info.Device >= 0 {
 			q = b.devs[info.Device].queue
 		}
-		return q.Memcpy(true, dst, src, n)
+		return q.memcpy(true, dst, src, n)
 	}
 	if err := dp.finish(); err != nil {
 		return err

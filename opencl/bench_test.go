@@ -1,4 +1,4 @@
-package opencl_test
+package opencl
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
-	"github.com/usmbridge/usmbridge/opencl"
+	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -57,10 +57,10 @@ func BenchmarkCopyHostToShared(b *testing.B) {
 					b.SetBytes(int64(sz.n))
 					for b.Loop() {
 						var err error
-						if r.mem == opencl.USM {
-							err = r.q.Memcpy(true, a.Pointer(), addr(src), sz.n)
+						if r.mem == usmMemory {
+							err = r.q.memcpy(true, a.Pointer(), addr(src), sz.n)
 						} else {
-							err = r.q.SVMMemcpy(true, a.Pointer(), addr(src), sz.n)
+							err = r.q.svmMemcpy(true, a.Pointer(), addr(src), sz.n)
 						}
 						if err != nil {
 							b.Fatal(err)
@@ -85,8 +85,8 @@ func BenchmarkCopyDeviceToHost(b *testing.B) {
 			host, err := r.b.Alloc(r.local, usm.KindHost, sz.n)
 			require.NoError(b, err)
 			defer host.Free()
-			require.NoError(b, r.q.MemFill(dev.Pointer(), []byte{1}, sz.n))
-			require.NoError(b, r.q.Finish())
+			require.NoError(b, r.q.memFill(dev.Pointer(), []byte{1}, sz.n, false))
+			require.NoError(b, r.q.Wait())
 			src := make([]byte, sz.n)
 			copy(host.Bytes(), src) // fault both buffers in before timing
 			b.Run("go-copy", func(b *testing.B) {
@@ -112,11 +112,12 @@ func BenchmarkCopyDeviceToHost(b *testing.B) {
 // same idle queue.
 func BenchmarkQueueSync(b *testing.B) {
 	benchEach(b, func(b *testing.B, r rt) {
-		h := r.q.Native()
+		h := clapi.Queue(r.q.Native())
+		l, _ := lib()
 		b.Run("raw-clFinish", func(b *testing.B) {
 			for b.Loop() {
-				if s := opencl.RawFinish(h); s != opencl.Success {
-					b.Fatal(s)
+				if err := l.Finish(h); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

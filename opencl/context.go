@@ -4,193 +4,233 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/spans"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
+	"github.com/usmbridge/usmbridge/usm"
 )
 
-// Context is one reference to a cl_context. Every Context value owns
-// exactly one OpenCL reference: NewContext creates it, Retain makes a second
-// Context holding a second reference, and each must be released once. A
-// second Release of the same Context is an error; the reference count is
-// never touched twice.
-//
-// Allocations made through a context (USM or SVM) are registered with the
-// cl_context and shared by every Context referring to it.
+// Context is one reference to a cl_context: one a Backend made, or one a
+// SYCL runtime handed out (UnsafeBorrowContext). Close drops the reference
+// once, after calls in progress; a second Close does nothing, so the
+// reference count is never touched twice, and any use after Close is a
+// usm.ErrValue error instead of a call with a dangling handle.
 type Context struct {
-	h handle
-	s *ctxState
+	h     ffi.Handle
+	s     *ctxState
+	owner *Backend // set for a Backend's context, which only its Close releases
 }
 
+// ctxState is what usmbridge knows about one cl_context: its platform and
+// devices, and the memory and queues made through it.
 type ctxState struct {
-	platform *platform
-	devices  []Device
+	platform *platform // nil if the context's devices are unknown
+	devices  []*device
 
 	mu     sync.Mutex
 	allocs spans.Set[allocRec]
-	queues map[*Queue]struct{} // live queues made with NewQueue
+	queues map[*Queue]struct{} // live queues made with newQueue
 }
 
-// MemType is the kind of a pointer, as clGetMemAllocInfoINTEL reports it.
-type MemType uint32
-
-// Memory types (CL_MEM_TYPE_*_INTEL).
+// clGetMemAllocInfoINTEL memory types.
 const (
-	MemUnknown MemType = clapi.MemTypeUnknownINTEL
-	MemHost    MemType = clapi.MemTypeHostINTEL
-	MemDevice  MemType = clapi.MemTypeDeviceINTEL
-	MemShared  MemType = clapi.MemTypeSharedINTEL
+	memUnknown = clapi.MemTypeUnknownINTEL
+	memHost    = clapi.MemTypeHostINTEL
+	memDevice  = clapi.MemTypeDeviceINTEL
+	memShared  = clapi.MemTypeSharedINTEL
 )
-
-func (t MemType) String() string {
-	switch t {
-	case MemUnknown:
-		return "unknown"
-	case MemHost:
-		return "host"
-	case MemDevice:
-		return "device"
-	case MemShared:
-		return "shared"
-	}
-	return "MemType(0x" + strconv.FormatUint(uint64(t), 16) + ")"
-}
 
 type allocRec struct {
 	base, size uintptr
-	typ        MemType
-	dev        Device // zero for host USM
+	typ        uint32  // mem* above
+	dev        *device // nil for host USM
 	svm        bool
 }
 
 func (r allocRec) Span() (base, size uintptr) { return r.base, r.size }
 
-// AllocInfo describes the allocation a pointer belongs to.
-type AllocInfo struct {
-	Type MemType
-	Base uintptr // start of the allocation; 0 when Type is MemUnknown
-	Size uintptr
-	// Device the allocation is bound to; zero for host USM. A cl_device_id
-	// that is not a root device known to this process also gives zero.
-	Device Device
-	// SVM is true for clSVMAlloc memory, which this package registers
-	// itself (SVM has no query); Type is then MemShared.
-	SVM bool
+// allocInfo describes the allocation a pointer belongs to.
+type allocInfo struct {
+	typ        uint32 // mem* above
+	base, size uintptr
+	// dev is the device the allocation is bound to; nil for host USM and
+	// for a cl_device_id that is not a root device known to this process.
+	dev *device
+	// svm is true for clSVMAlloc memory, which this package registers
+	// itself (SVM has no query); typ is then memShared.
+	svm bool
 }
 
-// NewContext creates a context for devices of one platform.
-func NewContext(devices ...Device) (*Context, error) {
+// newContext creates a context for devices of one platform.
+func newContext(devices ...*device) (*Context, error) {
+	const op = "opencl.newContext"
 	if len(devices) == 0 {
-		return nil, errkind.New(errkind.Value, "opencl.NewContext", "no devices")
+		return nil, errkind.New(errkind.Value, op, "no devices")
 	}
-	plat := devices[0].d
-	ids := make([]uintptr, len(devices))
+	plat := devices[0].platform
+	ids := make([]clapi.Device, len(devices))
 	for i, d := range devices {
-		if d.d == nil {
-			return nil, errZero("device")
+		if d.platform != plat {
+			return nil, errkind.New(errkind.Value, op, "devices of different platforms ("+plat.info.name+", "+d.platform.info.name+") cannot share a context")
 		}
-		if d.d.platform != plat.platform {
-			return nil, errkind.New(errkind.Value, "opencl.NewContext", "devices of different platforms ("+plat.platform.info.Name+", "+d.d.platform.info.Name+") cannot share a context")
-		}
-		ids[i] = d.d.id
+		ids[i] = d.id
 	}
 	l, err := lib()
 	if err != nil {
 		return nil, err
 	}
-	props := []uintptr{clapi.ContextPlatform, plat.platform.id, 0}
-	var errc int32
-	id := call(l.CreateContext, uintptr(unsafe.Pointer(&props[0])), uintptr(len(ids)), uintptr(unsafe.Pointer(&ids[0])), 0, 0, uintptr(unsafe.Pointer(&errc)))
-	if errc != 0 || id == 0 {
-		if errc == 0 {
-			errc = int32(OutOfResources)
-		}
-		return nil, &OpError{"clCreateContext", Status(errc)}
+	id, err := l.CreateContext(plat.id, ids)
+	if err != nil {
+		return nil, err
 	}
-	live.contexts.Add(1)
-	return &Context{h: handle{id: id}, s: &ctxState{platform: plat.platform, devices: slices.Clone(devices), queues: map[*Queue]struct{}{}}}, nil
+	c := &Context{s: newCtxState(plat, slices.Clone(devices))}
+	c.h.Init(uintptr(id), "cl_context", liveContexts)
+	return c, nil
 }
 
-// Native returns the cl_context (0 after Release). The handle stays
-// owned by c.
+func newCtxState(p *platform, devs []*device) *ctxState {
+	return &ctxState{platform: p, devices: devs, queues: map[*Queue]struct{}{}}
+}
+
+// UnsafeBorrowContext wraps a native cl_context, such as one SYCL's
+// get_native(context) returned to the caller, to classify pointers with
+// QueryPointer. It takes a reference of its own (clRetainContext), so the
+// Context stays valid even if the owner lets go first, and its Close drops
+// only that reference. The caller guarantees h is a live cl_context of
+// this process's ICD loader; a wrong value crashes the runtime, which is
+// why the function is Unsafe. The error matches usm.ErrNotAvailable
+// without an OpenCL runtime.
+func UnsafeBorrowContext(h uintptr) (*Context, error) {
+	return wrapContext("opencl.UnsafeBorrowContext", h, true)
+}
+
+// UnsafeAdoptContext takes over one reference to a native cl_context, such
+// as the one SYCL's context::getNative() returns on the OpenCL backend
+// (it retains the context before handing it out): Close drops that
+// reference, and so does UnsafeAdoptContext itself when it fails after the
+// loader is up, so the caller never has to release h. The contract on h
+// is UnsafeBorrowContext's.
+func UnsafeAdoptContext(h uintptr) (*Context, error) {
+	return wrapContext("opencl.UnsafeAdoptContext", h, false)
+}
+
+func wrapContext(op string, h uintptr, retain bool) (*Context, error) {
+	if h == 0 {
+		return nil, errkind.New(errkind.Value, op, "NULL cl_context")
+	}
+	l, err := lib()
+	if err != nil {
+		return nil, err
+	}
+	var ids []clapi.Device
+	if _, err = platforms(); err == nil {
+		ids, err = l.ContextDevices(clapi.Context(h))
+	}
+	if err == nil && retain {
+		err = l.RetainContext(clapi.Context(h))
+	}
+	if err != nil {
+		if !retain {
+			_ = l.ReleaseContext(clapi.Context(h)) // the adopted reference is ours to drop
+		}
+		return nil, err
+	}
+	var devs []*device
+	var plat *platform
+	for _, id := range ids {
+		if d := findDevice(id); d != nil {
+			devs, plat = append(devs, d), d.platform
+		}
+	}
+	c := &Context{s: newCtxState(plat, devs)}
+	c.h.Init(h, "cl_context", liveContexts)
+	return c, nil
+}
+
+// Native returns the cl_context, for handing to other native code (a
+// SYCL runtime's make_context, for instance); 0 once closed. The
+// reference stays owned by c.
 func (c *Context) Native() uintptr {
 	if c == nil {
 		return 0
 	}
-	id, err := c.h.acquire("context")
-	if err != nil {
-		return 0
-	}
-	c.h.mu.RUnlock()
-	return id
+	return c.h.Raw()
 }
 
-// Devices returns the context's devices.
-func (c *Context) Devices() []Device {
+// Close drops this Context's reference (clReleaseContext) once. The
+// runtime frees the context, and with it the USM allocated in it, when
+// the last reference goes. A Backend's context is released by the
+// Backend's Close; its own Close refuses (usm.ErrValue).
+func (c *Context) Close() error {
 	if c == nil {
 		return nil
 	}
-	return slices.Clone(c.s.devices)
+	if c.owner != nil {
+		return errkind.New(errkind.Value, "opencl.Context.Close", "the context belongs to its Backend; close the Backend instead")
+	}
+	return c.close()
 }
 
-// Platform returns the context's platform.
-func (c *Context) Platform() Platform {
-	if c == nil {
-		return Platform{}
-	}
-	return Platform{c.s.platform}
+func (c *Context) close() error {
+	return c.h.Close(func(id uintptr) error {
+		l, _ := lib()
+		return l.ReleaseContext(clapi.Context(id))
+	})
 }
 
-// Retain returns a second Context for the same cl_context, holding its own
-// reference (clRetainContext).
-func (c *Context) Retain() (*Context, error) {
-	if c == nil {
-		return nil, errZero("context")
-	}
-	id, err := c.h.acquire("context")
-	if err != nil {
-		return nil, err
-	}
-	defer c.h.mu.RUnlock()
-	l, _ := lib()
-	if err := check("clRetainContext", call(l.RetainContext, id)); err != nil {
-		return nil, err
-	}
-	live.contexts.Add(1)
-	return &Context{h: handle{id: id}, s: c.s}, nil
-}
-
-// ReferenceCount returns CL_CONTEXT_REFERENCE_COUNT (for tests and
+// referenceCount returns CL_CONTEXT_REFERENCE_COUNT (for tests and
 // diagnostics; the value is stale as soon as it is returned).
-func (c *Context) ReferenceCount() (uint32, error) {
-	if c == nil {
-		return 0, errZero("context")
-	}
-	id, err := c.h.acquire("context")
+func (c *Context) referenceCount() (uint32, error) {
+	id, err := c.h.RLock("opencl.Context.referenceCount")
 	if err != nil {
 		return 0, err
 	}
-	defer c.h.mu.RUnlock()
+	defer c.h.RUnlock()
 	l, _ := lib()
-	var n uint32
-	err = check("clGetContextInfo", call(l.GetContextInfo, id, clapi.ContextReferenceCount, 4, uintptr(unsafe.Pointer(&n)), 0))
-	return n, err
+	return l.ContextReferenceCount(clapi.Context(id))
 }
 
-// Release drops this Context's reference. Allocations stay valid while any
-// Context of the cl_context lives; the runtime frees the context (and, per
-// the USM specification, the allocations) when the last reference goes.
-func (c *Context) Release() error {
-	if c == nil {
-		return errZero("context")
+// QueryPointer classifies ptr: USM of the context's platform as
+// clGetMemAllocInfoINTEL reports it (interior pointers included, with
+// base and size), SVM allocated through this Context as KindShared with
+// its registered extent, anything else, and any error, KindUnknown.
+// Device is the index of the memory's device among the devices of all
+// platforms, which is its index in a Backend; -1 for host memory and for
+// devices no platform listed.
+func (c *Context) QueryPointer(ptr uintptr) usm.PointerInfo {
+	unknown := usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
+	if c == nil || ptr == 0 {
+		return unknown
 	}
-	return c.h.release("context", func(id uintptr) error {
-		l, _ := lib()
-		live.contexts.Add(-1)
-		return check("clReleaseContext", call(l.ReleaseContext, id))
-	})
+	ai, err := c.allocInfo(ptr)
+	if err != nil {
+		return unknown
+	}
+	pi := usm.PointerInfo{Device: -1, Base: ai.base, Size: ai.size}
+	switch ai.typ {
+	case memHost:
+		pi.Kind = usm.KindHost
+	case memDevice:
+		pi.Kind = usm.KindDevice
+	case memShared:
+		pi.Kind = usm.KindShared
+	default:
+		return unknown
+	}
+	dev := ai.dev
+	if dev == nil {
+		// Host USM has no device; report the one it was allocated for
+		// through this context, so arrays on it use that device's queue.
+		if r, ok := c.s.find(ptr); ok {
+			dev = r.dev
+		}
+	}
+	if dev != nil {
+		pi.Device = dev.index
+	}
+	return pi
 }
 
 // --- allocation registry ---
@@ -199,7 +239,7 @@ func (s *ctxState) register(r allocRec) {
 	s.mu.Lock()
 	s.allocs.Insert(r)
 	s.mu.Unlock()
-	live.allocations.Add(1)
+	liveAllocations.Add(1)
 }
 
 // find returns the allocation containing p (interior pointers included).
@@ -222,95 +262,81 @@ func (s *ctxState) put(r allocRec) { // undo take after a failed free
 	s.mu.Unlock()
 }
 
-// Allocations returns the number of live allocations made through the
+// allocations returns the number of live allocations made through the
 // cl_context.
-func (c *Context) Allocations() int {
-	if c == nil {
-		return 0
-	}
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	return c.s.allocs.Len()
+func (s *ctxState) allocations() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.allocs.Len()
+}
+
+func (s *ctxState) hasDevice(d *device) bool {
+	return d != nil && slices.Contains(s.devices, d)
 }
 
 // --- USM ---
 
-func (c *Context) usm(op string) (uintptr, clapi.USM, error) {
-	if c == nil {
-		return 0, clapi.USM{}, errZero("context")
+func (c *Context) usm(op string) (clapi.Context, clapi.USM, error) {
+	if c.s.platform == nil || !c.s.platform.usmFuncs().Complete() {
+		name := "the context's platform"
+		if c.s.platform != nil {
+			name = "platform " + strconv.Quote(c.s.platform.info.name)
+		}
+		return 0, clapi.USM{}, errkind.New(errkind.NotSupported, op, name+" does not provide cl_intel_unified_shared_memory")
 	}
-	f := c.s.platform.usmFuncs()
-	if !f.Complete() {
-		c2 := errkind.New(errkind.NotSupported, op, "platform "+strconv.Quote(c.s.platform.info.Name)+" does not provide cl_intel_unified_shared_memory")
-		return 0, f, c2
-	}
-	id, err := c.h.acquire("context")
-	return id, f, err
+	id, err := c.h.RLock(op)
+	return clapi.Context(id), c.s.platform.usmFuncs(), err
 }
 
-func (c *Context) hasDevice(d Device) bool {
-	return d.d != nil && slices.ContainsFunc(c.s.devices, func(x Device) bool { return x.d == d.d })
-}
-
-// HostMemAlloc allocates host USM (clHostMemAllocINTEL). alignment 0 is
-// the runtime default; a size of 0 is refused by the runtime with
+// usmAlloc allocates USM of type typ (memHost, memDevice or memShared)
+// for dev, a device of the context (optional for host USM, which is not
+// bound to a device: dev is only recorded). alignment 0 is the runtime
+// default; a size of 0 is refused by the runtime with
 // CL_INVALID_BUFFER_SIZE.
-func (c *Context) HostMemAlloc(size uintptr, alignment uint32) (uintptr, error) {
-	return c.usmAlloc("clHostMemAllocINTEL", MemHost, Device{}, size, alignment)
-}
-
-// DeviceMemAlloc allocates device USM (clDeviceMemAllocINTEL).
-func (c *Context) DeviceMemAlloc(dev Device, size uintptr, alignment uint32) (uintptr, error) {
-	return c.usmAlloc("clDeviceMemAllocINTEL", MemDevice, dev, size, alignment)
-}
-
-// SharedMemAlloc allocates shared USM (clSharedMemAllocINTEL) associated
-// with dev.
-func (c *Context) SharedMemAlloc(dev Device, size uintptr, alignment uint32) (uintptr, error) {
-	return c.usmAlloc("clSharedMemAllocINTEL", MemShared, dev, size, alignment)
-}
-
-func (c *Context) usmAlloc(op string, typ MemType, dev Device, size uintptr, alignment uint32) (uintptr, error) {
+func (c *Context) usmAlloc(typ uint32, dev *device, size uintptr, alignment uint32) (uintptr, error) {
+	op := "clSharedMemAllocINTEL"
+	switch typ {
+	case memHost:
+		op = "clHostMemAllocINTEL"
+	case memDevice:
+		op = "clDeviceMemAllocINTEL"
+	}
 	id, f, err := c.usm(op)
 	if err != nil {
 		return 0, err
 	}
-	defer c.h.mu.RUnlock()
-	if (typ != MemHost || dev.d != nil) && !c.hasDevice(dev) {
+	defer c.h.RUnlock()
+	if (typ != memHost || dev != nil) && !c.s.hasDevice(dev) {
 		return 0, errkind.New(errkind.Value, op, "device "+dev.String()+" is not in the context")
 	}
-	var errc int32
 	var p uintptr
 	switch typ {
-	case MemHost:
-		p = call(f.HostMemAlloc, id, 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
-	case MemDevice:
-		p = call(f.DeviceMemAlloc, id, dev.d.id, 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
-	case MemShared:
-		p = call(f.SharedMemAlloc, id, dev.d.id, 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
+	case memHost:
+		p, err = f.HostMemAlloc(id, size, alignment)
+	case memDevice:
+		p, err = f.DeviceMemAlloc(id, dev.id, size, alignment)
+	case memShared:
+		p, err = f.SharedMemAlloc(id, dev.id, size, alignment)
 	}
-	if errc != 0 {
-		return 0, &OpError{op, Status(errc)}
-	}
-	if p == 0 {
-		return 0, &OpError{op, OutOfHostMemory}
+	if err != nil {
+		return 0, err
 	}
 	c.s.register(allocRec{base: p, size: size, typ: typ, dev: dev})
 	return p, nil
 }
 
-// MemBlockingFree frees USM allocated through this context with
+// memBlockingFree frees USM allocated through this context with
 // clMemBlockingFreeINTEL, which first waits for enqueued commands that may
 // use it. Only base pointers of live allocations of this context are
 // passed to the runtime: anything else (an interior pointer, a second free,
 // foreign memory) is a usm.ErrValue error, because runtimes do not promise
 // to survive a bad pointer.
-func (c *Context) MemBlockingFree(ptr uintptr) error {
+func (c *Context) memBlockingFree(ptr uintptr) error {
 	id, f, err := c.usm("clMemBlockingFreeINTEL")
 	if err != nil {
 		return err
 	}
-	defer c.h.mu.RUnlock()
+	defer c.h.RUnlock()
 	r, ok := c.s.take(ptr)
 	if !ok || r.svm {
 		if ok {
@@ -318,125 +344,80 @@ func (c *Context) MemBlockingFree(ptr uintptr) error {
 		}
 		return errkind.New(errkind.Value, "clMemBlockingFreeINTEL", "0x"+strconv.FormatUint(uint64(ptr), 16)+" is not the base of a live USM allocation of this context")
 	}
-	if err := check("clMemBlockingFreeINTEL", call(f.MemBlockingFree, id, ptr)); err != nil {
+	if err := f.MemBlockingFree(id, ptr); err != nil {
 		c.s.put(r)
 		return err
 	}
-	live.allocations.Add(-1)
+	liveAllocations.Add(-1)
 	return nil
 }
 
-// MemAllocInfo classifies ptr: for memory of the platform's USM, what
+// allocInfo classifies ptr: for memory of the platform's USM, what
 // clGetMemAllocInfoINTEL reports (interior pointers included; foreign
-// memory is MemUnknown, never an error); for SVM memory allocated through
-// this context, the registered extent with Type MemShared and SVM set.
-func (c *Context) MemAllocInfo(ptr uintptr) (AllocInfo, error) {
-	if c == nil {
-		return AllocInfo{}, errZero("context")
-	}
+// memory is memUnknown, never an error); for SVM memory allocated through
+// this context, the registered extent with typ memShared and svm set.
+func (c *Context) allocInfo(ptr uintptr) (allocInfo, error) {
 	if r, ok := c.s.find(ptr); ok && r.svm {
-		return AllocInfo{Type: MemShared, Base: r.base, Size: r.size, Device: r.dev, SVM: true}, nil
+		return allocInfo{typ: memShared, base: r.base, size: r.size, dev: r.dev, svm: true}, nil
 	}
-	f := c.s.platform.usmFuncs()
-	if f.GetMemAllocInfo == 0 {
-		return AllocInfo{Type: MemUnknown}, nil
+	if c.s.platform == nil || !c.s.platform.usmFuncs().CanQuery() {
+		return allocInfo{typ: memUnknown}, nil
 	}
-	id, err := c.h.acquire("context")
+	id, err := c.h.RLock("opencl.Context.QueryPointer")
 	if err != nil {
-		return AllocInfo{}, err
+		return allocInfo{}, err
 	}
-	defer c.h.mu.RUnlock()
-	return memAllocInfo(f.GetMemAllocInfo, id, ptr)
-}
-
-// memAllocInfo runs the USM query. The four results share one heap block
-// so the query costs a single allocation.
-func memAllocInfo(fn, ctx, ptr uintptr) (AllocInfo, error) {
-	out := new(struct {
-		typ  uint32 // cl_unified_shared_memory_type_intel is a cl_uint
-		_    uint32
-		base uintptr
-		size uintptr
-		dev  uintptr
-	})
-	if err := check("clGetMemAllocInfoINTEL", call(fn, ctx, ptr, clapi.MemAllocTypeINTEL, 4, uintptr(unsafe.Pointer(&out.typ)), 0)); err != nil {
-		return AllocInfo{}, err
+	defer c.h.RUnlock()
+	mi, err := c.s.platform.usmFuncs().MemAllocInfo(clapi.Context(id), ptr)
+	if err != nil {
+		return allocInfo{}, err
 	}
-	info := AllocInfo{Type: MemType(out.typ)}
-	if info.Type == MemUnknown {
-		return info, nil
-	}
-	if err := check("clGetMemAllocInfoINTEL", call(fn, ctx, ptr, clapi.MemAllocBasePtrINTEL, 8, uintptr(unsafe.Pointer(&out.base)), 0)); err != nil {
-		return AllocInfo{}, err
-	}
-	if err := check("clGetMemAllocInfoINTEL", call(fn, ctx, ptr, clapi.MemAllocSizeINTEL, 8, uintptr(unsafe.Pointer(&out.size)), 0)); err != nil {
-		return AllocInfo{}, err
-	}
-	if err := check("clGetMemAllocInfoINTEL", call(fn, ctx, ptr, clapi.MemAllocDeviceINTEL, 8, uintptr(unsafe.Pointer(&out.dev)), 0)); err != nil {
-		return AllocInfo{}, err
-	}
-	info.Base, info.Size = out.base, out.size
-	info.Device, _ = findDevice(out.dev)
-	return info, nil
+	return allocInfo{typ: mi.Type, base: mi.Base, size: mi.Size, dev: findDevice(mi.Device)}, nil
 }
 
 // --- SVM ---
 
-// SVMFlags are cl_svm_mem_flags.
-type SVMFlags uint64
+// svmFineGrainShared are the cl_svm_mem_flags of memory the host may
+// touch without map/unmap.
+const svmFineGrainShared = clapi.MemReadWrite | clapi.MemSVMFineGrainBuffer
 
-// SVM allocation flags.
-const (
-	SVMReadWrite       SVMFlags = clapi.MemReadWrite
-	SVMFineGrain       SVMFlags = clapi.MemSVMFineGrainBuffer
-	SVMAtomicsFlag     SVMFlags = clapi.MemSVMAtomics
-	SVMFineGrainShared          = SVMReadWrite | SVMFineGrain
-)
-
-// SVMAlloc allocates shared virtual memory (clSVMAlloc, OpenCL 2.0) and
-// registers it, since SVM has no pointer query; dev is recorded as the
-// device the memory is meant for. Use SVMFineGrainShared for memory the
-// host may touch without map/unmap. A size of 0 is refused.
-func (c *Context) SVMAlloc(dev Device, flags SVMFlags, size uintptr, alignment uint32) (uintptr, error) {
-	if c == nil {
-		return 0, errZero("context")
-	}
+// svmAlloc allocates fine-grain shared virtual memory (clSVMAlloc, OpenCL
+// 2.0) and registers it, since SVM has no pointer query; dev is recorded
+// as the device the memory is meant for. A size of 0 is refused.
+func (c *Context) svmAlloc(dev *device, size uintptr, alignment uint32) (uintptr, error) {
 	l, err := lib()
 	if err != nil {
 		return 0, err
 	}
-	if l.SVMAlloc == 0 || l.SVMFree == 0 {
+	if !l.HasSVM() {
 		return 0, errkind.New(errkind.NotSupported, "clSVMAlloc", "the OpenCL loader has no SVM entry points (OpenCL < 2.0)")
 	}
-	if !c.hasDevice(dev) {
+	if !c.s.hasDevice(dev) {
 		return 0, errkind.New(errkind.Value, "clSVMAlloc", "device "+dev.String()+" is not in the context")
 	}
 	if size == 0 {
 		// clSVMAlloc returns NULL without a status for size 0; say why.
-		return 0, &OpError{"clSVMAlloc", InvalidBufferSize}
+		return 0, &Error{Op: "clSVMAlloc", Status: InvalidBufferSize}
 	}
-	id, err := c.h.acquire("context")
+	id, err := c.h.RLock("clSVMAlloc")
 	if err != nil {
 		return 0, err
 	}
-	defer c.h.mu.RUnlock()
-	p := call(l.SVMAlloc, id, uintptr(flags), size, uintptr(alignment))
+	defer c.h.RUnlock()
+	p := l.SVMAlloc(clapi.Context(id), svmFineGrainShared, size, alignment)
 	if p == 0 {
-		return 0, errkind.New(errkind.Memory, "clSVMAlloc", "returned NULL for "+strconv.FormatUint(uint64(size), 10)+" bytes with flags 0x"+strconv.FormatUint(uint64(flags), 16))
+		return 0, errkind.New(errkind.Memory, "clSVMAlloc", "returned NULL for "+strconv.FormatUint(uint64(size), 10)+" bytes of fine-grain SVM")
 	}
-	c.s.register(allocRec{base: p, size: size, typ: MemShared, dev: dev, svm: true})
+	c.s.register(allocRec{base: p, size: size, typ: memShared, dev: dev, svm: true})
 	return p, nil
 }
 
-// SVMFree frees SVM allocated through this context. clSVMFree does not wait
-// for commands that use the memory, so SVMFree first finishes every live
-// queue made from this context, which gives it the semantics of
+// svmFree frees SVM allocated through this context. clSVMFree does not
+// wait for commands that use the memory, so svmFree first finishes every
+// live queue made from this context, which gives it the semantics of
 // clMemBlockingFreeINTEL for those queues. Unknown pointers are refused
 // (usm.ErrValue) without calling the runtime.
-func (c *Context) SVMFree(ptr uintptr) error {
-	if c == nil {
-		return errZero("context")
-	}
+func (c *Context) svmFree(ptr uintptr) error {
 	r, ok := c.s.take(ptr)
 	if !ok || !r.svm {
 		if ok {
@@ -445,31 +426,28 @@ func (c *Context) SVMFree(ptr uintptr) error {
 		return errkind.New(errkind.Value, "clSVMFree", "0x"+strconv.FormatUint(uint64(ptr), 16)+" is not the base of a live SVM allocation of this context")
 	}
 	c.s.finishQueues()
-	id, err := c.h.acquire("context")
+	id, err := c.h.RLock("clSVMFree")
 	if err != nil {
 		c.s.put(r)
 		return err
 	}
-	defer c.h.mu.RUnlock()
+	defer c.h.RUnlock()
 	l, _ := lib()
-	call(l.SVMFree, id, ptr) // void
-	live.allocations.Add(-1)
+	l.SVMFree(clapi.Context(id), ptr)
+	liveAllocations.Add(-1)
 	return nil
 }
 
-// Free frees any allocation made through the context, USM or SVM.
-func (c *Context) Free(ptr uintptr) error {
-	if c == nil {
-		return errZero("context")
-	}
+// free frees any allocation made through the context, USM or SVM.
+func (c *Context) free(ptr uintptr) error {
 	r, ok := c.s.find(ptr)
 	switch {
 	case !ok || r.base != ptr:
-		return errkind.New(errkind.Value, "opencl.Context.Free", "0x"+strconv.FormatUint(uint64(ptr), 16)+" is not the base of a live allocation of this context")
+		return errkind.New(errkind.Value, "opencl.Context.free", "0x"+strconv.FormatUint(uint64(ptr), 16)+" is not the base of a live allocation of this context")
 	case r.svm:
-		return c.SVMFree(ptr)
+		return c.svmFree(ptr)
 	}
-	return c.MemBlockingFree(ptr)
+	return c.memBlockingFree(ptr)
 }
 
 func (s *ctxState) finishQueues() {
@@ -480,6 +458,6 @@ func (s *ctxState) finishQueues() {
 	}
 	s.mu.Unlock()
 	for _, q := range qs {
-		_ = q.Finish() // a queue released meanwhile has nothing left to wait for
+		_ = q.Wait() // a queue closed meanwhile has nothing left to wait for
 	}
 }

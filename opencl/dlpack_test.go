@@ -1,4 +1,4 @@
-package opencl_test
+package opencl
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
-	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -47,7 +46,7 @@ func TestSelectors(t *testing.T) {
 			_, _, err = reg.Select(sel)
 			assert.ErrorIs(t, err, usm.ErrValue, s)
 			assert.ErrorContains(t, err, s)
-			assert.ErrorContains(t, err, r.dev.Name(), "the error lists the devices seen")
+			assert.ErrorContains(t, err, r.dev.info.name, "the error lists the devices seen")
 		}
 	})
 }
@@ -68,7 +67,7 @@ func TestDLPack(t *testing.T) {
 		const n = 1024
 		want := f32(n)
 		kinds := []usm.Kind{usm.KindHost, usm.KindShared}
-		if r.mem == opencl.USM {
+		if r.mem == usmMemory {
 			kinds = append(kinds, usm.KindDevice)
 		}
 		for _, kind := range kinds {
@@ -146,11 +145,7 @@ func TestExportWaitsForQueue(t *testing.T) {
 		require.NoError(t, err)
 		defer alloc.Free()
 		pattern := []byte{0x5a, 0xa5, 0x11, 0x22}
-		if r.mem == opencl.USM {
-			require.NoError(t, r.q.MemFill(alloc.Pointer(), pattern, size))
-		} else {
-			require.NoError(t, r.q.SVMMemFill(alloc.Pointer(), pattern, size))
-		}
+		require.NoError(t, r.q.memFill(alloc.Pointer(), pattern, size, r.mem == svmMemory))
 		arr, err := reg.NewArray(alloc, typestr.Uint8, []int64{size})
 		require.NoError(t, err)
 		m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}, Device: &dlpack.Device{Type: dlpack.CPU}})

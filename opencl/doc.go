@@ -11,35 +11,43 @@
 //   - Fine-grain SVM (clSVMAlloc, OpenCL 2.0) as a stand-in where the
 //     extension is missing, as on PoCL 3.1 in Debian 12.
 //
-// # Layers
+// # The API
 //
-// The lower layer mirrors OpenCL with typed handles: Platform and Device
-// (not reference counted), Context, Queue and Event (reference counted).
-// Handles have unexported fields, so they cannot be forged from integers;
-// the only ways in from a raw handle are UnsafeAdoptQueue and
-// UnsafeBorrowQueue. Each Context, Queue and Event value owns exactly one
-// OpenCL reference: Retain returns a new value with a new reference, and
-// Release drops it once. A second Release, or any use after Release, is a
-// usm.ErrValue error, never a call into the runtime with a dangling
-// handle. Status is the cl_int error type (comparable, in the style of
-// syscall.Errno).
+// New returns a Backend: every device of every platform (one context per
+// platform, one in-order queue per device), implementing usm.Backend,
+// usm.Allocator, usm.Copier and usm.QueueProvider, so filter selectors
+// such as "opencl:cpu:0" resolve through a usm.Registry and DLPack exports
+// carry (kDLOneAPI, global index).
 //
-// Backend, the upper layer, implements usm.Backend, usm.Allocator,
-// usm.Copier and usm.QueueProvider over every device of every platform
-// (one context per platform, one in-order queue per device), so filter
-// selectors such as "opencl:cpu:0" resolve through a usm.Registry and
-// DLPack exports carry (kDLOneAPI, global index).
+// Context and Queue are the native objects a program exchanges with a
+// SYCL runtime or other OpenCL code. Native returns the cl_context or
+// cl_command_queue; UnsafeAdoptQueue, UnsafeBorrowQueue,
+// UnsafeAdoptContext and UnsafeBorrowContext take them in. Each Context and Queue owns one
+// OpenCL reference, which Close drops once, after calls in progress; a
+// second Close does nothing, and any use after Close is a usm.ErrValue
+// error, never a call into the runtime with a dangling handle. A
+// Backend's own context and queues are closed by the Backend.
+//
+// A failed call is an *Error naming the entry point and carrying its
+// Status, the cl_int code as an error (comparable, in the style of
+// syscall.Errno, and matching usmbridge's error kinds). Live counts the
+// objects and allocations the package made that are still alive, for
+// leak checks.
 //
 // # Native queues from SYCL
 //
 // SYCL's get_native(queue) on the OpenCL backend returns a cl_command_queue
 // that it has retained for the caller. Hand it to UnsafeAdoptQueue, which
 // takes over that reference: Wait is clFinish on the handle — exactly the
-// backend half of queue::wait() — and Release is clReleaseCommandQueue.
+// backend half of queue::wait() — and Close is clReleaseCommandQueue.
 // For a queue the caller keeps owning, UnsafeBorrowQueue takes a reference
 // of its own, so either side may let go first. Neither transfers
 // ownership of the SYCL queue object. clFinish covers commands already
 // submitted to the queue, not host tasks or commands SYCL still holds back.
+// A cl_context goes to UnsafeAdoptContext when the caller was handed a
+// reference (context::getNative() retains), else to UnsafeBorrowContext;
+// either Context's QueryPointer classifies and measures the USM of its
+// platform, wherever it was allocated.
 //
 // # SVM compared with real USM
 //
@@ -48,18 +56,16 @@
 // reports them as shared. What differs from real USM:
 //
 //   - There is one kind: a request for host or device memory also gets
-//     shared memory (KindShared), so device memory is never "device-only"
-//     and a DLPack export to kDLCPU is always zero-copy.
+//     shared memory (usm.KindShared), so device memory is never
+//     "device-only" and a DLPack export to kDLCPU is always zero-copy.
 //   - SVM has no pointer query. The package registers every SVM allocation
 //     it makes, so pointer queries (kind, base, size, device, interior
-//     pointers) work for memory allocated through this package only; SVM
-//     allocated by other code in the same process is unknown.
+//     pointers) work for memory allocated through the Backend only; SVM
+//     allocated by other code in the same process, or queried through a
+//     borrowed Context, is unknown.
 //   - clSVMFree does not wait for commands using the memory; the free
 //     finishes every queue made from the context first, which is what
 //     clMemBlockingFreeINTEL does for USM.
-//   - Copies and fills use clEnqueueSVMMemcpy/clEnqueueSVMMemFill; kernels
-//     would need clSetKernelArgSVMPointer instead of
-//     clSetKernelArgMemPointerINTEL (this package enqueues no kernels).
 //   - Devices with coarse-grain SVM only are refused (usm.ErrNotSupported):
 //     their memory needs map/unmap around host access, which USM shared
 //     memory does not.

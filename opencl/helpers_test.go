@@ -1,4 +1,4 @@
-package opencl_test
+package opencl
 
 import (
 	"errors"
@@ -12,8 +12,9 @@ import (
 
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/live"
 	"github.com/usmbridge/usmbridge/internal/testutil"
-	"github.com/usmbridge/usmbridge/opencl"
+	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -26,7 +27,7 @@ const childEnv = "USMBRIDGE_OPENCL_CHILD"
 // import made by the tests is still alive.
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "platforms" {
-		ps, err := opencl.Platforms()
+		ps, err := platforms()
 		fmt.Printf("platforms=%d notavailable=%v err=%v\n", len(ps), errors.Is(err, usm.ErrNotAvailable), err)
 		os.Exit(0)
 	}
@@ -37,9 +38,9 @@ func TestMain(m *testing.M) {
 			code = max(code, 1)
 		}
 	}
-	live, s := opencl.Live(), dlpack.ReadStats()
-	if code == 0 && (live != (opencl.Counts{}) || s.LiveExports != 0 || s.LiveImports != 0) {
-		fmt.Fprintf(os.Stderr, "leak: OpenCL objects %+v, DLPack %+v\n", live, s)
+	leaked, s := live.Leaks(Live()), dlpack.ReadStats()
+	if code == 0 && (len(leaked) != 0 || s.LiveExports != 0 || s.LiveImports != 0) {
+		fmt.Fprintf(os.Stderr, "leak: OpenCL objects %v, DLPack %+v\n", leaked, s)
 		code = 99
 	}
 	os.Exit(code)
@@ -49,12 +50,12 @@ func TestMain(m *testing.M) {
 // TestMain.
 var shared struct {
 	once sync.Once
-	b    *opencl.Backend
+	b    *Backend
 	err  error
 }
 
-func sharedBackend() (*opencl.Backend, error) {
-	shared.once.Do(func() { shared.b, shared.err = opencl.New() })
+func sharedBackend() (*Backend, error) {
+	shared.once.Do(func() { shared.b, shared.err = New() })
 	return shared.b, shared.err
 }
 
@@ -63,22 +64,22 @@ func sharedBackend() (*opencl.Backend, error) {
 type runtime struct {
 	name     string // testutil runtime name (USMBRIDGE_REQUIRE)
 	platform string // CL_PLATFORM_NAME
-	mem      opencl.Memory
+	mem      memory
 }
 
 var runtimes = []runtime{
-	{testutil.PoCL, "Portable Computing Language", opencl.FineGrainSVM},
-	{testutil.IntelOpenCL, "Intel(R) OpenCL", opencl.USM},
+	{testutil.PoCL, "Portable Computing Language", svmMemory},
+	{testutil.IntelOpenCL, "Intel(R) OpenCL", usmMemory},
 }
 
 // rt is a runtime's first CPU device in the shared backend.
 type rt struct {
 	runtime
-	b     *opencl.Backend
+	b     *Backend
 	local int
-	dev   opencl.Device
-	ctx   *opencl.Context
-	q     *opencl.Queue
+	dev   *device
+	ctx   *Context
+	q     *Queue
 }
 
 // find returns the runtime's first CPU device, or skips/fails the test as
@@ -89,15 +90,14 @@ func find(t testing.TB, r runtime) rt {
 	testutil.Runtime(t, r.name, err)
 	var seen []string
 	for i := range b.Devices() {
-		d, err := b.Device(i)
-		require.NoError(t, err)
+		d := b.devs[i].dev
 		seen = append(seen, d.String())
-		if d.Platform().Name() == r.platform && d.Type()&opencl.TypeCPU != 0 {
+		if d.platform.info.name == r.platform && d.info.typ&clapi.DeviceTypeCPU != 0 {
 			ctx, err := b.Context(i)
 			require.NoError(t, err)
-			q, err := b.CommandQueue(i)
+			q, err := b.Queue(i)
 			require.NoError(t, err)
-			return rt{runtime: r, b: b, local: i, dev: d, ctx: ctx, q: q}
+			return rt{runtime: r, b: b, local: i, dev: d, ctx: ctx, q: q.(*Queue)}
 		}
 	}
 	testutil.Runtime(t, r.name, errkind.New(errkind.NotAvailable, "opencl test",
@@ -110,4 +110,65 @@ func each(t *testing.T, fn func(t *testing.T, r rt)) {
 	for _, r := range runtimes {
 		t.Run(r.name, func(t *testing.T) { fn(t, find(t, r)) })
 	}
+}
+
+// Operations only the tests use, to drive the runtime as a SYCL program
+// would.
+
+// memFill enqueues a fill of n bytes at dst with a repeated pattern: USM
+// with clEnqueueMemFillINTEL, SVM with clEnqueueSVMMemFill (n must be a
+// multiple of len(pattern), which must be a power of two up to 128). The
+// runtime copies the pattern, so it may be reused at once. Wait waits for
+// the fill.
+func (q *Queue) memFill(dst uintptr, pattern []byte, n uintptr, svm bool) error {
+	const op = "opencl.Queue.memFill"
+	if len(pattern) == 0 {
+		return errkind.New(errkind.Value, op, "empty pattern")
+	}
+	if svm {
+		l, err := lib()
+		if err != nil {
+			return err
+		}
+		if !l.HasSVM() {
+			return errkind.New(errkind.NotSupported, "clEnqueueSVMMemFill", "the OpenCL loader has no SVM entry points (OpenCL < 2.0)")
+		}
+		id, err := q.lock(op)
+		if err != nil {
+			return err
+		}
+		defer q.h.RUnlock()
+		return l.EnqueueSVMMemFill(id, dst, pattern, n)
+	}
+	id, f, err := q.usmFn("clEnqueueMemFillINTEL")
+	if err != nil {
+		return err
+	}
+	defer q.h.RUnlock()
+	if !f.CanFill() {
+		return errkind.New(errkind.NotSupported, "clEnqueueMemFillINTEL", "the queue's platform does not provide it")
+	}
+	return f.EnqueueMemFill(id, dst, pattern, n)
+}
+
+// svmMemcpy copies n bytes with clEnqueueSVMMemcpy (SVM or host memory on
+// either side).
+func (q *Queue) svmMemcpy(blocking bool, dst, src, n uintptr) error {
+	l, err := lib()
+	if err != nil {
+		return err
+	}
+	id, err := q.lock("clEnqueueSVMMemcpy")
+	if err != nil {
+		return err
+	}
+	defer q.h.RUnlock()
+	return l.EnqueueSVMMemcpy(id, blocking, dst, src, n)
+}
+
+// hasFineGrainSVM reports whether clSVMAlloc can give d memory the host
+// may use directly, with no map/unmap.
+func (d *device) hasFineGrainSVM() bool {
+	l, err := lib()
+	return err == nil && l.HasSVM() && d.info.svm&clapi.SVMFineGrainBuffer != 0
 }

@@ -1,8 +1,6 @@
 package opencl
 
 import (
-	"errors"
-	"github.com/usmbridge/usmbridge/internal/ffi"
 	"sync"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -17,49 +15,16 @@ var loadLib = sync.OnceValues(func() (*clapi.Lib, error) {
 	return openLib(clapi.SONAMEs...)
 })
 
+// openLib loads the table. Both failures (no loader, a loader lacking
+// entry points) match errkind.NotAvailable: a loader too old to be usable
+// is as good as none.
 func openLib(names ...string) (*clapi.Lib, error) {
 	l, err := clapi.Load(names...)
 	if err != nil {
-		var ms *clapi.MissingSymbolError
-		if errors.As(err, &ms) {
-			// A loader too old to be usable is as good as none.
-			return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the OpenCL ICD loader is unusable", err)
-		}
-		return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the OpenCL ICD loader (libOpenCL.so.1, Debian package ocl-icd-libopencl1) cannot be loaded", err)
+		return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the OpenCL ICD loader (libOpenCL.so.1, Debian package ocl-icd-libopencl1) cannot be used", err)
 	}
 	return l, nil
 }
 
 // lib returns the loaded table or the "runtime not available" error.
 func lib() (*clapi.Lib, error) { return loadLib() }
-
-// Available reports whether the OpenCL loader loads and lists at least one
-// platform; the error says why not, and matches usm.ErrNotAvailable when no
-// runtime is installed.
-func Available() error {
-	ps, err := Platforms()
-	if err != nil {
-		return err
-	}
-	if len(ps) == 0 {
-		return errkind.New(errkind.NotAvailable, "opencl", "no OpenCL platform")
-	}
-	return nil
-}
-
-// call is ffi.Call. It repeats go:uintptrescapes because the directive
-// acts at direct call sites only: callers here pass
-// uintptr(unsafe.Pointer(&out)) and out must be on the heap and alive.
-//
-//go:uintptrescapes
-func call(fn uintptr, args ...uintptr) uintptr { return ffi.Call(fn, args...) }
-
-// errReleased is returned by operations on a handle after its Release.
-func errReleased(what string) error {
-	return errkind.New(errkind.Value, "opencl", what+" has been released")
-}
-
-// errZero is returned by operations on a zero-value handle.
-func errZero(what string) error {
-	return errkind.New(errkind.Value, "opencl", "zero "+what+" handle (not obtained from this package)")
-}

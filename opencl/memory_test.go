@@ -1,4 +1,4 @@
-package opencl_test
+package opencl
 
 import (
 	"bytes"
@@ -10,121 +10,114 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
-	"github.com/usmbridge/usmbridge/opencl"
+	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
 func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
 
-// The raw USM layer on the Intel runtime; on PoCL 3.1 it must say
-// "not supported" instead of calling NULL entry points.
+// The USM layer on the Intel runtime; on PoCL 3.1 it must say "not
+// supported" instead of calling NULL entry points.
 func TestUSMContext(t *testing.T) {
 	each(t, func(t *testing.T, r rt) {
 		ctx := r.ctx
-		if r.mem != opencl.USM {
-			_, err := ctx.HostMemAlloc(64, 0)
+		if r.mem != usmMemory {
+			_, err := ctx.usmAlloc(memHost, nil, 64, 0)
 			assert.ErrorIs(t, err, usm.ErrNotSupported)
-			assert.ErrorIs(t, r.q.Memcpy(true, 1, 2, 3), usm.ErrNotSupported)
-			info, err := ctx.MemAllocInfo(0x1000)
+			assert.ErrorIs(t, r.q.memcpy(true, 1, 2, 3), usm.ErrNotSupported)
+			info, err := ctx.allocInfo(0x1000)
 			require.NoError(t, err)
-			assert.Equal(t, opencl.MemUnknown, info.Type)
+			assert.Equal(t, uint32(memUnknown), info.typ)
 			return
 		}
 		const size = 4096
 		for _, tc := range []struct {
-			typ   opencl.MemType
-			alloc func() (uintptr, error)
+			name  string
+			typ   uint32
+			dev   *device
+			align uint32
 		}{
-			{opencl.MemHost, func() (uintptr, error) { return ctx.HostMemAlloc(size, 0) }},
-			{opencl.MemDevice, func() (uintptr, error) { return ctx.DeviceMemAlloc(r.dev, size, 64) }},
-			{opencl.MemShared, func() (uintptr, error) { return ctx.SharedMemAlloc(r.dev, size, 0) }},
+			{"host", memHost, nil, 0},
+			{"device", memDevice, r.dev, 64},
+			{"shared", memShared, r.dev, 0},
 		} {
-			t.Run(tc.typ.String(), func(t *testing.T) {
-				p, err := tc.alloc()
+			t.Run(tc.name, func(t *testing.T) {
+				p, err := ctx.usmAlloc(tc.typ, tc.dev, size, tc.align)
 				require.NoError(t, err)
 				for _, q := range []uintptr{p, p + 100, p + size - 1} {
-					info, err := ctx.MemAllocInfo(q)
+					info, err := ctx.allocInfo(q)
 					require.NoError(t, err)
-					assert.Equal(t, tc.typ, info.Type)
-					assert.Equal(t, p, info.Base, "base of %#x", q)
-					assert.EqualValues(t, size, info.Size)
-					assert.False(t, info.SVM)
-					if tc.typ == opencl.MemHost {
-						assert.False(t, info.Device.Valid(), "host USM has no device")
-					} else {
-						assert.Equal(t, r.dev, info.Device)
-					}
+					assert.Equal(t, allocInfo{typ: tc.typ, base: p, size: size, dev: tc.dev}, info, "%#x", q)
 				}
 				// Fill with the runtime, read back through a blocking copy
 				// into Go memory.
-				require.NoError(t, r.q.MemFill(p, []byte{0xab, 0xcd}, size))
+				require.NoError(t, r.q.memFill(p, []byte{0xab, 0xcd}, size, false))
 				got := make([]byte, size)
-				require.NoError(t, r.q.Memcpy(true, addr(got), p, size))
+				require.NoError(t, r.q.memcpy(true, addr(got), p, size))
 				assert.Equal(t, bytes.Repeat([]byte{0xab, 0xcd}, size/2), got)
-				ev, err := r.q.EnqueueMemcpy(p, addr(bytes.Repeat([]byte{7}, size)), size)
-				require.NoError(t, err)
-				require.NoError(t, ev.Wait())
-				require.NoError(t, ev.Release())
-				require.NoError(t, r.q.Memcpy(true, addr(got), p, size))
-				assert.Equal(t, bytes.Repeat([]byte{7}, size), got)
+				sevens := bytes.Repeat([]byte{7}, size)
+				require.NoError(t, r.q.memcpy(false, p, addr(sevens), size))
+				require.NoError(t, r.q.Wait())
+				require.NoError(t, r.q.memcpy(true, addr(got), p, size))
+				assert.Equal(t, sevens, got)
 
-				assert.ErrorIs(t, ctx.MemBlockingFree(p+1), usm.ErrValue, "interior pointer")
-				require.NoError(t, ctx.MemBlockingFree(p))
-				assert.ErrorIs(t, ctx.MemBlockingFree(p), usm.ErrValue, "double free")
-				info, err := ctx.MemAllocInfo(p)
+				assert.ErrorIs(t, ctx.memBlockingFree(p+1), usm.ErrValue, "interior pointer")
+				require.NoError(t, ctx.memBlockingFree(p))
+				assert.ErrorIs(t, ctx.memBlockingFree(p), usm.ErrValue, "double free")
+				info, err := ctx.allocInfo(p)
 				require.NoError(t, err)
-				assert.Equal(t, opencl.MemUnknown, info.Type, "freed memory is unknown")
+				assert.Equal(t, uint32(memUnknown), info.typ, "freed memory is unknown")
 			})
 		}
 		t.Run("bad input", func(t *testing.T) {
-			_, err := ctx.HostMemAlloc(0, 0)
-			assert.ErrorIs(t, err, opencl.InvalidBufferSize, "size 0")
+			_, err := ctx.usmAlloc(memHost, nil, 0, 0)
+			assert.ErrorIs(t, err, InvalidBufferSize, "size 0")
 			assert.ErrorIs(t, err, usm.ErrValue)
-			_, err = ctx.SharedMemAlloc(r.dev, 64, 3)
+			_, err = ctx.usmAlloc(memShared, r.dev, 64, 3)
 			assert.Error(t, err, "alignment not a power of two")
-			_, err = ctx.DeviceMemAlloc(opencl.Device{}, 64, 0)
+			_, err = ctx.usmAlloc(memDevice, nil, 64, 0)
 			assert.ErrorIs(t, err, usm.ErrValue)
 			goMem := make([]byte, 64)
 			for _, p := range []uintptr{addr(goMem), 1, 0x1000, ^uintptr(0) &^ 0xfff} {
-				info, err := ctx.MemAllocInfo(p)
+				info, err := ctx.allocInfo(p)
 				require.NoError(t, err)
-				assert.Equal(t, opencl.MemUnknown, info.Type, "%#x", p)
+				assert.Equal(t, uint32(memUnknown), info.typ, "%#x", p)
 			}
-			assert.ErrorIs(t, ctx.MemBlockingFree(addr(goMem)), usm.ErrValue)
-			assert.ErrorIs(t, ctx.Free(0), usm.ErrValue)
-			assert.ErrorIs(t, r.q.MemFill(0, nil, 8), usm.ErrValue)
+			assert.ErrorIs(t, ctx.memBlockingFree(addr(goMem)), usm.ErrValue)
+			assert.ErrorIs(t, ctx.free(0), usm.ErrValue)
+			assert.ErrorIs(t, r.q.memFill(0, nil, 8, false), usm.ErrValue)
 		})
 	})
 }
 
-// SVM through the raw layer, on both runtimes (Intel's CPU device has
-// fine-grain SVM too).
+// SVM on both runtimes (Intel's CPU device has fine-grain SVM too).
 func TestSVMContext(t *testing.T) {
 	each(t, func(t *testing.T, r rt) {
-		if !r.dev.SupportsFineGrainSVM() {
+		if !r.dev.hasFineGrainSVM() {
 			t.Skip("no fine-grain SVM")
 		}
 		const size = 1 << 16
-		p, err := r.ctx.SVMAlloc(r.dev, opencl.SVMFineGrainShared, size, 0)
+		p, err := r.ctx.svmAlloc(r.dev, size, 0)
 		require.NoError(t, err)
-		info, err := r.ctx.MemAllocInfo(p + size/2)
+		info, err := r.ctx.allocInfo(p + size/2)
 		require.NoError(t, err)
-		assert.Equal(t, opencl.AllocInfo{Type: opencl.MemShared, Base: p, Size: size, Device: r.dev, SVM: true}, info)
+		assert.Equal(t, allocInfo{typ: memShared, base: p, size: size, dev: r.dev, svm: true}, info)
+		assert.Equal(t, usm.PointerInfo{Kind: usm.KindShared, Device: r.local, Base: p, Size: size}, r.ctx.QueryPointer(p+1))
 
-		require.NoError(t, r.q.SVMMemFill(p, []byte{1, 2, 3, 4}, size))
-		require.NoError(t, r.q.Finish())
+		require.NoError(t, r.q.memFill(p, []byte{1, 2, 3, 4}, size, true))
+		require.NoError(t, r.q.Wait())
 		// Fine-grain: the host reads it directly.
 		assert.Equal(t, bytes.Repeat([]byte{1, 2, 3, 4}, size/4), cmem.Bytes(p, size))
 		src := bytes.Repeat([]byte{9}, size)
-		require.NoError(t, r.q.SVMMemcpy(true, p, addr(src), size))
+		require.NoError(t, r.q.svmMemcpy(true, p, addr(src), size))
 		assert.Equal(t, src, cmem.Bytes(p, size))
 
-		_, err = r.ctx.SVMAlloc(r.dev, opencl.SVMFineGrainShared, 0, 0)
-		assert.ErrorIs(t, err, opencl.InvalidBufferSize)
-		assert.ErrorIs(t, r.ctx.SVMFree(p+8), usm.ErrValue, "interior pointer")
-		require.NoError(t, r.ctx.SVMFree(p))
-		assert.ErrorIs(t, r.ctx.SVMFree(p), usm.ErrValue, "double free")
-		assert.ErrorIs(t, r.ctx.Free(p), usm.ErrValue, "double free")
+		_, err = r.ctx.svmAlloc(r.dev, 0, 0)
+		assert.ErrorIs(t, err, InvalidBufferSize)
+		assert.ErrorIs(t, r.ctx.svmFree(p+8), usm.ErrValue, "interior pointer")
+		require.NoError(t, r.ctx.svmFree(p))
+		assert.ErrorIs(t, r.ctx.svmFree(p), usm.ErrValue, "double free")
+		assert.ErrorIs(t, r.ctx.free(p), usm.ErrValue, "double free")
 	})
 }
 
@@ -139,7 +132,7 @@ func TestBackendAllocQueryCopy(t *testing.T) {
 			{usm.KindDevice, usm.KindDevice},
 			{usm.KindShared, usm.KindShared},
 		} {
-			if r.mem == opencl.FineGrainSVM {
+			if r.mem == svmMemory {
 				tc.want = usm.KindShared // SVM serves every kind as shared
 			}
 			t.Run(tc.ask.String(), func(t *testing.T) {
@@ -204,6 +197,8 @@ func TestBackendAllocQueryCopy(t *testing.T) {
 			assert.ErrorIs(t, b.Copy(addr(other), addr(goMem), 64), usm.ErrValue, "neither side is OpenCL memory")
 			_, err = b.Queue(99)
 			assert.ErrorIs(t, err, usm.ErrValue)
+			_, err = b.Context(-1)
+			assert.ErrorIs(t, err, usm.ErrValue)
 		})
 	})
 }
@@ -242,5 +237,15 @@ func TestBackendConcurrent(t *testing.T) {
 		for err := range errs {
 			t.Error(err)
 		}
+	})
+}
+
+// Close of a backend while other goroutines allocate, copy and free
+// through it (run with -race); TestMain checks that nothing leaked.
+func TestBackendCloseWhileBusy(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		b, err := New()
+		require.NoError(t, err)
+		testutil.CloseWhileBusy(t, b, r.local)
 	})
 }

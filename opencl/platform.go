@@ -1,281 +1,144 @@
 package opencl
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
+	"github.com/usmbridge/usmbridge/syclobj"
 )
 
-// Platform is an OpenCL platform (one ICD: PoCL, Intel's CPU runtime, ...).
-// The zero value is invalid. Platform ids are not reference counted, so a
-// Platform needs no release.
-type Platform struct{ p *platform }
-
+// platform is an OpenCL platform (one ICD: PoCL, Intel's CPU runtime,
+// ...). Platform ids are not reference counted.
 type platform struct {
-	id   uintptr
-	info PlatformInfo
+	id   clapi.Platform
+	info platformInfo
+	devs []*device
 
 	usmOnce sync.Once
 	usm     clapi.USM
-
-	devOnce sync.Once
-	devs    []Device
-	devErr  error
 }
 
-// PlatformInfo is what clGetPlatformInfo reports.
-type PlatformInfo struct {
-	Name, Vendor, Version, Profile string
-	Extensions                     []string
+// platformInfo is what clGetPlatformInfo reports.
+type platformInfo struct {
+	name, vendor, version, profile string
+	extensions                     []string
 }
 
-// Device is an OpenCL root device. The zero value is invalid. Root devices
-// are not reference counted.
-type Device struct{ d *device }
-
+// device is an OpenCL root device. Root devices are not reference counted.
 type device struct {
-	id       uintptr
+	id       clapi.Device
 	platform *platform
-	info     DeviceInfo
+	index    int // position among the devices of all platforms: the Backend's device index
+	info     deviceInfo
 }
 
-// DeviceType is the cl_device_type bitfield.
-type DeviceType uint64
-
-// Device types.
-const (
-	TypeCPU         DeviceType = clapi.DeviceTypeCPU
-	TypeGPU         DeviceType = clapi.DeviceTypeGPU
-	TypeAccelerator DeviceType = clapi.DeviceTypeAccelerator
-	TypeCustom      DeviceType = clapi.DeviceTypeCustom
-)
-
-func (t DeviceType) String() string {
-	var parts []string
-	for _, x := range []struct {
-		t DeviceType
-		n string
-	}{{TypeCPU, "cpu"}, {TypeGPU, "gpu"}, {TypeAccelerator, "accelerator"}, {TypeCustom, "custom"}} {
-		if t&x.t != 0 {
-			parts = append(parts, x.n)
-		}
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, "|")
+// deviceInfo is what clGetDeviceInfo reports.
+type deviceInfo struct {
+	name, vendor, version, driverVersion, profile string
+	typ                                           uint64 // cl_device_type
+	extensions                                    []string
+	svm                                           uint64 // cl_device_svm_capabilities; 0 on OpenCL 1.x devices
+	// usmExtension is the cl_intel_unified_shared_memory name the device
+	// advertises ("" if none); older Intel runtimes say "..._preview".
+	usmExtension string
+	usm          usmCaps
 }
 
-// SVMCaps is the cl_device_svm_capabilities bitfield.
-type SVMCaps uint64
-
-// SVM capabilities.
-const (
-	SVMCoarseGrainBuffer SVMCaps = clapi.SVMCoarseGrainBuffer
-	SVMFineGrainBuffer   SVMCaps = clapi.SVMFineGrainBuffer
-	SVMFineGrainSystem   SVMCaps = clapi.SVMFineGrainSystem
-	SVMAtomics           SVMCaps = clapi.SVMAtomics
-)
-
-// USMCaps are a device's cl_intel_unified_shared_memory capabilities per
+// usmCaps are a device's cl_intel_unified_shared_memory capabilities per
 // allocation kind (bit 0 access, 1 atomic, 2 concurrent, 3 concurrent
 // atomic); zero means the kind is unsupported.
-type USMCaps struct {
-	Host, Device, SingleDeviceShared, CrossDeviceShared, SharedSystem uint64
+type usmCaps struct {
+	host, device, singleDeviceShared, crossDeviceShared, sharedSystem uint64
 }
 
-// DeviceInfo is what clGetDeviceInfo reports.
-type DeviceInfo struct {
-	Name, Vendor, Version, DriverVersion, Profile string
-	Type                                          DeviceType
-	Extensions                                    []string
-	SVM                                           SVMCaps // 0 on OpenCL 1.x devices
-	// USMExtension is the cl_intel_unified_shared_memory name the device
-	// advertises ("" if none); older Intel runtimes say "..._preview".
-	USMExtension string
-	USM          USMCaps
-}
-
-// HasExtension reports whether ext is in the extension list.
-func (i DeviceInfo) HasExtension(ext string) bool { return slices.Contains(i.Extensions, ext) }
-
-var platformsOnce = sync.OnceValues(func() ([]Platform, error) {
+// platforms lists every platform with its devices, in the ICD loader's
+// order, once per process: the loader reads its configuration once. With
+// no loader, or a loader that finds no vendor library
+// (CL_PLATFORM_NOT_FOUND_KHR), the error matches usm.ErrNotAvailable.
+var platforms = sync.OnceValues(func() ([]*platform, error) {
 	l, err := lib()
 	if err != nil {
 		return nil, err
 	}
-	var n uint32
-	r := call(l.GetPlatformIDs, 0, 0, uintptr(unsafe.Pointer(&n)))
-	if err := status(r); err != nil {
-		if err == PlatformNotFoundKHR {
-			// The ICD loader found no vendor library: no runtime installed.
-			return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the ICD loader found no OpenCL platform (install e.g. pocl-opencl-icd, or point OCL_ICD_VENDORS at an ICD)", &OpError{"clGetPlatformIDs", err})
-		}
-		return nil, &OpError{"clGetPlatformIDs", err}
+	ids, err := l.PlatformIDs()
+	if errors.Is(err, PlatformNotFoundKHR) {
+		// The ICD loader found no vendor library: no runtime installed.
+		return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the ICD loader found no OpenCL platform (install e.g. pocl-opencl-icd, or point OCL_ICD_VENDORS at an ICD)", err)
 	}
-	if n == 0 {
-		return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the ICD loader found no OpenCL platform", &OpError{"clGetPlatformIDs", PlatformNotFoundKHR})
-	}
-	ids := make([]uintptr, n)
-	if err := check("clGetPlatformIDs", call(l.GetPlatformIDs, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), uintptr(unsafe.Pointer(&n)))); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	ps := make([]Platform, 0, n)
-	for _, id := range ids[:n] {
-		p := &platform{id: id}
-		p.info = PlatformInfo{
-			Name:       platformString(l, id, clapi.PlatformName),
-			Vendor:     platformString(l, id, clapi.PlatformVendor),
-			Version:    platformString(l, id, clapi.PlatformVersion),
-			Profile:    platformString(l, id, clapi.PlatformProfile),
-			Extensions: strings.Fields(platformString(l, id, clapi.PlatformExtensions)),
+	if len(ids) == 0 {
+		return nil, errkind.Wrap(errkind.NotAvailable, "opencl", "the ICD loader found no OpenCL platform", &Error{Op: "clGetPlatformIDs", Status: PlatformNotFoundKHR})
+	}
+	ps := make([]*platform, 0, len(ids))
+	index := 0
+	for _, id := range ids {
+		info := func(param uint32) string { s, _ := l.PlatformInfo(id, param); return s }
+		p := &platform{id: id, info: platformInfo{
+			name:       info(clapi.PlatformName),
+			vendor:     info(clapi.PlatformVendor),
+			version:    info(clapi.PlatformVersion),
+			profile:    info(clapi.PlatformProfile),
+			extensions: strings.Fields(info(clapi.PlatformExtensions)),
+		}}
+		if p.devs, err = p.loadDevices(l, index); err != nil {
+			return nil, err
 		}
-		ps = append(ps, Platform{p})
+		index += len(p.devs)
+		ps = append(ps, p)
 	}
 	return ps, nil
 })
 
-// Platforms lists the OpenCL platforms in the ICD loader's order. With no
-// loader, or a loader that finds no vendor library
-// (CL_PLATFORM_NOT_FOUND_KHR), the error matches usm.ErrNotAvailable. The
-// list is read once per process, as the loader reads its configuration once.
-func Platforms() ([]Platform, error) {
-	ps, err := platformsOnce()
-	return slices.Clone(ps), err
-}
-
-func platformString(l *clapi.Lib, id uintptr, param uintptr) string {
-	var n uintptr
-	if status(call(l.GetPlatformInfo, id, param, 0, 0, uintptr(unsafe.Pointer(&n)))) != nil || n == 0 {
-		return ""
+// loadDevices lists the platform's root devices of every type; a platform
+// without devices gives an empty list, not an error. Their indexes start
+// at first.
+func (p *platform) loadDevices(l *clapi.Lib, first int) ([]*device, error) {
+	ids, err := l.DeviceIDs(p.id, clapi.DeviceTypeAll)
+	if errors.Is(err, clapi.DeviceNotFound) {
+		return nil, nil
 	}
-	buf := make([]byte, n)
-	if status(call(l.GetPlatformInfo, id, param, n, uintptr(unsafe.Pointer(&buf[0])), 0)) != nil {
-		return ""
-	}
-	return cString(buf)
-}
-
-func deviceString(l *clapi.Lib, id uintptr, param uintptr) string {
-	var n uintptr
-	if status(call(l.GetDeviceInfo, id, param, 0, 0, uintptr(unsafe.Pointer(&n)))) != nil || n == 0 {
-		return ""
-	}
-	buf := make([]byte, n)
-	if status(call(l.GetDeviceInfo, id, param, n, uintptr(unsafe.Pointer(&buf[0])), 0)) != nil {
-		return ""
-	}
-	return cString(buf)
-}
-
-// deviceU64 reads an integer device property of up to 8 bytes; 0 if the
-// query fails (e.g. an extension query on a device without it).
-func deviceU64(l *clapi.Lib, id uintptr, param uintptr) uint64 {
-	var v uint64
-	if status(call(l.GetDeviceInfo, id, param, 8, uintptr(unsafe.Pointer(&v)), 0)) != nil {
-		return 0
-	}
-	return v
-}
-
-func cString(b []byte) string {
-	if i := slices.Index(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	return strings.TrimSpace(string(b))
-}
-
-// Info returns the platform's properties.
-func (p Platform) Info() PlatformInfo {
-	if p.p == nil {
-		return PlatformInfo{}
-	}
-	pi := p.p.info
-	pi.Extensions = slices.Clone(pi.Extensions)
-	return pi
-}
-
-// Name is Info().Name.
-func (p Platform) Name() string {
-	if p.p == nil {
-		return ""
-	}
-	return p.p.info.Name
-}
-
-// Native returns the cl_platform_id.
-func (p Platform) Native() uintptr {
-	if p.p == nil {
-		return 0
-	}
-	return p.p.id
-}
-
-// Valid reports whether p came from Platforms.
-func (p Platform) Valid() bool { return p.p != nil }
-
-// Devices lists the platform's root devices of every type, read once.
-// A platform without devices gives an empty list, not an error.
-func (p Platform) Devices() ([]Device, error) {
-	if p.p == nil {
-		return nil, errZero("platform")
-	}
-	p.p.devOnce.Do(func() { p.p.devs, p.p.devErr = p.p.loadDevices() })
-	return slices.Clone(p.p.devs), p.p.devErr
-}
-
-func (p *platform) loadDevices() ([]Device, error) {
-	l, err := lib()
 	if err != nil {
 		return nil, err
 	}
-	var n uint32
-	r := call(l.GetDeviceIDs, p.id, clapi.DeviceTypeAll, 0, 0, uintptr(unsafe.Pointer(&n)))
-	if s := status(r); s == DeviceNotFound {
-		return nil, nil
-	} else if s != nil {
-		return nil, &OpError{"clGetDeviceIDs", s}
-	}
-	if n == 0 {
-		return nil, nil
-	}
-	ids := make([]uintptr, n)
-	if err := check("clGetDeviceIDs", call(l.GetDeviceIDs, p.id, clapi.DeviceTypeAll, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0)); err != nil {
-		return nil, err
-	}
-	devs := make([]Device, 0, n)
-	for _, id := range ids {
-		d := &device{id: id, platform: p}
-		d.info = DeviceInfo{
-			Name:          deviceString(l, id, clapi.DeviceName),
-			Vendor:        deviceString(l, id, clapi.DeviceVendor),
-			Version:       deviceString(l, id, clapi.DeviceVersion),
-			DriverVersion: deviceString(l, id, clapi.DriverVersion),
-			Profile:       deviceString(l, id, clapi.DeviceProfile),
-			Type:          DeviceType(deviceU64(l, id, clapi.DeviceType)),
-			Extensions:    strings.Fields(deviceString(l, id, clapi.DeviceExtensions)),
-			SVM:           SVMCaps(deviceU64(l, id, clapi.DeviceSVMCapabilities)),
+	devs := make([]*device, 0, len(ids))
+	for i, id := range ids {
+		d := &device{id: id, platform: p, index: first + i}
+		str := func(param uint32) string { s, _ := l.DeviceInfoString(id, param); return s }
+		// 0 when the query fails, e.g. an extension query on a device
+		// without the extension.
+		num := func(param uint32) uint64 { v, _ := l.DeviceInfoUint(id, param); return v }
+		d.info = deviceInfo{
+			name:          str(clapi.DeviceName),
+			vendor:        str(clapi.DeviceVendor),
+			version:       str(clapi.DeviceVersion),
+			driverVersion: str(clapi.DriverVersion),
+			profile:       str(clapi.DeviceProfile),
+			typ:           num(clapi.DeviceType),
+			extensions:    strings.Fields(str(clapi.DeviceExtensions)),
+			svm:           num(clapi.DeviceSVMCapabilities),
 		}
 		for _, e := range []string{"cl_intel_unified_shared_memory", "cl_intel_unified_shared_memory_preview"} {
-			if d.info.HasExtension(e) {
-				d.info.USMExtension = e
+			if slices.Contains(d.info.extensions, e) {
+				d.info.usmExtension = e
 				break
 			}
 		}
-		if d.info.USMExtension != "" {
-			d.info.USM = USMCaps{
-				Host:               deviceU64(l, id, clapi.DeviceHostMemCapsINTEL),
-				Device:             deviceU64(l, id, clapi.DeviceDevMemCapsINTEL),
-				SingleDeviceShared: deviceU64(l, id, clapi.DeviceSingleSharedINTEL),
-				CrossDeviceShared:  deviceU64(l, id, clapi.DeviceCrossSharedINTEL),
-				SharedSystem:       deviceU64(l, id, clapi.DeviceSystemSharedINTEL),
+		if d.info.usmExtension != "" {
+			d.info.usm = usmCaps{
+				host:               num(clapi.DeviceHostMemCapsINTEL),
+				device:             num(clapi.DeviceDevMemCapsINTEL),
+				singleDeviceShared: num(clapi.DeviceSingleSharedINTEL),
+				crossDeviceShared:  num(clapi.DeviceCrossSharedINTEL),
+				sharedSystem:       num(clapi.DeviceSystemSharedINTEL),
 			}
 		}
-		devs = append(devs, Device{d})
+		devs = append(devs, d)
 	}
 	return devs, nil
 }
@@ -284,94 +147,76 @@ func (p *platform) loadDevices() ([]Device, error) {
 func (p *platform) usmFuncs() clapi.USM {
 	p.usmOnce.Do(func() {
 		if l, err := lib(); err == nil {
-			p.usm = l.LoadUSM(p.id)
+			p.usm = l.USM(p.id)
 		}
 	})
 	return p.usm
 }
 
-// Info returns the device's properties.
-func (d Device) Info() DeviceInfo {
-	if d.d == nil {
-		return DeviceInfo{}
+// memory is how a device's USM is provided.
+type memory uint8
+
+const (
+	// noMemory: the device has neither USM nor fine-grain SVM; Alloc
+	// refuses it (usm.ErrNotSupported).
+	noMemory memory = iota
+	// usmMemory: cl_intel_unified_shared_memory (host, device and shared).
+	usmMemory
+	// svmMemory: clSVMAlloc fine-grain buffers, served for every kind and
+	// reported as shared (see the package documentation).
+	svmMemory
+)
+
+func (m memory) String() string {
+	return [...]string{"none", "usm", "svm-fine-grain"}[m]
+}
+
+// memory reports how the device's USM is provided: the extension, where
+// the device advertises it (or its _preview name) and the platform has
+// every entry point the bridge uses; else fine-grain SVM, memory the host
+// may use directly with no map/unmap.
+func (d *device) memory() memory {
+	if d.info.usmExtension != "" && d.platform.usmFuncs().Complete() {
+		return usmMemory
 	}
-	di := d.d.info
-	di.Extensions = slices.Clone(di.Extensions)
-	return di
-}
-
-// Name is Info().Name.
-func (d Device) Name() string {
-	if d.d == nil {
-		return ""
+	if l, err := lib(); err == nil && l.HasSVM() && d.info.svm&clapi.SVMFineGrainBuffer != 0 {
+		return svmMemory
 	}
-	return d.d.info.Name
+	return noMemory
 }
 
-// Type is Info().Type.
-func (d Device) Type() DeviceType {
-	if d.d == nil {
-		return 0
+// syclType is the SYCL device type filter selectors use for the device.
+func (d *device) syclType() syclobj.DeviceType {
+	switch {
+	case d.info.typ&clapi.DeviceTypeGPU != 0:
+		return syclobj.GPU
+	case d.info.typ&clapi.DeviceTypeCPU != 0:
+		return syclobj.CPU
 	}
-	return d.d.info.Type
+	// SYCL reports custom devices as accelerators when it lists them at all.
+	return syclobj.Accelerator
 }
 
-// Platform returns the device's platform.
-func (d Device) Platform() Platform {
-	if d.d == nil {
-		return Platform{}
+func (d *device) String() string {
+	if d == nil {
+		return "no device"
 	}
-	return Platform{d.d.platform}
+	return d.platform.info.name + ": " + d.info.name + " (" + d.syclType().String() + ")"
 }
 
-// Native returns the cl_device_id.
-func (d Device) Native() uintptr {
-	if d.d == nil {
-		return 0
-	}
-	return d.d.id
-}
-
-// Valid reports whether d came from Platform.Devices.
-func (d Device) Valid() bool { return d.d != nil }
-
-// SupportsUSM reports whether the device advertises
-// cl_intel_unified_shared_memory (or its _preview name) and its platform
-// provides every entry point the bridge uses.
-func (d Device) SupportsUSM() bool {
-	return d.d != nil && d.d.info.USMExtension != "" && d.d.platform.usmFuncs().Complete()
-}
-
-// SupportsFineGrainSVM reports whether clSVMAlloc can give memory the host
-// may use directly, with no map/unmap (the SVM stand-in for shared USM).
-func (d Device) SupportsFineGrainSVM() bool {
-	if d.d == nil {
-		return false
-	}
-	l, err := lib()
-	return err == nil && l.SVMAlloc != 0 && d.d.info.SVM&SVMFineGrainBuffer != 0
-}
-
-func (d Device) String() string {
-	if d.d == nil {
-		return "opencl.Device(invalid)"
-	}
-	return d.d.platform.info.Name + ": " + d.d.info.Name + " (" + d.d.info.Type.String() + ")"
-}
-
-// findDevice maps a cl_device_id back to a known root device.
-func findDevice(id uintptr) (Device, bool) {
+// findDevice maps a cl_device_id back to a known root device; nil for 0
+// and for devices no platform listed (a sub-device, say).
+func findDevice(id clapi.Device) *device {
 	if id == 0 {
-		return Device{}, false
+		return nil
 	}
-	ps, _ := platformsOnce()
+	ps, _ := platforms()
 	for _, p := range ps {
-		ds, _ := p.Devices()
-		for _, d := range ds {
-			if d.d.id == id {
-				return d, true
+		for _, d := range p.devs {
+			if d.id == id {
+				return d
 			}
 		}
 	}
-	return Device{}, false
+	return nil
 }

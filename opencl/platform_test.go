@@ -1,4 +1,4 @@
-package opencl_test
+package opencl
 
 import (
 	"os"
@@ -10,35 +10,37 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/internal/testutil"
-	"github.com/usmbridge/usmbridge/opencl"
+	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
+	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
 func TestDevices(t *testing.T) {
 	each(t, func(t *testing.T, r rt) {
-		info := r.dev.Info()
+		info, pi := r.dev.info, r.dev.platform.info
 		t.Logf("%s: %q by %q, %s, driver %s, platform %q %s, SVM caps %#x, USM %q %+v",
-			r.name, info.Name, info.Vendor, info.Version, info.DriverVersion,
-			r.dev.Platform().Name(), r.dev.Platform().Info().Version, info.SVM, info.USMExtension, info.USM)
-		assert.NotEmpty(t, info.Name)
-		assert.NotEmpty(t, info.Vendor)
-		assert.True(t, strings.HasPrefix(info.Version, "OpenCL "), info.Version)
-		assert.NotEmpty(t, info.Extensions)
-		assert.Equal(t, opencl.TypeCPU, info.Type&opencl.TypeCPU)
-		assert.Equal(t, r.mem, r.b.Memory(r.local), "memory model of %s", r.name)
-		pi := r.dev.Platform().Info()
-		assert.Contains(t, pi.Extensions, "cl_khr_icd")
+			r.name, info.name, info.vendor, info.version, info.driverVersion,
+			pi.name, pi.version, info.svm, info.usmExtension, info.usm)
+		assert.NotEmpty(t, info.name)
+		assert.NotEmpty(t, info.vendor)
+		assert.True(t, strings.HasPrefix(info.version, "OpenCL "), info.version)
+		assert.NotEmpty(t, info.extensions)
+		assert.NotZero(t, info.typ&clapi.DeviceTypeCPU)
+		assert.Equal(t, r.mem, r.b.devs[r.local].mem, "memory model of %s", r.name)
+		assert.Equal(t, r.mem, r.dev.memory())
+		assert.Contains(t, pi.extensions, "cl_khr_icd")
+		assert.Equal(t, r.local, r.dev.index, "a device's index is its index in the backend")
+		assert.Same(t, r.dev, findDevice(r.dev.id))
+		assert.Equal(t, syclobj.Device{Backend: syclobj.OpenCL, Type: syclobj.CPU, Name: info.name}, r.b.Devices()[r.local])
 		switch r.mem {
-		case opencl.USM:
-			assert.True(t, r.dev.SupportsUSM())
-			assert.Contains(t, []string{"cl_intel_unified_shared_memory", "cl_intel_unified_shared_memory_preview"}, info.USMExtension)
-			assert.NotZero(t, info.USM.Host)
-			assert.NotZero(t, info.USM.Device)
-			assert.NotZero(t, info.USM.SingleDeviceShared)
-		case opencl.FineGrainSVM:
-			assert.False(t, r.dev.SupportsUSM(), "PoCL 3.1 has no USM")
-			assert.Empty(t, info.USMExtension)
-			assert.True(t, r.dev.SupportsFineGrainSVM())
+		case usmMemory:
+			assert.Contains(t, []string{"cl_intel_unified_shared_memory", "cl_intel_unified_shared_memory_preview"}, info.usmExtension)
+			assert.NotZero(t, info.usm.host)
+			assert.NotZero(t, info.usm.device)
+			assert.NotZero(t, info.usm.singleDeviceShared)
+		case svmMemory:
+			assert.Empty(t, info.usmExtension, "PoCL 3.1 has no USM")
+			assert.True(t, r.dev.hasFineGrainSVM())
 		}
 	})
 }
@@ -48,7 +50,7 @@ func TestDevices(t *testing.T) {
 // process, so this runs the test binary again with an empty vendor
 // directory.
 func TestNoPlatform(t *testing.T) {
-	_, err := opencl.Platforms()
+	_, err := platforms()
 	testutil.Runtime(t, testutil.PoCL, err)
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -61,74 +63,109 @@ func TestNoPlatform(t *testing.T) {
 
 func TestZeroHandles(t *testing.T) {
 	var (
-		c *opencl.Context
-		q *opencl.Queue
-		e *opencl.Event
-		d opencl.Device
-		p opencl.Platform
+		c *Context
+		q *Queue
 	)
-	assert.ErrorIs(t, c.Release(), usm.ErrValue)
-	assert.ErrorIs(t, q.Finish(), usm.ErrValue)
-	assert.ErrorIs(t, q.Release(), usm.ErrValue)
-	assert.ErrorIs(t, e.Wait(), usm.ErrValue)
-	assert.False(t, d.Valid())
-	assert.False(t, d.SupportsUSM())
-	assert.Zero(t, d.Native())
-	_, err := p.Devices()
+	assert.NoError(t, c.Close(), "closing nothing does nothing")
+	assert.Zero(t, c.Native())
+	assert.Equal(t, usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}, c.QueryPointer(0x1000))
+	assert.ErrorIs(t, q.Wait(), usm.ErrValue)
+	assert.NoError(t, q.Close())
+	assert.Zero(t, q.Native())
+	_, err := newContext()
 	assert.ErrorIs(t, err, usm.ErrValue)
-	_, err = opencl.NewContext()
+	_, err = UnsafeAdoptQueue(0)
 	assert.ErrorIs(t, err, usm.ErrValue)
-	_, err = opencl.NewContext(d)
+	_, err = UnsafeBorrowQueue(0)
 	assert.ErrorIs(t, err, usm.ErrValue)
-	_, err = opencl.UnsafeAdoptQueue(0)
+	_, err = UnsafeBorrowContext(0)
+	assert.ErrorIs(t, err, usm.ErrValue)
+	_, err = UnsafeAdoptContext(0)
 	assert.ErrorIs(t, err, usm.ErrValue)
 }
 
-func TestContextQueueEventLifecycle(t *testing.T) {
+// Contexts and queues hold one reference each, dropped once by Close
+// however often it is called; a closed object refuses every use.
+func TestContextQueueLifecycle(t *testing.T) {
 	each(t, func(t *testing.T, r rt) {
-		ctx, err := opencl.NewContext(r.dev)
+		ctx, err := newContext(r.dev)
 		require.NoError(t, err)
-		n, err := ctx.ReferenceCount()
+		n, err := ctx.referenceCount()
 		require.NoError(t, err)
 		assert.EqualValues(t, 1, n)
-		ctx2, err := ctx.Retain()
+		ctx2, err := UnsafeBorrowContext(ctx.Native())
 		require.NoError(t, err)
-		n, _ = ctx.ReferenceCount()
+		n, _ = ctx.referenceCount()
 		assert.EqualValues(t, 2, n)
 		assert.Equal(t, ctx.Native(), ctx2.Native())
-		require.NoError(t, ctx2.Release())
-		assert.ErrorIs(t, ctx2.Release(), usm.ErrValue, "double release is an error, not a crash")
-		_, err = ctx2.ReferenceCount()
+		assert.Equal(t, []*device{r.dev}, ctx2.s.devices, "a borrowed context finds its devices")
+		require.NoError(t, ctx2.Close())
+		assert.NoError(t, ctx2.Close(), "a second close does nothing")
+		_, err = ctx2.referenceCount()
 		assert.ErrorIs(t, err, usm.ErrValue)
-		n, _ = ctx.ReferenceCount()
-		assert.EqualValues(t, 1, n)
+		assert.Zero(t, ctx2.Native())
+		n, _ = ctx.referenceCount()
+		assert.EqualValues(t, 1, n, "the reference count dropped once")
 
-		q, err := ctx.NewQueue(r.dev)
+		// Adopting takes over a reference the sender took, as SYCL's
+		// context::getNative() does, and Close gives it back once.
+		l, err := lib()
 		require.NoError(t, err)
-		require.NoError(t, q.Flush())
-		require.NoError(t, q.Finish())
+		require.NoError(t, l.RetainContext(clapi.Context(ctx.Native())))
+		ctx3, err := UnsafeAdoptContext(ctx.Native())
+		require.NoError(t, err)
+		n, _ = ctx.referenceCount()
+		assert.EqualValues(t, 2, n, "adopting takes no reference of its own")
+		assert.Equal(t, []*device{r.dev}, ctx3.s.devices, "an adopted context finds its devices")
+		require.NoError(t, ctx3.Close())
+		assert.NoError(t, ctx3.Close())
+		n, _ = ctx.referenceCount()
+		assert.EqualValues(t, 1, n, "Close gave the adopted reference back once")
+
+		q, err := ctx.newQueue(r.dev)
+		require.NoError(t, err)
 		require.NoError(t, q.Wait())
-		assert.Equal(t, r.dev, q.Device())
-		ev, err := q.EnqueueMarker()
-		require.NoError(t, err)
-		require.NoError(t, ev.Wait())
-		st, err := ev.Status()
-		require.NoError(t, err)
-		assert.Equal(t, opencl.Complete, st)
-		require.NoError(t, ev.Release())
-		assert.ErrorIs(t, ev.Release(), usm.ErrValue)
-		assert.ErrorIs(t, ev.Wait(), usm.ErrValue)
-
-		_, err = ctx.NewQueue(opencl.Device{})
+		assert.Same(t, r.dev, q.device)
+		_, err = ctx.newQueue(nil)
 		assert.ErrorIs(t, err, usm.ErrValue)
-		require.NoError(t, q.Release())
-		assert.ErrorIs(t, q.Release(), usm.ErrValue)
-		assert.ErrorIs(t, q.Finish(), usm.ErrValue)
+		require.NoError(t, q.Close())
+		assert.NoError(t, q.Close())
+		assert.ErrorIs(t, q.Wait(), usm.ErrValue)
 		assert.Zero(t, q.Native())
-		require.NoError(t, ctx.Release())
-		assert.ErrorIs(t, ctx.Release(), usm.ErrValue)
-		_, err = ctx.NewQueue(r.dev)
+		require.NoError(t, ctx.Close())
+		assert.NoError(t, ctx.Close())
+		_, err = ctx.newQueue(r.dev)
 		assert.ErrorIs(t, err, usm.ErrValue)
+
+		// A Backend's context and queues are closed by the Backend only.
+		assert.ErrorIs(t, r.ctx.Close(), usm.ErrValue)
+		assert.ErrorIs(t, r.q.Close(), usm.ErrValue)
+		assert.NoError(t, r.q.Wait(), "still open")
+		assert.NotZero(t, r.ctx.Native())
+	})
+}
+
+// A cl_context from SYCL's get_native: a borrowed Context classifies the
+// USM of its platform exactly as the backend does, but knows only the SVM
+// allocated through itself.
+func TestBorrowedContextQueries(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		a, err := r.b.Alloc(r.local, usm.KindShared, 4096)
+		require.NoError(t, err)
+		defer a.Free()
+		bc, err := UnsafeBorrowContext(r.ctx.Native())
+		require.NoError(t, err)
+		defer bc.Close()
+		for _, p := range []uintptr{a.Pointer(), a.Pointer() + 4095, a.Pointer() + 4096, 0} {
+			want := r.b.QueryPointer(p)
+			if r.mem == svmMemory {
+				want = usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
+			}
+			assert.Equal(t, want, bc.QueryPointer(p), "%#x", p)
+		}
+		if r.mem == usmMemory {
+			assert.Equal(t, usm.PointerInfo{Kind: usm.KindShared, Device: r.local, Base: a.Pointer(), Size: 4096}, bc.QueryPointer(a.Pointer()+7))
+		}
 	})
 }
 
@@ -138,30 +175,31 @@ func TestContextQueueEventLifecycle(t *testing.T) {
 // on the native handle and the reference counts come out even.
 func TestNativeQueueHandover(t *testing.T) {
 	each(t, func(t *testing.T, r rt) {
-		owner, err := r.ctx.NewQueue(r.dev)
+		owner, err := r.ctx.newQueue(r.dev)
 		require.NoError(t, err)
-		defer owner.Release()
+		defer owner.Close()
 		h := owner.Native()
-		refs := func() uint32 { n, err := owner.ReferenceCount(); require.NoError(t, err); return n }
+		refs := func() uint32 { n, err := owner.referenceCount(); require.NoError(t, err); return n }
 		require.EqualValues(t, 1, refs())
 
-		borrowed, err := opencl.UnsafeBorrowQueue(h)
+		borrowed, err := UnsafeBorrowQueue(h)
 		require.NoError(t, err)
 		assert.EqualValues(t, 2, refs())
-		assert.Equal(t, r.dev, borrowed.Device(), "the device is found from the native queue")
+		assert.Same(t, r.dev, borrowed.device, "the device is found from the native queue")
 		require.NoError(t, borrowed.Wait())
-		require.NoError(t, borrowed.Release())
+		require.NoError(t, borrowed.Close())
 		assert.EqualValues(t, 1, refs())
 
-		require.NoError(t, opencl.RawRetainQueue(h)) // what get_native does
+		l, _ := lib()
+		require.NoError(t, l.RetainCommandQueue(clapi.Queue(h))) // what get_native does
 		assert.EqualValues(t, 2, refs())
-		adopted, err := opencl.UnsafeAdoptQueue(h)
+		adopted, err := UnsafeAdoptQueue(h)
 		require.NoError(t, err)
 		assert.EqualValues(t, 2, refs(), "adopting takes over the reference")
-		require.NoError(t, adopted.Finish())
-		require.NoError(t, adopted.Release())
-		assert.ErrorIs(t, adopted.Release(), usm.ErrValue)
+		require.NoError(t, adopted.Wait())
+		require.NoError(t, adopted.Close())
+		assert.NoError(t, adopted.Close(), "a second release does nothing")
 		assert.EqualValues(t, 1, refs())
-		require.NoError(t, owner.Finish(), "the owner's queue still works")
+		require.NoError(t, owner.Wait(), "the owner's queue still works")
 	})
 }

@@ -1,61 +1,56 @@
 package opencl
 
 import (
-	"strconv"
-	"unsafe"
-
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-// Queue is one reference to an in-order cl_command_queue. Like Context, each
-// Queue value owns exactly one OpenCL reference and is released once; a
-// second Release is an error. Queue implements usm.Queue: Wait is clFinish.
+// Queue is one reference to an in-order cl_command_queue: a Backend's
+// queue for a device, or one a SYCL runtime handed out
+// (UnsafeAdoptQueue, UnsafeBorrowQueue). It implements usm.Queue: Wait is
+// clFinish. Close drops the reference once, after calls in progress; a
+// second Close does nothing.
 type Queue struct {
-	h        handle
+	h        ffi.Handle
 	ctx      *ctxState // nil for a queue received from elsewhere
-	platform *platform
-	device   Device
+	platform *platform // nil if the queue's device is unknown
+	device   *device
+	owner    *Backend // set for a Backend's queue, which only its Close releases
 }
 
 var _ usm.Queue = (*Queue)(nil)
 
-// NewQueue creates an in-order queue (no properties) on a device of the
+// newQueue creates an in-order queue (no properties) on a device of the
 // context.
-func (c *Context) NewQueue(dev Device) (*Queue, error) {
-	if c == nil {
-		return nil, errZero("context")
+func (c *Context) newQueue(dev *device) (*Queue, error) {
+	const op = "opencl.Context.newQueue"
+	if !c.s.hasDevice(dev) {
+		return nil, errkind.New(errkind.Value, op, "device "+dev.String()+" is not in the context")
 	}
-	if !c.hasDevice(dev) {
-		return nil, errkind.New(errkind.Value, "opencl.NewQueue", "device "+dev.String()+" is not in the context")
-	}
-	id, err := c.h.acquire("context")
+	id, err := c.h.RLock(op)
 	if err != nil {
 		return nil, err
 	}
-	defer c.h.mu.RUnlock()
+	defer c.h.RUnlock()
 	l, _ := lib()
-	var errc int32
-	qid := call(l.CreateCommandQueue, id, dev.d.id, 0, uintptr(unsafe.Pointer(&errc)))
-	if errc != 0 || qid == 0 {
-		if errc == 0 {
-			errc = int32(OutOfResources)
-		}
-		return nil, &OpError{"clCreateCommandQueue", Status(errc)}
+	qid, err := l.CreateCommandQueue(clapi.Context(id), dev.id)
+	if err != nil {
+		return nil, err
 	}
-	q := &Queue{h: handle{id: qid}, ctx: c.s, platform: c.s.platform, device: dev}
+	q := &Queue{ctx: c.s, platform: c.s.platform, device: dev}
+	q.h.Init(uintptr(qid), "cl_command_queue", liveQueues)
 	c.s.mu.Lock()
 	c.s.queues[q] = struct{}{}
 	c.s.mu.Unlock()
-	live.queues.Add(1)
 	return q, nil
 }
 
 // UnsafeAdoptQueue takes over a reference to a native cl_command_queue,
 // such as the one SYCL's get_native(queue) returns: DPC++ retains the queue
 // before handing it out, so the receiver owns one reference and must drop
-// it. Release of the returned Queue does exactly that. The caller
+// it. Close of the returned Queue does exactly that. The caller
 // guarantees h is a live cl_command_queue of this process's ICD loader; a
 // wrong value crashes the runtime, which is why the function is Unsafe.
 func UnsafeAdoptQueue(h uintptr) (*Queue, error) {
@@ -65,7 +60,7 @@ func UnsafeAdoptQueue(h uintptr) (*Queue, error) {
 // UnsafeBorrowQueue wraps a native cl_command_queue that stays owned by the
 // caller (a SYCL queue the caller keeps alive, for instance): it takes a
 // reference of its own with clRetainCommandQueue, so the Queue stays valid
-// even if the owner lets go first, and its Release drops only that
+// even if the owner lets go first, and its Close drops only that
 // reference. The contract on h is UnsafeAdoptQueue's.
 func UnsafeBorrowQueue(h uintptr) (*Queue, error) {
 	return wrapQueue(h, true)
@@ -75,112 +70,82 @@ func wrapQueue(h uintptr, retain bool) (*Queue, error) {
 	if h == 0 {
 		return nil, errkind.New(errkind.Value, "opencl", "NULL cl_command_queue")
 	}
+	if _, err := platforms(); err != nil {
+		return nil, err
+	}
 	l, err := lib()
 	if err != nil {
 		return nil, err
 	}
-	var devID uintptr
-	if err := check("clGetCommandQueueInfo", call(l.GetCommandQueueInfo, h, clapi.QueueDevice, 8, uintptr(unsafe.Pointer(&devID)), 0)); err != nil {
+	devID, err := l.QueueDevice(clapi.Queue(h))
+	if err != nil {
 		return nil, err
 	}
-	dev, _ := findDevice(devID)
+	dev := findDevice(devID)
 	var plat *platform
-	if dev.d != nil {
-		plat = dev.d.platform
+	if dev != nil {
+		plat = dev.platform
 	}
 	if retain {
-		if err := check("clRetainCommandQueue", call(l.RetainCommandQueue, h)); err != nil {
+		if err := l.RetainCommandQueue(clapi.Queue(h)); err != nil {
 			return nil, err
 		}
 	}
-	live.queues.Add(1)
-	return &Queue{h: handle{id: h}, platform: plat, device: dev}, nil
+	q := &Queue{platform: plat, device: dev}
+	q.h.Init(h, "cl_command_queue", liveQueues)
+	return q, nil
 }
 
-// Native returns the cl_command_queue (0 after Release); q keeps owning it.
+// Native returns the cl_command_queue, for handing to other native code
+// (a SYCL runtime's make_queue, for instance); 0 once closed. The
+// reference stays owned by q.
 func (q *Queue) Native() uintptr {
 	if q == nil {
 		return 0
 	}
-	id, err := q.h.acquire("queue")
-	if err != nil {
-		return 0
-	}
-	q.h.mu.RUnlock()
-	return id
+	return q.h.Raw()
 }
 
-// Device returns the queue's device (zero if the queue came from
-// elsewhere and its device is not a root device of a known platform).
-func (q *Queue) Device() Device {
-	if q == nil {
-		return Device{}
-	}
-	return q.device
-}
-
-// Finish blocks until every command enqueued so far has completed
-// (clFinish). On an idle queue it costs well under a microsecond.
-func (q *Queue) Finish() error {
-	if q == nil {
-		return errZero("queue")
-	}
-	id, err := q.h.acquire("queue")
+// Wait blocks until every command enqueued so far has completed
+// (clFinish, exactly the backend half of SYCL's queue::wait()). It does
+// not cover host tasks or commands a SYCL runtime still holds back. On an
+// idle queue it costs well under a microsecond.
+func (q *Queue) Wait() error {
+	id, err := q.lock("opencl.Queue.Wait")
 	if err != nil {
 		return err
 	}
+	defer q.h.RUnlock()
 	l, _ := lib()
-	r := call(l.Finish, id)
-	q.h.mu.RUnlock()
-	if r != 0 {
-		return &OpError{"clFinish", status(r)}
-	}
-	return nil
+	return l.Finish(clapi.Queue(id))
 }
 
-// Wait is Finish; it makes Queue a usm.Queue.
-func (q *Queue) Wait() error { return q.Finish() }
-
-// Flush submits enqueued commands to the device without waiting (clFlush).
-func (q *Queue) Flush() error {
+func (q *Queue) lock(op string) (clapi.Queue, error) {
 	if q == nil {
-		return errZero("queue")
+		return 0, errkind.New(errkind.Value, op, "nil *opencl.Queue")
 	}
-	id, err := q.h.acquire("queue")
-	if err != nil {
-		return err
-	}
-	defer q.h.mu.RUnlock()
-	l, _ := lib()
-	return check("clFlush", call(l.Flush, id))
+	id, err := q.h.RLock(op)
+	return clapi.Queue(id), err
 }
 
-// ReferenceCount returns CL_QUEUE_REFERENCE_COUNT (diagnostics and tests).
-func (q *Queue) ReferenceCount() (uint32, error) {
+// Close drops the queue's reference (clReleaseCommandQueue, which also
+// flushes it) once, after calls in progress; a second Close does nothing.
+// A Backend's queue is released by the Backend's Close; its own Close
+// refuses (usm.ErrValue).
+func (q *Queue) Close() error {
 	if q == nil {
-		return 0, errZero("queue")
+		return nil
 	}
-	id, err := q.h.acquire("queue")
-	if err != nil {
-		return 0, err
+	if q.owner != nil {
+		return errkind.New(errkind.Value, "opencl.Queue.Close", "the queue belongs to its Backend; close the Backend instead")
 	}
-	defer q.h.mu.RUnlock()
-	l, _ := lib()
-	var n uint32
-	err = check("clGetCommandQueueInfo", call(l.GetCommandQueueInfo, id, clapi.QueueReferenceCount, 4, uintptr(unsafe.Pointer(&n)), 0))
-	return n, err
+	return q.close()
 }
 
-// Release drops the queue's reference (clReleaseCommandQueue, which also
-// flushes it). A second Release is a usm.ErrValue error.
-func (q *Queue) Release() error {
-	if q == nil {
-		return errZero("queue")
-	}
-	err := q.h.release("queue", func(id uintptr) error {
+func (q *Queue) close() error {
+	err := q.h.Close(func(id uintptr) error {
 		l, _ := lib()
-		live.queues.Add(-1)
-		return check("clReleaseCommandQueue", call(l.ReleaseCommandQueue, id))
+		return l.ReleaseCommandQueue(clapi.Queue(id))
 	})
 	if err == nil && q.ctx != nil {
 		q.ctx.mu.Lock()
@@ -190,200 +155,39 @@ func (q *Queue) Release() error {
 	return err
 }
 
-// usmFn returns the queue id (read lock held on success) and the platform's
-// USM table.
-func (q *Queue) usmFn(op string) (uintptr, clapi.USM, error) {
+// referenceCount returns CL_QUEUE_REFERENCE_COUNT (diagnostics and tests).
+func (q *Queue) referenceCount() (uint32, error) {
+	id, err := q.lock("opencl.Queue.referenceCount")
+	if err != nil {
+		return 0, err
+	}
+	defer q.h.RUnlock()
+	l, _ := lib()
+	return l.QueueReferenceCount(id)
+}
+
+// usmFn returns the queue id (shared lock held on success) and the
+// platform's USM table.
+func (q *Queue) usmFn(op string) (clapi.Queue, clapi.USM, error) {
 	if q == nil {
-		return 0, clapi.USM{}, errZero("queue")
+		return 0, clapi.USM{}, errkind.New(errkind.Value, op, "nil *opencl.Queue")
 	}
 	if q.platform == nil || !q.platform.usmFuncs().Complete() {
 		return 0, clapi.USM{}, errkind.New(errkind.NotSupported, op, "the queue's platform does not provide cl_intel_unified_shared_memory")
 	}
-	id, err := q.h.acquire("queue")
+	id, err := q.lock(op)
 	return id, q.platform.usmFuncs(), err
 }
 
-func boolArg(b bool) uintptr {
-	if b {
-		return clapi.True
-	}
-	return clapi.False
-}
-
-// Memcpy copies n bytes with clEnqueueMemcpyINTEL. Either side may be USM
+// memcpy copies n bytes with clEnqueueMemcpyINTEL. Either side may be USM
 // of the queue's context or ordinary host memory that stays valid (and, if
 // not blocking, untouched) until the copy completes. With blocking the call
 // returns after the copy.
-func (q *Queue) Memcpy(blocking bool, dst, src, n uintptr) error {
+func (q *Queue) memcpy(blocking bool, dst, src, n uintptr) error {
 	id, f, err := q.usmFn("clEnqueueMemcpyINTEL")
 	if err != nil {
 		return err
 	}
-	defer q.h.mu.RUnlock()
-	return check("clEnqueueMemcpyINTEL", call(f.EnqueueMemcpy, id, boolArg(blocking), dst, src, n, 0, 0, 0))
-}
-
-// EnqueueMemcpy is a non-blocking Memcpy that returns an event for it.
-func (q *Queue) EnqueueMemcpy(dst, src, n uintptr) (*Event, error) {
-	id, f, err := q.usmFn("clEnqueueMemcpyINTEL")
-	if err != nil {
-		return nil, err
-	}
-	defer q.h.mu.RUnlock()
-	ev := new(uintptr)
-	if err := check("clEnqueueMemcpyINTEL", call(f.EnqueueMemcpy, id, clapi.False, dst, src, n, 0, 0, uintptr(unsafe.Pointer(ev)))); err != nil {
-		return nil, err
-	}
-	return newEvent(*ev), nil
-}
-
-// MemFill enqueues a fill of n bytes at dst with a repeated pattern
-// (clEnqueueMemFillINTEL; n must be a multiple of len(pattern), which must
-// be a power of two up to 128). The runtime copies the pattern, so it may
-// be reused at once. Call Finish to wait for the fill.
-func (q *Queue) MemFill(dst uintptr, pattern []byte, n uintptr) error {
-	if len(pattern) == 0 {
-		return errkind.New(errkind.Value, "clEnqueueMemFillINTEL", "empty pattern")
-	}
-	id, f, err := q.usmFn("clEnqueueMemFillINTEL")
-	if err != nil {
-		return err
-	}
-	defer q.h.mu.RUnlock()
-	return check("clEnqueueMemFillINTEL", call(f.EnqueueMemFill, id, dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, 0, 0, 0))
-}
-
-func (q *Queue) svmFn(op string) (uintptr, *clapi.Lib, error) {
-	if q == nil {
-		return 0, nil, errZero("queue")
-	}
-	l, err := lib()
-	if err != nil {
-		return 0, nil, err
-	}
-	if l.EnqueueSVMMemcpy == 0 || l.EnqueueSVMMemFill == 0 {
-		return 0, nil, errkind.New(errkind.NotSupported, op, "the OpenCL loader has no SVM entry points (OpenCL < 2.0)")
-	}
-	id, err := q.h.acquire("queue")
-	return id, l, err
-}
-
-// SVMMemcpy copies n bytes with clEnqueueSVMMemcpy (SVM or host memory on
-// either side).
-func (q *Queue) SVMMemcpy(blocking bool, dst, src, n uintptr) error {
-	id, l, err := q.svmFn("clEnqueueSVMMemcpy")
-	if err != nil {
-		return err
-	}
-	defer q.h.mu.RUnlock()
-	return check("clEnqueueSVMMemcpy", call(l.EnqueueSVMMemcpy, id, boolArg(blocking), dst, src, n, 0, 0, 0))
-}
-
-// SVMMemFill enqueues clEnqueueSVMMemFill; see MemFill for the pattern rules.
-func (q *Queue) SVMMemFill(dst uintptr, pattern []byte, n uintptr) error {
-	if len(pattern) == 0 {
-		return errkind.New(errkind.Value, "clEnqueueSVMMemFill", "empty pattern")
-	}
-	id, l, err := q.svmFn("clEnqueueSVMMemFill")
-	if err != nil {
-		return err
-	}
-	defer q.h.mu.RUnlock()
-	return check("clEnqueueSVMMemFill", call(l.EnqueueSVMMemFill, id, dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, 0, 0, 0))
-}
-
-// EnqueueMarker enqueues a marker (clEnqueueMarkerWithWaitList with no
-// wait list): its event completes when everything enqueued before it has.
-func (q *Queue) EnqueueMarker() (*Event, error) {
-	if q == nil {
-		return nil, errZero("queue")
-	}
-	id, err := q.h.acquire("queue")
-	if err != nil {
-		return nil, err
-	}
-	defer q.h.mu.RUnlock()
-	l, _ := lib()
-	ev := new(uintptr)
-	if err := check("clEnqueueMarkerWithWaitList", call(l.EnqueueMarkerWithWaitList, id, 0, 0, uintptr(unsafe.Pointer(ev)))); err != nil {
-		return nil, err
-	}
-	return newEvent(*ev), nil
-}
-
-// Event is one reference to a cl_event, released once.
-type Event struct{ h handle }
-
-// ExecStatus is an event's CL_EVENT_COMMAND_EXECUTION_STATUS: Complete,
-// Running, Submitted, Queued, or a negative error status.
-type ExecStatus int32
-
-// Execution states.
-const (
-	Complete  ExecStatus = clapi.Complete
-	Running   ExecStatus = clapi.Running
-	Submitted ExecStatus = clapi.Submitted
-	Queued    ExecStatus = clapi.Queued
-)
-
-func (s ExecStatus) String() string {
-	switch s {
-	case Complete:
-		return "complete"
-	case Running:
-		return "running"
-	case Submitted:
-		return "submitted"
-	case Queued:
-		return "queued"
-	}
-	return "failed: " + Status(s).Error() + " (" + strconv.Itoa(int(s)) + ")"
-}
-
-func newEvent(id uintptr) *Event {
-	live.events.Add(1)
-	return &Event{h: handle{id: id}}
-}
-
-// Wait blocks until the event's command has completed (clWaitForEvents).
-func (e *Event) Wait() error {
-	if e == nil {
-		return errZero("event")
-	}
-	id, err := e.h.acquire("event")
-	if err != nil {
-		return err
-	}
-	defer e.h.mu.RUnlock()
-	l, _ := lib()
-	ids := []uintptr{id}
-	return check("clWaitForEvents", call(l.WaitForEvents, 1, uintptr(unsafe.Pointer(&ids[0]))))
-}
-
-// Status returns the command's execution status without waiting.
-func (e *Event) Status() (ExecStatus, error) {
-	if e == nil {
-		return 0, errZero("event")
-	}
-	id, err := e.h.acquire("event")
-	if err != nil {
-		return 0, err
-	}
-	defer e.h.mu.RUnlock()
-	l, _ := lib()
-	var s int32
-	err = check("clGetEventInfo", call(l.GetEventInfo, id, clapi.EventCommandExecutionStatus, 4, uintptr(unsafe.Pointer(&s)), 0))
-	return ExecStatus(s), err
-}
-
-// Release drops the event's reference; a second Release is an error.
-func (e *Event) Release() error {
-	if e == nil {
-		return errZero("event")
-	}
-	return e.h.release("event", func(id uintptr) error {
-		l, _ := lib()
-		live.events.Add(-1)
-		return check("clReleaseEvent", call(l.ReleaseEvent, id))
-	})
+	defer q.h.RUnlock()
+	return f.EnqueueMemcpy(id, blocking, dst, src, n)
 }

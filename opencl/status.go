@@ -1,125 +1,30 @@
 package opencl
 
-import (
-	"strconv"
-
-	"github.com/usmbridge/usmbridge/internal/errkind"
-)
+import "github.com/usmbridge/usmbridge/opencl/internal/clapi"
 
 // Status is an OpenCL cl_int status code. It is an error in the style of
 // syscall.Errno: the value itself is comparable, so
-// errors.Is(err, opencl.InvalidValue) works through any wrapping. Codes
-// that mean "no OpenCL runtime here" also match usm.ErrNotAvailable,
-// allocation failures match usm.ErrMemory, and argument errors that the
-// caller controls match usm.ErrValue.
-type Status int32
+// errors.Is(err, opencl.InvalidValue) works through any wrapping. Name
+// returns the CL_ constant name, and a code matches usmbridge's error
+// kinds: codes that mean "no OpenCL runtime here" usm.ErrNotAvailable,
+// allocation failures usm.ErrMemory, argument errors that the caller
+// controls usm.ErrValue.
+type Status = clapi.Status
 
-// Status codes a bridge meets (CL/cl.h, cl_ext.h, cl_icd.h).
+// The status codes a caller of this package may want to tell apart, named
+// as in C without the CL_ prefix. Other codes are reported with their C
+// name too.
 const (
-	Success                     Status = 0
-	DeviceNotFound              Status = -1
-	DeviceNotAvailable          Status = -2
-	CompilerNotAvailable        Status = -3
-	MemObjectAllocationFailure  Status = -4
-	OutOfResources              Status = -5
-	OutOfHostMemory             Status = -6
-	ProfilingInfoNotAvailable   Status = -7
-	MemCopyOverlap              Status = -8
-	MisalignedSubBufferOffset   Status = -13
-	ExecStatusErrorForEvents    Status = -14
-	InvalidValue                Status = -30
-	InvalidDeviceType           Status = -31
-	InvalidPlatform             Status = -32
-	InvalidDevice               Status = -33
-	InvalidContext              Status = -34
-	InvalidQueueProperties      Status = -35
-	InvalidCommandQueue         Status = -36
-	InvalidHostPtr              Status = -37
-	InvalidMemObject            Status = -38
-	InvalidOperation            Status = -59
-	InvalidEventWaitList        Status = -57
-	InvalidEvent                Status = -58
-	InvalidBufferSize           Status = -61
-	InvalidProperty             Status = -64
-	InvalidDevicePartitionCount Status = -68
-	PlatformNotFoundKHR         Status = -1001
+	PlatformNotFoundKHR = clapi.PlatformNotFoundKHR // no OpenCL runtime installed
+	OutOfResources      = clapi.OutOfResources      // allocations, queue creation
+	OutOfHostMemory     = clapi.OutOfHostMemory     // allocations
+	InvalidValue        = clapi.InvalidValue        // e.g. an alignment that is not a power of two
+	InvalidBufferSize   = clapi.InvalidBufferSize   // e.g. an allocation too large
+	InvalidContext      = clapi.InvalidContext      // a cl_context that is not one
+	InvalidCommandQueue = clapi.InvalidCommandQueue // a cl_command_queue that is not one
 )
 
-var statusNames = map[Status]string{
-	Success:                    "CL_SUCCESS",
-	DeviceNotFound:             "CL_DEVICE_NOT_FOUND",
-	DeviceNotAvailable:         "CL_DEVICE_NOT_AVAILABLE",
-	CompilerNotAvailable:       "CL_COMPILER_NOT_AVAILABLE",
-	MemObjectAllocationFailure: "CL_MEM_OBJECT_ALLOCATION_FAILURE",
-	OutOfResources:             "CL_OUT_OF_RESOURCES",
-	OutOfHostMemory:            "CL_OUT_OF_HOST_MEMORY",
-	ProfilingInfoNotAvailable:  "CL_PROFILING_INFO_NOT_AVAILABLE",
-	MemCopyOverlap:             "CL_MEM_COPY_OVERLAP",
-	MisalignedSubBufferOffset:  "CL_MISALIGNED_SUB_BUFFER_OFFSET",
-	ExecStatusErrorForEvents:   "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST",
-	InvalidValue:               "CL_INVALID_VALUE",
-	InvalidDeviceType:          "CL_INVALID_DEVICE_TYPE",
-	InvalidPlatform:            "CL_INVALID_PLATFORM",
-	InvalidDevice:              "CL_INVALID_DEVICE",
-	InvalidContext:             "CL_INVALID_CONTEXT",
-	InvalidQueueProperties:     "CL_INVALID_QUEUE_PROPERTIES",
-	InvalidCommandQueue:        "CL_INVALID_COMMAND_QUEUE",
-	InvalidHostPtr:             "CL_INVALID_HOST_PTR",
-	InvalidMemObject:           "CL_INVALID_MEM_OBJECT",
-	InvalidEventWaitList:       "CL_INVALID_EVENT_WAIT_LIST",
-	InvalidEvent:               "CL_INVALID_EVENT",
-	InvalidOperation:           "CL_INVALID_OPERATION",
-	InvalidBufferSize:          "CL_INVALID_BUFFER_SIZE",
-	InvalidProperty:            "CL_INVALID_PROPERTY",
-	PlatformNotFoundKHR:        "CL_PLATFORM_NOT_FOUND_KHR",
-}
-
-// Name returns the CL_ constant name, or "" for a code without one.
-func (s Status) Name() string { return statusNames[s] }
-
-func (s Status) Error() string {
-	if n := statusNames[s]; n != "" {
-		return "opencl: " + n + " (" + strconv.Itoa(int(s)) + ")"
-	}
-	return "opencl: status " + strconv.Itoa(int(s))
-}
-
-// Is makes Status codes match the library's error kinds.
-func (s Status) Is(target error) bool {
-	switch target {
-	case error(errkind.NotAvailable):
-		return s == PlatformNotFoundKHR || s == DeviceNotFound || s == DeviceNotAvailable
-	case error(errkind.Memory):
-		return s == OutOfHostMemory || s == OutOfResources || s == MemObjectAllocationFailure
-	case error(errkind.Value):
-		return s == InvalidValue || s == InvalidBufferSize
-	}
-	return false
-}
-
-// status converts a returned cl_int (in the low 32 bits of the result
-// register) to an error; nil for CL_SUCCESS.
-func status(r uintptr) error {
-	if s := Status(int32(uint32(r))); s != Success {
-		return s
-	}
-	return nil
-}
-
-// OpError is a failed OpenCL call: which entry point, and its status or
-// another cause. It matches what its cause matches.
-type OpError struct {
-	Op  string // the OpenCL function, e.g. "clFinish"
-	Err error
-}
-
-func (e *OpError) Error() string { return e.Op + ": " + e.Err.Error() }
-func (e *OpError) Unwrap() error { return e.Err }
-
-// check wraps a returned cl_int in an *OpError naming the call.
-func check(op string, r uintptr) error {
-	if err := status(r); err != nil {
-		return &OpError{Op: op, Err: err}
-	}
-	return nil
-}
+// Error is a failed OpenCL call: the entry point (Op), the Status it
+// returned and, optionally, what it was asked (Detail). It unwraps to the
+// Status, so it matches what the status matches.
+type Error = clapi.Error

@@ -1,4 +1,4 @@
-package opencl_test
+package opencl
 
 import (
 	"testing"
@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -19,7 +18,7 @@ func TestTypedCopies(t *testing.T) {
 	each(t, func(t *testing.T, r rt) {
 		reg := usm.NewRegistry(r.b)
 		kinds := []usm.Kind{usm.KindShared}
-		if r.mem == opencl.USM {
+		if r.mem == usmMemory {
 			kinds = append(kinds, usm.KindHost, usm.KindDevice)
 		}
 		for _, kind := range kinds {

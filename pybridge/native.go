@@ -6,6 +6,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/levelzero"
 	"github.com/usmbridge/usmbridge/opencl"
+	"github.com/usmbridge/usmbridge/usm"
 )
 
 // Extents of dpctl memory. SYCL (and so dpctl) can tell a pointer's USM
@@ -25,41 +26,35 @@ type ctxNative struct {
 // extent returns the allocation containing ptr, or 0, 0 when the runtime
 // does not say.
 func (n *ctxNative) extent(ptr uintptr) (base, size uintptr) {
-	var err error
+	var info usm.PointerInfo
 	switch {
 	case n == nil:
 		return 0, 0
 	case n.cl != nil:
-		base, size, err = n.cl.AddressRange(ptr)
+		info = n.cl.QueryPointer(ptr)
 	case n.ze != nil:
-		base, size, err = n.ze.AddressRange(ptr)
+		info = n.ze.QueryPointer(ptr)
 	}
-	if err != nil || base == 0 || base+size < base {
+	if !info.HasExtent() || info.Base+info.Size < info.Base {
 		return 0, 0
 	}
-	return base, size
+	return info.Base, info.Size
 }
 
-// release gives back what newNative took: the cl_context reference.
+// release gives back what newNative took: the cl_context reference (a
+// borrowed Level Zero context is only forgotten).
 func (n *ctxNative) release() {
 	if n == nil {
 		return
 	}
-	if n.cl != nil {
-		_ = n.cl.Release() // a second release is refused by opencl, never reaches C
-	}
-	if n.ze != nil {
-		_ = n.ze.Destroy() // forgets the borrowed handle only
-	}
+	_ = n.cl.Close() // nil-safe, and a second Close never reaches C
+	_ = n.ze.Close()
 }
 
 // nativeRoutes is what newNative needs beyond dpctl's own API, resolved
 // once per Dpctl.
 type nativeRoutes struct {
 	fn dpctlapi.Native
-
-	clOnce sync.Once
-	clOK   bool // this package's OpenCL binding lists the loader's platforms
 }
 
 // newNative returns the native side of ctx, a live DPCTLSyclContextRef
@@ -79,70 +74,28 @@ func (d *Dpctl) newNative(ctx uintptr) *ctxNative {
 	}
 	switch dpctlapi.Int(dpctlapi.Call(r.fn.ContextGetBackend, ctx)) {
 	case dpctlapi.BackendOpenCL:
-		// The binding must be up before getNative hands us a reference,
-		// or nothing could give that reference back.
-		r.clOnce.Do(func() {
-			_, err := opencl.Platforms()
-			r.clOK = err == nil
-		})
-		if !r.clOK {
-			return nil
-		}
 		h := dpctlapi.Call(r.fn.ContextGetNative, ctx)
 		if h == 0 {
 			return nil
 		}
-		c, err := opencl.UnsafeAdoptContext(h) // releases h itself if it fails
+		// An OpenCL SYCL context means the ICD loader is in the process, so
+		// UnsafeAdoptContext can open it and releases h itself if it fails.
+		c, err := opencl.UnsafeAdoptContext(h)
 		if err != nil {
 			return nil
 		}
 		return &ctxNative{cl: c}
 	case dpctlapi.BackendLevelZero:
-		drv := d.zeDriver(ctx)
-		if drv == nil {
-			return nil
-		}
+		// getNative does not retain a Level Zero context: it is borrowed
+		// for as long as the SYCL context lives, which the caller ensures.
 		h := dpctlapi.Call(r.fn.ContextGetNative, ctx)
-		c, err := drv.UnsafeContext(h)
+		c, err := levelzero.UnsafeBorrowContext(h)
 		if err != nil {
 			return nil
 		}
 		return &ctxNative{ze: c}
 	}
 	return nil
-}
-
-// zeDriver finds the levelzero.Driver of a Level Zero SYCL context: the
-// native handle of its first device's platform is the ze_driver_handle_t.
-func (d *Dpctl) zeDriver(ctx uintptr) *levelzero.Driver {
-	a, fn := d.api, d.native.fn
-	if fn.PlatformGetNative == 0 || levelzero.Init() != nil {
-		return nil
-	}
-	vec := dpctlapi.Call(a.ContextGetDevices, ctx)
-	if vec == 0 {
-		return nil
-	}
-	defer dpctlapi.Call(a.VectorDelete, vec)
-	if dpctlapi.Call(a.VectorSize, vec) == 0 {
-		return nil
-	}
-	dev := dpctlapi.Call(a.VectorGetAt, vec, 0)
-	if dev == 0 {
-		return nil
-	}
-	defer dpctlapi.Call(a.DeviceDelete, dev)
-	p := dpctlapi.Call(a.DeviceGetPlatform, dev)
-	if p == 0 {
-		return nil
-	}
-	raw := dpctlapi.Call(fn.PlatformGetNative, p)
-	dpctlapi.Call(a.PlatformDelete, p)
-	drv, err := levelzero.DriverOf(raw)
-	if err != nil {
-		return nil
-	}
-	return drv
 }
 
 // defaultCtx is a device's cached (default) context, in which QueryPointer

@@ -1,8 +1,9 @@
 // Command levelzero-usm walks through usmbridge's Level Zero backend:
-// enumerate the drivers and devices the Level Zero loader finds, allocate
-// shared USM on the first device, describe it as a
-// __sycl_usm_array_interface__ and hand it to a DLPack consumer as a
-// kDLOneAPI tensor.
+// list the devices the Level Zero loader finds, allocate shared USM on the
+// first one, describe it as a __sycl_usm_array_interface__, hand it to a
+// DLPack consumer as a kDLOneAPI tensor, share it through an IPC handle,
+// and wait on the device's queue through its native handle as a SYCL
+// program would.
 //
 //	go run ./examples/levelzero-usm
 //
@@ -15,6 +16,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -43,31 +45,17 @@ func main() {
 }
 
 func run() error {
-	// 1. Drivers and devices, as the loader reports them.
-	drivers, err := levelzero.Drivers()
-	if err != nil {
-		return err
-	}
-	fmt.Printf("1. Level Zero initialised through %s: %d driver(s)\n", levelzero.InitPath(), len(drivers))
-	for _, d := range drivers {
-		fmt.Printf("   %v, IPC %v\n", d, d.SupportsIPC())
-		for _, dev := range d.Devices() {
-			p := dev.Properties()
-			fmt.Printf("     device %d: %q type %v vendor %#x uuid %x\n", dev.Index(), p.Name, p.Type, p.VendorID, p.UUID)
-		}
-	}
-
-	// 2. The backend in a registry: selectors such as level_zero:gpu:0
+	// 1. The backend in a registry: selectors such as level_zero:gpu:0
 	// resolve to its devices.
-	b, err := levelzero.NewBackend()
+	b, err := levelzero.New()
 	if err != nil {
 		return err
 	}
 	defer b.Close()
 	reg := usm.NewRegistry(b)
-	fmt.Printf("2. global devices: %v\n", reg.Devices())
+	fmt.Printf("1. Level Zero devices: %v\n", reg.Devices())
 
-	// 3. Shared USM on device 0, written from the host.
+	// 2. Shared USM on device 0, written from the host.
 	const n = 8
 	alloc, err := b.Alloc(0, usm.KindShared, n*8)
 	if err != nil {
@@ -79,10 +67,10 @@ func run() error {
 		vals[i] = float64(i * i)
 	}
 	info := b.QueryPointer(alloc.Pointer() + 8)
-	fmt.Printf("3. %d bytes of %v USM at %#x; the driver says base+8 is %v USM on device %d, allocation [%#x, +%d)\n",
-		alloc.Size(), alloc.Kind(), alloc.Pointer(), info.Kind, info.Device, info.Base, info.Size)
+	fmt.Printf("2. %d bytes of %v USM; the driver says base+8 is %v USM on device %d, in an allocation of %d bytes at offset %d\n",
+		alloc.Size(), alloc.Kind(), info.Kind, info.Device, info.Size, alloc.Pointer()+8-info.Base)
 
-	// 4. As a __sycl_usm_array_interface__.
+	// 3. As a __sycl_usm_array_interface__.
 	arr, err := reg.NewArray(alloc, typestr.Float64, []int64{n})
 	if err != nil {
 		return err
@@ -91,9 +79,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("4. __sycl_usm_array_interface__ = %v\n", suai)
+	fmt.Printf("3. __sycl_usm_array_interface__: shape %v, typestr %v, syclobj %v\n", suai["shape"], suai["typestr"], suai["syclobj"])
 
-	// 5. To DLPack and back, as a consumer would see it.
+	// 4. To DLPack and back, as a consumer would see it.
 	m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}})
 	if err != nil {
 		return err
@@ -103,7 +91,66 @@ func run() error {
 		return err
 	}
 	defer t.Release()
-	fmt.Printf("5. DLPack %d.%d tensor on %v, shape %v, dtype %s, same memory: %v\n",
+	fmt.Printf("4. DLPack %d.%d tensor on %v, shape %v, dtype %s, same memory: %v\n",
 		t.Version.Major, t.Version.Minor, t.DLDevice, t.Shape, t.Typestr, t.Data == alloc.Pointer())
+
+	// 5. IPC: the handle's bytes go to another process, which opens them
+	//    with its own backend; here the same process plays both sides.
+	h, err := b.GetIPCHandle(alloc.Pointer())
+	if err != nil {
+		return err
+	}
+	received, err := levelzero.IPCHandleFromBytes(h.Bytes())
+	if err != nil {
+		return err
+	}
+	mapping, err := b.OpenIPCHandle(0, received)
+	if err != nil {
+		return err
+	}
+	seen := make([]byte, n*8)
+	if err := b.Copy(uintptr(unsafe.Pointer(&seen[0])), mapping.Pointer(), n*8); err != nil {
+		return err
+	}
+	same := bytes.Equal(seen, alloc.Bytes())
+	if err := mapping.Close(); err != nil {
+		return err
+	}
+	if err := b.PutIPCHandle(h); err != nil && !errors.Is(err, usm.ErrNotSupported) {
+		return err
+	}
+	fmt.Printf("5. IPC: %d-byte handle opened, same data: %v\n", len(h.Bytes()), same)
+
+	// 6. Native handles: the device's immediate command list and context
+	//    go to native code (a SYCL runtime's make_queue), and come back the
+	//    way SYCL's get_native hands them out; waiting synchronises the
+	//    list. Borrowed handles stay owned by whoever made them.
+	q, err := b.Queue(0)
+	if err != nil {
+		return err
+	}
+	ctx, err := b.Context(0)
+	if err != nil {
+		return err
+	}
+	sycl, err := levelzero.UnsafeBorrowContext(ctx.Native())
+	if err != nil {
+		return err
+	}
+	list, err := sycl.UnsafeBorrowImmediateList(q.(*levelzero.Queue).Native())
+	if err != nil {
+		return err
+	}
+	if err := list.Wait(); err != nil {
+		return err
+	}
+	kind := sycl.QueryPointer(alloc.Pointer()).Kind
+	if err := list.Close(); err != nil {
+		return err
+	}
+	if err := sycl.Close(); err != nil {
+		return err
+	}
+	fmt.Printf("6. borrowed the native context and immediate command list: waited, and the context classifies the array as %v USM\n", kind)
 	return nil
 }

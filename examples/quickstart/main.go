@@ -18,6 +18,7 @@ import (
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/opencl"
+	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -35,16 +36,22 @@ type backend interface {
 	usm.Allocator
 }
 
-// pick prefers the first OpenCL CPU device that has USM or fine-grain SVM
-// and falls back to the host backend, which needs no runtime at all.
+// pick prefers the first OpenCL CPU device that can allocate shared USM
+// (or fine-grain SVM, served as shared USM) and falls back to the host
+// backend, which needs no runtime at all.
 func pick() (b backend, dev int, kind usm.Kind, done func(), why string) {
 	ocl, err := opencl.New()
 	if err != nil {
 		return cpu.Default(), 0, usm.KindHost, func() {}, "no OpenCL runtime (" + err.Error() + ")"
 	}
-	for i := range ocl.Devices() {
-		if d, _ := ocl.Device(i); d.Type()&opencl.TypeCPU != 0 && ocl.Memory(i) != opencl.NoMemory {
-			return ocl, i, usm.KindShared, func() { _ = ocl.Close() }, "OpenCL device " + d.Name() + " (" + ocl.Memory(i).String() + ")"
+	for i, d := range ocl.Devices() {
+		if d.Type != syclobj.CPU {
+			continue
+		}
+		// A device that can allocate shared USM can serve the quickstart.
+		if a, err := ocl.Alloc(i, usm.KindShared, 1); err == nil {
+			_ = a.Free()
+			return ocl, i, usm.KindShared, func() { _ = ocl.Close() }, "OpenCL device " + d.Name
 		}
 	}
 	_ = ocl.Close()

@@ -4,11 +4,10 @@ import "github.com/usmbridge/usmbridge/internal/ffi"
 
 // Native holds the entry points that lead from a DPCTLSyclContextRef to
 // the native context of its SYCL backend. dpctl's C API has no native
-// getter, but a DPCTLSyclContextRef is a sycl::context* and a
-// DPCTLSyclPlatformRef a sycl::platform*, and the SYCL library dpctl links
-// exports the member functions that return native handles
-// (sycl::_V1::context::getNative() const and platform::getNative() const:
-// `this` is the only argument, the handle is the integer result). A field
+// getter, but a DPCTLSyclContextRef is a sycl::context*, and the SYCL
+// library dpctl links exports the member function that returns its native
+// handle (sycl::_V1::context::getNative() const: `this` is the only
+// argument, the handle is the integer result). A field
 // is 0 when the library does not export it.
 //
 // getNative is raw C++: it throws (which through purego terminates the
@@ -20,7 +19,6 @@ import "github.com/usmbridge/usmbridge/internal/ffi"
 type Native struct {
 	ContextGetBackend uintptr // DPCTLContext_GetBackend (NULL context → unknown backend)
 	ContextGetNative  uintptr // sycl::_V1::context::getNative() const
-	PlatformGetNative uintptr // sycl::_V1::platform::getNative() const
 }
 
 // LoadNative resolves Native through the handle of dpctl's library: dlsym
@@ -31,6 +29,5 @@ func (a *API) LoadNative() Native {
 	var n Native
 	n.ContextGetBackend, _ = ffi.Sym(a.Handle, "DPCTLContext_GetBackend")
 	n.ContextGetNative, _ = ffi.Sym(a.Handle, "_ZNK4sycl3_V17context9getNativeEv")
-	n.PlatformGetNative, _ = ffi.Sym(a.Handle, "_ZNK4sycl3_V18platform9getNativeEv")
 	return n
 }

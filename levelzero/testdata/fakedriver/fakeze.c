@@ -16,7 +16,7 @@
  * that lacks any of them.
  *
  * Behaviour follows what a real driver (NEO) does where the spec leaves
- * room, see native.md §2.8 and §2.10:
+ * room (docs/native.md):
  *  - allocations live in a driver-wide registry; property queries accept
  *    interior pointers; an unknown pointer is SUCCESS + ZE_MEMORY_TYPE_UNKNOWN;
  *    GetAddressRange of an unknown pointer is ERROR_UNKNOWN;

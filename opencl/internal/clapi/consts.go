@@ -1,6 +1,7 @@
 package clapi
 
-// Values from CL/cl.h and CL/cl_ext.h (opencl-headers 3.0).
+// Values from CL/cl.h and CL/cl_ext.h (opencl-headers 3.0) that this
+// package and package opencl use.
 const (
 	True  = 1
 	False = 0
@@ -13,25 +14,18 @@ const (
 	PlatformExtensions = 0x0904
 
 	// cl_device_type
-	DeviceTypeDefault     = 1 << 0
-	DeviceTypeCPU         = 1 << 1
-	DeviceTypeGPU         = 1 << 2
-	DeviceTypeAccelerator = 1 << 3
-	DeviceTypeCustom      = 1 << 4
-	DeviceTypeAll         = 0xFFFFFFFF
+	DeviceTypeCPU = 1 << 1
+	DeviceTypeGPU = 1 << 2
+	DeviceTypeAll = 0xFFFFFFFF
 
 	// cl_device_info
 	DeviceType              = 0x1000
-	DeviceVendorID          = 0x1001
-	DeviceMaxComputeUnits   = 0x1002
-	DeviceGlobalMemSize     = 0x101F
 	DeviceName              = 0x102B
 	DeviceVendor            = 0x102C
 	DriverVersion           = 0x102D
 	DeviceProfile           = 0x102E
 	DeviceVersion           = 0x102F
 	DeviceExtensions        = 0x1030
-	DevicePlatform          = 0x1031
 	DeviceSVMCapabilities   = 0x1053
 	DeviceHostMemCapsINTEL  = 0x4190
 	DeviceDevMemCapsINTEL   = 0x4191
@@ -40,52 +34,29 @@ const (
 	DeviceSystemSharedINTEL = 0x4194
 
 	// cl_device_svm_capabilities
-	SVMCoarseGrainBuffer = 1 << 0
-	SVMFineGrainBuffer   = 1 << 1
-	SVMFineGrainSystem   = 1 << 2
-	SVMAtomics           = 1 << 3
+	SVMFineGrainBuffer = 1 << 1
 
 	// cl_svm_mem_flags
 	MemReadWrite          = 1 << 0
 	MemSVMFineGrainBuffer = 1 << 10
-	MemSVMAtomics         = 1 << 11
 
 	// cl_context_properties
 	ContextPlatform = 0x1084
 	// cl_context_info
 	ContextReferenceCount = 0x1080
-	ContextNumDevices     = 0x1083
+	ContextDevices        = 0x1081
 
 	// cl_command_queue_info
-	QueueContext        = 0x1090
 	QueueDevice         = 0x1091
 	QueueReferenceCount = 0x1092
-	QueueProperties     = 0x1093
-
-	// cl_event_info
-	EventCommandQueue           = 0x11D0
-	EventCommandType            = 0x11D1
-	EventReferenceCount         = 0x11D2
-	EventCommandExecutionStatus = 0x11D3
-
-	// execution status
-	Complete  = 0x0
-	Running   = 0x1
-	Submitted = 0x2
-	Queued    = 0x3
 
 	// cl_intel_unified_shared_memory
-	MemAllocFlagsINTEL      = 0x4195
-	MemTypeUnknownINTEL     = 0x4196
-	MemTypeHostINTEL        = 0x4197
-	MemTypeDeviceINTEL      = 0x4198
-	MemTypeSharedINTEL      = 0x4199
-	MemAllocTypeINTEL       = 0x419A
-	MemAllocBasePtrINTEL    = 0x419B
-	MemAllocSizeINTEL       = 0x419C
-	MemAllocDeviceINTEL     = 0x419D
-	USMAccessINTEL          = 1 << 0
-	USMAtomicAccessINTEL    = 1 << 1
-	USMConcurrentINTEL      = 1 << 2
-	USMConcurrentAtomicINTL = 1 << 3
+	MemTypeUnknownINTEL  = 0x4196
+	MemTypeHostINTEL     = 0x4197
+	MemTypeDeviceINTEL   = 0x4198
+	MemTypeSharedINTEL   = 0x4199
+	MemAllocTypeINTEL    = 0x419A
+	MemAllocBasePtrINTEL = 0x419B
+	MemAllocSizeINTEL    = 0x419C
+	MemAllocDeviceINTEL  = 0x419D
 )

@@ -1,4 +1,4 @@
-package levelzero
+package zeapi
 
 import (
 	"fmt"
@@ -11,12 +11,13 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 )
 
-// layout is the expected x86-64 layout of one mirrored struct, from
-// native.md §2.5: its C name, size, and the offsets of named fields (Go
-// field name → C field name and offset).
+// layout is the expected x86-64 layout of one mirrored struct, from the
+// table in docs/native.md: its C name, size, and the offsets of named
+// fields (Go field name → C field name and offset).
 type layout struct {
 	c      string
 	v      any
@@ -64,8 +65,8 @@ func goOffset(v any, name string) (uintptr, bool) {
 	return off, true
 }
 
-// TestLayout checks every mirror against native.md's table; the header
-// prefix sits at 0/8 in all of them.
+// TestLayout checks every mirror against the table; the header prefix
+// sits at 0/8 in all of them.
 func TestLayout(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("the mirrors are for 64-bit targets")
@@ -96,7 +97,7 @@ func TestLayoutAgainstHeaders(t *testing.T) {
 	if _, err := os.Stat("/usr/include/level_zero/ze_api.h"); err != nil {
 		testutil.Runtime(t, testutil.LevelZero, loaderErrOr(err))
 	}
-	cc, err := compiler()
+	cc, err := testutil.CC()
 	testutil.Runtime(t, testutil.CCompiler, err)
 	exe := filepath.Join(t.TempDir(), "layout")
 	args := append(cc[1:], "-std=c11", "-Wall", "-o", exe, filepath.Join("testdata", "layout", "layout.c"))
@@ -152,7 +153,7 @@ func TestLayoutAgainstHeaders(t *testing.T) {
 	for k, v := range c {
 		if name, ok := strings.CutPrefix(k, "result "); ok {
 			results++
-			if got := Result(v).Name(); got != name {
+			if got := Status(v).Name(); got != name {
 				t.Errorf("code %#x is %q in Go, %s in C", v, got, name)
 			}
 		}
@@ -162,8 +163,10 @@ func TestLayoutAgainstHeaders(t *testing.T) {
 	}
 }
 
+// loaderErrOr is "runtime not available" without a loader, and a failure
+// when the loader is there but its headers are not.
 func loaderErrOr(err error) error {
-	if e := loaderErr(); e != nil {
+	if _, e := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDLocal, Loader); e != nil {
 		return e
 	}
 	return fmt.Errorf("headers missing although the loader is installed: %w", err)

@@ -1,6 +1,6 @@
 /*
  * Prints the sizes and field offsets of the Level Zero structs that
- * package levelzero mirrors in Go, and the ze_result_t codes, as compiled
+ * package levelzero/internal/zeapi mirrors in Go, and the ze_result_t codes, as compiled
  * against the installed headers. layout_test.go compares its Go mirrors
  * with this output, so a header that disagrees with the mirrors fails the
  * test instead of corrupting memory at run time.

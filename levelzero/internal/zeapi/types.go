@@ -1,44 +1,45 @@
-package levelzero
-
-import "github.com/usmbridge/usmbridge/internal/ffi"
-
-// call calls a loader entry point with integer and pointer arguments.
-//
-// Like ffi.Call it is marked go:uintptrescapes, so that out-parameters
-// passed as uintptr(unsafe.Pointer(&x)) stay in place until C returns.
-//
-//go:uintptrescapes
-func call(fn uintptr, args ...uintptr) Result {
-	return Result(uint32(ffi.Call(fn, args...)))
-}
+package zeapi
 
 // Structure types (ze_structure_type_t) of the descriptors used here.
 const (
-	stypeDriverProperties               = 0x1
-	stypeDriverIpcProperties            = 0x2
-	stypeDeviceProperties               = 0x3
-	stypeContextDesc                    = 0xd
-	stypeCommandQueueDesc               = 0xe
-	stypeCommandListDesc                = 0xf
-	stypeEventPoolDesc                  = 0x10
-	stypeEventDesc                      = 0x11
-	stypeDeviceMemAllocDesc             = 0x15
-	stypeHostMemAllocDesc               = 0x16
-	stypeMemoryAllocationProps          = 0x17
-	stypeInitDriverTypeDesc             = 0x00020021
-	initDriverTypeFlagGPU               = 1
-	eventPoolFlagHostVisible            = 1
-	eventScopeFlagHost                  = 4
-	commandQueueModeDefault             = 0
-	commandQueueModeSynchronous         = 1
-	commandQueueModeAsynchronous        = 2
-	timeoutInfinite              uint64 = ^uint64(0)
+	stypeDriverProperties      = 0x1
+	stypeDriverIpcProperties   = 0x2
+	stypeDeviceProperties      = 0x3
+	stypeContextDesc           = 0xd
+	stypeCommandQueueDesc      = 0xe
+	stypeCommandListDesc       = 0xf
+	stypeEventPoolDesc         = 0x10
+	stypeEventDesc             = 0x11
+	stypeDeviceMemAllocDesc    = 0x15
+	stypeHostMemAllocDesc      = 0x16
+	stypeMemoryAllocationProps = 0x17
+	stypeInitDriverTypeDesc    = 0x00020021
+	initDriverTypeFlagGPU      = 1
+	eventPoolFlagHostVisible   = 1
+	eventScopeFlagHost         = 4
 )
 
-// The mirrors below copy the x86-64 layout of the 1.8.12 headers
-// (native.md §2.5). purego does not align fields, so every gap is an
-// explicit padding field; layout_test.go checks size and offsets against
-// the table and against the installed headers through a C program.
+// QueueMode is a ze_command_queue_mode_t.
+type QueueMode uint32
+
+// Command queue modes.
+const (
+	QueueModeDefault      QueueMode = 0
+	QueueModeSynchronous  QueueMode = 1
+	QueueModeAsynchronous QueueMode = 2
+)
+
+// Timeouts of the Synchronize calls, in nanoseconds.
+const (
+	Poll     uint64 = 0          // return at once: SUCCESS or NOT_READY
+	Infinite uint64 = ^uint64(0) // wait until done or the device is lost
+)
+
+// The mirrors below copy the x86-64 layout of the 1.8.12 headers (the
+// table is in docs/native.md). purego does not align fields, so every gap
+// is an explicit padding field; layout_test.go checks size and offsets
+// against the table and against the installed headers through a C
+// program.
 
 // header is the {stype, pNext} prefix of every descriptor.
 type header struct {
@@ -146,23 +147,7 @@ type zeInitDriverTypeDesc struct { // ze_init_driver_type_desc_t (spec 1.10), 24
 	_     uint32
 }
 
-// IPCHandle is a ze_ipc_mem_handle_t: 64 opaque bytes that another
-// process (or this one) opens with Context.OpenIPCHandle. It is plain data
-// and safe to send: the driver validates it when it is opened.
+// IPCHandle is a ze_ipc_mem_handle_t: 64 opaque bytes, passed by value.
 type IPCHandle struct {
-	data [64]byte
-}
-
-// Bytes returns a copy of the handle's bytes, for sending to another
-// process.
-func (h IPCHandle) Bytes() []byte { return append([]byte(nil), h.data[:]...) }
-
-// IPCHandleFromBytes rebuilds a handle received from another process.
-func IPCHandleFromBytes(b []byte) (IPCHandle, error) {
-	var h IPCHandle
-	if len(b) != len(h.data) {
-		return h, errValue("levelzero.IPCHandleFromBytes", "an IPC handle is 64 bytes, got "+itoa(len(b)))
-	}
-	copy(h.data[:], b)
-	return h, nil
+	Data [64]byte
 }

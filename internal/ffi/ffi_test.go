@@ -1,0 +1,72 @@
+package ffi
+
+import (
+	"errors"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+)
+
+func TestOpenLibNamesEveryCandidate(t *testing.T) {
+	_, err := OpenLib(RTLDNow|RTLDLocal, "libusmbridge-missing.so.1", "libalso-missing.so.7")
+	var le *LibraryError
+	require.True(t, errors.As(err, &le), "%v", err)
+	assert.Equal(t, []string{"libusmbridge-missing.so.1", "libalso-missing.so.7"}, le.Tried)
+	assert.ErrorIs(t, err, errkind.NotAvailable)
+	assert.ErrorContains(t, err, "libalso-missing.so.7")
+
+	l, err := OpenLib(RTLDNow|RTLDLocal, "libusmbridge-missing.so.1", "libc.so.6")
+	require.NoError(t, err)
+	assert.Equal(t, "libc.so.6", l.Name())
+}
+
+// Resolve reports every missing required symbol in one error, sets what it
+// found, and records absent optional ones instead of failing.
+func TestResolve(t *testing.T) {
+	l, err := OpenLib(RTLDNow|RTLDLocal, "libc.so.6")
+	require.NoError(t, err)
+	var strlen, missing1, missing2, getpid, missing3 Fn
+	err = l.Resolve(
+		Required(&strlen, "strlen"),
+		Required(&missing1, "usmbridge_no_such_symbol_1"),
+		Optional(&getpid, "getpid"),
+		Optional(&missing3, "usmbridge_no_such_symbol_3"),
+		Required(&missing2, "usmbridge_no_such_symbol_2"),
+	)
+	var ms *MissingSymbolsError
+	require.True(t, errors.As(err, &ms), "%v", err)
+	assert.Equal(t, "libc.so.6", ms.Library)
+	assert.Equal(t, []string{"usmbridge_no_such_symbol_1", "usmbridge_no_such_symbol_2"}, ms.Symbols)
+	assert.ErrorIs(t, err, errkind.NotAvailable, "an unusable library is no library")
+	assert.EqualError(t, err, "libc.so.6 lacks usmbridge_no_such_symbol_1, usmbridge_no_such_symbol_2")
+	assert.True(t, strlen.Present())
+	assert.True(t, getpid.Present())
+	assert.False(t, missing1.Present())
+	assert.False(t, missing3.Present())
+	assert.Equal(t, []string{"usmbridge_no_such_symbol_3"}, l.Absent())
+
+	s := []byte("usmbridge\x00")
+	assert.EqualValues(t, 9, strlen.Call(uintptr(unsafe.Pointer(&s[0]))))
+
+	require.NoError(t, l.Resolve(Required(&strlen, "strlen")), "a complete table resolves")
+	_, err = l.Lookup("usmbridge_no_such_symbol_1")
+	assert.Error(t, err)
+}
+
+func TestFnRegister(t *testing.T) {
+	l, err := OpenLib(RTLDNow|RTLDLocal, "libc.so.6")
+	require.NoError(t, err)
+	abs, err := l.Lookup("abs")
+	require.NoError(t, err)
+	var cabs func(int32) int32
+	abs.Register(&cabs)
+	require.NotNil(t, cabs)
+	assert.EqualValues(t, 7, cabs(-7))
+	var none func(int32) int32
+	Fn(0).Register(&none)
+	assert.Nil(t, none, "an absent optional entry point stays nil")
+}

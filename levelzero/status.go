@@ -1,0 +1,28 @@
+package levelzero
+
+import "github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
+
+// Status is a ze_result_t. Like syscall.Errno it is the numeric code
+// itself and implements error, so errors.Is(err, ErrorOutOfDeviceMemory)
+// works on any error of this package that carries a code. Name returns
+// the C name, and a code matches usmbridge's error kinds:
+// ErrorUninitialized is usm.ErrNotAvailable, out-of-memory codes
+// usm.ErrMemory, argument errors usm.ErrValue.
+type Status = zeapi.Status
+
+// The ze_result_t codes a caller of this package may want to tell apart,
+// named as in C without the ZE_RESULT_ prefix. Other codes are reported
+// with their C name too.
+const (
+	ErrorUninitialized     = zeapi.ErrorUninitialized     // no usable driver
+	ErrorDeviceLost        = zeapi.ErrorDeviceLost        // the device must be reset
+	ErrorOutOfHostMemory   = zeapi.ErrorOutOfHostMemory   // allocations
+	ErrorOutOfDeviceMemory = zeapi.ErrorOutOfDeviceMemory // allocations
+	ErrorInvalidArgument   = zeapi.ErrorInvalidArgument   // e.g. IPC of memory that is not USM
+	ErrorUnsupportedSize   = zeapi.ErrorUnsupportedSize   // e.g. an allocation too large
+)
+
+// Error is a failed Level Zero call: the entry point (Op), the code it
+// returned (Status) and, optionally, what it was asked (Detail). It
+// unwraps to the code, so it matches what the code matches.
+type Error = zeapi.Error

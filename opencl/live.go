@@ -1,0 +1,18 @@
+package opencl
+
+import "github.com/usmbridge/usmbridge/internal/live"
+
+// counters are the process's live OpenCL objects and allocations made
+// through this package.
+var counters = live.NewSet("opencl", "contexts", "queues", "allocations")
+
+var (
+	liveContexts    = counters.Counter("contexts")
+	liveQueues      = counters.Counter("queues")
+	liveAllocations = counters.Counter("allocations")
+)
+
+// Live returns how many objects made through this package are alive, by
+// kind: "contexts", "queues" and "allocations" (USM or SVM). A
+// program (or test) that closed everything it made sees only zeros.
+func Live() map[string]int64 { return counters.Snapshot() }
