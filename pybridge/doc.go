@@ -14,7 +14,3 @@
 // "dltensor_versioned" capsules of Go arrays. The Dpctl backend is dpctl's
 // SYCL runtime as a usm.Backend.
 package pybridge
-
-import "encoding/json"
-
-type jsonNumber = json.Number
