@@ -68,8 +68,17 @@ func keyIndex(key string) int {
 
 // cachedTypes are dpctl's classes, looked up once dpctl is imported.
 type cachedTypes struct {
-	mu      sync.Mutex
-	ready   atomic.Bool
+	mu    sync.Mutex
+	ready atomic.Bool
+	dpctlClasses
+}
+
+// noDpctlTypes is what dpctlTypes returns before dpctl is imported: no
+// classes (t's fields are written once, under its lock, and are read only
+// once t is ready).
+var noDpctlTypes cachedTypes
+
+type dpctlClasses struct {
 	queue   uintptr // dpctl.SyclQueue
 	context uintptr // dpctl.SyclContext
 	memory  uintptr // dpctl.memory._Memory
@@ -82,32 +91,47 @@ type cachedTypes struct {
 }
 
 // dpctlTypes returns dpctl's classes if dpctl (and dpctl.memory) have been
-// imported by anyone; it never imports them itself.
+// imported by anyone; it never imports them itself. The lookups run
+// without the lock: they may run Python code, which may let another
+// thread take the GIL and come here too, and that thread would wait for
+// the lock while holding the GIL.
 func (g *GIL) dpctlTypes() *cachedTypes {
 	t := &g.py.types
 	if t.ready.Load() {
 		return t
 	}
+	c, ok := g.lookupDpctlClasses()
+	if !ok {
+		return &noDpctlTypes
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.ready.Load() {
-		return t
+	if !t.ready.Load() {
+		t.dpctlClasses = c // kept for the life of the process
+		t.ready.Store(true)
 	}
+	return t
+}
+
+// lookupDpctlClasses finds dpctl's classes in sys.modules; ok is false
+// until dpctl and dpctl.memory are imported.
+func (g *GIL) lookupDpctlClasses() (c dpctlClasses, ok bool) {
 	a := g.api()
 	sys, err := g.Import("sys")
 	if err != nil {
-		return t
+		a.ErrClear()
+		return c, false
 	}
 	defer g.DecRef(sys)
 	mods, err := g.GetAttr(sys, "modules")
 	if err != nil {
-		return t
+		return c, false
 	}
 	defer g.DecRef(mods)
 	// Strong references: the lookups below may run a module's __getattr__.
 	dp, mem := a.DictGetItemString(mods.p, "dpctl"), a.DictGetItemString(mods.p, "dpctl.memory._memory")
 	if dp == 0 || mem == 0 {
-		return t
+		return c, false
 	}
 	a.IncRef(dp)
 	defer a.DecRef(dp)
@@ -121,16 +145,19 @@ func (g *GIL) dpctlTypes() *cachedTypes {
 		if v == 0 {
 			a.ErrClear()
 		}
-		return v // kept for the life of the process
+		return v
 	}
-	t.queue, t.context, t.memory = get(dp, "SyclQueue"), get(dp, "SyclContext"), get(mem, "_Memory")
-	t.memoryAttr = get(t.memory, "__sycl_usm_array_interface__")
-	t.queueRef = g.pyxCAPI(mods.p, "dpctl._sycl_queue", "SyclQueue_GetQueueRef")
-	t.contextRef = g.pyxCAPI(mods.p, "dpctl._sycl_context", "SyclContext_GetContextRef")
-	if t.queue != 0 && t.context != 0 && t.memory != 0 && t.memoryAttr != 0 {
-		t.ready.Store(true)
+	c.queue, c.context, c.memory = get(dp, "SyclQueue"), get(dp, "SyclContext"), get(mem, "_Memory")
+	c.memoryAttr = get(c.memory, "__sycl_usm_array_interface__")
+	c.queueRef = g.pyxCAPI(mods.p, "dpctl._sycl_queue", "SyclQueue_GetQueueRef")
+	c.contextRef = g.pyxCAPI(mods.p, "dpctl._sycl_context", "SyclContext_GetContextRef")
+	if c.queue == 0 || c.context == 0 || c.memory == 0 || c.memoryAttr == 0 {
+		for _, o := range []uintptr{c.queue, c.context, c.memory, c.memoryAttr} {
+			a.DecRef(o)
+		}
+		return dpctlClasses{}, false
 	}
-	return t
+	return c, true
 }
 
 // suaiKeyObjects returns str objects for the SUAI keys (suaiKeyNames),
