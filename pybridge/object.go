@@ -415,8 +415,8 @@ func (g *GIL) toGo(o uintptr, path []uintptr) (any, error) {
 	return out, nil
 }
 
-// dictToGo converts a dict (or dict subclass) through list(d.items()),
-// which holds every key and value while they are converted.
+// dictToGo converts a dict (or dict subclass) through tuple(d.items()),
+// which holds every key and value, unchangeably, while they are converted.
 func (g *GIL) dictToGo(o Object, path []uintptr) (any, error) {
 	a := g.api()
 	items, err := g.CallMethod(o, "items", nil, nil)
@@ -424,14 +424,14 @@ func (g *GIL) dictToGo(o Object, path []uintptr) (any, error) {
 		return nil, err
 	}
 	defer g.DecRef(items)
-	lst, err := g.Call(Object{a.ListType}, []any{items}, nil)
+	tup, err := g.Call(Object{a.TupleType}, []any{items}, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer g.DecRef(lst)
+	defer g.DecRef(tup)
 	m := map[string]any{}
-	for i := range a.ListSize(lst.p) {
-		kv := a.ListItem(lst.p, i) // nothing else refers to lst
+	for i := range a.SeqSize(tup.p) {
+		kv := a.TupleItem(tup.p, i)
 		if a.Type(kv) != a.TupleType || a.SeqSize(kv) != 2 {
 			return nil, errkind.New(errkind.Type, "pybridge.ToGo", "items() of "+g.TypeName(o)+" did not give pairs")
 		}

@@ -521,7 +521,9 @@ func (s *SUAI) fromDpctlMemory() bool {
 	if a.TypeFlags(t)&pyapi.TPFlagsImmutableType != 0 && usmNdarrayTypes[pyapi.TypeObjectName(t)] {
 		return false
 	}
+	a.IncRef(t) // the lookup may run a metaclass's code, which may reassign obj.__class__
 	attr := a.GetAttrC(t, cSUAI)
+	a.DecRef(t)
 	if attr == 0 {
 		a.ErrClear()
 		return false
