@@ -15,7 +15,7 @@ import (
 // mapFields reads a SUAI dict in the generic Go form Parse takes.
 type mapFields struct {
 	m              map[string]any
-	shape, strides seq // what Len read
+	shape, strides any // what Len read (kept small: the reader escapes to the heap)
 }
 
 func newMapFields(m map[string]any) *mapFields { return &mapFields{m: m} }
@@ -68,23 +68,24 @@ func (f *mapFields) Len(key string) (int, bool, error) {
 	if v == nil {
 		return 0, false, nil
 	}
-	s, isSeq, n := sequence(v)
+	_, isSeq, n := sequence(v)
 	if !isSeq {
 		return 0, false, &ReadError{Kind: errkind.Value, Found: typeName(v)}
 	}
 	if key == "strides" {
-		f.strides = s
+		f.strides = v
 	} else {
-		f.shape = s
+		f.shape = v
 	}
 	return n, true, nil
 }
 
 func (f *mapFields) Elem(key string, i int) (int64, error) {
-	s := f.shape
+	v := f.shape
 	if key == "strides" {
-		s = f.strides
+		v = f.strides
 	}
+	s, _, _ := sequence(v)
 	return intOf(s.index(i))
 }
 
