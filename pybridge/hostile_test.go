@@ -289,3 +289,37 @@ class Raises:
 		}))
 	}
 }
+
+// addressof_ref (how a SyclQueue's ref is read when dpctl's C API is
+// missing) gives the bound method back: it holds a reference to the queue,
+// which leaked on every read.
+func TestAddressofRefReleasesTheMethod(t *testing.T) {
+	py := embedded(t)
+	run(t, py, `
+class FakeQueue:
+    def addressof_ref(self): return 0x1000
+class Raising:
+    def addressof_ref(self): raise KeyError("from addressof_ref")
+fake, raising = FakeQueue(), Raising()
+`)
+	require.NoError(t, py.Do(func(g *GIL) error {
+		for _, c := range []struct{ expr, want string }{{"fake", "ok"}, {"raising", "KeyError"}} {
+			o := eval(t, g, c.expr)
+			before := g.RefCount(o)
+			for range 10 {
+				ref, err := g.addressofRef(o.p)
+				got := "ok"
+				if err != nil {
+					got = exceptionName(err)
+				} else {
+					assert.Equal(t, uintptr(0x1000), ref)
+				}
+				assert.Equal(t, c.want, got, c.expr)
+				assert.Zero(t, g.api().ErrOccurred(), "%s: no exception left set", c.expr)
+			}
+			assert.Equal(t, before, g.RefCount(o), "%s: references leaked", c.expr)
+			g.DecRef(o)
+		}
+		return nil
+	}))
+}
