@@ -1,6 +1,8 @@
 package pybridge
 
 import (
+	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -247,45 +249,44 @@ func isPyKind(err error, k *errkind.Kind) bool {
 
 // ParseDLPackArgs validates __dlpack__'s keywords as the array API and
 // dpctl do: max_version and dl_device are None or 2-tuples of integers
-// (TypeError otherwise), copy is None or a bool, stream is None or a
-// dpctl.SyclQueue (TypeError otherwise; ValueError with a kDLCPU dl_device).
+// (TypeError otherwise; an exception an item's __index__ raises
+// propagates), copy is None or a bool, stream is None or a dpctl.SyclQueue
+// (TypeError otherwise; ValueError with a kDLCPU dl_device). Integers are
+// read by value, never truncated: a dl_device whose type or id does not
+// fit DLPack's int32 is a device nobody supports (BufferError); a
+// max_version beyond uint32 asks for any version (it is capped), and a
+// negative one is a ValueError.
 func (g *GIL) ParseDLPackArgs(stream, maxVersion, dlDevice, copyArg Object) (dlpack.ExportOptions, error) {
 	var o dlpack.ExportOptions
-	pair := func(v Object, what, form string) ([2]int64, bool, error) {
-		if v.IsNil() || g.IsNone(v) {
-			return [2]int64{}, false, nil
-		}
-		bad := errkind.New(errkind.Type, "__dlpack__", "`__dlpack__` expects `"+what+"` to be a 2-tuple of "+form+", instead got "+g.reprOf(v))
-		a := g.api()
-		if !a.HasFlag(v.p, pyapi.TPFlagsTupleSubclass) || a.TupleSize(v.p) != 2 {
-			return [2]int64{}, false, bad
-		}
-		var r [2]int64
-		for i := range 2 {
-			n, err := g.Int(Object{a.TupleGetItem(v.p, i)})
-			if err != nil {
-				return [2]int64{}, false, bad
+	mv, ok, err := g.dlpackPair(maxVersion, "max_version", "integers `(major, minor)`")
+	if err != nil {
+		return o, err
+	}
+	if ok {
+		var v [2]uint32
+		for i, x := range mv {
+			switch {
+			case x.overflow < 0 || (x.overflow == 0 && x.v < 0):
+				return o, errkind.New(errkind.Value, "__dlpack__", "max_version out of range: "+g.reprOf(maxVersion))
+			case x.overflow > 0 || x.v > math.MaxUint32:
+				v[i] = math.MaxUint32
+			default:
+				v[i] = uint32(x.v)
 			}
-			r[i] = n
 		}
-		return r, true, nil
+		o.MaxVersion = &dlpack.Version{Major: v[0], Minor: v[1]}
 	}
-	mv, ok, err := pair(maxVersion, "max_version", "integers `(major, minor)`")
+	dd, ok, err := g.dlpackPair(dlDevice, "dl_device", "`(device_type, device_id)`")
 	if err != nil {
 		return o, err
 	}
 	if ok {
-		if mv[0] < 0 || mv[1] < 0 || mv[0] > 1<<31 || mv[1] > 1<<31 {
-			return o, errkind.New(errkind.Value, "__dlpack__", "max_version out of range")
+		for _, x := range dd {
+			if x.overflow != 0 || x.v != int64(int32(x.v)) {
+				return o, errkind.New(errkind.Buffer, "__dlpack__", "unsupported device requested: "+g.reprOf(dlDevice)+" (DLPack device types and ids are 32-bit)")
+			}
 		}
-		o.MaxVersion = &dlpack.Version{Major: uint32(mv[0]), Minor: uint32(mv[1])}
-	}
-	dd, ok, err := pair(dlDevice, "dl_device", "`(device_type, device_id)`")
-	if err != nil {
-		return o, err
-	}
-	if ok {
-		o.Device = &dlpack.Device{Type: dlpack.DeviceType(dd[0]), ID: int32(dd[1])}
+		o.Device = &dlpack.Device{Type: dlpack.DeviceType(dd[0].v), ID: int32(dd[1].v)}
 	}
 	switch {
 	case copyArg.IsNil() || g.IsNone(copyArg):
@@ -307,6 +308,41 @@ func (g *GIL) ParseDLPackArgs(stream, maxVersion, dlDevice, copyArg Object) (dlp
 		}
 	}
 	return o, nil
+}
+
+// dlpackInt is an integer keyword item: its value, or the sign of a value
+// outside int64.
+type dlpackInt struct {
+	v        int64
+	overflow int
+}
+
+// dlpackPair reads the keyword v, None or a 2-tuple of integers; ok is
+// false for None (or absent). The tuple belongs to the caller, and a
+// tuple's items cannot be replaced, so they live while __index__ runs.
+func (g *GIL) dlpackPair(v Object, what, form string) (r [2]dlpackInt, ok bool, err error) {
+	if v.IsNil() || g.IsNone(v) {
+		return r, false, nil
+	}
+	a := g.api()
+	bad := func() error {
+		return errkind.New(errkind.Type, "__dlpack__", "`__dlpack__` expects `"+what+"` to be a 2-tuple of "+form+", instead got "+g.reprOf(v))
+	}
+	if !a.HasFlag(v.p, pyapi.TPFlagsTupleSubclass) || a.SeqSize(v.p) != 2 {
+		return r, false, bad()
+	}
+	for i := range r {
+		x, of, err := g.intValue(a.TupleItem(v.p, i))
+		var re *usm.ReadError
+		if errors.As(err, &re) {
+			return r, false, bad()
+		}
+		if err != nil {
+			return r, false, err
+		}
+		r[i] = dlpackInt{x, of}
+	}
+	return r, true, nil
 }
 
 func (g *GIL) reprOf(o Object) string {

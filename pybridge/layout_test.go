@@ -56,8 +56,14 @@ func TestDpctlCAPIRefs(t *testing.T) {
 			require.NoError(t, err)
 			w, err := g.ToGo(want)
 			require.NoError(t, err)
-			got := g.syclobjValue(&SUAI{}, o.p)
+			s := &SUAI{g: g}
+			s.vals[keySyclobj] = o.p // borrowed: s is not released
+			got, err := s.Syclobj()
+			require.NoError(t, err)
 			assert.EqualValues(t, w, got.(interface{ Pointer() uintptr }).Pointer(), c.obj)
+			viaMethod, err := g.addressofRef(o.p)
+			require.NoError(t, err)
+			assert.EqualValues(t, w, viaMethod, c.obj)
 			g.DecRef(o)
 			g.DecRef(want)
 		}

@@ -3,10 +3,12 @@ package pybridge
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
+	"github.com/usmbridge/usmbridge/usm"
 )
 
 // Object is a PyObject* seen through a GIL. Functions that return an
@@ -82,7 +84,8 @@ func (g *GIL) SetAttr(o Object, name string, v Object) error {
 func (g *GIL) HasAttr(o Object, name string) bool { return g.api().HasAttrString(o.p, name) }
 
 // Call calls fn(*args, **kwargs). args and kwargs values are Objects (not
-// consumed) or Go values converted with FromGo.
+// consumed) or Go values converted with FromGo; the keywords are passed in
+// the order of their names, so that fn sees the same call every time.
 func (g *GIL) Call(fn Object, args []any, kwargs map[string]any) (Object, error) {
 	a := g.api()
 	t := a.TupleNew(len(args))
@@ -99,19 +102,11 @@ func (g *GIL) Call(fn Object, args []any, kwargs map[string]any) (Object, error)
 	}
 	var kw uintptr
 	if len(kwargs) > 0 {
-		kw = a.DictNew()
-		defer a.DecRef(kw)
-		for k, v := range kwargs {
-			o, err := g.FromGo(v)
-			if err != nil {
-				return Object{}, err
-			}
-			rc := a.DictSetItemString(kw, k, o.p)
-			a.DecRef(o.p)
-			if rc != 0 {
-				return Object{}, g.fetch("call")
-			}
+		var err error
+		if kw, err = g.dictOf(kwargs, 0); err != nil {
+			return Object{}, err
 		}
+		defer a.DecRef(kw)
 	}
 	r := a.Call(fn.p, t, kw)
 	if r == 0 {
@@ -185,8 +180,13 @@ func (g *GIL) Eval(expr string) (Object, error) {
 // FromGo converts a Go value to a new Python object: nil → None, Object
 // (a new reference to the same object), bool, integers, floats, string,
 // []byte (bytes are not supported: a TypeError), slices and arrays →
-// tuple, map[string]any → dict.
-func (g *GIL) FromGo(v any) (Object, error) {
+// tuple, map[string]any → dict (keys inserted in sorted order). A value
+// nested deeper than 64 containers (one that contains itself, say) is a
+// usm.ErrValue error.
+func (g *GIL) FromGo(v any) (Object, error) { return g.fromGo(v, 0) }
+
+// fromGo converts v, which is depth containers deep.
+func (g *GIL) fromGo(v any, depth int) (Object, error) {
 	a := g.api()
 	var r uintptr
 	switch x := v.(type) {
@@ -217,33 +217,17 @@ func (g *GIL) FromGo(v any) (Object, error) {
 	case string:
 		r = a.UnicodeFromString(x)
 	case []any:
-		return g.tupleOf(len(x), func(i int) any { return x[i] })
+		return g.tupleOf(len(x), depth, func(i int) any { return x[i] })
 	case []int64:
-		return g.tupleOf(len(x), func(i int) any { return x[i] })
+		return g.tupleOf(len(x), depth, func(i int) any { return x[i] })
 	case map[string]any:
-		d := a.DictNew()
-		if d == 0 {
-			return Object{}, g.fetch("dict")
-		}
-		for k, val := range x {
-			o, err := g.FromGo(val)
-			if err != nil {
-				a.DecRef(d)
-				return Object{}, err
-			}
-			rc := a.DictSetItemString(d, k, o.p)
-			a.DecRef(o.p)
-			if rc != 0 {
-				a.DecRef(d)
-				return Object{}, g.fetch("dict")
-			}
-		}
-		return Object{d}, nil
+		d, err := g.dictOf(x, depth)
+		return Object{d}, err
 	default:
 		rv := reflect.ValueOf(v)
 		switch rv.Kind() {
 		case reflect.Slice, reflect.Array:
-			return g.tupleOf(rv.Len(), func(i int) any { return rv.Index(i).Interface() })
+			return g.tupleOf(rv.Len(), depth, func(i int) any { return rv.Index(i).Interface() })
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 			r = a.LongFromInt64(rv.Int())
 		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
@@ -258,14 +242,54 @@ func (g *GIL) FromGo(v any) (Object, error) {
 	return Object{r}, nil
 }
 
-func (g *GIL) tupleOf(n int, at func(int) any) (Object, error) {
+// errTooDeep is FromGo's error for a value nested beyond maxNesting.
+func errTooDeep() error {
+	return errkind.New(errkind.Value, "pybridge.FromGo", "value nested deeper than "+itoa(maxNesting)+" containers (does it contain itself?)")
+}
+
+// dictOf returns a new dict of m, a container depth deep, with the keys
+// inserted in sorted order.
+func (g *GIL) dictOf(m map[string]any, depth int) (uintptr, error) {
+	if depth == maxNesting {
+		return 0, errTooDeep()
+	}
+	a := g.api()
+	d := a.DictNew()
+	if d == 0 {
+		return 0, g.fetch("dict")
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		o, err := g.fromGo(m[k], depth+1)
+		if err != nil {
+			a.DecRef(d)
+			return 0, err
+		}
+		rc := a.DictSetItemString(d, k, o.p)
+		a.DecRef(o.p)
+		if rc != 0 {
+			a.DecRef(d)
+			return 0, g.fetch("dict")
+		}
+	}
+	return d, nil
+}
+
+func (g *GIL) tupleOf(n, depth int, at func(int) any) (Object, error) {
+	if depth == maxNesting {
+		return Object{}, errTooDeep()
+	}
 	a := g.api()
 	t := a.TupleNew(n)
 	if t == 0 {
 		return Object{}, g.fetch("tuple")
 	}
 	for i := 0; i < n; i++ {
-		o, err := g.FromGo(at(i))
+		o, err := g.fromGo(at(i), depth+1)
 		if err != nil {
 			a.DecRef(t)
 			return Object{}, err
@@ -311,101 +335,263 @@ func (g *GIL) String(o Object) (string, error) {
 	return r, nil
 }
 
+// maxNesting bounds how deep ToGo and FromGo follow containers (each
+// level is a Go call): deeper values, and values that contain themselves,
+// are a usm.ErrValue error instead of a stack overflow.
+const maxNesting = 64
+
 // ToGo converts plain data to Go: None → nil, bool, int → int64 (uint64
 // above MaxInt64; larger ints are an ErrOverflow error), float → float64,
 // str → string, tuple and list → []any, dict with str keys →
-// map[string]any. Other objects are a usm.ErrType error.
+// map[string]any. Other objects are a usm.ErrType error. A container that
+// contains itself, or nesting deeper than 64 containers, is a
+// usm.ErrValue error. Lists are read as a copy taken when ToGo reaches
+// them, and ints by value (never through str()), so Python code that runs
+// meanwhile (a dict subclass's items(), a finaliser) cannot free what ToGo
+// reads.
 func (g *GIL) ToGo(o Object) (any, error) {
+	var path [maxNesting]uintptr
+	return g.toGo(o.p, path[:0])
+}
+
+// toGo converts o; path holds the containers being converted, outermost
+// first.
+func (g *GIL) toGo(o uintptr, path []uintptr) (any, error) {
 	a := g.api()
 	switch {
-	case o.p == a.None:
+	case o == a.None:
 		return nil, nil
-	case o.p == a.True:
+	case o == a.True:
 		return true, nil
-	case o.p == a.False:
+	case o == a.False:
 		return false, nil
 	}
-	t := a.Type(o.p)
+	t := a.Type(o)
 	flags := a.TypeFlags(t)
 	switch {
 	case flags&pyapi.TPFlagsLongSubclass != 0:
 		return g.pyInt(o)
 	case t == a.FloatType:
-		return a.FloatAsDouble(o.p), nil
+		return a.FloatAsDouble(o), nil
 	case flags&pyapi.TPFlagsUnicodeSubclass != 0:
-		s, ok := a.UnicodeAsString(o.p)
+		s, ok := a.UnicodeAsString(o)
 		if !ok {
 			return nil, g.fetch("str")
 		}
 		return s, nil
-	case flags&(pyapi.TPFlagsTupleSubclass|pyapi.TPFlagsListSubclass) != 0:
-		n := a.SeqSize(o.p)
-		out := make([]any, n)
-		for i := range n {
-			var it uintptr
-			if flags&pyapi.TPFlagsTupleSubclass != 0 {
-				it = a.TupleItem(o.p, i)
-			} else {
-				it = a.ListItem(o.p, i)
-			}
-			v, err := g.ToGo(Object{it})
-			if err != nil {
-				return nil, err
-			}
-			out[i] = v
-		}
-		return out, nil
-	case flags&pyapi.TPFlagsDictSubclass != 0:
-		items, err := g.CallMethod(o, "items", nil, nil)
-		if err != nil {
-			return nil, err
-		}
-		defer g.DecRef(items)
-		lst, err := g.Call(Object{a.ListType}, []any{items}, nil)
-		if err != nil {
-			return nil, err
-		}
-		defer g.DecRef(lst)
-		m := map[string]any{}
-		for i := range a.ListSize(lst.p) {
-			kv := a.ListGetItem(lst.p, i)
-			k, err := g.ToGo(Object{a.TupleGetItem(kv, 0)})
-			if err != nil {
-				return nil, err
-			}
-			ks, ok := k.(string)
-			if !ok {
-				return nil, errkind.New(errkind.Type, "pybridge.ToGo", "dict key is not a str")
-			}
-			v, err := g.ToGo(Object{a.TupleGetItem(kv, 1)})
-			if err != nil {
-				return nil, err
-			}
-			m[ks] = v
-		}
-		return m, nil
+	case flags&(pyapi.TPFlagsTupleSubclass|pyapi.TPFlagsListSubclass|pyapi.TPFlagsDictSubclass) == 0:
+		return nil, errkind.New(errkind.Type, "pybridge.ToGo", "cannot convert "+g.typeName(t)+" to Go")
 	}
-	return nil, errkind.New(errkind.Type, "pybridge.ToGo", "cannot convert "+g.typeName(t)+" to Go")
+	for _, p := range path {
+		if p == o {
+			return nil, errkind.New(errkind.Value, "pybridge.ToGo", "a "+g.typeName(t)+" contains itself")
+		}
+	}
+	if len(path) == maxNesting {
+		return nil, errkind.New(errkind.Value, "pybridge.ToGo", "containers nested deeper than "+itoa(maxNesting))
+	}
+	path = append(path, o)
+	if flags&pyapi.TPFlagsDictSubclass != 0 {
+		return g.dictToGo(Object{o}, path)
+	}
+	// A tuple's items cannot change while it lives (the caller holds it);
+	// a list is copied first.
+	seq := o
+	if flags&pyapi.TPFlagsListSubclass != 0 {
+		if seq = a.ListAsTuple(o); seq == 0 {
+			return nil, g.fetch("tuple(list)")
+		}
+		defer a.DecRef(seq)
+	}
+	n := a.SeqSize(seq)
+	out := make([]any, n)
+	for i := range n {
+		v, err := g.toGo(a.TupleItem(seq, i), path)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
-// pyInt converts an int: int64, else uint64, else an ErrOverflow error.
-func (g *GIL) pyInt(o Object) (any, error) {
+// dictToGo converts a dict (or dict subclass) through tuple(d.items()),
+// which holds every key and value, unchangeably, while they are converted.
+func (g *GIL) dictToGo(o Object, path []uintptr) (any, error) {
 	a := g.api()
-	if v, ok := a.LongValue(o.p); ok {
+	items, err := g.CallMethod(o, "items", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer g.DecRef(items)
+	tup, err := g.Call(Object{a.TupleType}, []any{items}, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer g.DecRef(tup)
+	m := map[string]any{}
+	for i := range a.SeqSize(tup.p) {
+		kv := a.TupleItem(tup.p, i)
+		if a.Type(kv) != a.TupleType || a.SeqSize(kv) != 2 {
+			return nil, errkind.New(errkind.Type, "pybridge.ToGo", "items() of "+g.TypeName(o)+" did not give pairs")
+		}
+		k := a.TupleItem(kv, 0)
+		if !a.HasFlag(k, pyapi.TPFlagsUnicodeSubclass) {
+			return nil, errkind.New(errkind.Type, "pybridge.ToGo", "dict key is not a str")
+		}
+		ks, ok := a.UnicodeAsString(k)
+		if !ok {
+			return nil, g.fetch("str")
+		}
+		v, err := g.toGo(a.TupleItem(kv, 1), path)
+		if err != nil {
+			return nil, err
+		}
+		m[ks] = v
+	}
+	return m, nil
+}
+
+// pyInt converts an int (or int subclass, whose value is read without
+// running its code): int64, else uint64, else an ErrOverflow error.
+func (g *GIL) pyInt(o uintptr) (any, error) {
+	a := g.api()
+	if v, ok := a.LongValue(o); ok {
 		return v, nil
 	}
-	v := a.LongAsInt64(o.p)
-	if v != -1 || a.ErrOccurred() == 0 {
+	v, of := a.LongAsInt64Overflow(o)
+	switch {
+	case of == 0 && v == -1 && a.ErrOccurred() != 0:
+		return nil, g.fetch("int")
+	case of == 0:
 		return v, nil
+	case of > 0:
+		if u := a.LongAsUint64(o); u != math.MaxUint64 || a.ErrOccurred() == 0 {
+			return u, nil
+		}
+		a.ErrClear()
+		return nil, errkind.New(errkind.Overflow, "pybridge", "int ≥ 2**64 does not fit in 64 bits")
 	}
-	a.ErrClear()
-	u := a.LongAsUint64(o.p)
-	if u != math.MaxUint64 || a.ErrOccurred() == 0 {
-		return u, nil
+	return nil, errkind.New(errkind.Overflow, "pybridge", "int < -2**63 does not fit in 64 bits")
+}
+
+// asInt returns v itself if it is an int (an int subclass or a bool
+// included), else the int v.__index__() returns (owned: the caller drops
+// it). __index__ may run any Python code, so v must be held by the caller.
+// An object without __index__ is a *usm.ReadError of kind ErrType; an
+// exception __index__ raises propagates.
+func (g *GIL) asInt(v uintptr) (o uintptr, owned bool, err error) {
+	a := g.api()
+	if a.HasFlag(v, pyapi.TPFlagsLongSubclass) {
+		return v, false, nil
 	}
-	a.ErrClear()
-	s, _ := g.String(o)
-	return nil, errkind.New(errkind.Overflow, "pybridge", "int "+s+" does not fit in 64 bits")
+	if !a.IndexCheck(v) {
+		return 0, false, &usm.ReadError{Kind: usm.ErrType, Found: g.TypeName(Object{v})}
+	}
+	if o = a.NumberIndex(v); o == 0 {
+		return 0, false, g.fetch("__index__")
+	}
+	return o, true, nil
+}
+
+// intValue reads v as Python's operator.index does, by value (never
+// through str()): see asInt. overflow is -1 or +1, with the value's sign,
+// when it is outside int64.
+func (g *GIL) intValue(v uintptr) (x int64, overflow int, err error) {
+	a := g.api()
+	if x, ok := a.LongValue(v); ok {
+		return x, 0, nil
+	}
+	o, owned, err := g.asInt(v)
+	if err != nil {
+		return 0, 0, err
+	}
+	if owned {
+		defer a.DecRef(o)
+	}
+	return g.longValue(o)
+}
+
+// longValue reads an int (or int subclass), running no Python code.
+func (g *GIL) longValue(o uintptr) (x int64, overflow int, err error) {
+	a := g.api()
+	x, overflow = a.LongAsInt64Overflow(o)
+	if overflow == 0 && x == -1 && a.ErrOccurred() != 0 {
+		return 0, 0, g.fetch("int")
+	}
+	return x, overflow, nil
+}
+
+// readInt is intValue with a value outside int64 as a *usm.ReadError of
+// kind ErrOverflow.
+func (g *GIL) readInt(v uintptr) (int64, error) {
+	x, of, err := g.intValue(v)
+	switch {
+	case err != nil:
+		return 0, err
+	case of > 0:
+		return 0, &usm.ReadError{Kind: usm.ErrOverflow, Found: "≥ 2**63"}
+	case of < 0:
+		return 0, &usm.ReadError{Kind: usm.ErrOverflow, Found: "< -2**63"}
+	}
+	return x, nil
+}
+
+// readPointer reads v as an address (a C size_t), as dpctl converts
+// data[0]: as intValue, with a negative value or one above 2**64-1 a
+// *usm.ReadError of kind ErrOverflow.
+func (g *GIL) readPointer(v uintptr) (uint64, error) {
+	a := g.api()
+	if x, ok := a.LongValue(v); ok && x >= 0 {
+		return uint64(x), nil
+	}
+	o, owned, err := g.asInt(v)
+	if err != nil {
+		return 0, err
+	}
+	if owned {
+		defer a.DecRef(o)
+	}
+	x, of, err := g.longValue(o)
+	switch {
+	case err != nil:
+		return 0, err
+	case of < 0:
+		return 0, &usm.ReadError{Kind: usm.ErrOverflow, Found: "negative value < -2**63"}
+	case of == 0 && x < 0:
+		return 0, &usm.ReadError{Kind: usm.ErrOverflow, Found: "negative value " + strconv.FormatInt(x, 10)}
+	case of == 0:
+		return uint64(x), nil
+	}
+	u := a.LongAsUint64(o)
+	if u == math.MaxUint64 && a.ErrOccurred() != 0 {
+		a.ErrClear()
+		return 0, &usm.ReadError{Kind: usm.ErrOverflow, Found: "a value ≥ 2**64"}
+	}
+	return u, nil
+}
+
+// truth is Python's bool(v): True, False, None and exact small ints are
+// read in memory; anything else through PyObject_IsTrue (which may run
+// __bool__ or __len__: v must be held by the caller).
+func (g *GIL) truth(v uintptr) (bool, error) {
+	a := g.api()
+	switch v {
+	case a.True:
+		return true, nil
+	case a.False, a.None:
+		return false, nil
+	}
+	if x, ok := a.LongValue(v); ok {
+		return x != 0, nil
+	}
+	switch a.IsTrue(v) {
+	case 1:
+		return true, nil
+	case 0:
+		return false, nil
+	}
+	return false, g.fetch("bool")
 }
 
 // itoa is strconv.Itoa, kept short for messages.

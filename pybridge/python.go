@@ -55,7 +55,7 @@ type Python struct {
 	gil GIL
 
 	keysMu sync.Mutex
-	keys   []uintptr // str objects of suaiKeyNames and "syclobj"; see suaiKeyObjects
+	keys   []uintptr // str objects of suaiKeyNames; see suaiKeyObjects
 	// getters are operator.itemgetter of all SUAI keys, and of all but
 	// "offset" (0 if they could not be made); see suaiValues.
 	getters     [2]uintptr

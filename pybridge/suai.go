@@ -28,69 +28,141 @@ var (
 	cUsedContextRef   = staticC("used_SyclContextRef")
 	cAddressofRef     = staticC("addressof_ref")
 	cGetCapsule       = staticC("_get_capsule")
-	suaiKeyNames      = []string{"data", "shape", "strides", "typestr", "offset", "version"}
 	errNoSUAIAttrKind = errkind.Value
 )
 
+// The SUAI keys, in the order of the values suaiValues fetches.
+const (
+	keyData = iota
+	keyShape
+	keyStrides
+	keyTypestr
+	keyOffset
+	keyVersion
+	keySyclobj
+	numKeys
+)
+
+var suaiKeyNames = [numKeys]string{"data", "shape", "strides", "typestr", "offset", "version", "syclobj"}
+
+// keyIndex returns the index of a SUAI key, or -1.
+func keyIndex(key string) int {
+	switch key {
+	case "data":
+		return keyData
+	case "shape":
+		return keyShape
+	case "strides":
+		return keyStrides
+	case "typestr":
+		return keyTypestr
+	case "offset":
+		return keyOffset
+	case "version":
+		return keyVersion
+	case "syclobj":
+		return keySyclobj
+	}
+	return -1
+}
+
 // cachedTypes are dpctl's classes, looked up once dpctl is imported.
 type cachedTypes struct {
-	mu      sync.Mutex
-	ready   atomic.Bool
+	mu    sync.Mutex
+	ready atomic.Bool
+	dpctlClasses
+}
+
+// noDpctlTypes is what dpctlTypes returns before dpctl is imported: no
+// classes (t's fields are written once, under its lock, and are read only
+// once t is ready).
+var noDpctlTypes cachedTypes
+
+type dpctlClasses struct {
 	queue   uintptr // dpctl.SyclQueue
 	context uintptr // dpctl.SyclContext
 	memory  uintptr // dpctl.memory._Memory
+	// memoryAttr is _Memory's __sycl_usm_array_interface__ descriptor:
+	// the attribute of every type whose dicts come from dpctl.memory.
+	memoryAttr uintptr
 	// Cython C-API functions of dpctl (module.__pyx_capi__): the ref of a
 	// SyclQueue/SyclContext in one C call instead of a Python method call.
 	queueRef, contextRef uintptr
 }
 
 // dpctlTypes returns dpctl's classes if dpctl (and dpctl.memory) have been
-// imported by anyone; it never imports them itself.
+// imported by anyone; it never imports them itself. The lookups run
+// without the lock: they may run Python code, which may let another
+// thread take the GIL and come here too, and that thread would wait for
+// the lock while holding the GIL.
 func (g *GIL) dpctlTypes() *cachedTypes {
 	t := &g.py.types
 	if t.ready.Load() {
 		return t
 	}
+	c, ok := g.lookupDpctlClasses()
+	if !ok {
+		return &noDpctlTypes
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.ready.Load() {
-		return t
-	}
-	a := g.api()
-	sys, err := g.Import("sys")
-	if err != nil {
-		return t
-	}
-	defer g.DecRef(sys)
-	mods, err := g.GetAttr(sys, "modules")
-	if err != nil {
-		return t
-	}
-	defer g.DecRef(mods)
-	dp := a.DictGetItemString(mods.p, "dpctl")
-	mem := a.DictGetItemString(mods.p, "dpctl.memory._memory")
-	if dp == 0 || mem == 0 {
-		return t
-	}
-	get := func(m uintptr, name string) uintptr {
-		v := a.GetAttrString(m, name)
-		if v == 0 {
-			a.ErrClear()
-		}
-		return v // kept for the life of the process
-	}
-	t.queue, t.context, t.memory = get(dp, "SyclQueue"), get(dp, "SyclContext"), get(mem, "_Memory")
-	t.queueRef = g.pyxCAPI(mods.p, "dpctl._sycl_queue", "SyclQueue_GetQueueRef")
-	t.contextRef = g.pyxCAPI(mods.p, "dpctl._sycl_context", "SyclContext_GetContextRef")
-	if t.queue != 0 && t.context != 0 && t.memory != 0 {
+	if !t.ready.Load() {
+		t.dpctlClasses = c // kept for the life of the process
 		t.ready.Store(true)
 	}
 	return t
 }
 
-// suaiKeyObjects returns str objects for the SUAI keys (suaiKeyNames, then
-// "syclobj"), made once per interpreter: looking a key object up skips the
-// temporary str that PyDict_GetItemString builds on every call.
+// lookupDpctlClasses finds dpctl's classes in sys.modules; ok is false
+// until dpctl and dpctl.memory are imported.
+func (g *GIL) lookupDpctlClasses() (c dpctlClasses, ok bool) {
+	a := g.api()
+	sys, err := g.Import("sys")
+	if err != nil {
+		a.ErrClear()
+		return c, false
+	}
+	defer g.DecRef(sys)
+	mods, err := g.GetAttr(sys, "modules")
+	if err != nil {
+		return c, false
+	}
+	defer g.DecRef(mods)
+	// Strong references: the lookups below may run a module's __getattr__.
+	dp, mem := a.DictGetItemString(mods.p, "dpctl"), a.DictGetItemString(mods.p, "dpctl.memory._memory")
+	if dp == 0 || mem == 0 {
+		return c, false
+	}
+	a.IncRef(dp)
+	defer a.DecRef(dp)
+	a.IncRef(mem)
+	defer a.DecRef(mem)
+	get := func(m uintptr, name string) uintptr {
+		if m == 0 {
+			return 0
+		}
+		v := a.GetAttrString(m, name)
+		if v == 0 {
+			a.ErrClear()
+		}
+		return v
+	}
+	c.queue, c.context, c.memory = get(dp, "SyclQueue"), get(dp, "SyclContext"), get(mem, "_Memory")
+	c.memoryAttr = get(c.memory, "__sycl_usm_array_interface__")
+	c.queueRef = g.pyxCAPI(mods.p, "dpctl._sycl_queue", "SyclQueue_GetQueueRef")
+	c.contextRef = g.pyxCAPI(mods.p, "dpctl._sycl_context", "SyclContext_GetContextRef")
+	if c.queue == 0 || c.context == 0 || c.memory == 0 || c.memoryAttr == 0 {
+		for _, o := range []uintptr{c.queue, c.context, c.memory, c.memoryAttr} {
+			a.DecRef(o)
+		}
+		return dpctlClasses{}, false
+	}
+	return c, true
+}
+
+// suaiKeyObjects returns str objects for the SUAI keys (suaiKeyNames),
+// made once per interpreter: looking a key object up skips the temporary
+// str that PyDict_GetItemString builds on every call.
 func (g *GIL) suaiKeyObjects() ([]uintptr, error) {
 	py, a := g.py, g.api()
 	py.keysMu.Lock()
@@ -98,8 +170,8 @@ func (g *GIL) suaiKeyObjects() ([]uintptr, error) {
 	if py.keys != nil {
 		return py.keys, nil
 	}
-	keys := make([]uintptr, 0, len(suaiKeyNames)+1)
-	for _, n := range append(suaiKeyNames[:len(suaiKeyNames):len(suaiKeyNames)], "syclobj") {
+	keys := make([]uintptr, 0, numKeys)
+	for _, n := range suaiKeyNames {
 		k := a.UnicodeFromString(n)
 		if k == 0 {
 			for _, k := range keys {
@@ -114,7 +186,8 @@ func (g *GIL) suaiKeyObjects() ([]uintptr, error) {
 }
 
 // suaiGetters returns the itemgetters of suaiValues, made once per
-// interpreter (zeros if that failed: every lookup is then a PyDict_GetItem).
+// interpreter (zeros if that failed: every lookup is then a
+// PyDict_GetItemWithError).
 func (g *GIL) suaiGetters(keys []uintptr) [2]uintptr {
 	py := g.py
 	py.keysMu.Lock()
@@ -150,7 +223,7 @@ func (g *GIL) makeGetters(keys []uintptr) (gt [2]uintptr) {
 	var all, noOffset []any
 	for i, k := range keys {
 		all = append(all, Object{k})
-		if i != suaiOffset {
+		if i != keyOffset {
 			noOffset = append(noOffset, Object{k})
 		}
 	}
@@ -165,42 +238,42 @@ func (g *GIL) makeGetters(keys []uintptr) (gt [2]uintptr) {
 	return gt
 }
 
-// suaiOffset is the index of "offset" in suaiKeyNames.
-const suaiOffset = 4
-
-// suaiValues returns the values of the SUAI keys (suaiKeyNames, then
-// "syclobj") in d, 0 where absent, fetched with one itemgetter call (two C
-// calls with the tuple's release, instead of seven PyDict_GetItem); the
-// tuple, kept in s, keeps them alive. It does so for an exact dict of the
-// usual sizes; ok is false for other dicts and where the getter raises (a
-// key is missing), and the caller then looks the keys up one by one, as
-// before, so the values are the same either way.
-func (g *GIL) suaiValues(s *SUAI, d uintptr, keys []uintptr) (vals [7]uintptr, ok bool) {
+// suaiValues fetches the values of all SUAI keys of s.dict with one
+// itemgetter call (two C calls with the tuple's release, instead of seven
+// lookups) into s.vals; the tuple, kept in s.got, holds them. It does so
+// for an exact dict of the usual sizes; it reports false for other dicts
+// and where the getter raises (a key is missing), and the caller then
+// looks the keys up one by one, so the values are the same either way.
+func (g *GIL) suaiValues(s *SUAI, keys []uintptr) bool {
 	a := g.api()
-	if a.Type(d) == a.DictType {
-		gt, n := g.suaiGetters(keys), a.DictLen(d)
-		getter, skip := gt[0], -1
-		if n == len(keys)-1 {
-			getter, skip = gt[1], suaiOffset
-		} else if n < len(keys)-1 {
-			getter = 0
-		}
-		if getter != 0 {
-			if t := a.CallOneArg(getter, d); t != 0 {
-				s.keep = append(s.keep, t)
-				j := 0
-				for i := range vals {
-					if i != skip {
-						vals[i] = a.TupleItem(t, j)
-						j++
-					}
-				}
-				return vals, true
-			}
-			a.ErrClear()
+	d := s.dict
+	if a.Type(d) != a.DictType {
+		return false
+	}
+	gt, n := g.suaiGetters(keys), a.DictLen(d)
+	getter, skip := gt[0], -1
+	if n == numKeys-1 {
+		getter, skip = gt[1], keyOffset
+	} else if n < numKeys-1 {
+		getter = 0
+	}
+	if getter == 0 {
+		return false
+	}
+	t := a.CallOneArg(getter, d)
+	if t == 0 {
+		a.ErrClear()
+		return false
+	}
+	s.got = t
+	j := 0
+	for i := range s.vals {
+		if i != skip {
+			s.vals[i] = a.TupleItem(t, j)
+			j++
 		}
 	}
-	return vals, false
+	return true
 }
 
 // pyxCAPI returns the C function a Cython module exports under name in its
@@ -211,12 +284,17 @@ func (g *GIL) pyxCAPI(modules uintptr, module, name string) uintptr {
 	if m == 0 {
 		return 0
 	}
+	a.IncRef(m) // getattr below may run the module's __getattr__
+	defer a.DecRef(m)
 	capi := a.GetAttrString(m, "__pyx_capi__")
 	if capi == 0 {
 		a.ErrClear()
 		return 0
 	}
 	defer a.DecRef(capi)
+	if a.Type(capi) != a.DictType {
+		return 0
+	}
 	c := a.DictGetItemString(capi, name)
 	if c == 0 || a.Type(c) != a.CapsuleType {
 		return 0
@@ -228,46 +306,80 @@ func (g *GIL) pyxCAPI(modules uintptr, module, name string) uintptr {
 	return fn // the module, and so the function, lives for the process
 }
 
-// opaque stands for a Python value of no type usm.Parse understands; its
-// Go type name appears in Parse's messages.
-type opaque struct{ typ string }
-
-func (o opaque) String() string { return "<" + o.typ + ">" }
-
-// SUAI is a parsed-to-generic-form __sycl_usm_array_interface__ dict read
-// from a live object. Release it (with the GIL) when parsing is done: it
-// keeps the dict, and so any capsules and queues in it, alive.
+// SUAI is the __sycl_usm_array_interface__ dict of one object, read for
+// usm.ParseFields: it implements usm.Fields over the live Python objects.
+// Every value it reads is held by a strong reference it owns, and a list
+// is read as a tuple copy it owns, so Python code that runs meanwhile
+// (__index__, __bool__, a property, __getattr__, a finaliser) may change
+// or free the dict and its lists without changing what is read or
+// freeing it. Containers are read only as far as the parser asks, never
+// converted generically, so a container that holds itself is just a
+// value of the wrong type. Its methods need the GIL; Release it (with the
+// GIL) when parsing is done.
 type SUAI struct {
-	Map      map[string]any
-	keep     []uintptr
-	Inverted bool       // data[1] was ignored (a dpctl.memory object, suai.md §6)
-	buf      [2]uintptr // keep's first elements, in the same allocation
-	vals     [6]any     // backing of the data, shape and strides []any (see value)
-	used     int        // of vals
+	// Inverted reports that data[1] was true and was ignored: the dict
+	// came from dpctl.memory, whose True means "writable" (see
+	// RATIONALE.md).
+	Inverted bool
+
+	g        *GIL
+	obj      uintptr          // the object read (the caller's reference), or 0
+	dict     uintptr          // owned
+	got      uintptr          // the itemgetter's tuple (owned), holding vals; 0 if vals are owned one by one
+	vals     [numKeys]uintptr // the dict's values at the keys, 0 where absent
+	seqs     [3]uintptr       // tuples Data and Len read (owned): data, shape, strides
+	keep     []uintptr        // capsules _get_capsule returned (owned)
+	released bool
 }
 
-// Release drops the references the SUAI holds.
+var _ usm.Fields = (*SUAI)(nil)
+
+// Release drops the references the SUAI holds; a capsule source in the
+// syclobj it read stops working.
 func (s *SUAI) Release(g *GIL) {
-	for _, o := range s.keep {
-		g.api().DecRef(o)
+	if s == nil || s.released {
+		return
+	}
+	s.released = true
+	a := g.api()
+	for i, t := range s.seqs {
+		a.DecRef(t)
+		s.seqs[i] = 0
+	}
+	if s.got != 0 {
+		a.DecRef(s.got)
+	} else {
+		for _, v := range s.vals {
+			a.DecRef(v)
+		}
+	}
+	s.vals, s.got = [numKeys]uintptr{}, 0
+	for _, c := range s.keep {
+		a.DecRef(c)
 	}
 	s.keep = nil
+	a.DecRef(s.dict)
+	s.dict = 0
 }
 
-// ReadSUAI reads obj.__sycl_usm_array_interface__ into the generic form
-// that usm.Parse and usm.Registry.Parse take. Values become Go values (ints
-// int64/uint64, tuples and lists []any, str string, None nil); "syclobj"
-// becomes a filter string, a syclobj.QueueRef or ContextRef (for exact
-// dpctl.SyclQueue and dpctl.SyclContext objects), or a syclobj
+// ReadSUAI reads obj.__sycl_usm_array_interface__ (once) and the dict's
+// values at the SUAI keys, as dpctl's parser does before checking them,
+// and returns them for usm.ParseFields or usm.Registry.ParseFields.
+// "syclobj" is read as a filter string, a syclobj.QueueRef or ContextRef
+// (exact dpctl.SyclQueue and dpctl.SyclContext objects), or a syclobj
 // CapsuleSource for "SyclQueueRef"/"SyclContextRef" capsules and objects
 // with _get_capsule: the capsule is taken (renamed to used_*) when the
 // registry resolves it, at dpctl's step 6, and only if it still has its
 // fresh name. The CapsuleSource calls Python, so parse while holding the
-// GIL. An object of dpctl.memory reports writable memory as read-only; its
-// flag is ignored (suai.md §6).
+// GIL and before Release.
+//
+// Integers are read as numbers (int, int subclasses and bool by value,
+// other objects through __index__), never through str(). When the dict
+// comes from dpctl.memory's own property, data[1] is ignored (see
+// SUAI.Inverted).
 //
 // A missing attribute is a usm.ErrValue error, as in dpctl; an exception
-// raised by the attribute's getter propagates.
+// raised by the attribute's getter, or while looking a key up, propagates.
 func (g *GIL) ReadSUAI(obj Object) (*SUAI, error) {
 	a := g.api()
 	d := a.GetAttrC(obj.p, cSUAI)
@@ -278,53 +390,227 @@ func (g *GIL) ReadSUAI(obj Object) (*SUAI, error) {
 		}
 		return nil, g.fetch("pybridge.ReadSUAI")
 	}
-	s := &SUAI{}
-	s.buf[0] = d
-	s.keep = s.buf[:1]
 	if !a.HasFlag(d, pyapi.TPFlagsDictSubclass) {
-		s.Release(g)
+		a.DecRef(d)
 		return nil, errkind.New(errkind.Value, "pybridge.ReadSUAI", "argument of type "+g.TypeName(obj)+" does not correctly expose `__sycl_usm_array_interface__` (not a dict)")
 	}
-	m := make(map[string]any, 7)
+	s, err := g.readSUAIDict(d)
+	if err != nil {
+		return nil, err
+	}
+	s.obj = obj.p
+	return s, nil
+}
+
+// readSUAIDict reads the SUAI dict d (a dict or dict subclass), taking
+// over the caller's reference to it.
+func (g *GIL) readSUAIDict(d uintptr) (*SUAI, error) {
+	a := g.api()
+	s := &SUAI{g: g, dict: d}
 	keys, err := g.suaiKeyObjects()
 	if err != nil {
 		s.Release(g)
 		return nil, err
 	}
-	// Without the getter's tuple the values are borrowed from the dict:
-	// each is looked up just before its conversion, which may run Python
-	// code (__index__) that changes the dict.
-	vals, got := g.suaiValues(s, d, keys)
-	for i, name := range suaiKeyNames {
-		v := vals[i]
-		if !got {
-			v = a.DictGetItem(d, keys[i])
-		}
-		if v != 0 {
-			m[name] = g.value(s, v)
-		}
-	}
-	so := vals[len(suaiKeyNames)]
-	if !got {
-		so = a.DictGetItem(d, keys[len(suaiKeyNames)])
-	}
-	if so != 0 {
-		m["syclobj"] = g.syclobjValue(s, so)
-	}
-	// dpctl.memory's data[1] means "writable" and is always True.
-	if g.isDpctlMemory(obj, m) {
-		if data, ok := m["data"].([]any); ok && len(data) == 2 {
-			m["data"] = []any{data[0], false}
-			s.Inverted = true
+	if !g.suaiValues(s, keys) {
+		// As dpctl's dict.get: PyDict_GetItemWithError, which a subclass's
+		// __getitem__ does not override. Each value is taken at once:
+		// looking up the next key may run Python code (a key's __eq__).
+		for i, k := range keys {
+			v := a.DictGetItemWithError(d, k)
+			if v == 0 {
+				if a.ErrOccurred() != 0 {
+					err := g.fetch("__sycl_usm_array_interface__[" + quote(suaiKeyNames[i]) + "]")
+					s.Release(g)
+					return nil, err
+				}
+				continue
+			}
+			a.IncRef(v)
+			s.vals[i] = v
 		}
 	}
-	s.Map = m
 	return s, nil
 }
 
-// knownTypestrs are the typestrs dpctl and NumPy produce, boxed once.
-var knownTypestrs = func() map[string]any {
-	m := map[string]any{}
+// value returns the value at key (0: absent).
+func (s *SUAI) value(key string) uintptr {
+	if i := keyIndex(key); i >= 0 {
+		return s.vals[i]
+	}
+	return 0
+}
+
+// Int implements usm.Fields.
+func (s *SUAI) Int(key string) (int64, bool, error) {
+	v := s.value(key)
+	if v == 0 {
+		return 0, false, nil
+	}
+	i, err := s.g.readInt(v)
+	return i, true, err
+}
+
+// Data implements usm.Fields.
+func (s *SUAI) Data() (uint64, bool, error) {
+	g, a := s.g, s.g.api()
+	v := s.vals[keyData]
+	if v == 0 || v == a.None {
+		return 0, false, &usm.ReadError{Kind: usm.ErrValue}
+	}
+	t, err := s.snapshot(v, keyData)
+	if err != nil {
+		return 0, false, err
+	}
+	if t == 0 { // not a tuple or list: dpctl's "not data or len(data) != 2"
+		truthy, err := g.truth(v)
+		if err != nil {
+			return 0, false, err
+		}
+		if !truthy {
+			return 0, false, &usm.ReadError{Kind: usm.ErrValue}
+		}
+		n := a.Length(v)
+		if n < 0 {
+			if !a.ErrGivenMatches(a.ErrOccurred(), a.Exc["TypeError"]) {
+				return 0, false, g.fetch("len(data)")
+			}
+			a.ErrClear()
+			return 0, false, &usm.ReadError{Kind: usm.ErrType, Index: -1, Found: g.TypeName(Object{v})}
+		}
+		if n != 2 {
+			return 0, false, &usm.ReadError{Kind: usm.ErrValue}
+		}
+		return 0, false, &usm.ReadError{Kind: usm.ErrType, Found: "an item of " + g.TypeName(Object{v})}
+	}
+	if a.SeqSize(t) != 2 {
+		return 0, false, &usm.ReadError{Kind: usm.ErrValue}
+	}
+	ptr, err := g.readPointer(a.TupleItem(t, 0))
+	if err != nil {
+		return 0, false, err
+	}
+	ro, err := g.truth(a.TupleItem(t, 1))
+	if err != nil {
+		return 0, false, err
+	}
+	if ro && s.fromDpctlMemory() {
+		ro, s.Inverted = false, true
+	}
+	return ptr, ro, nil
+}
+
+// fromDpctlMemory reports whether the dict came from dpctl.memory's own
+// __sycl_usm_array_interface__ property: the attribute of the object's
+// type (found by the same lookup that found the dict) is _Memory's
+// descriptor, which only _Memory and its subclasses can have. A class
+// that stores a dict of the same shape, or calls itself _Memory through
+// __class__, does not count.
+func (s *SUAI) fromDpctlMemory() bool {
+	if s.obj == 0 {
+		return false
+	}
+	g, a := s.g, s.g.api()
+	ty := g.dpctlTypes()
+	if ty.memoryAttr == 0 {
+		return false // dpctl.memory is not imported: no object is one
+	}
+	t := a.Type(s.obj)
+	// Only an immutable (static or extension) type can be trusted by name:
+	// a Python class may call itself anything.
+	if a.TypeFlags(t)&pyapi.TPFlagsImmutableType != 0 && usmNdarrayTypes[pyapi.TypeObjectName(t)] {
+		return false
+	}
+	a.IncRef(t) // the lookup may run a metaclass's code, which may reassign obj.__class__
+	attr := a.GetAttrC(t, cSUAI)
+	a.DecRef(t)
+	if attr == 0 {
+		a.ErrClear()
+		return false
+	}
+	a.DecRef(attr) // the descriptor lives in _Memory's type dict
+	return attr == ty.memoryAttr
+}
+
+// usmNdarrayTypes are the tp_name of dpctl's and dpnp's usm_ndarray: static
+// extension types, never dpctl.memory objects, so reading their dicts needs
+// no attribute lookup.
+var usmNdarrayTypes = map[string]bool{
+	"dpnp.tensor._usmarray.usm_ndarray":  true,
+	"dpctl.tensor._usmarray.usm_ndarray": true,
+}
+
+// snapshot returns a tuple holding what the tuple or list v holds now, and
+// keeps it in s.seqs[slot]: v itself for a tuple (whose items cannot
+// change), a copy for a list (PyList_AsTuple, which runs no Python code).
+// Subclasses are read the same way: their __len__, __getitem__ and
+// __iter__ are not called. It returns 0 for any other value.
+func (s *SUAI) snapshot(v uintptr, slot int) (uintptr, error) {
+	a := s.g.api()
+	var t uintptr
+	switch fl := a.TypeFlags(a.Type(v)); {
+	case fl&pyapi.TPFlagsTupleSubclass != 0:
+		a.IncRef(v)
+		t = v
+	case fl&pyapi.TPFlagsListSubclass != 0:
+		if t = a.ListAsTuple(v); t == 0 {
+			return 0, s.g.fetch("tuple(list)")
+		}
+	default:
+		return 0, nil
+	}
+	a.DecRef(s.seqs[slot]) // read twice: the newer read wins
+	s.seqs[slot] = t
+	return t, nil
+}
+
+// seqSlot maps "data", "shape" and "strides" to their s.seqs slot.
+func seqSlot(key string) int {
+	switch i := keyIndex(key); i {
+	case keyData, keyShape, keyStrides:
+		return i
+	}
+	return -1
+}
+
+// Len implements usm.Fields.
+func (s *SUAI) Len(key string) (int, bool, error) {
+	a := s.g.api()
+	slot := seqSlot(key)
+	if slot < 0 {
+		return 0, false, nil
+	}
+	v := s.vals[slot]
+	if v == 0 || v == a.None {
+		return 0, false, nil
+	}
+	t, err := s.snapshot(v, slot)
+	if err != nil {
+		return 0, false, err
+	}
+	if t == 0 {
+		return 0, false, &usm.ReadError{Kind: usm.ErrValue, Found: s.g.TypeName(Object{v})}
+	}
+	return a.SeqSize(t), true, nil
+}
+
+// Elem implements usm.Fields.
+func (s *SUAI) Elem(key string, i int) (int64, error) {
+	a := s.g.api()
+	var t uintptr
+	if slot := seqSlot(key); slot >= 0 {
+		t = s.seqs[slot]
+	}
+	if t == 0 || i < 0 || i >= a.SeqSize(t) {
+		return 0, errkind.New(errkind.Value, "pybridge.SUAI.Elem", key+"["+itoa(i)+"] was not read by Len")
+	}
+	return s.g.readInt(a.TupleItem(t, i))
+}
+
+// knownTypestrs are the typestrs dpctl and NumPy produce, as strings made
+// once, so that reading one allocates nothing.
+var knownTypestrs = func() map[string]string {
+	m := map[string]string{}
 	for _, o := range []string{"|", "<", ">", "="} {
 		for _, k := range []string{"b1", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f4", "f8", "c8", "c16"} {
 			m[o+k] = o + k
@@ -335,93 +621,58 @@ var knownTypestrs = func() map[string]any {
 
 const maxTypestrLen = 4
 
-// value converts a SUAI field value: tuples and lists as []any (from s's
-// buffer while it lasts); a str of a known typestr as the same Go value
-// every time; other plain data as in ToGo; ints above 64 bits as a
-// decimal json-like number string usm.Parse reports as overflow; objects
-// with __index__ (NumPy integers) as ints; anything else opaque.
-func (g *GIL) value(s *SUAI, v uintptr) any {
-	a := g.api()
-	t := a.Type(v)
-	if t == a.UnicodeType {
-		if x, ok := knownTypestr(a, v); ok {
-			return x
-		}
-	} else if fl := a.TypeFlags(t); fl&(pyapi.TPFlagsTupleSubclass|pyapi.TPFlagsListSubclass) != 0 {
-		n := a.SeqSize(v)
-		out := s.slice(n)
-		for i := range n {
-			if fl&pyapi.TPFlagsTupleSubclass != 0 {
-				out[i] = g.value(s, a.TupleItem(v, i))
-			} else {
-				out[i] = g.value(s, a.ListItem(v, i))
-			}
-		}
-		return out
+// Typestr implements usm.Fields: a str or str subclass, every character of
+// it (an embedded NUL is kept, and refused by the parser).
+func (s *SUAI) Typestr() (string, error) {
+	g, a := s.g, s.g.api()
+	v := s.vals[keyTypestr]
+	if v == 0 || v == a.None {
+		return "", &usm.ReadError{Kind: usm.ErrValue, Found: "None"}
 	}
-	if x, err := g.ToGo(Object{v}); err == nil {
-		return x
-	} else if isKind(err, errkind.Overflow) {
-		str, _ := g.String(Object{v})
-		return bigInt(str)
+	if !a.HasFlag(v, pyapi.TPFlagsUnicodeSubclass) {
+		return "", &usm.ReadError{Kind: usm.ErrValue, Found: g.TypeName(Object{v}) + " value"}
 	}
-	if idx := a.NumberIndex(v); idx != 0 {
-		defer a.DecRef(idx)
-		if x, err := g.ToGo(Object{idx}); err == nil {
-			return x
+	c, n, ok := a.UnicodeUTF8AndSize(v)
+	if !ok { // a lone surrogate: no typestr, and no UTF-8 to show
+		a.ErrClear()
+		return "", &usm.ReadError{Kind: usm.ErrValue, Found: "a str that is not valid UTF-8"}
+	}
+	b := cmem.Bytes(c, uintptr(n))
+	if n <= maxTypestrLen {
+		if x, ok := knownTypestrs[string(b)]; ok {
+			return x, nil
 		}
-		str, _ := g.String(Object{idx})
-		return bigInt(str)
 	}
-	a.ErrClear()
-	return opaque{g.TypeName(Object{v})}
+	return string(b), nil
 }
 
-// knownTypestr returns the boxed knownTypestrs value equal to the exact
-// str v, without copying it.
-func knownTypestr(a *pyapi.API, v uintptr) (any, bool) {
-	c, _, ok := a.ASCII(v) // the pointer PyUnicode_AsUTF8 would return
-	if !ok {
-		if c = a.UnicodeUTF8(v); c == 0 {
-			a.ErrClear()
-			return nil, false
-		}
+// Syclobj implements usm.Fields.
+func (s *SUAI) Syclobj() (syclobj.Obj, error) {
+	g, a := s.g, s.g.api()
+	so := s.vals[keySyclobj]
+	if so == 0 || so == a.None {
+		return nil, nil
 	}
-	n := 0 // up to a NUL, as pyapi.GoString reads
-	for n <= maxTypestrLen && *(*byte)(cmem.Ptr(c + uintptr(n))) != 0 {
-		n++
-	}
-	if n > maxTypestrLen {
-		return nil, false
-	}
-	x, ok := knownTypestrs[string(cmem.Bytes(c, uintptr(n)))]
-	return x, ok
-}
-
-// slice returns n elements of s's buffer, or new ones once it is used up.
-func (s *SUAI) slice(n int) []any {
-	if s.used+n > len(s.vals) {
-		return make([]any, n)
-	}
-	out := s.vals[s.used : s.used+n : s.used+n]
-	s.used += n
-	return out
-}
-
-// syclobjValue converts the "syclobj" entry (see ReadSUAI).
-func (g *GIL) syclobjValue(s *SUAI, so uintptr) any {
-	a := g.api()
 	t := a.Type(so)
-	if t == a.UnicodeType {
+	if t == a.UnicodeType { // dpctl: type(x) is str
 		str, ok := a.UnicodeAsString(so)
 		if !ok {
 			a.ErrClear()
-			return opaque{"str"}
+			return nil, &usm.ReadError{Kind: usm.ErrValue, Found: "a str that is not valid UTF-8"}
 		}
-		return str
+		o, err := syclobj.FromValue(str)
+		if err != nil {
+			return nil, &usm.ReadError{Kind: usm.ErrValue, Found: "str", Err: err}
+		}
+		return o, nil
 	}
 	if t == a.CapsuleType {
-		return syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { return g.takeRefCapsule(so) })
+		return syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) {
+			if s.released {
+				return nil, errReleased()
+			}
+			return g.takeRefCapsule(so)
+		}), nil
 	}
 	ty := g.dpctlTypes()
 	if ty.queue != 0 && t == ty.queue {
@@ -430,34 +681,38 @@ func (g *GIL) syclobjValue(s *SUAI, so uintptr) any {
 		d := g.py.loadedDpctl()
 		if d != nil {
 			if ref, ok := d.queues.lookupObj(so); ok {
-				return syclobj.UnsafeQueueRef(ref)
+				return syclobj.UnsafeQueueRef(ref), nil
 			}
 		}
 		var ref uintptr
 		if ty.queueRef != 0 {
 			ref = ffi.Call(ty.queueRef, so)
-		} else if addr, ok := g.addressofRef(so); ok {
-			ref = addr
 		} else {
-			return opaque{g.typeName(t)}
+			var err error
+			if ref, err = g.addressofRef(so); err != nil {
+				return nil, err
+			}
 		}
 		if d != nil {
 			d.noteQueue(g, so, ref)
 		}
-		return syclobj.UnsafeQueueRef(ref)
+		return syclobj.UnsafeQueueRef(ref), nil
 	}
-	if ty.context != 0 && t == ty.context && ty.contextRef != 0 {
-		return syclobj.UnsafeContextRef(ffi.Call(ty.contextRef, so))
-	}
-	if ty.queue != 0 && t == ty.context {
-		addr, ok := g.addressofRef(so)
-		if !ok {
-			return opaque{g.typeName(t)}
+	if ty.context != 0 && t == ty.context {
+		if ty.contextRef != 0 {
+			return syclobj.UnsafeContextRef(ffi.Call(ty.contextRef, so)), nil
 		}
-		return syclobj.UnsafeContextRef(addr)
+		ref, err := g.addressofRef(so)
+		if err != nil {
+			return nil, err
+		}
+		return syclobj.UnsafeContextRef(ref), nil
 	}
 	if a.HasAttrString(so, "_get_capsule") {
 		return syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) {
+			if s.released {
+				return nil, errReleased()
+			}
 			m := a.GetAttrC(so, cGetCapsule)
 			if m == 0 {
 				return nil, g.fetch("_get_capsule")
@@ -472,24 +727,35 @@ func (g *GIL) syclobjValue(s *SUAI, so uintptr) any {
 				return nil, errkind.New(errkind.Value, "_get_capsule", "returned "+g.TypeName(Object{c})+", not a capsule")
 			}
 			return g.takeRefCapsule(c)
-		})
+		}), nil
 	}
-	return opaque{g.typeName(t)}
+	return nil, &usm.ReadError{Kind: usm.ErrValue, Found: g.TypeName(Object{so})}
+}
+
+func errReleased() error {
+	return errkind.New(errkind.Value, "pybridge.SUAI", "the syclobj's capsule source was used after SUAI.Release")
 }
 
 // addressofRef returns so.addressof_ref() (a SyclQueue or SyclContext
-// whose module exports no C-API function); ok is false if the call failed.
-func (g *GIL) addressofRef(so uintptr) (uintptr, bool) {
+// whose module exports no C-API function). A failure is the exception the
+// lookup or the call raised.
+func (g *GIL) addressofRef(so uintptr) (uintptr, error) {
 	a := g.api()
-	r := a.CallObject(a.GetAttrC(so, cAddressofRef), 0)
-	if r == 0 {
-		return 0, false
+	m := a.GetAttrC(so, cAddressofRef)
+	if m == 0 {
+		return 0, g.fetch("addressof_ref")
 	}
-	// (the bound method's reference leaks only on the error path above)
-	p, _ := g.ToGo(Object{r})
-	a.DecRef(r)
-	addr, _ := p.(int64)
-	return uintptr(addr), true
+	r := a.CallObject(m, 0)
+	a.DecRef(m)
+	if r == 0 {
+		return 0, g.fetch("addressof_ref()")
+	}
+	defer a.DecRef(r)
+	p, err := g.readPointer(r)
+	if err != nil {
+		return 0, errkind.Wrap(errkind.Type, "addressof_ref()", "did not return an address", err)
+	}
+	return uintptr(p), nil
 }
 
 // takeRefCapsule takes a fresh "SyclQueueRef" or "SyclContextRef" capsule:
@@ -518,68 +784,18 @@ func (g *GIL) takeRefCapsule(c uintptr) (syclobj.Obj, error) {
 	return nil, errkind.New(errkind.Value, "syclobj capsule", "capsule named "+quote(name)+" (want a fresh \"SyclQueueRef\" or \"SyclContextRef\"; capsules are single-use)")
 }
 
-// isDpctlMemory reports whether obj is a dpctl.memory object, or a SUAI of
-// exactly the shape those objects produce (1-D "|u1", strides None, no
-// offset key, syclobj a dpctl.SyclQueue, data[1] True). The shape, known
-// in Go, is checked first; isinstance only when it does not decide.
-func (g *GIL) isDpctlMemory(obj Object, m map[string]any) bool {
-	ty := g.dpctlTypes()
-	if ty.memory == 0 {
-		return false
-	}
-	return memoryShaped(m) || g.isMemoryInstance(obj.p, ty.memory)
-}
-
-func memoryShaped(m map[string]any) bool {
-	if _, hasOffset := m["offset"]; hasOffset || m["typestr"] != "|u1" || m["strides"] != nil {
-		return false
-	}
-	shape, ok := m["shape"].([]any)
-	if !ok || len(shape) != 1 {
-		return false
-	}
-	_, isQueue := m["syclobj"].(syclobj.QueueRef)
-	return isQueue
-}
-
-// usmNdarrayTypes are the tp_name of dpctl's and dpnp's usm_ndarray: static
-// extension types, never dpctl.memory objects, that do not override
-// __class__, so their instances need no isinstance call (~0.25 µs).
-var usmNdarrayTypes = map[string]bool{
-	"dpnp.tensor._usmarray.usm_ndarray":  true,
-	"dpctl.tensor._usmarray.usm_ndarray": true,
-}
-
-// isMemoryInstance is isinstance(o, mem); an error counts as false.
-func (g *GIL) isMemoryInstance(o, mem uintptr) bool {
-	a := g.api()
-	t := a.Type(o)
-	if t == mem {
-		return true
-	}
-	// Only an immutable (static or extension) type can be trusted by name:
-	// a Python class may call itself anything.
-	if a.TypeFlags(t)&pyapi.TPFlagsImmutableType != 0 && usmNdarrayTypes[pyapi.TypeObjectName(t)] {
-		return false
-	}
-	return g.isInstance(o, mem)
-}
-
-func (g *GIL) isInstance(o, cls uintptr) bool {
-	a := g.api()
-	r := a.IsInstance(o, cls)
-	if r < 0 {
-		a.ErrClear()
-	}
-	return r == 1
-}
-
-func isKind(err error, k *errkind.Kind) bool {
-	e, ok := err.(*errkind.Error)
-	return ok && e.Kind == k
-}
-
 func quote(s string) string { return "\"" + s + "\"" }
+
+// ParseSUAI reads obj's SUAI and parses it (usm.ParseFields): dpctl's
+// checks without binding the pointer to a backend.
+func (g *GIL) ParseSUAI(obj Object) (usm.Interface, error) {
+	s, err := g.ReadSUAI(obj)
+	if err != nil {
+		return usm.Interface{}, err
+	}
+	defer s.Release(g)
+	return usm.ParseFields(s)
+}
 
 // AsArray reads obj's SUAI and binds it with reg (nil: the registry of the
 // interpreter's dpctl, which is imported if needed). The array's Owner
@@ -591,7 +807,8 @@ func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
 
 // AsArrayKeepSyclobj is AsArray that also returns the SUAI's syclobj when
 // it is a dpctl.SyclQueue or dpctl.SyclContext (nil otherwise), so that a
-// re-export can name the same queue or context.
+// re-export can name the same queue or context: the very object the array
+// was bound to, not whatever the dict holds by then.
 func (g *GIL) AsArrayKeepSyclobj(obj Object, reg *usm.Registry) (*usm.Array, *Ref, error) {
 	return g.asArray(obj, reg, true)
 }
@@ -609,18 +826,15 @@ func (g *GIL) asArray(obj Object, reg *usm.Registry, keepSyclobj bool) (*usm.Arr
 		return nil, nil, err
 	}
 	defer s.Release(g)
-	arr, err := reg.Parse(s.Map)
+	arr, err := reg.ParseFields(s)
 	if err != nil {
 		return nil, nil, err
 	}
 	arr.Owner = g.py.newRef(obj)
 	var so *Ref
-	if keepSyclobj {
-		keys, _ := g.suaiKeyObjects() // made by ReadSUAI already
-		if p := g.api().DictGetItem(s.keep[0], keys[len(suaiKeyNames)]); p != 0 {
-			if ty := g.dpctlTypes(); ty.queue != 0 && (g.api().Type(p) == ty.queue || g.api().Type(p) == ty.context) {
-				so = g.py.newRef(Object{p})
-			}
+	if p := s.vals[keySyclobj]; keepSyclobj && p != 0 {
+		if ty := g.dpctlTypes(); ty.queue != 0 && (g.api().Type(p) == ty.queue || g.api().Type(p) == ty.context) {
+			so = g.py.newRef(Object{p})
 		}
 	}
 	return arr, so, nil
@@ -629,7 +843,3 @@ func (g *GIL) asArray(obj Object, reg *usm.Registry, keepSyclobj bool) (*usm.Arr
 // dpctlUnderGIL is Python.Dpctl for a caller that holds the GIL (the GIL
 // is re-entrant per thread, so this is safe).
 func (g *GIL) dpctlUnderGIL() (*Dpctl, error) { return g.py.Dpctl() }
-
-// bigInt is an integer beyond 64 bits in decimal; usm.Parse reads it as a
-// json.Number and reports it as an overflow.
-func bigInt(s string) any { return jsonNumber(s) }

@@ -63,7 +63,19 @@ type Error struct {
 	Reason string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("syclobj %#v: %s", e.Value, e.Reason) }
+func (e *Error) Error() string { return "syclobj " + describe(e.Value) + ": " + e.Reason }
+
+// describe prints a value for a message: in full if it is a scalar or a
+// syclobj value; by its type otherwise, since a slice, map or pointer may
+// contain itself, which fmt would follow until the stack overflows.
+func describe(v any) string {
+	switch v.(type) {
+	case nil, bool, string, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr,
+		float32, float64, ContextRef, QueueRef, Selector:
+		return fmt.Sprintf("%#v", v)
+	}
+	return "of type " + fmt.Sprintf("%T", v)
+}
 func (e *Error) Is(target error) bool {
 	return target == error(errkind.Value)
 }

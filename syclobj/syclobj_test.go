@@ -2,6 +2,9 @@ package syclobj_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -168,5 +171,33 @@ func TestResolveObj(t *testing.T) {
 			assert.True(t, errors.Is(err, usm.ErrValue))
 			assert.Contains(t, err.Error(), tt.msg)
 		})
+	}
+}
+
+// childEnv selects the case a child process of a crash-class test runs.
+const childEnv = "USMBRIDGE_SYCLOBJ_CHILD"
+
+// An *Error's message names a slice or map by its type: fmt followed a
+// value that contains itself until the stack overflowed. Run in a child
+// process, so that a regression fails the test instead of the binary.
+func TestErrorOfValueThatContainsItself(t *testing.T) {
+	if os.Getenv(childEnv) == "cyclic" {
+		s := []any{nil}
+		s[0] = s
+		m := map[string]any{}
+		m["m"] = m
+		for _, v := range []any{s, m, &s} {
+			_, err := syclobj.FromValue(v)
+			fmt.Println(err.Error())
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestErrorOfValueThatContainsItself$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"=cyclic")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child failed:\n%.3000s", out)
+	for _, want := range []string{"syclobj of type []interface {}: unsupported type []interface {}",
+		"syclobj of type map[string]interface {}: unsupported type", "syclobj of type *[]interface {}: unsupported type"} {
+		assert.Contains(t, string(out), want)
 	}
 }

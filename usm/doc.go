@@ -5,14 +5,22 @@
 //
 // # SUAI
 //
-// Interface is the SUAI dict as a Go value. Parse reads the generic decoded
-// form that the Python bridge and JSON hand over and applies dpctl's checks
-// in dpctl's order, with the exception kinds dpctl raises. Registry.Parse
-// additionally checks, at dpctl's step 6, that the pointer is a USM pointer
-// of the context named by syclobj, and — where the backend can report the
-// allocation's extent — that the array's bytes stay inside that allocation
-// (an *ExtentError giving both ranges; no peer checks this). Map produces
-// the dict back in the form dpctl emits.
+// Interface is the SUAI dict as a Go value. The parser applies dpctl's
+// checks in dpctl's order, with the exception kinds dpctl raises, reading
+// each field once, with the type it expects, from a Fields: ParseFields
+// takes any implementation, Parse reads a dict of Go values, ParseJSON
+// reads JSON text, and pybridge reads live Python objects (GIL.ReadSUAI).
+// No container is converted or walked generically, so values that contain
+// themselves are just values of the wrong type. A Fields reports a value
+// of the wrong form with a *ReadError, which the parser turns into a
+// *MalformedError naming the field.
+//
+// Registry.Parse and Registry.ParseFields additionally check, at dpctl's
+// step 6, that the pointer is a USM pointer of the context named by
+// syclobj, and — where the backend can report the allocation's extent —
+// that the array's bytes stay inside that allocation (an *ExtentError
+// giving both ranges; no peer checks this). Map produces the dict back in
+// the form dpctl emits.
 //
 // # Backends
 //

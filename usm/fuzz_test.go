@@ -3,6 +3,7 @@ package usm_test
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,6 +26,13 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, js string, ptr int64, ro bool, d0, d1, s0, s1, offset int64, ts, so string, mode uint8) {
 		in, err := usm.ParseJSON([]byte(js))
 		checkParse(t, in, err)
+		// The JSON reader and the Go-map reader agree on the same dict.
+		if jm := decodeObject(js); jm != nil {
+			in2, err2 := usm.Parse(jm)
+			if !sameOutcome(err, err2) || (err == nil && !reflect.DeepEqual(in, in2)) {
+				t.Fatalf("ParseJSON and Parse disagree on %s:\n%+v, %v\n%+v, %v", js, in, err, in2, err2)
+			}
+		}
 
 		m := map[string]any{
 			"data":    []any{ptr, ro},
@@ -107,4 +115,37 @@ func checkParse(t *testing.T, in usm.Interface, err error) {
 	if err != nil || w2 != w {
 		t.Fatalf("round trip changed the window: %v → %v (%v)", w, w2, err)
 	}
+}
+
+// sameOutcome reports whether two parse errors are both nil, or match the
+// same kinds and name the same field.
+func sameOutcome(a, b error) bool {
+	if (a == nil) != (b == nil) {
+		return false
+	}
+	if a == nil {
+		return true
+	}
+	for _, k := range kinds {
+		if errors.Is(a, k) != errors.Is(b, k) {
+			return false
+		}
+	}
+	var ma, mb *usm.MalformedError
+	return errors.As(a, &ma) == errors.As(b, &mb) && (ma == nil || ma.Field == mb.Field)
+}
+
+// decodeObject decodes a JSON object as ParseJSON frames it (nothing after
+// it), with numbers as json.Number; nil if js is not one.
+func decodeObject(js string) map[string]any {
+	var m map[string]any
+	d := json.NewDecoder(strings.NewReader(js))
+	d.UseNumber()
+	if d.Decode(&m) != nil {
+		return nil
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil
+	}
+	return m
 }

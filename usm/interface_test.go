@@ -113,7 +113,10 @@ func TestParseErrors(t *testing.T) {
 		{"data falsy json number", with(map[string]any{"data": json.Number("0.0")}), usm.ErrValue, "data"},
 		{"data truthy int", with(map[string]any{"data": 5}), usm.ErrType, "data"},
 		{"data truthy float", with(map[string]any{"data": 2.5}), usm.ErrType, "data"},
-		{"data truthy map", with(map[string]any{"data": map[string]any{"a": 1}}), usm.ErrType, "data"},
+		// A dict has a length, as in Python: dpctl's len != 2 check refuses
+		// one of another length; one of length 2 fails at data[0].
+		{"data dict of one", with(map[string]any{"data": map[string]any{"a": 1}}), usm.ErrValue, "data"},
+		{"data dict of two", with(map[string]any{"data": map[string]any{"a": 1, "b": 2}}), usm.ErrType, "data[0]"},
 		// Python strings have a length: len != 2 is a ValueError, len == 2
 		// fails converting data[0].
 		{"data string len 3", with(map[string]any{"data": "abc"}), usm.ErrValue, "data"},
@@ -465,7 +468,11 @@ func TestParseJSON(t *testing.T) {
 		{"pointer 2^64", `{"version":1,"data":[18446744073709551616,false]}`, usm.ErrOverflow},
 		{"pointer float", `{"version":1,"data":[4096.0,false]}`, usm.ErrType},
 		{"pointer string", `{"version":1,"data":["4096",false]}`, usm.ErrType},
-		{"data object", `{"version":1,"data":{"a":1}}`, usm.ErrType},
+		{"data object of one", `{"version":1,"data":{"a":1}}`, usm.ErrValue},
+		{"data object of two", `{"version":1,"data":{"a":1,"b":2}}`, usm.ErrType},
+		{"data true", `{"version":1,"data":true}`, usm.ErrType},
+		{"data string of two", `{"version":1,"data":"ab"}`, usm.ErrType},
+		{"typestr with NUL", `{"version":1,"data":[4096,false],"syclobj":"host","shape":[2],"typestr":"|f4\u0000junk"}`, usm.ErrValue},
 		{"data zero", `{"version":1,"data":0}`, usm.ErrValue},
 		{"syclobj number", `{"version":1,"data":[4096,false],"syclobj":0}`, usm.ErrValue},
 		{"syclobj null", `{"version":1,"data":[4096,false],"syclobj":null}`, usm.ErrValue},

@@ -293,16 +293,10 @@ func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
 // ErrValue instead of handing it out. Other memory gets no Owner: its
 // producer keeps it alive (pybridge sets the Python object).
 func (r *Registry) Parse(m map[string]any) (*Array, error) {
-	var bd binding
-	in, err := parse(m, func(ptr uintptr, o syclobj.Obj) error {
-		var err error
-		bd, err = r.bind(ptr, o)
-		return err
-	})
-	if err != nil {
-		return nil, err
+	if m == nil {
+		return nil, errNotADict()
 	}
-	return r.finish(in, bd)
+	return r.ParseFields(newMapFields(m))
 }
 
 // Bind validates a hand-built Interface and binds it like Parse (Owner

@@ -55,7 +55,8 @@ type API struct {
 	tupleNew, tupleSetItem, tupleGetItem, tupleSize                 uintptr
 	listNew, listAppend, listGetItem, listSize                      uintptr
 	dictNew, dictSetItemString, dictGetItemString, dictSetItem      uintptr
-	dictGetItem                                                     uintptr
+	dictGetItem, dictGetItemWithError, listAsTuple, indexCheck      uintptr
+	longAsLongLongAndOverflow, unicodeAsUTF8AndSize                 uintptr
 	longFromLongLong, longFromULongLong, longAsLongLong             uintptr
 	longAsULongLong, numberIndex, boolFromLong                      uintptr
 	unicodeFromStringAndSize, unicodeAsUTF8                         uintptr
@@ -166,7 +167,10 @@ func Load(handle uintptr) (*API, error) {
 		{&a.listGetItem, "PyList_GetItem"}, {&a.listSize, "PyList_Size"},
 		{&a.dictNew, "PyDict_New"}, {&a.dictSetItemString, "PyDict_SetItemString"},
 		{&a.dictGetItemString, "PyDict_GetItemString"}, {&a.dictSetItem, "PyDict_SetItem"},
-		{&a.dictGetItem, "PyDict_GetItem"},
+		{&a.dictGetItem, "PyDict_GetItem"}, {&a.dictGetItemWithError, "PyDict_GetItemWithError"},
+		{&a.listAsTuple, "PyList_AsTuple"}, {&a.indexCheck, "PyIndex_Check"},
+		{&a.longAsLongLongAndOverflow, "PyLong_AsLongLongAndOverflow"},
+		{&a.unicodeAsUTF8AndSize, "PyUnicode_AsUTF8AndSize"},
 		{&a.longFromLongLong, "PyLong_FromLongLong"}, {&a.longFromULongLong, "PyLong_FromUnsignedLongLong"},
 		{&a.longAsLongLong, "PyLong_AsLongLong"}, {&a.longAsULongLong, "PyLong_AsUnsignedLongLong"},
 		{&a.numberIndex, "PyNumber_Index"}, {&a.boolFromLong, "PyBool_FromLong"},
@@ -497,6 +501,18 @@ func (a *API) DictSetItem(d, k, v uintptr) int { return int(int32(ffi.Call(a.dic
 // DictGetItem returns d[k] borrowed, or 0 (no exception) if absent.
 func (a *API) DictGetItem(d, k uintptr) uintptr { return ffi.Call(a.dictGetItem, d, k) }
 
+// DictGetItemWithError returns d[k] borrowed; 0 if absent, or with an
+// exception set if hashing or comparing the key raised (PyDict_GetItem
+// swallows that). d may be a dict subclass: its __getitem__ is not called.
+func (a *API) DictGetItemWithError(d, k uintptr) uintptr {
+	return ffi.Call(a.dictGetItemWithError, d, k)
+}
+
+// ListAsTuple returns a new tuple of the items of a list (or list
+// subclass, whose __iter__ and __getitem__ are not called); it runs no
+// Python code.
+func (a *API) ListAsTuple(l uintptr) uintptr { return ffi.Call(a.listAsTuple, l) }
+
 func (a *API) DictGetItemString(d uintptr, k string) uintptr {
 	b := cstr(k)
 	r := ffi.Call(a.dictGetItemString, d, p(b))
@@ -701,6 +717,25 @@ func (a *API) UnicodeUTF8(o uintptr) uintptr { return ffi.Call(a.unicodeAsUTF8, 
 func (a *API) LongAsInt64(o uintptr) int64   { return int64(ffi.Call(a.longAsLongLong, o)) }
 func (a *API) LongAsUint64(o uintptr) uint64 { return uint64(ffi.Call(a.longAsULongLong, o)) }
 func (a *API) NumberIndex(o uintptr) uintptr { return ffi.Call(a.numberIndex, o) }
+
+// IndexCheck reports whether o's type has __index__ (PyIndex_Check); it
+// runs no Python code.
+func (a *API) IndexCheck(o uintptr) bool { return ffi.Call(a.indexCheck, o) != 0 }
+
+// LongAsInt64Overflow is PyLong_AsLongLongAndOverflow: the value of an int
+// (or the result of __index__, which it calls on other objects), with
+// overflow -1 or +1, and no exception set, when it is outside int64. An
+// error (from __index__) is -1 with overflow 0 and the exception set. On
+// an int or int subclass it runs no Python code.
+func (a *API) LongAsInt64Overflow(o uintptr) (v int64, overflow int) {
+	// The out-parameter lives in C memory: the call may run Python code
+	// that enters Go again and moves this goroutine's stack.
+	blk := cmem.Alloc(8)
+	defer cmem.Free(blk, 8)
+	*(*int32)(cmem.Ptr(blk)) = 0
+	v = int64(ffi.Call(a.longAsLongLongAndOverflow, o, blk))
+	return v, int(*(*int32)(cmem.Ptr(blk)))
+}
 func (a *API) BoolFromLong(v bool) uintptr {
 	if v {
 		return ffi.Call(a.boolFromLong, 1)
@@ -717,17 +752,32 @@ func (a *API) UnicodeFromString(s string) uintptr {
 	return r
 }
 
-// UnicodeAsString copies the UTF-8 of a str; ok is false with an error set
-// on failure.
+// UnicodeAsString copies the UTF-8 of a str (or str subclass), every
+// character of it, NULs included; ok is false with an error set on failure
+// (a lone surrogate). It runs no Python code.
 func (a *API) UnicodeAsString(o uintptr) (string, bool) {
-	if c, _, ok := a.ASCII(o); ok {
-		return GoString(c), true
-	}
-	c := ffi.Call(a.unicodeAsUTF8, o)
-	if c == 0 {
+	c, n, ok := a.UnicodeUTF8AndSize(o)
+	if !ok {
 		return "", false
 	}
-	return GoString(c), true
+	return string(cmem.Bytes(c, uintptr(n))), true
+}
+
+// UnicodeUTF8AndSize returns the UTF-8 of a str in place (valid while the
+// str lives) and its length in bytes: from memory for a compact ASCII str
+// (see ASCII), else PyUnicode_AsUTF8AndSize. ok is false with an error set
+// on failure.
+func (a *API) UnicodeUTF8AndSize(o uintptr) (data uintptr, n int, ok bool) {
+	if c, n, ok := a.ASCII(o); ok {
+		return c, n, true
+	}
+	blk := cmem.Alloc(8)
+	defer cmem.Free(blk, 8)
+	c := ffi.Call(a.unicodeAsUTF8AndSize, o, blk)
+	if c == 0 {
+		return 0, 0, false
+	}
+	return c, int(*(*int64)(cmem.Ptr(blk))), true
 }
 
 // --- capsules ---
