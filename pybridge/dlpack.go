@@ -196,6 +196,7 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 	}
 	c, err := g.Call(Object{meth}, nil, kw)
 	if err != nil && isPyKind(err, errkind.Type) && opts.Device == nil && opts.Copy == dlpack.CopyIfNeeded {
+		g.ReleaseError(err) // handled: the retry decides
 		c, err = g.Call(Object{meth}, nil, nil)
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"runtime"
 	"strings"
+	"sync/atomic"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/usm"
@@ -30,8 +31,21 @@ type Exception struct {
 }
 
 // heldException is the reference, separate from Exception so that a copy
-// of an Exception value shares it instead of outliving it.
-type heldException struct{ p uintptr }
+// of an Exception value shares it instead of outliving it. p is 0 once
+// the reference was dropped (GIL.ReleaseError, or after collection).
+type heldException struct{ ref *excRef }
+
+type excRef struct{ p atomic.Uintptr }
+
+// take removes the reference from the heldException and returns it (0 if
+// it was already given away); the caller now owns it.
+func (h *heldException) take() uintptr {
+	p := h.ref.p.Swap(0)
+	if p != 0 {
+		heldExceptions.Add(-1)
+	}
+	return p
+}
 
 func (e *Exception) Error() string {
 	s := e.Type
@@ -52,13 +66,34 @@ func (e *Exception) Error() string {
 func (e *Exception) Is(target error) bool { return e.kind != nil && target == error(e.kind) }
 
 // Object returns a new reference to the exception object, or NULL for an
-// exception Go made up (a C API call that failed without setting one).
+// exception Go made up (a C API call that failed without setting one) or
+// one already released.
 func (e *Exception) Object(g *GIL) Object {
 	if e.held == nil {
 		return Object{}
 	}
-	g.api().IncRef(e.held.p)
-	return Object{e.held.p}
+	p := e.held.ref.p.Load()
+	if p == 0 {
+		return Object{}
+	}
+	g.api().IncRef(p)
+	return Object{p}
+}
+
+// ReleaseError drops the Python exception err carries at once, for a
+// caller that holds the GIL and is done with err: it raised it (Raise
+// gives Python its own reference) or handled it (a retry after a
+// TypeError). The object, its traceback and the frames the traceback
+// keeps alive then do not wait for Go's garbage collector. err still
+// reads the same afterwards; raising it again raises a new exception of
+// the same class and message. Errors without one are ignored.
+func (g *GIL) ReleaseError(err error) {
+	var pe *Exception
+	if errors.As(err, &pe) && pe.held != nil {
+		if p := pe.held.take(); p != 0 {
+			g.api().DecRef(p)
+		}
+	}
 }
 
 // kindOrder: subclass checks, most specific first (ModuleNotFoundError is
@@ -99,17 +134,21 @@ func (g *GIL) fetch(op string) error {
 }
 
 // holdException takes over a reference to an exception object until the
-// heldException holding it is collected.
+// heldException holding it is collected, unless Raise or release took it
+// first.
 func holdException(p uintptr) *heldException {
-	h := &heldException{p}
+	h := &heldException{ref: &excRef{}}
+	h.ref.p.Store(p)
 	heldExceptions.Add(1)
-	runtime.AddCleanup(h, releaseException, p)
+	runtime.AddCleanup(h, releaseException, h.ref)
 	return h
 }
 
-func releaseException(p uintptr) {
-	heldExceptions.Add(-1)
-	releaseLater(p)
+func releaseException(r *excRef) {
+	if p := r.p.Swap(0); p != 0 {
+		heldExceptions.Add(-1)
+		releaseLater(p)
+	}
 }
 
 // typeName returns module.qualname of a type object, without "builtins.".
@@ -154,13 +193,15 @@ func (g *GIL) Raise(err error) {
 	a := g.api()
 	pe, same := pythonOrigin(err)
 	if pe != nil && same && pe.held != nil {
-		a.IncRef(pe.held.p)
-		a.ErrRestore(pe.held.p)
-		return
+		if p := pe.held.ref.p.Load(); p != 0 {
+			a.IncRef(p)
+			a.ErrRestore(p)
+			return
+		}
 	}
 	var exc uintptr
 	msg := err.Error()
-	if pe != nil && same { // made up by Go: no object to give back
+	if pe != nil && same { // made up by Go, or already released: no object
 		exc, msg = a.Exc[pe.Type], pe.Message
 	} else if k := errkind.Of(err); k != nil {
 		exc = a.Exc[k.Python()]
@@ -172,11 +213,13 @@ func (g *GIL) Raise(err error) {
 	}
 	a.ErrSetString(exc, msg)
 	if pe != nil && pe.held != nil {
-		t, v := a.ErrTake()
-		a.DecRef(t)
-		a.IncRef(pe.held.p)
-		a.ExceptionSetCause(v, pe.held.p)
-		a.ErrRestore(v)
+		if p := pe.held.ref.p.Load(); p != 0 {
+			t, v := a.ErrTake()
+			a.DecRef(t)
+			a.IncRef(p)
+			a.ExceptionSetCause(v, p) // steals the new reference
+			a.ErrRestore(v)
+		}
 	}
 }
 

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -210,4 +213,43 @@ def boom(): raise Big()
 	if nReleased.Load() != 0 {
 		t.Errorf("%d references still queued", nReleased.Load())
 	}
+}
+
+// An exception Go handled (the from_dlpack retry after a producer's
+// TypeError) or is done with (ReleaseError) is let go at once: its
+// traceback keeps the producer's frames alive, so waiting for Go's
+// collector would keep arrays alive for as long as Go does not allocate.
+func TestHandledExceptionsAreReleasedAtOnce(t *testing.T) {
+	py := embedded(t)
+	run(t, py, `
+import numpy, weakref
+class Legacy:
+    """A pre-2023.12 producer: __dlpack__ takes no max_version."""
+    def __init__(self): self.a = numpy.arange(4.0)
+    def __dlpack_device__(self): return (1, 0)
+    def __dlpack__(self, stream=None): return self.a.__dlpack__()
+`)
+	require.NoError(t, py.Do(func(g *GIL) error {
+		before := heldExceptions.Load()
+		x := eval(t, g, "Legacy()")
+		defer g.DecRef(x)
+		tensor, err := g.FromDLPack(x, FromDLPackOptions{})
+		require.NoError(t, err)
+		tensor.Release()
+		assert.Equal(t, before, heldExceptions.Load(), "the TypeError that led to the retry is still held")
+
+		_, err = g.Eval("[1][2]")
+		require.Error(t, err)
+		assert.Equal(t, before+1, heldExceptions.Load())
+		got := raiseAndCatch(t, g, err, "first")
+		assert.True(t, truth(t, g, "isinstance(first, IndexError)"), "%v", got)
+		held := heldExceptions.Load() // raiseAndCatch holds what it caught
+		g.ReleaseError(err)
+		assert.Equal(t, held-1, heldExceptions.Load(), "ReleaseError let the exception go")
+		assert.Equal(t, "list index out of range", err.(*Exception).Message, "the Go error still reads the same")
+		raiseAndCatch(t, g, err, "second")
+		assert.True(t, truth(t, g, "isinstance(second, IndexError) and second is not first and str(second) == str(first)"),
+			"a released exception raises anew with its class and message")
+		return nil
+	}))
 }

@@ -80,7 +80,9 @@ func held[T any](where string, fn func(g *pybridge.GIL) (T, error)) T {
 		})
 	}()
 	if err != nil {
-		_ = py.Held(func(g *pybridge.GIL) error { g.Raise(err); return nil })
+		// Python now holds the exception; Go lets its reference go at once
+		// so the traceback's frames do not wait for Go's collector.
+		_ = py.Held(func(g *pybridge.GIL) error { g.Raise(err); g.ReleaseError(err); return nil })
 		var zero T
 		return zero
 	}
