@@ -326,7 +326,7 @@ func (d *Dpctl) usmContext(ctx uintptr) (ok bool, def *defaultCtx) {
 	return false, nil
 }
 
-// BindRef implements usm.RefBinder with dpctl's rules (suai.md §3): for a
+// BindRef implements usm.RefBinder with dpctl's rules for syclobj: for a
 // queue, the pointer must be USM of the queue's context and the array is on
 // the queue's device, with (a copy of) that queue; for a context, the
 // pointer's type is checked first, then its device, and a new queue is made
@@ -614,7 +614,8 @@ func (d *Dpctl) waitRef(ref uintptr) error {
 
 // IsDefaultContext reports whether the queue's context is the default
 // context of its device's platform: only such memory may be exported as
-// kDLOneAPI (suai.md §7.2).
+// kDLOneAPI, as dpctl's exporter requires (a consumer finds the memory
+// from the device id alone, through that default context).
 func (q *DpctlQueue) IsDefaultContext() bool {
 	a := q.d.api
 	ctx := dpctlapi.Call(a.QueueGetContext, q.ref)

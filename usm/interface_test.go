@@ -71,7 +71,8 @@ func TestParseValid(t *testing.T) {
 	assert.Equal(t, usm.Window{Lo: 0, Hi: 24}, w)
 }
 
-// TestParseErrors follows suai.md §2.2 rule by rule, in dpctl's order.
+// TestParseErrors follows dpctl's SUAI parser rule by rule, in its order
+// (RATIONALE.md, "Strict SUAI parsing").
 func TestParseErrors(t *testing.T) {
 	const bigNeg = "-99999999999999999999"
 	tests := []struct {
@@ -391,7 +392,7 @@ func TestParseAccepted(t *testing.T) {
 	}
 }
 
-// The dpctl test pins of suai.md §4, through Parse.
+// The byte windows dpctl's own tests pin down, through Parse.
 func TestParseDpctlPins(t *testing.T) {
 	in, err := usm.Parse(map[string]any{
 		"data": []any{4096, true}, "shape": []any{10}, "strides": []any{2}, "offset": 8,

@@ -111,7 +111,7 @@ func TestByteWindow(t *testing.T) {
 		itemsize int
 		want     usm.Window
 	}{
-		// suai.md §4, dpctl's test_suai_non_contig_1D: 19 bytes from byte 8.
+		// dpctl's test_suai_non_contig_1D: 19 bytes from byte 8.
 		{"dpctl pin 1-D", []int64{10}, []int64{2}, 8, 1, usm.Window{Lo: 8, Hi: 27}},
 		// dpctl's test_suai_non_contig_2D: element indices 7…19.
 		{"dpctl pin 2-D", []int64{2, 2}, []int64{10, -2}, 9, 1, usm.Window{Lo: 7, Hi: 20}},

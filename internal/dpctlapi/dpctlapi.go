@@ -4,8 +4,8 @@
 // after `import dpctl`), so that queues, contexts and the device cache are
 // shared with dpctl.
 //
-// Several functions let a C++ exception escape through the C ABI (suai.md
-// §9.6), which terminates the process. The wrappers here are raw; callers
+// Several functions let a C++ exception escape through the C ABI (they
+// have no try/catch), which terminates the process. The wrappers here are raw; callers
 // follow the rules: DPCTLUSM_GetPointerType before DPCTLUSM_GetPointerDevice,
 // SubmitBarrier + Event_Wait instead of Queue_Wait, free only pointers of
 // the same context, delete only owned references, once.
