@@ -8,7 +8,13 @@ array over shared USM on opencl:cpu (usmbridge.asarray of a dpnp.tensor
 array; mpi4py reaches its memory through __dlpack__(stream=-1), zero copy)
 and of a NumPy array of the same size (mpi4py's buffer protocol). The two
 run in alternating rounds; each keeps its best round (the mean over a few
-reductions). Rank 0 prints the table; ratio = usmbridge / numpy.
+reductions). Rank 0 prints the table; ratio = usmbridge / numpy. Two more
+columns tell the memory from the wrapper: the same shared USM handed to MPI
+by address (MPI.memory.fromaddress, no usmbridge), and usmbridge arrays over
+the NumPy arrays. With transparent huge pages in "madvise" mode NumPy asks
+for huge pages for large arrays and the SYCL runtime's USM does not; at
+64 MiB that, not usmbridge, separates the first two columns
+(numpy._core.multiarray._set_madvise_hugepage(False) evens them).
 """
 import os
 import sys
