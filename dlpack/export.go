@@ -32,10 +32,18 @@ type ExportOptions struct {
 	Device *Device
 	// Copy is the copy keyword.
 	Copy CopyMode
+	// NoSync is __dlpack__(stream=-1), the array API's "producer must not
+	// perform any synchronization": Export does not wait on the array's
+	// queue. The consumer then owns the ordering: it must not read (or
+	// write) the memory before every command already submitted to the
+	// array's queue has completed, e.g. by waiting on that queue or by
+	// ordering its own work after it. When Export makes a copy it waits
+	// all the same, so the copy it hands out is complete.
+	NoSync bool
 }
 
 // Export hands the array to a DLPack consumer. It waits on the array's
-// queue, so the data is complete when the consumer sees it, and keeps the
+// queue (unless opts.NoSync), so the data is complete when the consumer sees it, and keeps the
 // memory alive (through a.Owner, or a copy it owns) until the consumer calls
 // the tensor's deleter, exactly once, from any thread.
 //
@@ -97,7 +105,9 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		}
 	}
 
-	if err := a.Wait(); err != nil {
+	if opts.NoSync && copyTo == usm.KindUnknown {
+		// stream=-1: the consumer orders its accesses (see NoSync).
+	} else if err := a.Wait(); err != nil {
 		return Managed{}, exportErr(errkind.Buffer, "waiting for the array's queue", err)
 	}
 	data := a.ElementPointer()

@@ -421,3 +421,37 @@ func TestParsedArrayExportOutlivesFree(t *testing.T) {
 		})
 	}
 }
+
+// NoSync (stream=-1) skips the wait on the array's queue for a zero-copy
+// export and keeps it when Export makes a copy: the copy it hands out must
+// be complete, and the consumer cannot order anything against it.
+func TestExportNoSync(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		noSync    bool
+		copy      dlpack.CopyMode
+		wantWaits int64
+		wantCopy  bool
+	}{
+		{"None/zero-copy", false, dlpack.CopyIfNeeded, 1, false},
+		{"-1/zero-copy", true, dlpack.CopyIfNeeded, 0, false},
+		{"-1/copy=False", true, dlpack.CopyNever, 0, false},
+		{"-1/copy=True", true, dlpack.CopyAlways, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeSYCL()
+			reg := usm.NewRegistry(f)
+			alloc, err := f.Alloc(0, usm.KindShared, 16)
+			require.NoError(t, err)
+			defer alloc.Free()
+			a, err := reg.NewArray(alloc, typestr.Uint8, []int64{16})
+			require.NoError(t, err)
+			m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0), Copy: tc.copy, NoSync: tc.noSync})
+			require.NoError(t, err)
+			defer m.Delete()
+			mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+			assert.Equal(t, tc.wantCopy, mv.DLTensor.Data != alloc.Pointer())
+			assert.Equal(t, tc.wantWaits, f.waits.Load())
+		})
+	}
+}

@@ -248,16 +248,31 @@ func isPyKind(err error, k *errkind.Kind) bool {
 	return ok && e.kind == k
 }
 
-// ParseDLPackArgs validates __dlpack__'s keywords as the array API and
-// dpctl do: max_version and dl_device are None or 2-tuples of integers
-// (TypeError otherwise; an exception an item's __index__ raises
-// propagates), copy is None or a bool, stream is None or a dpctl.SyclQueue
-// (TypeError otherwise; ValueError with a kDLCPU dl_device). Integers are
-// read by value, never truncated: a dl_device whose type or id does not
-// fit DLPack's int32 is a device nobody supports (BufferError); a
-// max_version beyond uint32 asks for any version (it is capped), and a
-// negative one is a ValueError.
-func (g *GIL) ParseDLPackArgs(stream, maxVersion, dlDevice, copyArg Object) (dlpack.ExportOptions, error) {
+// ParseDLPackArgs validates __dlpack__'s keywords for an array on device
+// dev (its __dlpack_device__) as the array API, NumPy and dpctl do:
+// max_version and dl_device are None or 2-tuples of integers (TypeError
+// otherwise; an exception an item's __index__ raises propagates), copy is
+// None or a bool. Integers are read by value, never truncated: a dl_device
+// whose type or id does not fit DLPack's int32 is a device nobody supports
+// (BufferError); a max_version beyond uint32 asks for any version (it is
+// capped), and a negative one is a ValueError.
+//
+// stream follows the array's device (RATIONALE.md, "__dlpack__'s
+// stream", has the reasons):
+//   - kDLCPU (and any device other than kDLOneAPI): only None, as NumPy;
+//     anything else is ErrHostStream, a RuntimeError as NumPy raises.
+//   - kDLOneAPI: None (the export waits on the array's queue); -1, the
+//     array API's "no synchronization" (ExportOptions.NoSync; the consumer
+//     owns the ordering); a dpctl.SyclQueue (dpctl's convention: the array's
+//     queue is waited on before the export returns). With a kDLCPU dl_device
+//     any stream but None is a ValueError, as dpctl. Any other integer is a
+//     ValueError (SYCL has no integer stream convention, and a raw
+//     sycl::queue* cannot be validated); a bool or any other object is the
+//     TypeError dpctl raises.
+//
+// Callers that parse only dl_device and copy (an import) pass a nil stream;
+// dev is then not looked at.
+func (g *GIL) ParseDLPackArgs(dev dlpack.Device, stream, maxVersion, dlDevice, copyArg Object) (dlpack.ExportOptions, error) {
 	var o dlpack.ExportOptions
 	mv, ok, err := g.dlpackPair(maxVersion, "max_version", "integers `(major, minor)`")
 	if err != nil {
@@ -299,16 +314,46 @@ func (g *GIL) ParseDLPackArgs(stream, maxVersion, dlDevice, copyArg Object) (dlp
 		return o, errkind.New(errkind.Type, "__dlpack__", "`copy` must be None or a bool, got "+g.TypeName(copyArg))
 	}
 	if !stream.IsNil() && !g.IsNone(stream) {
-		if o.Device != nil && o.Device.Type == dlpack.CPU {
-			return o, errkind.New(errkind.Value, "__dlpack__", "`stream` must be `None` when `dl_device` is of type `kDLCPU`")
+		noSync, err := g.dlpackStream(dev, stream, o.Device)
+		if err != nil {
+			return o, err
 		}
-		ty := g.dpctlTypes()
-		if ty.queue == 0 || g.api().IsInstance(stream.p, ty.queue) != 1 {
-			g.api().ErrClear()
-			return o, errkind.New(errkind.Type, "__dlpack__", "stream argument type was expected to be dpctl.SyclQueue, got "+g.TypeName(stream)+" instead")
-		}
+		o.NoSync = noSync
 	}
 	return o, nil
+}
+
+// ErrHostStream is ParseDLPackArgs's error for a stream other than None
+// on an array that is not kDLOneAPI. It has no error kind, so Python sees a
+// RuntimeError: the exception NumPy raises for the same call.
+var ErrHostStream = errors.New("__dlpack__: only stream=None is supported for an array on a device without streams (kDLCPU)")
+
+// dlpackStream applies ParseDLPackArgs's stream rules to a stream that is
+// not None; noSync is true for -1 on a kDLOneAPI array.
+func (g *GIL) dlpackStream(dev dlpack.Device, stream Object, dlDevice *dlpack.Device) (noSync bool, err error) {
+	if dev.Type != dlpack.OneAPI {
+		return false, ErrHostStream
+	}
+	if dlDevice != nil && dlDevice.Type == dlpack.CPU {
+		return false, errkind.New(errkind.Value, "__dlpack__", "`stream` must be `None` when `dl_device` is of type `kDLCPU`")
+	}
+	a := g.api()
+	if a.HasFlag(stream.p, pyapi.TPFlagsLongSubclass) && a.Type(stream.p) != a.BoolType {
+		x, overflow, err := g.longValue(stream.p)
+		if err != nil {
+			return false, err
+		}
+		if overflow == 0 && x == -1 {
+			return true, nil
+		}
+		return false, errkind.New(errkind.Value, "__dlpack__", "an integer stream for a kDLOneAPI array must be -1 (no synchronization), got "+g.reprOf(stream)+"; pass a dpctl.SyclQueue to order a queue after the array's work")
+	}
+	ty := g.dpctlTypes()
+	if ty.queue == 0 || a.IsInstance(stream.p, ty.queue) != 1 {
+		a.ErrClear()
+		return false, errkind.New(errkind.Type, "__dlpack__", "stream argument type was expected to be dpctl.SyclQueue, got "+g.TypeName(stream)+" instead")
+	}
+	return false, nil
 }
 
 // dlpackInt is an integer keyword item: its value, or the sign of a value

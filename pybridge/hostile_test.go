@@ -277,7 +277,7 @@ class Raises:
 			mv, dd := eval(t, g, c.maxVersion), eval(t, g, c.dlDevice)
 			defer g.DecRef(mv)
 			defer g.DecRef(dd)
-			o, err := g.ParseDLPackArgs(Object{}, mv, dd, Object{})
+			o, err := g.ParseDLPackArgs(dlpack.Device{}, Object{}, mv, dd, Object{})
 			if c.want != "ok" {
 				assert.Equal(t, c.want, exceptionName(err), "%s: %v", name, err)
 				return nil

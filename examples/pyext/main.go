@@ -149,7 +149,7 @@ func ub_asarray(obj C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
 //export ub_from_dlpack
 func ub_from_dlpack(x, device, copyArg C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
 	return newArray("ub_from_dlpack", dev, func(g *pybridge.GIL) (*entry, error) {
-		o, err := g.ParseDLPackArgs(pybridge.Object{}, pybridge.Object{}, pybridge.UnsafeObject(uintptr(device)), pybridge.UnsafeObject(uintptr(copyArg)))
+		o, err := g.ParseDLPackArgs(dlpack.Device{}, pybridge.Object{}, pybridge.Object{}, pybridge.UnsafeObject(uintptr(device)), pybridge.UnsafeObject(uintptr(copyArg)))
 		if err != nil {
 			return nil, err
 		}
@@ -251,7 +251,7 @@ func ub_dlpack(h C.int64_t, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C
 		if e == nil {
 			return pybridge.Object{}, usm.ErrValue
 		}
-		o, err := g.ParseDLPackArgs(pybridge.UnsafeObject(uintptr(stream)), pybridge.UnsafeObject(uintptr(maxVersion)),
+		o, err := g.ParseDLPackArgs(e.arr.DLDevice, pybridge.UnsafeObject(uintptr(stream)), pybridge.UnsafeObject(uintptr(maxVersion)),
 			pybridge.UnsafeObject(uintptr(dlDevice)), pybridge.UnsafeObject(uintptr(copyArg)))
 		if err != nil {
 			return pybridge.Object{}, err

@@ -39,6 +39,7 @@ const (
 	LevelZero   = "levelzero"    // Level Zero loader with the fake driver
 	Python      = "python"       // CPython shared library with numpy
 	Dpctl       = "dpctl"        // dpctl with a SYCL runtime
+	MPI         = "mpi"          // mpi4py with MPICH's mpiexec (scripts/setup-50-mpi.sh)
 	CCompiler   = "cc"           // a C compiler for test fixtures
 )
 

@@ -146,7 +146,7 @@ def test_stream_queue(q):
     a = ub.from_dlpack(dpt.arange(4, sycl_queue=q))
     cap = a.__dlpack__(max_version=(1, 0), stream=dpctl.SyclQueue("opencl:cpu"))
     assert repr(cap).split('"')[1] == "dltensor_versioned"
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError):  # test_streams.py has every value
         a.__dlpack__(max_version=(1, 0), stream=5)
 
 
@@ -311,7 +311,7 @@ def test_fast_path_arguments():
         a.__dlpack__(bogus=1)
     with pytest.raises(BufferError):
         a.__dlpack__(dl_device=(14, 0))
-    with pytest.raises(TypeError):
+    with pytest.raises(RuntimeError):  # NumPy's answer (test_streams.py)
         a.__dlpack__(max_version=(1, 0), stream=3)
     with pytest.raises(TypeError):
         ub.Array()

@@ -1,0 +1,111 @@
+"""__dlpack__'s stream keyword: NumPy's rule for kDLCPU arrays, -1 or a
+dpctl.SyclQueue for kDLOneAPI arrays (RATIONALE.md, "__dlpack__'s stream")."""
+import ctypes
+import numpy as np
+import pytest
+import usmbridge as ub
+
+dpctl = pytest.importorskip("dpctl")
+dpt = pytest.importorskip("dpnp.tensor")
+
+_STREAMS_NOT_NONE = [-1, 0, 1, 2, 3, 2**70, -(2**70), True, False, 1.0, "x", (1, 2), object()]
+
+
+@pytest.fixture(scope="module")
+def q():
+    return dpctl.SyclQueue("opencl:cpu")
+
+
+def _raised(f):
+    try:
+        f()
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return type(e)
+    return None
+
+
+@pytest.mark.parametrize("stream", _STREAMS_NOT_NONE, ids=repr)
+@pytest.mark.parametrize("kw", [{}, {"max_version": (1, 0)}, {"max_version": (1, 0), "dl_device": (1, 0)},
+                                {"max_version": (1, 0), "copy": True}], ids=repr)
+def test_host_array_follows_numpy(stream, kw):
+    x = np.arange(4.0)
+    a = ub.from_dlpack(x)
+    want = _raised(lambda: x.__dlpack__(stream=stream, **kw))
+    assert want is RuntimeError  # NumPy 2: "NumPy only supports stream=None."
+    assert _raised(lambda: a.__dlpack__(stream=stream, **kw)) is want
+
+
+def test_host_array_stream_none():
+    a = ub.from_dlpack(np.arange(4.0))
+    for kw in [{}, {"max_version": (1, 0)}]:
+        assert np.from_dlpack(_Caps(a.__dlpack__(stream=None, **kw))).tolist() == [0, 1, 2, 3]
+
+
+class _Caps:
+    def __init__(self, c):
+        self.c = c
+
+    def __dlpack__(self, **_):
+        return self.c
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def _managed(cap):
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    p = get(cap, b"dltensor_versioned")
+    # DLManagedTensorVersioned: version (8), manager_ctx, deleter, flags, then DLTensor.data
+    flags = ctypes.c_uint64.from_address(p + 24).value
+    data = ctypes.c_void_p.from_address(p + 32).value
+    return flags, data
+
+
+@pytest.mark.parametrize("usm_type", ["device", "shared", "host"])
+def test_oneapi_minus_one_is_accepted_without_a_copy(q, usm_type):
+    # What mpi4py asks of every non-CPU producer.
+    x = dpt.arange(8, dtype="f4", sycl_queue=q, usm_type=usm_type)
+    a = ub.asarray(x)
+    cap = a.__dlpack__(stream=-1, max_version=(1, 0), copy=False)
+    flags, data = _managed(cap)
+    assert data == x.__sycl_usm_array_interface__["data"][0]
+    assert flags & 2 == 0  # not IS_COPIED
+    # With a copy the producer still hands out complete data.
+    cap = a.__dlpack__(stream=-1, max_version=(1, 0), copy=True)
+    flags, data = _managed(cap)
+    assert flags & 2 and data != x.__sycl_usm_array_interface__["data"][0]
+    y = ub.from_dlpack(_OneAPI(cap, a))
+    assert dpt.asnumpy(dpt.asarray(y)).tolist() == list(range(8))
+
+
+class _OneAPI:
+    def __init__(self, c, like):
+        self.c, self.dev = c, like.__dlpack_device__()
+
+    def __dlpack__(self, **_):
+        return self.c
+
+    def __dlpack_device__(self):
+        return self.dev
+
+
+@pytest.mark.parametrize("stream,exc", [
+    (0, ValueError), (1, ValueError), (2, ValueError), (3, ValueError), (-2, ValueError),
+    (2**70, ValueError), (-(2**70), ValueError),
+    (True, TypeError), (False, TypeError), (1.0, TypeError), ("x", TypeError), (object(), TypeError),
+], ids=repr)
+def test_oneapi_other_streams_refused(q, stream, exc):
+    a = ub.asarray(dpt.arange(4, sycl_queue=q))
+    with pytest.raises(exc):
+        a.__dlpack__(stream=stream, max_version=(1, 0))
+
+
+def test_oneapi_queue_stream_and_cpu_dl_device(q):
+    a = ub.asarray(dpt.arange(4, sycl_queue=q, usm_type="shared"))
+    a.__dlpack__(stream=q, max_version=(1, 0))
+    a.__dlpack__(stream=-1, max_version=(1, 0), dl_device=(14, a.__dlpack_device__()[1]))
+    for s in [-1, q, 1]:  # the standard: kDLCPU means stream None
+        with pytest.raises(ValueError):
+            a.__dlpack__(stream=s, max_version=(1, 0), dl_device=(1, 0))
+    assert np.from_dlpack(_Caps(a.__dlpack__(max_version=(1, 0), dl_device=(1, 0)))).tolist() == [0, 1, 2, 3]

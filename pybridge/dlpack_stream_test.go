@@ -1,0 +1,66 @@
+package pybridge
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/usmbridge/usmbridge/dlpack"
+)
+
+// __dlpack__'s stream follows the array's device: NumPy's rule (only None,
+// RuntimeError otherwise) for kDLCPU, None or -1 (NoSync) for kDLOneAPI,
+// whose other integers are ValueErrors and other objects TypeErrors; with
+// a kDLCPU dl_device only None. (A dpctl.SyclQueue stream is tested through
+// the extension module, examples/pyext/tests/test_streams.py.)
+func TestParseDLPackArgsStream(t *testing.T) {
+	py := embedded(t)
+	cpu := dlpack.Device{Type: dlpack.CPU}
+	oneAPI := dlpack.Device{Type: dlpack.OneAPI}
+	for _, c := range []struct {
+		dev              dlpack.Device
+		stream, dlDevice string
+		want             string // exception name, or "sync"/"nosync"
+	}{
+		{cpu, "None", "None", "sync"},
+		{cpu, "-1", "None", "RuntimeError"},
+		{cpu, "0", "None", "RuntimeError"},
+		{cpu, "1", "None", "RuntimeError"},
+		{cpu, "2**70", "None", "RuntimeError"},
+		{cpu, "'x'", "None", "RuntimeError"},
+		{cpu, "-1", "(1, 0)", "RuntimeError"},
+		{oneAPI, "None", "None", "sync"},
+		{oneAPI, "-1", "None", "nosync"},
+		{oneAPI, "-1", "(14, 0)", "nosync"},
+		{oneAPI, "-1", "(1, 0)", "ValueError"},
+		{oneAPI, "0", "None", "ValueError"},
+		{oneAPI, "1", "None", "ValueError"},
+		{oneAPI, "2", "None", "ValueError"},
+		{oneAPI, "-2", "None", "ValueError"},
+		{oneAPI, "2**70", "None", "ValueError"},
+		{oneAPI, "-2**70", "None", "ValueError"},
+		{oneAPI, "True", "None", "TypeError"},
+		{oneAPI, "1.0", "None", "TypeError"},
+		{oneAPI, "'x'", "None", "TypeError"},
+	} {
+		name := c.dev.String() + " stream=" + c.stream + " dl_device=" + c.dlDevice
+		require.NoError(t, py.Do(func(g *GIL) error {
+			s, dd := eval(t, g, c.stream), eval(t, g, c.dlDevice)
+			defer g.DecRef(s)
+			defer g.DecRef(dd)
+			o, err := g.ParseDLPackArgs(c.dev, s, Object{}, dd, Object{})
+			switch c.want {
+			case "sync", "nosync":
+				require.NoError(t, err, name)
+				assert.Equal(t, c.want == "nosync", o.NoSync, name)
+			default:
+				assert.Equal(t, c.want, exceptionName(err), "%s: %v", name, err)
+				if c.want == "RuntimeError" {
+					assert.ErrorIs(t, err, ErrHostStream, name)
+				}
+			}
+			return nil
+		}))
+	}
+}
