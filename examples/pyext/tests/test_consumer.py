@@ -1,0 +1,74 @@
+"""usmbridge as a DLPack consumer and as a describer of memory it does not
+own (README.md, "from_dlpack"; RATIONALE.md, "A consumer for pre-2023.12
+producers")."""
+import numpy as np
+import pytest
+import usmbridge as ub
+
+dpctl = pytest.importorskip("dpctl")
+dpt = pytest.importorskip("dpnp.tensor")
+
+
+@pytest.fixture(scope="module")
+def q():
+    return dpctl.SyclQueue("opencl:cpu")
+
+
+class Legacy:
+    """A producer that knows only the pre-2023.12 __dlpack__(stream=None)."""
+
+    def __init__(self, a):
+        self.a, self.calls = a, []
+
+    def __dlpack__(self, stream=None):
+        self.calls.append(stream)
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def test_legacy_producer_copy_true_is_a_copy():
+    h = np.arange(4.0)
+    a = ub.from_dlpack(Legacy(h), copy=True)
+    h[:] = -1
+    assert np.from_dlpack(a).tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("kw", [dict(copy=False), dict(device=(1, 0)), dict(device=(1, 0), copy=False), {}])
+def test_legacy_producer_zero_copy_where_it_can(kw):
+    h = np.arange(4.0)
+    a = ub.from_dlpack(Legacy(h), **kw)
+    assert a.data == h.ctypes.data and a.device == (1, 0)
+
+
+def test_legacy_producer_device_to_host(q):
+    x = dpt.arange(4, dtype="f8", sycl_queue=q, usm_type="device")
+    p = Legacy(x)
+    a = ub.from_dlpack(p, device=(1, 0))
+    assert a.device == (1, 0) and np.from_dlpack(a).tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(BufferError):
+        ub.from_dlpack(p, device=(1, 0), copy=False)
+    c = ub.from_dlpack(p, copy=True)
+    assert c.device == x.__dlpack_device__() and c.data != x.__sycl_usm_array_interface__["data"][0]
+    assert dpt.asnumpy(dpt.asarray(c)).tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert p.calls == [None] * 3, "only the retries reach it, with stream=None"
+
+
+def test_keywords_reach_the_producer_in_one_order():
+    # A producer's TypeError names the first keyword it did not expect:
+    # the same one on every call.
+    class Recorder:
+        seen = []
+
+        def __dlpack__(self, **kw):
+            self.seen.append(list(kw))
+            raise TypeError("unexpected keyword argument %r" % next(iter(kw), None))
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    for _ in range(10):
+        with pytest.raises(TypeError):
+            ub.from_dlpack(Recorder(), copy=True, device=(1, 0))
+    assert Recorder.seen == [["copy", "dl_device", "max_version"], []] * 10
