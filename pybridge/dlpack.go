@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
@@ -74,9 +75,18 @@ func capsuleDestructor(c uintptr) {
 // kDLOneAPI array bound to a dpctl queue whose context is not its
 // platform's default context is refused with usm.ErrBuffer (consumers could
 // not find the memory from the device id alone).
+//
+// dl_device=(kDLCPU, 0) is served for every array with a queue, whatever
+// its context: the host copy is made by that queue (RATIONALE.md, "Host
+// copies of memory in a sub-device's context").
 func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error) {
 	if q, ok := arr.Queue.(*DpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
-		return Object{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
+		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
+			return Object{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
+		}
+		own := *arr
+		own.Backend = hostCopier{arr.Backend, q}
+		arr = &own
 	}
 	m, err := dlpack.Export(arr, opts)
 	if err != nil {
@@ -84,6 +94,20 @@ func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error
 	}
 	return g.capsule(m)
 }
+
+// hostCopier lets dlpack.Export copy memory of a queue's own context to
+// the host: the copy lands in host-backend memory, and the array's queue,
+// the only one that may read that memory, copies it.
+type hostCopier struct {
+	usm.Backend
+	q *DpctlQueue
+}
+
+func (h hostCopier) Alloc(_ int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
+	return cpu.Default().Alloc(0, kind, size)
+}
+
+func (h hostCopier) Copy(dst, src, n uintptr) error { return h.q.Copy(dst, src, n) }
 
 // Capsule wraps a managed tensor (ownership passes to the capsule).
 func (g *GIL) capsule(m dlpack.Managed) (Object, error) {

@@ -72,3 +72,36 @@ def test_keywords_reach_the_producer_in_one_order():
         with pytest.raises(TypeError):
             ub.from_dlpack(Recorder(), copy=True, device=(1, 0))
     assert Recorder.seen == [["copy", "dl_device", "max_version"], []] * 10
+
+
+@pytest.fixture(scope="module")
+def sub_q():
+    """A queue on a sub-device of the CPU: its own context, not the platform's default."""
+    sub = dpctl.SyclDevice("opencl:cpu").create_sub_devices(partition=1)[0]
+    q = dpctl.SyclQueue(sub)
+    assert q.sycl_context != dpctl.SyclQueue("opencl:cpu").sycl_context
+    return q
+
+
+@pytest.mark.parametrize("usm_type", ["device", "shared", "host"])
+def test_sub_device_context_host_copy(sub_q, usm_type):
+    x = dpt.reshape(dpt.arange(6, dtype="f4", sycl_queue=sub_q, usm_type=usm_type), (2, 3))[:, ::-1]
+    a = ub.asarray(x)
+    cap = a.__dlpack__(dl_device=(1, 0), max_version=(1, 0))
+    assert np.from_dlpack(Capsule(cap, (1, 0))).tolist() == dpt.asnumpy(x).tolist()
+    with pytest.raises(BufferError):
+        a.__dlpack__(max_version=(1, 0))  # as kDLOneAPI: no consumer could find the context
+    if usm_type == "device":
+        with pytest.raises(BufferError):
+            a.__dlpack__(dl_device=(1, 0), max_version=(1, 0), copy=False)
+
+
+class Capsule:
+    def __init__(self, cap, dev):
+        self.cap, self.dev = cap, dev
+
+    def __dlpack__(self, **kw):
+        return self.cap
+
+    def __dlpack_device__(self):
+        return self.dev

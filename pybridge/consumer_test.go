@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -37,7 +38,7 @@ func float64s(t *testing.T, tns *dlpack.Tensor) []float64 {
 	for _, s := range tns.Shape {
 		n *= s
 	}
-	return slices.Clone(unsafe.Slice((*float64)(unsafe.Pointer(tns.ElementPointer())), n))
+	return slices.Clone(unsafe.Slice((*float64)(cmem.Ptr(tns.ElementPointer())), n))
 }
 
 // A pre-2023.12 producer gets a retry without the newer keywords, and the
@@ -155,5 +156,55 @@ func TestFromDLPackLegacyProducerDevice(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Memory of a sub-device's own context is not exported as kDLOneAPI (no
+// consumer could find its context), but dl_device=(kDLCPU, 0) gets a host
+// copy made by the array's own queue, for every USM kind.
+func TestSubDeviceContextHostCopy(t *testing.T) {
+	py, _ := withDpctl(t)
+	run(t, py, "sub_q = dpctl.SyclQueue(dpctl.SyclDevice('opencl:cpu').create_sub_devices(partition=1)[0])\nassert sub_q.sycl_context != q.sycl_context")
+	host := dlpack.Device{Type: dlpack.CPU, ID: 0}
+	v1 := dlpack.Version{Major: 1}
+	for _, kind := range []string{"device", "shared", "host"} {
+		t.Run(kind, func(t *testing.T) {
+			run(t, py, "xs = dpt.arange(5, dtype='f8', sycl_queue=sub_q, usm_type='"+kind+"')[::-1]")
+			err := py.Do(func(g *GIL) error {
+				x, _ := g.Eval("xs")
+				defer g.DecRef(x)
+				arr, err := g.AsArray(x, nil)
+				if err != nil {
+					return err
+				}
+				if _, err := g.ToDLPack(arr, dlpack.ExportOptions{MaxVersion: &v1}); !errors.Is(err, usm.ErrBuffer) {
+					t.Errorf("as kDLOneAPI: %v, want BufferError", err)
+				}
+				c, err := g.ToDLPack(arr, dlpack.ExportOptions{MaxVersion: &v1, Device: &host})
+				if err != nil {
+					return err
+				}
+				defer g.DecRef(c)
+				tns, err := g.ImportCapsule(c, nil)
+				if err != nil {
+					return err
+				}
+				defer tns.Release()
+				if tns.DLDevice != host {
+					t.Errorf("device %v", tns.DLDevice)
+				}
+				var got []float64
+				for i := range tns.Shape[0] {
+					got = append(got, *(*float64)(cmem.Ptr(tns.ElementPointer() + uintptr(i*tns.EffectiveStrides()[0]*8))))
+				}
+				if !slices.Equal(got, []float64{4, 3, 2, 1, 0}) {
+					t.Errorf("values %v", got)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
