@@ -124,7 +124,7 @@ func TestFromDLPackKeywordOrder(t *testing.T) {
 // host through a copy made here; with copy=False that copy is refused.
 func TestFromDLPackLegacyProducerDevice(t *testing.T) {
 	py, _ := withDpctl(t)
-	run(t, py, legacyPy+"xd = dpt.arange(4, dtype='f8', sycl_queue=q, usm_type='device')\noldd = Legacy(xd)")
+	run(t, py, legacyPy+"xd = dpt.arange(4, dtype='f8', sycl_queue=q, usm_type='device')\nq.wait()  # Legacy has no sycl_queue to wait on\noldd = Legacy(xd)")
 	host := dlabi.Device{Type: dlabi.CPU, ID: 0}
 	err := py.Do(func(g *GIL) error {
 		x, _ := g.Eval("oldd")
