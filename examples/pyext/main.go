@@ -205,9 +205,19 @@ func ub_info(h C.int64_t) C.uintptr_t {
 		if a.Strides != nil {
 			strides = a.Strides
 		}
-		return g.FromGo([]any{a.Shape, a.Typestr.String(), strides, a.Offset, a.Memory.Kind.String(),
+		return g.FromGo([]any{a.Shape, a.Typestr.String(), strides, a.Offset, usmType(a),
 			[]any{int64(a.DLDevice.Type), int64(a.DLDevice.ID)}, uint64(a.ElementPointer()), a.ReadOnly})
 	})
+}
+
+// usmType is the usm_type property: the USM kind of an array that is USM
+// (kDLOneAPI, the arrays with __sycl_usm_array_interface__), and None for
+// host memory that is not (README.md, "Python and dpctl").
+func usmType(a *usm.Array) any {
+	if a.DLDevice.Type != dlabi.OneAPI {
+		return nil
+	}
+	return a.Memory.Kind.String()
 }
 
 //export ub_suai

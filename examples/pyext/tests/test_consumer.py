@@ -44,6 +44,10 @@ def test_legacy_producer_zero_copy_where_it_can(kw):
 
 def test_legacy_producer_device_to_host(q):
     x = dpt.arange(4, dtype="f8", sycl_queue=q, usm_type="device")
+    # Legacy has no sycl_queue for from_dlpack to wait on, and dpnp's
+    # __dlpack__() does not wait: ordering against the producer's queue is
+    # the stream protocol's business (issue 11, queue ordering).
+    q.wait()
     p = Legacy(x)
     a = ub.from_dlpack(p, device=(1, 0))
     assert a.device == (1, 0) and np.from_dlpack(a).tolist() == [0.0, 1.0, 2.0, 3.0]
@@ -105,3 +109,14 @@ class Capsule:
 
     def __dlpack_device__(self):
         return self.dev
+
+
+def test_usm_type_of_host_memory_is_none(q, sub_q):
+    h = ub.from_dlpack(np.arange(3.0))
+    assert h.usm_type is None and "usm_type=None" in repr(h)
+    with pytest.raises(AttributeError):
+        h.__sycl_usm_array_interface__
+    x = dpt.arange(3, dtype="f8", sycl_queue=sub_q, usm_type="device")
+    assert ub.from_dlpack(ub.asarray(x), device=(1, 0)).usm_type is None  # a host copy
+    for kind in ("device", "shared", "host"):
+        assert ub.asarray(dpt.ones(2, sycl_queue=q, usm_type=kind)).usm_type == kind
