@@ -59,6 +59,12 @@ func TestFromDLPackLegacyProducerHost(t *testing.T) {
 		{"defaults", FromDLPackOptions{}, false},
 	}
 	want := uintptr(evalGo(t, py, "h.ctypes.data").(int64))
+	before := dlpack.ReadStats()
+	defer func() {
+		if s := dlpack.ReadStats(); s.LiveImports != before.LiveImports || s.LiveExports != before.LiveExports {
+			t.Errorf("leak: %+v, before %+v", s, before)
+		}
+	}()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := py.Do(func(g *GIL) error {
