@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
@@ -74,9 +75,18 @@ func capsuleDestructor(c uintptr) {
 // kDLOneAPI array bound to a dpctl queue whose context is not its
 // platform's default context is refused with usm.ErrBuffer (consumers could
 // not find the memory from the device id alone).
+//
+// dl_device=(kDLCPU, 0) is served for every array with a queue, whatever
+// its context: the host copy is made by that queue (RATIONALE.md, "Host
+// copies of memory in a sub-device's context").
 func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error) {
 	if q, ok := arr.Queue.(*DpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
-		return Object{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
+		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
+			return Object{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
+		}
+		own := *arr
+		own.Backend = hostCopier{arr.Backend, q}
+		arr = &own
 	}
 	m, err := dlpack.Export(arr, opts)
 	if err != nil {
@@ -84,6 +94,20 @@ func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error
 	}
 	return g.capsule(m)
 }
+
+// hostCopier lets dlpack.Export copy memory of a queue's own context to
+// the host: the copy lands in host-backend memory, and the array's queue,
+// the only one that may read that memory, copies it.
+type hostCopier struct {
+	usm.Backend
+	q *DpctlQueue
+}
+
+func (h hostCopier) Alloc(_ int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
+	return cpu.Default().Alloc(0, kind, size)
+}
+
+func (h hostCopier) Copy(dst, src, n uintptr) error { return h.q.Copy(dst, src, n) }
 
 // Capsule wraps a managed tensor (ownership passes to the capsule).
 func (g *GIL) capsule(m dlpack.Managed) (Object, error) {
@@ -166,10 +190,16 @@ type FromDLPackOptions struct {
 var MaxVersion = dlpack.ProducerVersion
 
 // FromDLPack consumes x.__dlpack__() as the array API's from_dlpack does:
-// it calls __dlpack__(max_version=(1, 2), dl_device=…, copy=…) and, if the
-// producer raises TypeError (a pre-2023.12 signature) and neither a device
-// nor a copy mode was asked for, __dlpack__() again without keywords. A
-// missing __dlpack__ or __dlpack_device__ is a usm.ErrAttribute error.
+// it calls __dlpack__(copy=…, dl_device=…, max_version=(1, 2)[, stream=…])
+// (keywords in that order, so a producer's TypeError names them the same
+// way every time) and, if the producer raises TypeError (a pre-2023.12
+// signature), calls it again with only the keyword it has always known,
+// stream, and does on this side what the producer could not: the copy
+// (copy=True) and the move to the host (dl_device=(kDLCPU, 0)), through
+// dlpack.Export's rules, so copy=False with a move it cannot do without a
+// copy is a usm.ErrBuffer error (RATIONALE.md, "A consumer for
+// pre-2023.12 producers"). A missing __dlpack__ or __dlpack_device__ is a
+// usm.ErrAttribute error.
 func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, error) {
 	a := g.api()
 	meth := a.GetAttrC(x.p, cDunderDLPack)
@@ -191,13 +221,17 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 	case dlpack.CopyNever:
 		kw["copy"] = false
 	}
+	legacyKw := map[string]any{}
 	if !opts.Stream.IsNil() {
 		kw["stream"] = opts.Stream
+		legacyKw["stream"] = opts.Stream
 	}
 	c, err := g.Call(Object{meth}, nil, kw)
-	if err != nil && isPyKind(err, errkind.Type) && opts.Device == nil && opts.Copy == dlpack.CopyIfNeeded {
+	legacy := false
+	if err != nil && isPyKind(err, errkind.Type) {
 		g.ReleaseError(err) // handled: the retry decides
-		c, err = g.Call(Object{meth}, nil, nil)
+		c, err = g.Call(Object{meth}, nil, legacyKw)
+		legacy = true
 	}
 	if err != nil {
 		return nil, err
@@ -216,7 +250,39 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 			return nil, err
 		}
 	}
+	if legacy {
+		return g.placeLegacy(t, opts)
+	}
 	return t, nil
+}
+
+// placeLegacy does for a tensor from a pre-2023.12 producer what
+// dl_device and copy asked the producer for: it exports the tensor again
+// under those options (a copy, or a host copy of device memory, made by
+// dlpack.Export) and imports the result, releasing the producer's tensor.
+// A tensor already where it was asked to be, with no copy asked for, is
+// returned as it is.
+func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions) (*dlpack.Tensor, error) {
+	moved := opts.Device != nil && *opts.Device != t.DLDevice
+	if !moved && opts.Copy != dlpack.CopyAlways {
+		return t, nil
+	}
+	defer t.Release() // the new tensor keeps what it still needs
+	v := MaxVersion
+	m, err := dlpack.Export(&t.Array, dlpack.ExportOptions{MaxVersion: &v, Device: opts.Device, Copy: opts.Copy})
+	if err != nil {
+		return nil, err
+	}
+	reg := opts.Registry
+	if reg == nil && deviceType(m.Pointer(), m.Versioned()) == dlabi.OneAPI {
+		d, err := g.dpctlUnderGIL()
+		if err != nil {
+			m.Delete()
+			return nil, errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "a kDLOneAPI tensor needs dpctl", err)
+		}
+		reg = d.reg
+	}
+	return dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
 }
 
 // waitProducerQueue waits on x.sycl_queue if it is a dpctl.SyclQueue;

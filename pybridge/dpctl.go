@@ -700,11 +700,22 @@ func (d *Dpctl) Copy(dst, src, n uintptr) error {
 	if err != nil {
 		return err
 	}
-	ev := dpctlapi.Call(d.api.QueueMemcpy, q.ref, dst, src, n)
-	if ev == 0 {
-		return errkind.New(errkind.Value, "pybridge.Dpctl.Copy", "DPCTLQueue_Memcpy failed")
+	return q.Copy(dst, src, n)
+}
+
+// Copy copies n bytes with this queue and waits for it: USM of the
+// queue's context, or host memory.
+func (q *DpctlQueue) Copy(dst, src, n uintptr) error {
+	if n == 0 {
+		return nil
 	}
-	dpctlapi.Call(d.api.EventWait, ev)
-	dpctlapi.Call(d.api.EventDelete, ev)
+	a := q.d.api
+	ev := dpctlapi.Call(a.QueueMemcpy, q.ref, dst, src, n)
+	runtime.KeepAlive(q)
+	if ev == 0 {
+		return errkind.New(errkind.Value, "pybridge.DpctlQueue.Copy", "DPCTLQueue_Memcpy failed")
+	}
+	dpctlapi.Call(a.EventWait, ev)
+	dpctlapi.Call(a.EventDelete, ev)
 	return nil
 }

@@ -28,8 +28,16 @@ func (a *Array) Wait() error {
 }
 
 // SUAI synchronises the array's queue and returns a fresh
-// __sycl_usm_array_interface__ dict, as dpctl's usm_ndarray does.
+// __sycl_usm_array_interface__ dict, as dpctl's usm_ndarray does. Only USM
+// has one: an array on a DLPack device other than kDLOneAPI (the host
+// backend's memory, plain host memory) gets an ErrAttribute error, the
+// AttributeError Python raises for the missing attribute, since no SYCL
+// consumer can create a device from a "host" syclobj (RATIONALE.md, "Host
+// memory has no SUAI"). Such arrays travel through DLPack as kDLCPU.
 func (a *Array) SUAI() (map[string]any, error) {
+	if a.DLDevice.Type != dlabi.OneAPI {
+		return nil, errkind.New(errkind.Attribute, "__sycl_usm_array_interface__", "the array is not USM (it lives on "+a.DLDevice.String()+"); exchange it through DLPack")
+	}
 	if err := a.Wait(); err != nil {
 		return nil, err
 	}

@@ -104,7 +104,10 @@ func errNotADict() error { return malformed(errkind.Value, "dict", "not a dict")
 // Map returns the dict form that dpctl emits: "data" as [pointer, read_only],
 // "shape", "strides" (nil when C-contiguous), "typestr" in canonical form,
 // "offset", "version" 1 and "syclobj" (a Selector becomes its string). The
-// result is freshly built on every call, as a producer must.
+// result is freshly built on every call, as a producer must. Map writes the
+// Interface as it is, a "host" selector included, which usm.Parse reads
+// back but no SYCL consumer accepts: what is handed to consumers comes from
+// Array.SUAI, which refuses memory that is not USM.
 func (in *Interface) Map() map[string]any {
 	var strides any
 	if in.Strides != nil && !IsCContiguous(in.Shape, in.Strides) {

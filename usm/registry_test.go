@@ -481,8 +481,12 @@ func TestRegistryNewArrayRoundTrip(t *testing.T) {
 	assert.Equal(t, dlabi.Device{Type: dlabi.CPU}, a.DLDevice)
 	assert.Equal(t, "host:host:0", a.Syclobj.(syclobj.Selector).String())
 
-	m, err := a.SUAI()
-	require.NoError(t, err)
+	// Host memory is not USM: no SUAI for consumers (Python's
+	// AttributeError), but Map still writes the Interface for Parse.
+	_, err = a.SUAI()
+	require.ErrorIs(t, err, usm.ErrAttribute)
+	assert.Equal(t, "AttributeError", usm.PythonException(err))
+	m := a.Map()
 	assert.Equal(t, map[string]any{
 		"data": []any{uint64(alloc.Pointer()), false}, "shape": []int64{2, 3}, "strides": nil,
 		"typestr": "|f4", "offset": int64(0), "version": 1, "syclobj": "host:host:0",

@@ -446,7 +446,7 @@ static PyGetSetDef array_getset[] = {
 	{"dtype", (getter)array_get, NULL, "typestr, e.g. '|f4'", INFO(INFO_TYPESTR)},
 	{"strides", (getter)array_get, NULL, "in elements; None when C-contiguous", INFO(INFO_STRIDES)},
 	{"offset", (getter)array_get, NULL, "element offset from the data pointer", INFO(INFO_OFFSET)},
-	{"usm_type", (getter)array_get, NULL, "'device', 'shared', 'host' or 'unknown'", INFO(INFO_USM_TYPE)},
+	{"usm_type", (getter)array_get, NULL, "'device', 'shared' or 'host' for USM; None for host memory that is not USM", INFO(INFO_USM_TYPE)},
 	{"device", (getter)array_get, NULL, "(DLPack device type, device id)", INFO(INFO_DEVICE)},
 	{"data", (getter)array_get, NULL, "address of element 0", INFO(INFO_DATA)},
 	{"readonly", (getter)array_get, NULL, "whether the memory must not be written", INFO(INFO_READONLY)},

@@ -205,9 +205,19 @@ func ub_info(h C.int64_t) C.uintptr_t {
 		if a.Strides != nil {
 			strides = a.Strides
 		}
-		return g.FromGo([]any{a.Shape, a.Typestr.String(), strides, a.Offset, a.Memory.Kind.String(),
+		return g.FromGo([]any{a.Shape, a.Typestr.String(), strides, a.Offset, usmType(a),
 			[]any{int64(a.DLDevice.Type), int64(a.DLDevice.ID)}, uint64(a.ElementPointer()), a.ReadOnly})
 	})
+}
+
+// usmType is the usm_type property: the USM kind of an array that is USM
+// (kDLOneAPI, the arrays with __sycl_usm_array_interface__), and None for
+// host memory that is not (README.md, "Python and dpctl").
+func usmType(a *usm.Array) any {
+	if a.DLDevice.Type != dlabi.OneAPI {
+		return nil
+	}
+	return a.Memory.Kind.String()
 }
 
 //export ub_suai
@@ -218,10 +228,7 @@ func ub_suai(h C.int64_t) C.uintptr_t {
 			return pybridge.Object{}, usm.ErrValue
 		}
 		a := e.arr
-		if a.DLDevice.Type != dlabi.OneAPI {
-			return pybridge.Object{}, &usmErr{"__sycl_usm_array_interface__: the array is not USM (it lives on " + a.DLDevice.String() + ")"}
-		}
-		m, err := a.SUAI()
+		m, err := a.SUAI() // refuses host memory, as usm.Array.SUAI does in Go
 		if err != nil {
 			return pybridge.Object{}, err
 		}
@@ -234,11 +241,6 @@ func ub_suai(h C.int64_t) C.uintptr_t {
 		return g.FromGo(m)
 	})
 }
-
-type usmErr struct{ s string }
-
-func (e *usmErr) Error() string        { return e.s }
-func (e *usmErr) Is(target error) bool { return target == usm.ErrAttribute }
 
 // ub_dlpack is __dlpack__ for the calls the C fast path leaves to Go (a
 // stream, a copy, another device, an array with a queue to wait on, and

@@ -11,6 +11,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"unsafe"
@@ -76,25 +77,35 @@ func run() error {
 	for i := range vals {
 		vals[i] = float32(i) * 0.5
 	}
-	fmt.Printf("2. allocated %d bytes of %s USM at %#x, filled with 0, 0.5, ..., %g\n",
-		alloc.Size(), alloc.Kind(), alloc.Pointer(), vals[len(vals)-1])
+	what := alloc.Kind().String() + " USM"
+	if b.Name() == syclobj.Host {
+		what = "host memory (not USM)"
+	}
+	fmt.Printf("2. allocated %d bytes of %s at %#x, filled with 0, 0.5, ..., %g\n",
+		alloc.Size(), what, alloc.Pointer(), vals[len(vals)-1])
 
-	// 3. Describe it as a SUAI dict, as dpctl would see it, and parse it back.
+	// 3. Describe it as a SUAI dict, as dpctl would see it, and parse it
+	// back. Only USM has one: the host backend's memory is refused, as
+	// Python refuses a NumPy array's, and travels through DLPack alone.
 	arr, err := reg.NewArray(alloc, typestr.Float32, []int64{rows, cols})
 	if err != nil {
 		return err
 	}
 	suai, err := arr.SUAI()
-	if err != nil {
+	switch {
+	case errors.Is(err, usm.ErrAttribute) && arr.DLDevice.Type == dlpack.CPU:
+		fmt.Printf("3. no __sycl_usm_array_interface__ (%v)\n", err)
+	case err != nil:
 		return err
+	default:
+		fmt.Printf("3. __sycl_usm_array_interface__ = %v\n", suai)
+		parsed, err := reg.Parse(suai)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("   parsed back: shape %v, typestr %s, %s USM of %q, window %d bytes\n",
+			parsed.Shape, parsed.Typestr, parsed.Memory.Kind, parsed.Syclobj, must(parsed.Window()).Len())
 	}
-	fmt.Printf("3. __sycl_usm_array_interface__ = %v\n", suai)
-	parsed, err := reg.Parse(suai)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("   parsed back: shape %v, typestr %s, %s USM of %q, window %d bytes\n",
-		parsed.Shape, parsed.Typestr, parsed.Memory.Kind, parsed.Syclobj, must(parsed.Window()).Len())
 
 	// 4. Export to DLPack (a versioned DLManagedTensorVersioned in C memory).
 	m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1, Minor: 0}})

@@ -17,6 +17,7 @@ func TestQuickstart(t *testing.T) {
 	if testutil.Required(testutil.PoCL) || testutil.Required(testutil.IntelOpenCL) {
 		assert.Contains(t, out, "1. backend: opencl — OpenCL device ")
 		assert.Contains(t, out, "shared USM of \"opencl:cpu:")
+		assert.Contains(t, out, "bytes of shared USM at")
 	}
 	assert.Contains(t, out, "data verified")
 	assert.Contains(t, out, "same pointer: true")
@@ -26,7 +27,9 @@ func TestQuickstart(t *testing.T) {
 	// backend serves it.
 	out = testutil.RunExample(t, exe, "OCL_ICD_VENDORS="+t.TempDir(), "OCL_ICD_FILENAMES=")
 	assert.Contains(t, out, "1. backend: host — no OpenCL runtime")
-	assert.Contains(t, out, "host USM of \"host:host:0\"")
+	assert.Contains(t, out, "bytes of host memory (not USM)")
+	assert.Contains(t, out, "3. no __sycl_usm_array_interface__ (__sycl_usm_array_interface__: the array is not USM (it lives on ")
+	assert.NotContains(t, out, "host:host:0", "no dict a SYCL consumer could not read")
 	assert.Contains(t, out, "data verified")
 	assert.Contains(t, out, "6. released: live exports 0, live imports 0, C blocks 0")
 }

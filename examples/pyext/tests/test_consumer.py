@@ -1,0 +1,122 @@
+"""usmbridge as a DLPack consumer and as a describer of memory it does not
+own (README.md, "from_dlpack"; RATIONALE.md, "A consumer for pre-2023.12
+producers")."""
+import numpy as np
+import pytest
+import usmbridge as ub
+
+dpctl = pytest.importorskip("dpctl")
+dpt = pytest.importorskip("dpnp.tensor")
+
+
+@pytest.fixture(scope="module")
+def q():
+    return dpctl.SyclQueue("opencl:cpu")
+
+
+class Legacy:
+    """A producer that knows only the pre-2023.12 __dlpack__(stream=None)."""
+
+    def __init__(self, a):
+        self.a, self.calls = a, []
+
+    def __dlpack__(self, stream=None):
+        self.calls.append(stream)
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def test_legacy_producer_copy_true_is_a_copy():
+    h = np.arange(4.0)
+    a = ub.from_dlpack(Legacy(h), copy=True)
+    h[:] = -1
+    assert np.from_dlpack(a).tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("kw", [dict(copy=False), dict(device=(1, 0)), dict(device=(1, 0), copy=False), {}])
+def test_legacy_producer_zero_copy_where_it_can(kw):
+    h = np.arange(4.0)
+    a = ub.from_dlpack(Legacy(h), **kw)
+    assert a.data == h.ctypes.data and a.device == (1, 0)
+
+
+def test_legacy_producer_device_to_host(q):
+    x = dpt.arange(4, dtype="f8", sycl_queue=q, usm_type="device")
+    # Legacy has no sycl_queue for from_dlpack to wait on, and dpnp's
+    # __dlpack__() does not wait: ordering against the producer's queue is
+    # the stream protocol's business (issue 11, queue ordering).
+    q.wait()
+    p = Legacy(x)
+    a = ub.from_dlpack(p, device=(1, 0))
+    assert a.device == (1, 0) and np.from_dlpack(a).tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(BufferError):
+        ub.from_dlpack(p, device=(1, 0), copy=False)
+    c = ub.from_dlpack(p, copy=True)
+    assert c.device == x.__dlpack_device__() and c.data != x.__sycl_usm_array_interface__["data"][0]
+    assert dpt.asnumpy(dpt.asarray(c)).tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert p.calls == [None] * 3, "only the retries reach it, with stream=None"
+
+
+def test_keywords_reach_the_producer_in_one_order():
+    # A producer's TypeError names the first keyword it did not expect:
+    # the same one on every call.
+    class Recorder:
+        seen = []
+
+        def __dlpack__(self, **kw):
+            self.seen.append(list(kw))
+            raise TypeError("unexpected keyword argument %r" % next(iter(kw), None))
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    for _ in range(10):
+        with pytest.raises(TypeError):
+            ub.from_dlpack(Recorder(), copy=True, device=(1, 0))
+    assert Recorder.seen == [["copy", "dl_device", "max_version"], []] * 10
+
+
+@pytest.fixture(scope="module")
+def sub_q():
+    """A queue on a sub-device of the CPU: its own context, not the platform's default."""
+    sub = dpctl.SyclDevice("opencl:cpu").create_sub_devices(partition=1)[0]
+    q = dpctl.SyclQueue(sub)
+    assert q.sycl_context != dpctl.SyclQueue("opencl:cpu").sycl_context
+    return q
+
+
+@pytest.mark.parametrize("usm_type", ["device", "shared", "host"])
+def test_sub_device_context_host_copy(sub_q, usm_type):
+    x = dpt.reshape(dpt.arange(6, dtype="f4", sycl_queue=sub_q, usm_type=usm_type), (2, 3))[:, ::-1]
+    a = ub.asarray(x)
+    cap = a.__dlpack__(dl_device=(1, 0), max_version=(1, 0))
+    assert np.from_dlpack(Capsule(cap, (1, 0))).tolist() == dpt.asnumpy(x).tolist()
+    with pytest.raises(BufferError):
+        a.__dlpack__(max_version=(1, 0))  # as kDLOneAPI: no consumer could find the context
+    if usm_type == "device":
+        with pytest.raises(BufferError):
+            a.__dlpack__(dl_device=(1, 0), max_version=(1, 0), copy=False)
+
+
+class Capsule:
+    def __init__(self, cap, dev):
+        self.cap, self.dev = cap, dev
+
+    def __dlpack__(self, **kw):
+        return self.cap
+
+    def __dlpack_device__(self):
+        return self.dev
+
+
+def test_usm_type_of_host_memory_is_none(q, sub_q):
+    h = ub.from_dlpack(np.arange(3.0))
+    assert h.usm_type is None and "usm_type=None" in repr(h)
+    with pytest.raises(AttributeError, match=r"not USM \(it lives on \(kDLCPU, 0\)\); exchange it through DLPack"):
+        h.__sycl_usm_array_interface__  # the same refusal as usm.Array.SUAI in Go
+    x = dpt.arange(3, dtype="f8", sycl_queue=sub_q, usm_type="device")
+    assert ub.from_dlpack(ub.asarray(x), device=(1, 0)).usm_type is None  # a host copy
+    for kind in ("device", "shared", "host"):
+        assert ub.asarray(dpt.ones(2, sycl_queue=q, usm_type=kind)).usm_type == kind

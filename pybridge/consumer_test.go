@@ -1,0 +1,216 @@
+package pybridge
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// legacyPy defines producers that know only __dlpack__(stream=None), the
+// signature before the 2023.12 array API, and one that records the
+// keywords each call passes.
+const legacyPy = `
+import numpy as np
+class Legacy:
+    def __init__(self, a): self.a, self.calls = a, 0
+    def __dlpack__(self, stream=None):
+        self.calls += 1
+        return self.a.__dlpack__()
+    def __dlpack_device__(self): return self.a.__dlpack_device__()
+class Recorder:
+    def __init__(self): self.seen = []
+    def __dlpack__(self, **kw):
+        self.seen.append(list(kw))
+        raise TypeError("unexpected keyword argument %r" % next(iter(kw), None))
+    def __dlpack_device__(self): return (1, 0)
+`
+
+// float64s reads a tensor's elements (contiguous, host-readable).
+func float64s(t *testing.T, tns *dlpack.Tensor) []float64 {
+	t.Helper()
+	n := int64(1)
+	for _, s := range tns.Shape {
+		n *= s
+	}
+	return slices.Clone(unsafe.Slice((*float64)(cmem.Ptr(tns.ElementPointer())), n))
+}
+
+// A pre-2023.12 producer gets a retry without the newer keywords, and the
+// consumer does the copy it could not (array API from_dlpack).
+func TestFromDLPackLegacyProducerHost(t *testing.T) {
+	py := embedded(t)
+	run(t, py, legacyPy+"h = np.arange(4.0)\nold = Legacy(h)")
+	host := dlabi.Device{Type: dlabi.CPU, ID: 0}
+	cases := []struct {
+		name   string
+		opts   FromDLPackOptions
+		copied bool
+	}{
+		{"copy=True", FromDLPackOptions{Copy: dlpack.CopyAlways}, true},
+		{"copy=True dl_device=host", FromDLPackOptions{Copy: dlpack.CopyAlways, Device: &host}, true},
+		{"copy=False", FromDLPackOptions{Copy: dlpack.CopyNever}, false},
+		{"dl_device=host", FromDLPackOptions{Device: &host}, false},
+		{"defaults", FromDLPackOptions{}, false},
+	}
+	want := uintptr(evalGo(t, py, "h.ctypes.data").(int64))
+	before := dlpack.ReadStats()
+	defer func() {
+		if s := dlpack.ReadStats(); s.LiveImports != before.LiveImports || s.LiveExports != before.LiveExports {
+			t.Errorf("leak: %+v, before %+v", s, before)
+		}
+	}()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := py.Do(func(g *GIL) error {
+				x, err := g.Eval("old")
+				if err != nil {
+					return err
+				}
+				defer g.DecRef(x)
+				tns, err := g.FromDLPack(x, c.opts)
+				if err != nil {
+					return err
+				}
+				defer tns.Release()
+				if got := tns.ElementPointer() != want; got != c.copied {
+					t.Errorf("copied = %v, want %v", got, c.copied)
+				}
+				if tns.IsCopied() != c.copied {
+					t.Errorf("IS_COPIED = %v, want %v", tns.IsCopied(), c.copied)
+				}
+				if v := float64s(t, tns); !slices.Equal(v, []float64{0, 1, 2, 3}) {
+					t.Errorf("values %v", v)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("from_dlpack(Legacy, %s): %v", c.name, err)
+			}
+		})
+	}
+}
+
+// The keywords reach the producer in one order on every call, so its
+// TypeError names the same keyword every time; the retry passes none but
+// stream.
+func TestFromDLPackKeywordOrder(t *testing.T) {
+	py := embedded(t)
+	run(t, py, legacyPy+"rec = Recorder()")
+	host := dlabi.Device{Type: dlabi.CPU, ID: 0}
+	for range 20 {
+		err := py.Do(func(g *GIL) error {
+			x, _ := g.Eval("rec")
+			defer g.DecRef(x)
+			_, err := g.FromDLPack(x, FromDLPackOptions{Device: &host, Copy: dlpack.CopyAlways})
+			if !errors.Is(err, usm.ErrType) {
+				t.Fatalf("got %v, want the retry's TypeError", err)
+			}
+			g.ReleaseError(err)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := evalGo(t, py, "[','.join(k) for k in rec.seen]").([]any)
+	for i := 0; i < len(seen); i += 2 {
+		if seen[i] != "copy,dl_device,max_version" || seen[i+1] != "" {
+			t.Fatalf("call %d passed %q then %q", i/2, seen[i], seen[i+1])
+		}
+	}
+}
+
+// Device USM from a legacy producer: dl_device=(kDLCPU, 0) lands on the
+// host through a copy made here; with copy=False that copy is refused.
+func TestFromDLPackLegacyProducerDevice(t *testing.T) {
+	py, _ := withDpctl(t)
+	run(t, py, legacyPy+"xd = dpt.arange(4, dtype='f8', sycl_queue=q, usm_type='device')\nq.wait()  # Legacy has no sycl_queue to wait on\noldd = Legacy(xd)")
+	host := dlabi.Device{Type: dlabi.CPU, ID: 0}
+	err := py.Do(func(g *GIL) error {
+		x, _ := g.Eval("oldd")
+		defer g.DecRef(x)
+		tns, err := g.FromDLPack(x, FromDLPackOptions{Device: &host})
+		if err != nil {
+			return err
+		}
+		if tns.DLDevice != host || !tns.IsCopied() {
+			t.Errorf("device %v copied %v, want a host copy", tns.DLDevice, tns.IsCopied())
+		}
+		if v := float64s(t, tns); !slices.Equal(v, []float64{0, 1, 2, 3}) {
+			t.Errorf("values %v", v)
+		}
+		tns.Release()
+		_, err = g.FromDLPack(x, FromDLPackOptions{Device: &host, Copy: dlpack.CopyNever})
+		if !errors.Is(err, usm.ErrBuffer) {
+			t.Errorf("copy=False to host of device USM: %v, want BufferError", err)
+		}
+		tns, err = g.FromDLPack(x, FromDLPackOptions{Copy: dlpack.CopyAlways})
+		if err != nil {
+			return err
+		}
+		defer tns.Release()
+		if tns.DLDevice.Type != dlabi.OneAPI || !tns.IsCopied() || tns.Memory.Kind != usm.KindDevice {
+			t.Errorf("copy=True: device %v copied %v kind %v", tns.DLDevice, tns.IsCopied(), tns.Memory.Kind)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Memory of a sub-device's own context is not exported as kDLOneAPI (no
+// consumer could find its context), but dl_device=(kDLCPU, 0) gets a host
+// copy made by the array's own queue, for every USM kind.
+func TestSubDeviceContextHostCopy(t *testing.T) {
+	py, _ := withDpctl(t)
+	run(t, py, "sub_q = dpctl.SyclQueue(dpctl.SyclDevice('opencl:cpu').create_sub_devices(partition=1)[0])\nassert sub_q.sycl_context != q.sycl_context")
+	host := dlpack.Device{Type: dlpack.CPU, ID: 0}
+	v1 := dlpack.Version{Major: 1}
+	for _, kind := range []string{"device", "shared", "host"} {
+		t.Run(kind, func(t *testing.T) {
+			run(t, py, "xs = dpt.arange(5, dtype='f8', sycl_queue=sub_q, usm_type='"+kind+"')[::-1]")
+			err := py.Do(func(g *GIL) error {
+				x, _ := g.Eval("xs")
+				defer g.DecRef(x)
+				arr, err := g.AsArray(x, nil)
+				if err != nil {
+					return err
+				}
+				if _, err := g.ToDLPack(arr, dlpack.ExportOptions{MaxVersion: &v1}); !errors.Is(err, usm.ErrBuffer) {
+					t.Errorf("as kDLOneAPI: %v, want BufferError", err)
+				}
+				c, err := g.ToDLPack(arr, dlpack.ExportOptions{MaxVersion: &v1, Device: &host})
+				if err != nil {
+					return err
+				}
+				defer g.DecRef(c)
+				tns, err := g.ImportCapsule(c, nil)
+				if err != nil {
+					return err
+				}
+				defer tns.Release()
+				if tns.DLDevice != host {
+					t.Errorf("device %v", tns.DLDevice)
+				}
+				var got []float64
+				for i := range tns.Shape[0] {
+					got = append(got, *(*float64)(cmem.Ptr(tns.ElementPointer() + uintptr(i*tns.EffectiveStrides()[0]*8))))
+				}
+				if !slices.Equal(got, []float64{4, 3, 2, 1, 0}) {
+					t.Errorf("values %v", got)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
