@@ -53,8 +53,7 @@ func TestConcurrentExchange(t *testing.T) {
 	if testing.Short() {
 		rounds = 50
 	}
-	before := dlpack.ReadStats()
-	heldBefore := heldExceptions.Load()
+	before := readLiveCounters()
 	run(t, py, exchangePy)
 	stopped := false
 	stop := func() {
@@ -141,12 +140,5 @@ gc.collect()`)
 		t.Errorf("Go imported %d capsules, %d arrays by DLPack, %d by SUAI: a path was not exercised", capsules.Load(), arrays.Load(), suais.Load())
 	}
 	t.Logf("Go imported %d capsules, %d arrays by DLPack, %d by SUAI; Python consumed %v", capsules.Load(), arrays.Load(), suais.Load(), evalGo(t, py, "SEEN"))
-	s := dlpack.ReadStats()
-	if s.LiveExports != before.LiveExports || s.LiveImports != before.LiveImports || s.LiveCBlocks != before.LiveCBlocks ||
-		s.StrayDeletes != before.StrayDeletes || s.Panics != before.Panics {
-		t.Errorf("counters %+v, were %+v", s, before)
-	}
-	if h := heldExceptions.Load(); h != heldBefore {
-		t.Errorf("%d Python exceptions held, were %d", h, heldBefore)
-	}
+	before.expectBack(t)
 }

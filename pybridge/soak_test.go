@@ -50,6 +50,30 @@ func rss(t *testing.T, g *GIL) int64 {
 	return pages * int64(os.Getpagesize())
 }
 
+// liveCounters are the counters that must come back to where they were
+// once every array and capsule of a test is gone.
+type liveCounters struct {
+	stats dlpack.Stats
+	held  int64 // Python exceptions Go holds
+}
+
+func readLiveCounters() liveCounters {
+	return liveCounters{dlpack.ReadStats(), heldExceptions.Load()}
+}
+
+func (before liveCounters) expectBack(t *testing.T) {
+	t.Helper()
+	now := readLiveCounters()
+	s, b := now.stats, before.stats
+	if s.LiveExports != b.LiveExports || s.LiveImports != b.LiveImports || s.LiveCBlocks != b.LiveCBlocks ||
+		s.StrayDeletes != b.StrayDeletes || s.Panics != b.Panics {
+		t.Errorf("counters %+v, were %+v", s, b)
+	}
+	if now.held != before.held {
+		t.Errorf("%d Python exceptions held, were %d", now.held, before.held)
+	}
+}
+
 // TestSoak makes soakRounds round trips of every public path between Go
 // and Python: SUAI ingest of a dpnp array (AsArray) and its DLPack
 // re-export consumed by dpnp; a Go host array exported to numpy
@@ -63,8 +87,7 @@ func TestSoak(t *testing.T) {
 	host := hostArray(t, 8)
 	n := soakRounds()
 	v1 := &dlpack.Version{Major: 1}
-	before := dlpack.ReadStats()
-	heldBefore := heldExceptions.Load()
+	before := readLiveCounters()
 	var warm, end int64
 	var baseX, baseSrc, afterX, afterSrc int
 	start := time.Now()
@@ -150,12 +173,5 @@ func TestSoak(t *testing.T) {
 	if afterX != baseX || afterSrc != baseSrc {
 		t.Errorf("reference counts x %d (was %d), src %d (was %d)", afterX, baseX, afterSrc, baseSrc)
 	}
-	s := dlpack.ReadStats()
-	if s.LiveExports != before.LiveExports || s.LiveImports != before.LiveImports || s.LiveCBlocks != before.LiveCBlocks ||
-		s.StrayDeletes != before.StrayDeletes || s.Panics != before.Panics {
-		t.Errorf("counters %+v, were %+v", s, before)
-	}
-	if h := heldExceptions.Load(); h != heldBefore {
-		t.Errorf("%d Python exceptions held, were %d", h, heldBefore)
-	}
+	before.expectBack(t)
 }
