@@ -302,7 +302,7 @@ func (g *GIL) waitProducerQueue(x Object) error {
 	if a.Type(q) != ty.queue {
 		return nil
 	}
-	d, err := g.py.Dpctl()
+	d, err := g.dpctlUnderGIL()
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,11 @@ var (
 
 // Dpctl imports dpctl in the interpreter (once) and binds its C library.
 // A missing dpctl or SYCL runtime is a usm.ErrNotAvailable error that says
-// what failed.
+// what failed. Call it without the GIL (not inside Do): the first call
+// imports dpctl, and a caller holding the GIL would keep the importing
+// thread from finishing. Code that holds the GIL gets dpctl through
+// GIL-aware paths (AsArray, ImportCapsule with a nil registry), which wait
+// with the GIL released.
 func (py *Python) Dpctl() (*Dpctl, error) {
 	py.dpOnce.Do(func() {
 		py.dp, py.dpErr = py.loadDpctl()

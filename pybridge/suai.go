@@ -840,6 +840,18 @@ func (g *GIL) asArray(obj Object, reg *usm.Registry, keepSyclobj bool) (*usm.Arr
 	return arr, so, nil
 }
 
-// dpctlUnderGIL is Python.Dpctl for a caller that holds the GIL (the GIL
-// is re-entrant per thread, so this is safe).
-func (g *GIL) dpctlUnderGIL() (*Dpctl, error) { return g.py.Dpctl() }
+// dpctlUnderGIL is Python.Dpctl for a caller that holds the GIL. Until
+// dpctl is loaded it waits with the GIL released: the import may be under
+// way on another thread (inside Dpctl's sync.Once), and that import runs
+// Python code that needs the GIL to finish. Waiting on the Once with the
+// GIL held would deadlock both. loadDpctl takes the GIL again for itself
+// (PyGILState_Ensure restores this thread's saved state).
+func (g *GIL) dpctlUnderGIL() (*Dpctl, error) {
+	if d := g.py.loadedDpctl(); d != nil {
+		return d, nil
+	}
+	a := g.api()
+	ts := a.SaveThread()
+	defer a.RestoreThread(ts)
+	return g.py.Dpctl()
+}

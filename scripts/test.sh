@@ -47,5 +47,8 @@ if [ "$quick" = 0 ]; then
 	run env CGO_ENABLED=1 go test -count=1 -shuffle=on -race ./...
 	# Smoke-run every benchmark once so they cannot rot.
 	run env CGO_ENABLED=0 go test -count=1 -run '^$' -bench . -benchtime=1x ./...
+	# A bounded fuzz of the Python boundary (hostile objects); the seed
+	# corpus already ran as tests above.
+	run env CGO_ENABLED=0 go test -count=1 -run '^$' -fuzz '^FuzzBoundary$' -fuzztime 10s ./pybridge
 fi
 exit "$status"
