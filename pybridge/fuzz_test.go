@@ -312,13 +312,14 @@ var fuzzEntries = []string{"AsArray", "ParseSUAI", "FromDLPack", "ParseDLPackArg
 
 // documentedError reports whether err is what the boundary may return: a
 // Python exception (propagated or raised for the object) or an error of
-// one of usm's kinds.
+// one of usm's kinds, or ErrHostStream (NumPy's RuntimeError for a stream on
+// a host array).
 func documentedError(err error) bool {
 	var e *Exception
 	if errors.As(err, &e) {
 		return true
 	}
-	for _, k := range []error{usm.ErrValue, usm.ErrType, usm.ErrBuffer, usm.ErrAttribute, usm.ErrNotSupported, usm.ErrOverflow, usm.ErrMemory} {
+	for _, k := range []error{usm.ErrValue, usm.ErrType, usm.ErrBuffer, usm.ErrAttribute, usm.ErrNotSupported, usm.ErrOverflow, usm.ErrMemory, ErrHostStream} {
 		if errors.Is(err, k) {
 			return true
 		}
@@ -416,7 +417,11 @@ func FuzzBoundary(f *testing.F) {
 					tn.Release()
 				}
 			case "ParseDLPackArgs":
-				_, err = g.ParseDLPackArgs(objs[0], objs[1], objs[2], objs[3])
+				// The stream rules differ by the array's device: both are fuzzed.
+				_, err = g.ParseDLPackArgs(dlpack.Device{Type: dlpack.CPU}, objs[0], objs[1], objs[2], objs[3])
+				if _, e := g.ParseDLPackArgs(dlpack.Device{Type: dlpack.OneAPI}, objs[0], objs[1], objs[2], objs[3]); e != nil && !documentedError(e) {
+					t.Errorf("ParseDLPackArgs(kDLOneAPI; %s): undocumented error %T: %v", strings.Join(exprs, "; "), e, e)
+				}
 			case "ImportCapsule":
 				var tn *dlpack.Tensor
 				if tn, err = g.ImportCapsule(objs[0], reg); err == nil {
