@@ -23,7 +23,7 @@ from setuptools.command.build_ext import build_ext
 from setuptools.errors import CompileError
 
 # The Go package (package main) whose c-shared build is the extension module.
-GO_PACKAGE = "./examples/pyext"
+GO_PACKAGE = "./pybridge/ext"
 
 
 class BuildError(CompileError):

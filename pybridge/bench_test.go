@@ -5,7 +5,7 @@ import (
 )
 
 // SUAI ingest of a dpnp array from Go (the "Go embed" half of row b of
-// examples/pyext/bench.py), beside dpctl's own dpctl.memory.as_usm_memory
+// python/bench/bench.py), beside dpctl's own dpctl.memory.as_usm_memory
 // in the same run.
 func BenchmarkSUAIIngest(b *testing.B) {
 	py, _ := withDpctl(b)

@@ -13,7 +13,7 @@ import (
 // RuntimeError otherwise) for kDLCPU, None or -1 (NoSync) for kDLOneAPI,
 // whose other integers are ValueErrors and other objects TypeErrors; with
 // a kDLCPU dl_device only None. (A dpctl.SyclQueue stream is tested through
-// the extension module, examples/pyext/tests/test_streams.py.)
+// the extension module, python/tests/test_streams.py.)
 func TestParseDLPackArgsStream(t *testing.T) {
 	py := embedded(t)
 	cpu := dlpack.Device{Type: dlpack.CPU}

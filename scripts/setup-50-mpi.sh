@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs MPI for examples/pyext's mpiexec tests into the git-ignored .venv:
+# Installs MPI for the Python package's mpiexec tests into the git-ignored .venv:
 # the MPICH wheel (libmpi and Hydra's mpiexec in .venv/bin) and mpi4py,
 # pinned in requirements-mpi.txt, then checks that `mpiexec -n 2` starts two
 # ranks that talk. Hydra's fork launcher starts the ranks on this machine

@@ -82,7 +82,7 @@ func TestWheel(t *testing.T) {
 		// A copy of the tests, away from the package source their conftest
 		// would put on sys.path.
 		suite := filepath.Join(tmp, "suite", "tests")
-		if err := os.CopyFS(suite, os.DirFS(filepath.Join(root, "examples", "pyext", "tests"))); err != nil {
+		if err := os.CopyFS(suite, os.DirFS(filepath.Join(root, "python", "tests"))); err != nil {
 			t.Fatal(err)
 		}
 		out := runIn(t, filepath.Dir(suite), packageEnv(), vpy, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests")

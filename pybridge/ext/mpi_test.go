@@ -15,7 +15,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/testutil"
 )
 
-// TestMPI runs mpi/check_mpi.py under `mpiexec -n 2` and `-n 4` (MPICH's
+// TestMPI runs python/tests/mpi/check_mpi.py under `mpiexec -n 2` and `-n 4` (MPICH's
 // Hydra from the mpich wheel, scripts/setup-50-mpi.sh): Send/Recv, Bcast,
 // Allreduce and Isend/Irecv of usmbridge arrays over NumPy memory, shared
 // and device USM and dpnp arrays on opencl:cpu, with zero copy, read-only
@@ -37,7 +37,7 @@ func TestMPI(t *testing.T) {
 		}
 	}
 	py, lib := buildExtension(t, "mpi4py.MPI")
-	pkg, err := filepath.Abs(".")
+	pkg, err := filepath.Abs(pythonDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestMPI(t *testing.T) {
 			// user; `python -m mpi4py` aborts every rank when one raises,
 			// so a failure cannot leave the others waiting.
 			cmd := exec.CommandContext(ctx, mpiexec, "-launcher", "fork", "-n", strconv.Itoa(n),
-				py, "-m", "mpi4py", filepath.Join(pkg, "mpi", "check_mpi.py"))
+				py, "-m", "mpi4py", filepath.Join(pkg, "tests", "mpi", "check_mpi.py"))
 			cmd.Env = append(os.Environ(), "USMBRIDGE_LIB="+lib, "PYTHONPATH="+pkg)
 			cmd.WaitDelay = 10 * time.Second
 			out, err := cmd.CombinedOutput()

@@ -562,7 +562,7 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module_def = {
 	PyModuleDef_HEAD_INIT,
 	.m_name = "usmbridge._ext",
-	.m_doc = "The Go-backed core of usmbridge (examples/pyext).",
+	.m_doc = "The Go-backed core of usmbridge (pybridge/ext).",
 	.m_size = -1,
 	.m_methods = module_methods,
 };

@@ -1,7 +1,7 @@
 """Allreduce between MPI ranks: usmbridge over shared USM vs NumPy arrays.
 
     USMBRIDGE_LIB=... OCL_ICD_VENDORS=... \
-        mpiexec -launcher fork -n 2 python examples/pyext/bench_mpi.py
+        mpiexec -launcher fork -n 2 python python/bench/bench_mpi.py
 
 For 1 MiB and 64 MiB of float32, times comm.Allreduce(SUM) of a usmbridge
 array over shared USM on opencl:cpu (usmbridge.asarray of a dpnp.tensor
@@ -20,7 +20,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import dpctl
 import dpnp.tensor as dpt
 import numpy as np

@@ -1,4 +1,4 @@
-"""usmbridge: zero-copy USM and DLPack arrays backed by Go (examples/pyext).
+"""usmbridge: zero-copy USM and DLPack arrays backed by Go.
 
 The core is the extension module usmbridge._ext, a c-shared library built
 from Go (go build -buildmode=c-shared) whose C half defines the module and

@@ -1,6 +1,6 @@
 """Side-by-side per-array costs: usmbridge against dpctl/dpnp and numpy.
 
-    USMBRIDGE_LIB=... OCL_ICD_VENDORS=... python examples/pyext/bench.py
+    USMBRIDGE_LIB=... OCL_ICD_VENDORS=... python python/bench/bench.py
 
 Rows (ratio = usmbridge / peer; <= 1.0 means usmbridge is not slower):
  a.  dpnp.tensor __dlpack__ + from_dlpack  vs  usmbridge.from_dlpack + __dlpack__
@@ -12,7 +12,7 @@ Peer and usmbridge are timed in alternating rounds; each keeps its best.
 """
 import os, re, shutil, subprocess, sys, timeit
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, here)
+sys.path.insert(0, os.path.join(here, ".."))
 import numpy as np
 import dpctl, dpctl.memory
 import dpnp.tensor as dpt

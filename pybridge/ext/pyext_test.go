@@ -11,12 +11,17 @@ import (
 	"github.com/usmbridge/usmbridge/internal/testutil"
 )
 
+// pythonDir is the Python package's source tree (usmbridge/ and tests/),
+// relative to this package.
+const pythonDir = "../../python"
+
 // TestPytest builds the extension module (a c-shared library: cgo,
 // whatever this test's own cgo mode) against the project's Python's
 // headers and runs the package's pytest suite with that Python.
 func TestPytest(t *testing.T) {
 	py, lib := buildExtension(t, "pytest")
 	cmd := exec.Command(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+	cmd.Dir = pythonDir
 	cmd.Env = append(os.Environ(), "USMBRIDGE_LIB="+lib)
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
