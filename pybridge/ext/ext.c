@@ -457,7 +457,10 @@ static PyTypeObject UBArray_Type = {
 	PyVarObject_HEAD_INIT(NULL, 0)
 	.tp_name = "usmbridge.Array",
 	.tp_doc = "A Go-held, zero-copy view of USM or host memory.\n\n"
-		  "Made by usmbridge.asarray and usmbridge.from_dlpack.",
+		  "Made by usmbridge.asarray and usmbridge.from_dlpack; not constructible\n"
+		  "directly. It is a DLPack producer (__dlpack__, __dlpack_device__) and,\n"
+		  "for USM, exposes __sycl_usm_array_interface__, so numpy, dpnp,\n"
+		  "mpi4py and other consumers take it without a copy.",
 	.tp_basicsize = sizeof(UBArray),
 	.tp_flags = Py_TPFLAGS_DEFAULT,
 	.tp_dealloc = (destructor)array_dealloc,
@@ -547,10 +550,25 @@ static PyObject *mod_fork_skips(PyObject *mod, PyObject *unused)
 static PyMethodDef module_methods[] = {
 	{"asarray", (PyCFunction)mod_asarray, METH_O,
 	 "asarray(obj, /)\n--\n\n"
-	 "Zero-copy, validated view of any object exposing __sycl_usm_array_interface__."},
+	 "Return a zero-copy usmbridge.Array over obj's USM memory.\n\n"
+	 "obj is any object exposing __sycl_usm_array_interface__ (a dpnp or\n"
+	 "dpctl.tensor array, a dpctl.memory object, a dict-bearing wrapper).\n"
+	 "The interface is checked with dpctl's rules and exceptions, the pointer\n"
+	 "must belong to the SYCL context its syclobj names, and where the runtime\n"
+	 "can tell the allocation's extent the array must lie inside it\n"
+	 "(ValueError otherwise). The read-only flag is kept. The Array keeps obj\n"
+	 "alive. Needs dpctl."},
 	{"from_dlpack", (PyCFunction)(void (*)(void))mod_from_dlpack, METH_FASTCALL | METH_KEYWORDS,
 	 "from_dlpack(x, /, *, device=None, copy=None)\n--\n\n"
-	 "The array API's from_dlpack: consume x.__dlpack__()."},
+	 "Return a usmbridge.Array over the data of x, as the array API's\n"
+	 "from_dlpack does.\n\n"
+	 "x is any DLPack producer (numpy, dpnp, jax, torch, a usmbridge.Array).\n"
+	 "device is a DLPack (device_type, device_id) pair such as (1, 0) for the\n"
+	 "host; copy=None shares memory where possible, True always copies, False\n"
+	 "never does (BufferError or ValueError when a copy would be needed).\n"
+	 "A producer that does not take max_version, dl_device and copy is\n"
+	 "called again without them, and usmbridge does the copy or host move\n"
+	 "itself. Exceptions the producer raises reach the caller unchanged."},
 	{"_stats", (PyCFunction)mod_stats, METH_NOARGS, "Live counts, for leak tests."},
 	{"_fork_skips", (PyCFunction)mod_fork_skips, METH_NOARGS,
 	 "Releases a forked child skipped rather than enter Go (works in a forked child)."},

@@ -21,6 +21,8 @@ import os as _os
 import sys as _sys
 import threading as _threading
 
+__version__ = "0.1.0"  # the package's version (pyproject.toml reads it from here)
+
 __all__ = ["Array", "ForkError", "asarray", "from_dlpack"]
 _NAMES = frozenset(__all__ + ["_stats", "_inject_panic", "_fork_skips"])
 _lock = _threading.Lock()

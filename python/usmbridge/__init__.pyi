@@ -1,0 +1,47 @@
+# Type stubs for usmbridge (the extension module's names are bound lazily).
+from typing import Any, Literal, Optional, Tuple
+
+__version__: str
+
+class ForkError(RuntimeError):
+    """Raised by every call in a child created by fork() from a process that
+    had loaded usmbridge: use the 'spawn' or 'forkserver' start method."""
+
+class Array:
+    """A Go-held, zero-copy view of USM or host memory."""
+
+    @property
+    def __sycl_usm_array_interface__(self) -> dict[str, Any]: ...
+    @property
+    def shape(self) -> Tuple[int, ...]: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def strides(self) -> Optional[Tuple[int, ...]]: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def usm_type(self) -> Optional[Literal["device", "shared", "host"]]: ...
+    @property
+    def device(self) -> Tuple[int, int]: ...
+    @property
+    def data(self) -> int: ...
+    @property
+    def readonly(self) -> bool: ...
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: Optional[Tuple[int, int]] = None,
+        dl_device: Optional[Tuple[int, int]] = None,
+        copy: Optional[bool] = None,
+    ) -> Any: ...
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
+
+def asarray(obj: Any, /) -> Array:
+    """Return a zero-copy Array over obj's __sycl_usm_array_interface__."""
+
+def from_dlpack(
+    x: Any, /, *, device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None
+) -> Array:
+    """Return an Array over the data of x, as the array API's from_dlpack."""
