@@ -11,7 +11,6 @@ import (
 	"os"
 
 	"github.com/usmbridge/usmbridge/dlpack"
-	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/pybridge"
 )
 
@@ -50,7 +49,7 @@ func run() error {
 		defer arr.Owner.Release()
 		fmt.Printf("4. SUAI: pointer %#x, shape %v, typestr %s, %s USM, DLPack device %v\n",
 			arr.Data, arr.Shape, arr.Typestr, arr.Memory.Kind, arr.DLDevice)
-		cpuDev := dlabi.Device{Type: dlabi.CPU}
+		cpuDev := dlpack.Device{Type: dlpack.CPU}
 		c, err := g.ToDLPack(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}, Device: &cpuDev})
 		if err != nil {
 			return err
