@@ -138,9 +138,9 @@ type syncQueue struct{}
 
 func (syncQueue) Wait() error { return nil }
 
-// Stats reports the live allocations of b and their total size; Live
-// counts those of every host backend of the process.
-func (b *Backend) Stats() (allocations int, bytes uintptr) {
+// stats reports the live allocations of b and their total size, for this
+// package's tests; Live counts those of every host backend of the process.
+func (b *Backend) stats() (allocations int, bytes uintptr) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	return b.regions.Len(), b.bytes

@@ -29,14 +29,14 @@ func TestAllocQueryFree(t *testing.T) {
 	for _, p := range []uintptr{0, a.Pointer() - 1, a.Pointer() + 100, uintptr(unsafe.Pointer(&err))} {
 		assert.Equal(t, usm.KindUnknown, b.QueryPointer(p).Kind, "%#x", p)
 	}
-	n, bytes := b.Stats()
+	n, bytes := cpu.Stats(b)
 	assert.Equal(t, 1, n)
 	assert.EqualValues(t, 100, bytes)
 	assert.Equal(t, map[string]int64{"allocations": before["allocations"] + 1, "bytes": before["bytes"] + 100}, cpu.Live())
 	require.NoError(t, a.Free())
 	assert.Equal(t, usm.KindUnknown, b.QueryPointer(a.Pointer()).Kind, "freed memory is unknown")
 	assert.ErrorIs(t, a.Free(), usm.ErrValue, "double free")
-	n, bytes = b.Stats()
+	n, bytes = cpu.Stats(b)
 	assert.Zero(t, n)
 	assert.Zero(t, bytes)
 	assert.Equal(t, before, cpu.Live())
@@ -146,7 +146,7 @@ func TestConcurrentAllocQuery(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	n, _ := b.Stats()
+	n, _ := cpu.Stats(b)
 	assert.Zero(t, n)
 }
 

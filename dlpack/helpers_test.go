@@ -24,7 +24,8 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	s := dlpack.ReadStats()
-	n, bytes := cpu.Default().Stats()
+	host := cpu.Live() // every host backend of the process
+	n, bytes := host["allocations"], host["bytes"]
 	if code == 0 && (s.LiveExports != 0 || s.LiveImports != 0 || s.LiveCBlocks != foreignLive.Load() || n != 0) {
 		fmt.Fprintf(os.Stderr, "leak: %+v, foreign blocks %d, cpu allocations %d (%d bytes)\n", s, foreignLive.Load(), n, bytes)
 		code = 99
