@@ -15,7 +15,7 @@ import (
 // mapFields reads a SUAI dict in the generic Go form Parse takes.
 type mapFields struct {
 	m              map[string]any
-	shape, strides any // what Len read (kept small: the reader escapes to the heap)
+	shape, strides seq // the views Len made, so Elem does not re-derive them
 }
 
 func newMapFields(m map[string]any) *mapFields { return &mapFields{m: m} }
@@ -68,24 +68,23 @@ func (f *mapFields) Len(key string) (int, bool, error) {
 	if v == nil {
 		return 0, false, nil
 	}
-	_, isSeq, n := sequence(v)
+	sq, isSeq, n := sequence(v)
 	if !isSeq {
 		return 0, false, &ReadError{Kind: errkind.Value, Found: typeName(v)}
 	}
 	if key == "strides" {
-		f.strides = v
+		f.strides = sq
 	} else {
-		f.shape = v
+		f.shape = sq
 	}
 	return n, true, nil
 }
 
 func (f *mapFields) Elem(key string, i int) (int64, error) {
-	v := f.shape
+	s := f.shape
 	if key == "strides" {
-		v = f.strides
+		s = f.strides
 	}
-	s, _, _ := sequence(v)
 	return intOf(s.index(i))
 }
 
