@@ -318,7 +318,7 @@ func isPyKind(err error, k *errkind.Kind) bool {
 // dev (its __dlpack_device__) as the array API, NumPy and dpctl do:
 // max_version and dl_device are None or 2-tuples of integers (TypeError
 // otherwise; an exception an item's __index__ raises propagates), copy is
-// None or a bool. Integers are read by value, never truncated: a dl_device
+// None or read as NumPy reads it (copyFlag). Integers are read by value, never truncated: a dl_device
 // whose type or id does not fit DLPack's int32 is a device nobody supports
 // (BufferError); a max_version beyond uint32 asks for any version (it is
 // capped), and a negative one is a ValueError.
@@ -370,14 +370,15 @@ func (g *GIL) ParseDLPackArgs(dev dlpack.Device, stream, maxVersion, dlDevice, c
 		}
 		o.Device = &dlpack.Device{Type: dlpack.DeviceType(dd[0].v), ID: int32(dd[1].v)}
 	}
-	switch {
-	case copyArg.IsNil() || g.IsNone(copyArg):
-	case copyArg.p == g.api().True:
-		o.Copy = dlpack.CopyAlways
-	case copyArg.p == g.api().False:
+	if !copyArg.IsNil() && !g.IsNone(copyArg) {
+		c, err := g.copyFlag(copyArg)
+		if err != nil {
+			return o, err
+		}
 		o.Copy = dlpack.CopyNever
-	default:
-		return o, errkind.New(errkind.Type, "__dlpack__", "`copy` must be None or a bool, got "+g.TypeName(copyArg))
+		if c {
+			o.Copy = dlpack.CopyAlways
+		}
 	}
 	if !stream.IsNil() && !g.IsNone(stream) {
 		noSync, err := g.dlpackStream(dev, stream, o.Device)
@@ -387,6 +388,19 @@ func (g *GIL) ParseDLPackArgs(dev dlpack.Device, stream, maxVersion, dlDevice, c
 		o.NoSync = noSync
 	}
 	return o, nil
+}
+
+// copyFlag reads a copy keyword that is not None as NumPy's copy
+// converter does, so both peers' consumers and producers agree with us on
+// what they pass: a str is a ValueError (copy="never" is not a bool), and
+// anything else is its truth value, so numpy.True_ is True and an
+// exception bool() raises (the ValueError of a many-element array)
+// propagates as itself.
+func (g *GIL) copyFlag(c Object) (bool, error) {
+	if g.api().HasFlag(c.p, pyapi.TPFlagsUnicodeSubclass) {
+		return false, errkind.New(errkind.Value, "__dlpack__", "`copy` must be True, False or None, got the string "+g.reprOf(c))
+	}
+	return g.truth(c.p)
 }
 
 // ErrHostStream is ParseDLPackArgs's error for a stream other than None
