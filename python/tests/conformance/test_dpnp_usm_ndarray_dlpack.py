@@ -41,9 +41,11 @@ test_to_dlpack_versioned_c_and_f_contig      test_to_dlpack_versioned_capsule_c_
 test_used_dlpack_capsule_from_numpy          test_used_dlpack_capsule_from_numpy
 test_dlpack_size_0_on_kdlcpu                 test_dlpack_size_0_on_kdlcpu
 test_copy_via_host                           test_copy_via_host (see below)
+test_copy_via_host_to_device                 test_copy_via_host (host to USM)
 test_copy_via_host_gh_1789                   test_copy_via_host_gh_1789
 test_generic_container_legacy                test_generic_container_legacy
-test_generic_container_legacy_np             test_generic_container_legacy_np (see below)
+test_generic_container_legacy_np             test_generic_container_legacy_np
+test_generic_container_legacy_np_to_device   test_generic_container_legacy_np (host to USM)
 test_generic_container                       test_generic_container
 
 Not applicable, with the reason:
@@ -85,10 +87,15 @@ Where we re-express rather than repeat, and what we decided:
 - test_dlpack_kwargs: dpnp ignores copy=True when it returns a legacy
   capsule; usmbridge honours it (copy=True always copies).
 - test_copy_via_host, test_generic_container_legacy_np: a host (NumPy)
-  array with device=(kDLOneAPI, id) is copied to USM by dpnp. usmbridge does
-  not move host memory onto a SYCL device (RATIONALE.md, "A consumer for
-  pre-2023.12 producers") and raises the producer's BufferError; these
-  parts are xfail(strict=True) with that reason, the rest of both cases runs.
+  array with device=(kDLOneAPI, id) is copied to device USM, as dpnp does.
+  usmbridge asks the producer for the data where it is (a host producer
+  cannot make that move) and copies it itself; copy=False is BufferError.
+  The device-side parts are test_copy_via_host_to_device and
+  test_generic_container_legacy_np_to_device.
+- dpnp's own dpt.asarray cannot take a SUAI with negative strides (its
+  usm_ndarray "can not accommodate the requested array", dpnp's own dicts
+  included), so layouts with negative strides go back to dpnp through
+  dpt.from_dlpack here.
 """
 import ctypes
 import gc
@@ -541,13 +548,20 @@ def test_copy_via_host():
     assert ub.from_dlpack(x, device=(KDLCPU, 0)).device == (KDLCPU, 0)
 
 
-@pytest.mark.xfail(strict=True, raises=BufferError,
-                   reason="usmbridge does not move host memory onto a SYCL device (RATIONALE.md, "
-                          "'A consumer for pre-2023.12 producers'); dpnp copies it to USM")
 def test_copy_via_host_to_device():
     x = dpt.ones(1, dtype="i4")
-    y = ub.from_dlpack(np.ones(1, dtype="i4"), device=x.__dlpack_device__())
-    assert y.device == x.__dlpack_device__() and y.usm_type == "device"
+    dev = x.__dlpack_device__()
+    y = ub.from_dlpack(np.ones(1, dtype="i4"), device=dev)
+    assert y.device == dev and y.usm_type == "device"
+    assert dpt.from_dlpack(y).sycl_device == x.sycl_device
+    # any layout: the window is copied, strides and offset kept
+    h = np.arange(24, dtype="f4").reshape(4, 6)[::-1, 1::2]
+    z = ub.from_dlpack(h, device=dev)
+    assert (z.shape, z.strides, z.usm_type) == (h.shape, (-6, 2), "device")
+    assert np.array_equal(host_values(z), h)
+    assert np.array_equal(dpt.asnumpy(dpt.from_dlpack(z)), h)
+    with pytest.raises(BufferError):
+        ub.from_dlpack(h, device=dev, copy=False)
 
 
 def test_copy_via_host_gh_1789():
@@ -606,11 +620,9 @@ def test_generic_container_legacy_np():
     assert h.device == (KDLCPU, 0) and np.dtype(h.dtype) == x.dtype
 
 
-@pytest.mark.xfail(strict=True, raises=BufferError,
-                   reason="usmbridge does not move host memory onto a SYCL device (RATIONALE.md, "
-                          "'A consumer for pre-2023.12 producers'); dpnp copies it to USM")
 def test_generic_container_legacy_np_to_device():
     x = np.linspace(0, 100, num=20, dtype="int16")
     dev = dpt.empty(0).__dlpack_device__()
     z = ub.from_dlpack(LegacyContainer(x), device=dev)
-    assert z.device == dev
+    assert z.device == dev and z.usm_type == "device"
+    assert np.array_equal(host_values(z), x)
