@@ -43,10 +43,11 @@ test_dlpack_size_0_on_kdlcpu                 test_dlpack_size_0_on_kdlcpu
 test_copy_via_host                           test_copy_via_host (see below)
 test_copy_via_host_to_device                 test_copy_via_host (host to USM)
 test_copy_via_host_gh_1789                   test_copy_via_host_gh_1789
-test_generic_container_legacy                test_generic_container_legacy
+test_generic_container[LegacyContainer-*]    test_generic_container_legacy
 test_generic_container_legacy_np             test_generic_container_legacy_np
 test_generic_container_legacy_np_to_device   test_generic_container_legacy_np (host to USM)
-test_generic_container                       test_generic_container
+test_generic_container[Container-*]          test_generic_container
+test_peer_aborts_without_usm_aspects         (shows why root_devices leaves devices out)
 
 Not applicable, with the reason:
 - test_sycl_device_to_dldevice, test_dldevice_to_sycl_device,
@@ -84,6 +85,10 @@ Where we re-express rather than repeat, and what we decided:
   (dpnp: ValueError), as the array API's table for from_dlpack gives it.
 - dl_device=("kDLCPU", 0): dpnp accepts the enum's name; usmbridge takes
   the integers the array API specifies and refuses the name with TypeError.
+- test_versioned_dlpack_capsule: a copy (copy=True, or the kDLCPU host
+  copy) of a read-only array is flagged read-only, as dpnp flags it (NumPy's
+  copies are writable); the copy usmbridge makes of host memory for a SYCL
+  device keeps the flag too.
 - test_dlpack_kwargs: dpnp ignores copy=True when it returns a legacy
   capsule; usmbridge honours it (copy=True always copies).
 - test_copy_via_host, test_generic_container_legacy_np: a host (NumPy)
@@ -99,6 +104,9 @@ Where we re-express rather than repeat, and what we decided:
 """
 import ctypes
 import gc
+import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -626,3 +634,17 @@ def test_generic_container_legacy_np_to_device():
     z = ub.from_dlpack(LegacyContainer(x), device=dev)
     assert z.device == dev and z.usm_type == "device"
     assert np.array_equal(host_values(z), x)
+
+
+def test_peer_aborts_without_usm_aspects():
+    # The peer's all_root_devices keeps devices without the USM aspects;
+    # dpctl allocating host USM on one (PoCL's CPU device here) aborts the
+    # process, so the peer's own test_dlpack_device dies there. Shown in a
+    # child, for each such device this machine has.
+    for d in dpctl.get_devices():
+        if d.has_aspect_usm_host_allocations:
+            continue
+        code = ("import dpnp.tensor as dpt\n"
+                "dpt.empty((64,), dtype='u1', usm_type='host', device=%r)\n" % d.filter_string)
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+        assert p.returncode == -signal.SIGABRT, (d.filter_string, p.returncode, p.stderr[-500:])
