@@ -214,3 +214,100 @@ func TestSubDeviceContextHostCopy(t *testing.T) {
 		})
 	}
 }
+
+// Host memory asked onto a SYCL device: the producer (NumPy, which refuses
+// that dl_device) is asked for the data where it is, and the consumer
+// copies the window into device USM with the layout and read-only flag
+// kept (dpnp's from_dlpack does the same move).
+func TestFromDLPackHostOntoDevice(t *testing.T) {
+	py, _ := withDpctl(t)
+	run(t, py, legacyPy+`
+hs = np.arange(24.0).reshape(4, 6)[::-1, 1::2]
+ro = np.arange(3.0); ro.flags.writeable = False
+class Boom(Exception): pass
+class BadDevice(Legacy):
+    def __dlpack_device__(self): raise Boom("no device")
+bad = BadDevice(np.arange(3.0))
+dev = dpt.empty(0, sycl_queue=q).__dlpack_device__()
+`)
+	onto := dlabi.Device{Type: dlabi.OneAPI, ID: int32(evalGo(t, py, "dev[1]").(int64))}
+	host := dlabi.Device{Type: dlabi.CPU, ID: 0}
+	v1 := dlpack.Version{Major: 1}
+	before := dlpack.ReadStats()
+	cases := []struct {
+		name     string
+		expr     string
+		opts     FromDLPackOptions
+		want     [][]float64 // nil: an error is wanted
+		readOnly bool
+		err      func(error) bool
+	}{
+		{"strided", "hs", FromDLPackOptions{Device: &onto}, [][]float64{{19, 21, 23}, {13, 15, 17}, {7, 9, 11}, {1, 3, 5}}, false, nil},
+		{"copy=True", "hs", FromDLPackOptions{Device: &onto, Copy: dlpack.CopyAlways}, [][]float64{{19, 21, 23}, {13, 15, 17}, {7, 9, 11}, {1, 3, 5}}, false, nil},
+		{"legacy producer", "Legacy(np.arange(3.0).reshape(1, 3))", FromDLPackOptions{Device: &onto}, [][]float64{{0, 1, 2}}, false, nil},
+		{"read-only", "ro.reshape(1, 3)", FromDLPackOptions{Device: &onto}, [][]float64{{0, 1, 2}}, true, nil},
+		{"copy=False", "hs", FromDLPackOptions{Device: &onto, Copy: dlpack.CopyNever}, nil, false, func(err error) bool { return errors.Is(err, usm.ErrBuffer) }},
+		{"no such device", "hs", FromDLPackOptions{Device: &dlabi.Device{Type: dlabi.OneAPI, ID: 1 << 20}}, nil, false, func(err error) bool { return errors.Is(err, usm.ErrBuffer) }},
+		{"__dlpack_device__ raises", "bad", FromDLPackOptions{Device: &onto}, nil, false, func(err error) bool {
+			var e *Exception
+			return errors.As(err, &e) && e.Type == "__main__.Boom"
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := py.Do(func(g *GIL) error {
+				x, err := g.Eval(c.expr)
+				if err != nil {
+					return err
+				}
+				defer g.DecRef(x)
+				tns, err := g.FromDLPack(x, c.opts)
+				if c.want == nil {
+					if err == nil {
+						tns.Release()
+						t.Fatalf("got a tensor, want an error")
+					}
+					if !c.err(err) {
+						t.Errorf("error %v (%T)", err, err)
+					}
+					g.ReleaseError(err)
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				defer tns.Release()
+				if tns.DLDevice != onto || tns.Memory.Kind != usm.KindDevice || tns.ReadOnly != c.readOnly {
+					t.Errorf("device %v kind %v read-only %v", tns.DLDevice, tns.Memory.Kind, tns.ReadOnly)
+				}
+				// Read it back through the host copy the producer side makes.
+				cp, err := g.ToDLPack(&tns.Array, dlpack.ExportOptions{MaxVersion: &v1, Device: &host})
+				if err != nil {
+					return err
+				}
+				defer g.DecRef(cp)
+				h, err := g.ImportCapsule(cp, nil)
+				if err != nil {
+					return err
+				}
+				defer h.Release()
+				st := h.EffectiveStrides()
+				for i, row := range c.want {
+					for j, w := range row {
+						p := h.ElementPointer() + uintptr((int64(i)*st[0]+int64(j)*st[1])*8)
+						if got := *(*float64)(cmem.Ptr(p)); got != w {
+							t.Errorf("[%d][%d] = %v, want %v", i, j, got, w)
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if s := dlpack.ReadStats(); s.LiveImports != before.LiveImports || s.LiveExports != before.LiveExports {
+		t.Errorf("leak: %+v, before %+v", s, before)
+	}
+}

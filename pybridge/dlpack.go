@@ -211,6 +211,23 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 		return nil, errkind.New(errkind.Attribute, "pybridge.FromDLPack", "the argument of type "+g.TypeName(x)+" does not implement `__dlpack__` and `__dlpack_device__` methods")
 	}
 	defer a.DecRef(meth)
+	// Host memory asked onto a SYCL device: a host producer cannot make
+	// that move (NumPy raises BufferError, which must reach the caller
+	// unchanged if we ask), so ask for the data where it is and copy it
+	// onto the device here, as dpnp's from_dlpack does (hostToDevice).
+	var onto *dlabi.Device
+	if opts.Device != nil && opts.Device.Type == dlabi.OneAPI {
+		pd, err := g.producerDevice(x)
+		if err != nil {
+			return nil, err
+		}
+		if pd.Type == dlabi.CPU {
+			if opts.Copy == dlpack.CopyNever {
+				return nil, errkind.New(errkind.Buffer, "pybridge.FromDLPack", "host memory cannot be placed on "+opts.Device.String()+" without a copy (copy=False)")
+			}
+			onto, opts.Device, opts.Copy = opts.Device, nil, dlpack.CopyIfNeeded
+		}
+	}
 	kw := map[string]any{"max_version": []any{int64(MaxVersion.Major), int64(MaxVersion.Minor)}}
 	if opts.Device != nil {
 		kw["dl_device"] = []any{int64(opts.Device.Type), int64(opts.Device.ID)}
@@ -251,9 +268,87 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 		}
 	}
 	if legacy {
-		return g.placeLegacy(t, opts)
+		if t, err = g.placeLegacy(t, opts); err != nil {
+			return nil, err
+		}
+	}
+	if onto != nil && t.DLDevice != *onto {
+		return g.hostToDevice(t, *onto)
 	}
 	return t, nil
+}
+
+// producerDevice calls x.__dlpack_device__(); an exception it raises
+// propagates as itself, and a result that is not a 2-tuple of integers is
+// a TypeError.
+func (g *GIL) producerDevice(x Object) (dlabi.Device, error) {
+	r, err := g.CallMethod(x, "__dlpack_device__", nil, nil)
+	if err != nil {
+		return dlabi.Device{}, err
+	}
+	defer g.DecRef(r)
+	p, ok, err := g.dlpackPair(r, "__dlpack_device__() result", "integers `(device_type, device_id)`")
+	if err != nil {
+		return dlabi.Device{}, err
+	}
+	if !ok || p[0].overflow != 0 || p[1].overflow != 0 || p[0].v != int64(int32(p[0].v)) || p[1].v != int64(int32(p[1].v)) {
+		return dlabi.Device{}, errkind.New(errkind.Type, "pybridge.FromDLPack", "__dlpack_device__() returned "+g.reprOf(r)+", not a (device_type, device_id) tuple of 32-bit integers")
+	}
+	return dlabi.Device{Type: dlabi.DeviceType(p[0].v), ID: int32(p[1].v)}, nil
+}
+
+// hostToDevice copies the host tensor t into device USM of the dpctl
+// device onto, keeping its layout (the window the array touches is
+// copied, strides and offset stay) and its read-only flag, and releases
+// t. The copy is allocated and made with the device's queue in its
+// platform's default context, so it exports as kDLOneAPI like any USM of
+// that device; the copy has completed when this returns.
+func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor, error) {
+	defer t.Release() // the copy needs nothing of t once made
+	if t.DLDevice.Type != dlabi.CPU {
+		return nil, errkind.New(errkind.Buffer, "pybridge.FromDLPack", "the producer returned a tensor on "+t.DLDevice.String()+" for "+onto.String())
+	}
+	d, err := g.dpctlUnderGIL()
+	if err != nil {
+		return nil, errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "placing host memory on "+onto.String()+" needs dpctl", err)
+	}
+	dev, ok := d.LocalDevice(onto)
+	if !ok {
+		return nil, errkind.New(errkind.Buffer, "pybridge.FromDLPack", "unsupported device requested: no SYCL device "+onto.String())
+	}
+	in := t.Array.Interface
+	win, err := in.Window()
+	if err != nil {
+		return nil, errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "invalid layout", err)
+	}
+	n := uintptr(win.Len())
+	alloc, err := d.Alloc(dev, usm.KindDevice, max(n, uintptr(in.Typestr.Size)))
+	if err != nil {
+		return nil, err
+	}
+	defer alloc.Free() // from here on the export below keeps it
+	if n > 0 {
+		if err := d.Copy(alloc.Pointer(), in.Data+uintptr(win.Lo), n); err != nil {
+			return nil, err
+		}
+	}
+	sel, err := d.reg.SelectorFor(alloc.Backend(), dev)
+	if err != nil {
+		return nil, err
+	}
+	in.Data = alloc.Pointer() - uintptr(win.Lo) // win.Lo may be negative: wraps correctly
+	in.Syclobj = sel
+	arr, err := d.reg.Bind(in)
+	if err != nil {
+		return nil, err
+	}
+	arr.Owner = alloc
+	v := MaxVersion
+	m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &v})
+	if err != nil {
+		return nil, err
+	}
+	return dlpack.Import(m, dlpack.ImportOptions{Registry: d.reg})
 }
 
 // placeLegacy does for a tensor from a pre-2023.12 producer what
@@ -318,7 +413,7 @@ func isPyKind(err error, k *errkind.Kind) bool {
 // dev (its __dlpack_device__) as the array API, NumPy and dpctl do:
 // max_version and dl_device are None or 2-tuples of integers (TypeError
 // otherwise; an exception an item's __index__ raises propagates), copy is
-// None or a bool. Integers are read by value, never truncated: a dl_device
+// None or read as NumPy reads it (copyFlag). Integers are read by value, never truncated: a dl_device
 // whose type or id does not fit DLPack's int32 is a device nobody supports
 // (BufferError); a max_version beyond uint32 asks for any version (it is
 // capped), and a negative one is a ValueError.
@@ -370,14 +465,15 @@ func (g *GIL) ParseDLPackArgs(dev dlpack.Device, stream, maxVersion, dlDevice, c
 		}
 		o.Device = &dlpack.Device{Type: dlpack.DeviceType(dd[0].v), ID: int32(dd[1].v)}
 	}
-	switch {
-	case copyArg.IsNil() || g.IsNone(copyArg):
-	case copyArg.p == g.api().True:
-		o.Copy = dlpack.CopyAlways
-	case copyArg.p == g.api().False:
+	if !copyArg.IsNil() && !g.IsNone(copyArg) {
+		c, err := g.copyFlag(copyArg)
+		if err != nil {
+			return o, err
+		}
 		o.Copy = dlpack.CopyNever
-	default:
-		return o, errkind.New(errkind.Type, "__dlpack__", "`copy` must be None or a bool, got "+g.TypeName(copyArg))
+		if c {
+			o.Copy = dlpack.CopyAlways
+		}
 	}
 	if !stream.IsNil() && !g.IsNone(stream) {
 		noSync, err := g.dlpackStream(dev, stream, o.Device)
@@ -387,6 +483,19 @@ func (g *GIL) ParseDLPackArgs(dev dlpack.Device, stream, maxVersion, dlDevice, c
 		o.NoSync = noSync
 	}
 	return o, nil
+}
+
+// copyFlag reads a copy keyword that is not None as NumPy's copy
+// converter does, so both peers' consumers and producers agree with us on
+// what they pass: a str is a ValueError (copy="never" is not a bool), and
+// anything else is its truth value, so numpy.True_ is True and an
+// exception bool() raises (the ValueError of a many-element array)
+// propagates as itself.
+func (g *GIL) copyFlag(c Object) (bool, error) {
+	if g.api().HasFlag(c.p, pyapi.TPFlagsUnicodeSubclass) {
+		return false, errkind.New(errkind.Value, "__dlpack__", "`copy` must be True, False or None, got the string "+g.reprOf(c))
+	}
+	return g.truth(c.p)
 }
 
 // ErrHostStream is ParseDLPackArgs's error for a stream other than None

@@ -120,3 +120,37 @@ def test_usm_type_of_host_memory_is_none(q, sub_q):
     assert ub.from_dlpack(ub.asarray(x), device=(1, 0)).usm_type is None  # a host copy
     for kind in ("device", "shared", "host"):
         assert ub.asarray(dpt.ones(2, sycl_queue=q, usm_type=kind)).usm_type == kind
+
+
+def test_host_producer_onto_a_sycl_device(q):
+    # usmbridge copies host memory onto the device itself: it asks the
+    # producer for its device first, and what that call raises is the
+    # caller's to see.
+    dev = dpt.empty(0, sycl_queue=q).__dlpack_device__()
+    p = Legacy(np.arange(4.0))
+    a = ub.from_dlpack(p, device=dev)
+    assert a.device == dev and a.usm_type == "device" and p.calls == [None]
+    assert dpt.asnumpy(dpt.from_dlpack(a)).tolist() == [0.0, 1.0, 2.0, 3.0]
+
+    class Boom(Exception):
+        pass
+
+    class BadDevice(Legacy):
+        def __init__(self, a, dev):
+            super().__init__(a)
+            self.dev = dev
+
+        def __dlpack_device__(self):
+            if isinstance(self.dev, Exception):
+                raise self.dev
+            return self.dev
+
+    err = Boom("no device for you")
+    with pytest.raises(Boom) as info:
+        ub.from_dlpack(BadDevice(np.arange(4.0), err), device=dev)
+    assert info.value is err
+    for bad in [None, (1,), "cpu", (1, 2 ** 40)]:
+        with pytest.raises(TypeError):
+            ub.from_dlpack(BadDevice(np.arange(4.0), bad), device=dev)
+    with pytest.raises(BufferError):
+        ub.from_dlpack(np.arange(4.0), device=(14, 2 ** 20))  # no such SYCL device

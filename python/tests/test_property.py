@@ -57,6 +57,11 @@ def outcome(f):
         f()
     except KINDS:
         pass
+    except RuntimeError as e:
+        # NumPy's kind for a stream other than None on a kDLCPU array
+        # (pybridge.ErrHostStream); no other RuntimeError is documented.
+        if "only stream=None is supported" not in str(e):
+            raise
 
 def new_per_read(d):
     class P:
