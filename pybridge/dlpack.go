@@ -12,7 +12,6 @@ import (
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
-	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -306,7 +305,7 @@ func (g *GIL) waitProducerQueue(x Object) error {
 	if err != nil {
 		return err
 	}
-	return d.waitRef(ffi.Call(ty.queueRef, q))
+	return d.waitRef(ty.queueRef.Call(q))
 }
 
 func isPyKind(err error, k *errkind.Kind) bool {

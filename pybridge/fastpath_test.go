@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/usmbridge/usmbridge/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -241,9 +240,9 @@ func queueDevice(t *testing.T, d *Dpctl, q usm.Queue) int {
 	t.Helper()
 	dq, ok := q.(*DpctlQueue)
 	require.True(t, ok, "queue %T", q)
-	dev := dpctlapi.Call(d.api.QueueGetDevice, dq.Ref())
+	dev := d.api.QueueGetDevice(dq.Ref())
 	require.NotZero(t, dev)
-	defer dpctlapi.Call(d.api.DeviceDelete, dev)
+	defer d.api.DeviceDelete(dev)
 	return d.position(dev)
 }
 

@@ -154,18 +154,18 @@ func Embed(python string) (*Python, error) {
 	if len(names) == 0 {
 		return nil, errkind.New(errkind.NotAvailable, "pybridge.Embed", exe+" has no shared libpython (built without --enable-shared)")
 	}
-	h, lib, err := ffi.Open(ffi.RTLDNow|ffi.RTLDGlobal, names...)
+	lib, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDGlobal, names...)
 	if err != nil {
 		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Embed", "cannot load libpython of "+exe, err)
 	}
-	api, err := pyapi.Load(h)
+	api, err := pyapi.Load(lib)
 	if err != nil {
 		return nil, err
 	}
 	if api.IsInitialized() {
 		return nil, errkind.New(errkind.Value, "pybridge.Embed", "Python is already initialised in this process (use Attach)")
 	}
-	py := &Python{api: api, mode: Embedded, library: lib, version: info.Version}
+	py := &Python{api: api, mode: Embedded, library: lib.Name(), version: info.Version}
 	py.gil.py = py
 
 	// Initialise on a locked thread, configure sys, and release the GIL
@@ -240,23 +240,23 @@ func Attach() (*Python, error) {
 	for minor := 20; minor >= 8; minor-- {
 		names = append(names, "libpython3."+strconv.Itoa(minor)+".so.1.0")
 	}
-	h, lib, err := ffi.Open(ffi.RTLDNow|ffi.RTLDNoLoad, names...)
-	if err != nil {
+	lib, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDNoLoad, names...)
+	library := ""
+	if err == nil {
+		library = lib.Name()
+	} else if lib, err = openSelf(); err != nil {
 		// The executable itself: dlopen("") is the main program, whose
 		// dlsym searches the global scope.
-		if h, err = openSelf(); err != nil {
-			return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Attach", "no Python in this process", err)
-		}
-		lib = ""
+		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Attach", "no Python in this process", err)
 	}
-	api, err := pyapi.Load(h)
+	api, err := pyapi.Load(lib)
 	if err != nil {
 		return nil, err
 	}
 	if !api.IsInitialized() {
 		return nil, errkind.New(errkind.NotAvailable, "pybridge.Attach", "Python is not initialised in this process")
 	}
-	py := &Python{api: api, mode: Attached, library: lib}
+	py := &Python{api: api, mode: Attached, library: library}
 	py.gil.py = py
 	if err := py.Do(func(g *GIL) error {
 		g.api().CheckRuntimeLayout()
@@ -274,10 +274,7 @@ func Attach() (*Python, error) {
 	return py, nil
 }
 
-func openSelf() (uintptr, error) {
-	h, _, err := ffi.Open(ffi.RTLDNow, "")
-	return h, err
-}
+func openSelf() (*ffi.Lib, error) { return ffi.OpenLib(ffi.RTLDNow, "") }
 
 // Do runs fn holding the GIL on a locked OS thread (LockOSThread,
 // PyGILState_Ensure, fn, PyGILState_Release, UnlockOSThread), so any

@@ -87,7 +87,7 @@ type dpctlClasses struct {
 	memoryAttr uintptr
 	// Cython C-API functions of dpctl (module.__pyx_capi__): the ref of a
 	// SyclQueue/SyclContext in one C call instead of a Python method call.
-	queueRef, contextRef uintptr
+	queueRef, contextRef ffi.Fn
 }
 
 // dpctlTypes returns dpctl's classes if dpctl (and dpctl.memory) have been
@@ -278,7 +278,7 @@ func (g *GIL) suaiValues(s *SUAI, keys []uintptr) bool {
 
 // pyxCAPI returns the C function a Cython module exports under name in its
 // __pyx_capi__ dict (a capsule named by the function's signature), or 0.
-func (g *GIL) pyxCAPI(modules uintptr, module, name string) uintptr {
+func (g *GIL) pyxCAPI(modules uintptr, module, name string) ffi.Fn {
 	a := g.api()
 	m := a.DictGetItemString(modules, module)
 	if m == 0 {
@@ -303,7 +303,7 @@ func (g *GIL) pyxCAPI(modules uintptr, module, name string) uintptr {
 	if fn == 0 {
 		a.ErrClear()
 	}
-	return fn // the module, and so the function, lives for the process
+	return ffi.Fn(fn) // the module, and so the function, lives for the process
 }
 
 // SUAI is the __sycl_usm_array_interface__ dict of one object, read for
@@ -686,7 +686,7 @@ func (s *SUAI) Syclobj() (syclobj.Obj, error) {
 		}
 		var ref uintptr
 		if ty.queueRef != 0 {
-			ref = ffi.Call(ty.queueRef, so)
+			ref = ty.queueRef.Call(so)
 		} else {
 			var err error
 			if ref, err = g.addressofRef(so); err != nil {
@@ -700,7 +700,7 @@ func (s *SUAI) Syclobj() (syclobj.Obj, error) {
 	}
 	if ty.context != 0 && t == ty.context {
 		if ty.contextRef != 0 {
-			return syclobj.UnsafeContextRef(ffi.Call(ty.contextRef, so)), nil
+			return syclobj.UnsafeContextRef(ty.contextRef.Call(so)), nil
 		}
 		ref, err := g.addressofRef(so)
 		if err != nil {
