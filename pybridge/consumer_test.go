@@ -191,7 +191,7 @@ func TestSubDeviceContextHostCopy(t *testing.T) {
 					return err
 				}
 				defer g.DecRef(c)
-				tns, err := g.ImportCapsule(c, nil)
+				tns, err := g.importCapsule(c, nil)
 				if err != nil {
 					return err
 				}

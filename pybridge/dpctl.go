@@ -38,7 +38,7 @@ type dpDevice struct {
 	defCtx uintptr // the platform's default context (owned; 0 if none)
 	usm    bool    // the device can allocate USM (see hasUSM)
 	qOnce  sync.Once
-	q      *DpctlQueue
+	q      *dpctlQueue
 	qErr   error
 }
 
@@ -75,12 +75,12 @@ func (py *Python) loadedDpctl() *Dpctl { return py.dpLoaded.Load() }
 func (py *Python) loadDpctl() (*Dpctl, error) {
 	var dir, version string
 	err := py.Do(func(g *GIL) error {
-		m, err := g.Import("dpctl")
+		m, err := g.importModule("dpctl")
 		if err != nil {
 			return err
 		}
 		defer g.DecRef(m)
-		f, err := g.GetAttr(m, "__file__")
+		f, err := g.getAttr(m, "__file__")
 		if err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func (py *Python) loadDpctl() (*Dpctl, error) {
 			return err
 		}
 		dir = filepath.Dir(file)
-		if v, err := g.GetAttr(m, "__version__"); err == nil {
+		if v, err := g.getAttr(m, "__version__"); err == nil {
 			version, _ = g.String(v)
 			g.DecRef(v)
 		}
@@ -183,8 +183,8 @@ func (d *Dpctl) enumerate() error {
 // Version is dpctl.__version__.
 func (d *Dpctl) Version() string { return d.version }
 
-// LibraryPath is the libDPCTLSyclInterface.so in use.
-func (d *Dpctl) LibraryPath() string { return d.api.Path() }
+// libraryPath is the libDPCTLSyclInterface.so in use.
+func (d *Dpctl) libraryPath() string { return d.api.Path() }
 
 // Registry returns a registry holding this backend (and nothing else).
 func (d *Dpctl) Registry() *usm.Registry { return d.reg }
@@ -436,7 +436,7 @@ type queueFacts struct {
 	ctx uintptr     // DPCTLQueue_GetContext(ref) (owned by the entry)
 	usm bool        // usmContext(ctx): pointers may be classified in ctx
 	dev int         // position of the queue's device, or -1
-	q   *DpctlQueue // a copy of the queue, shared by the arrays bound to it
+	q   *dpctlQueue // a copy of the queue, shared by the arrays bound to it
 	nat *ctxNative  // ctx's native side, for extents; nil if none
 	own bool        // nat was made for this entry (not a default context's)
 }
@@ -575,25 +575,25 @@ func (d *Dpctl) LocalDevice(dv dlabi.Device) (int, bool) {
 	return int(dv.ID), true
 }
 
-// DpctlQueue is a DPCTLSyclQueueRef owned by Go. Wait submits a barrier and
+// dpctlQueue is a DPCTLSyclQueueRef owned by Go. Wait submits a barrier and
 // waits on its event (DPCTLQueue_Wait can let an exception escape).
-type DpctlQueue struct {
+type dpctlQueue struct {
 	d   *Dpctl
 	ref uintptr
 }
 
-func (d *Dpctl) ownQueue(ref uintptr) *DpctlQueue {
-	q := &DpctlQueue{d: d, ref: ref}
+func (d *Dpctl) ownQueue(ref uintptr) *dpctlQueue {
+	q := &dpctlQueue{d: d, ref: ref}
 	api := d.api
 	runtime.AddCleanup(q, func(r uintptr) { api.QueueDelete(r) }, ref)
 	return q
 }
 
 // Ref returns the DPCTLSyclQueueRef, valid while q is reachable.
-func (q *DpctlQueue) Ref() uintptr { return q.ref }
+func (q *dpctlQueue) Ref() uintptr { return q.ref }
 
 // Wait waits for all work submitted to the queue so far.
-func (q *DpctlQueue) Wait() error {
+func (q *dpctlQueue) Wait() error {
 	err := q.d.waitRef(q.ref)
 	runtime.KeepAlive(q)
 	return err
@@ -617,7 +617,7 @@ func (d *Dpctl) waitRef(ref uintptr) error {
 // context of its device's platform: only such memory may be exported as
 // kDLOneAPI, as dpctl's exporter requires (a consumer finds the memory
 // from the device id alone, through that default context).
-func (q *DpctlQueue) IsDefaultContext() bool {
+func (q *dpctlQueue) IsDefaultContext() bool {
 	a := q.d.api
 	ctx := a.QueueGetContext(q.ref)
 	if ctx == 0 {
@@ -640,7 +640,7 @@ func (q *DpctlQueue) IsDefaultContext() bool {
 // Queue returns the device's queue in its default context (made once).
 func (d *Dpctl) Queue(device int) (usm.Queue, error) { return d.queue(device) }
 
-func (d *Dpctl) queue(device int) (*DpctlQueue, error) {
+func (d *Dpctl) queue(device int) (*dpctlQueue, error) {
 	if device < 0 || device >= len(d.devs) {
 		return nil, errkind.New(errkind.Value, "pybridge.Dpctl.Queue", "no SYCL device "+strconv.Itoa(device))
 	}
@@ -651,7 +651,7 @@ func (d *Dpctl) queue(device int) (*DpctlQueue, error) {
 			dv.qErr = errkind.New(errkind.NotAvailable, "pybridge.Dpctl.Queue", "cannot create a queue on "+d.descs[device].String())
 			return
 		}
-		dv.q = &DpctlQueue{d: d, ref: r} // lives as long as the process
+		dv.q = &dpctlQueue{d: d, ref: r} // lives as long as the process
 	})
 	return dv.q, dv.qErr
 }
@@ -706,7 +706,7 @@ func (d *Dpctl) Copy(dst, src, n uintptr) error {
 
 // Copy copies n bytes with this queue and waits for it: USM of the
 // queue's context, or host memory.
-func (q *DpctlQueue) Copy(dst, src, n uintptr) error {
+func (q *dpctlQueue) Copy(dst, src, n uintptr) error {
 	if n == 0 {
 		return nil
 	}

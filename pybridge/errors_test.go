@@ -113,7 +113,7 @@ func TestGoErrorChainsThePythonCause(t *testing.T) {
 			return err
 		}
 		defer g.DecRef(f)
-		_, perr := g.Call(f, nil, nil)
+		_, perr := g.call(f, nil, nil)
 		o := perr.(*Exception).Object(g)
 		defer g.DecRef(o)
 		if err := g.SetMain("orig", o); err != nil {
@@ -172,13 +172,13 @@ def boom(): raise Big()
 		}
 		defer g.DecRef(f)
 		for range 100 {
-			_, perr := g.Call(f, nil, nil)
+			_, perr := g.call(f, nil, nil)
 			if perr == nil {
 				return errors.New("boom did not raise")
 			}
 			_ = perr // dropped here
 		}
-		_, perr := g.Call(f, nil, nil)
+		_, perr := g.call(f, nil, nil)
 		o := perr.(*Exception).Object(g)
 		defer g.DecRef(o)
 		wr, err := g.Eval("weakref.ref")
@@ -186,7 +186,7 @@ def boom(): raise Big()
 			return err
 		}
 		defer g.DecRef(wr)
-		w, err := g.Call(wr, []any{o}, nil)
+		w, err := g.call(wr, []any{o}, nil)
 		if err != nil {
 			return err
 		}

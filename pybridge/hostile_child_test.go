@@ -107,7 +107,7 @@ obj = S(d)`, want: "ValueError", debugMalloc: true},
 // Generic conversions that followed containers without bound.
 func init() {
 	toGo := func(t *testing.T, g *GIL, obj Object) string {
-		v, err := g.ToGo(obj)
+		v, err := g.goValue(obj)
 		if err != nil {
 			return exceptionName(err)
 		}

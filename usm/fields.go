@@ -18,7 +18,7 @@ import (
 // strides) and Elem("shape", i).
 //
 // Parse reads Go maps, ParseJSON reads JSON text, and pybridge reads live
-// Python objects with the same rules (GIL.ReadSUAI). Integers are read as
+// Python objects with the same rules (pybridge's SUAI reader). Integers are read as
 // Python's operator.index reads them: a bool is an integer, a float or a
 // string is not.
 //
