@@ -123,7 +123,7 @@ func TestExportLayouts(t *testing.T) {
 				assert.Zero(t, tn.ByteOffset, "without negative strides data is element 0")
 			}
 			e0 := tn.Data + uintptr(tn.ByteOffset)
-			n, _ := usm.ElementCount(tc.shape)
+			n, _ := elementCount(tc.shape)
 			if n > 0 {
 				assert.Equal(t, tc.first, readF32(e0, 0))
 				var lastOff int64
