@@ -179,7 +179,7 @@ func deviceType(p uintptr, versioned bool) dlabi.DeviceType {
 
 // FromDLPackOptions are from_dlpack's keywords.
 type FromDLPackOptions struct {
-	Device   *dlabi.Device   // dl_device to ask the producer for; nil: its own
+	Device   *dlpack.Device  // dl_device to ask the producer for; nil: its own
 	Copy     dlpack.CopyMode // copy=None/True/False
 	Stream   Object          // passed as stream= when not NULL
 	Registry *usm.Registry   // nil: dpctl's, when needed

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -560,7 +561,7 @@ func (d *Dpctl) DropQueueCache(g *GIL) {
 
 // DLPackDevice returns (kDLOneAPI, device): local indices are positions in
 // get_devices().
-func (d *Dpctl) DLPackDevice(device int) (dlabi.Device, error) {
+func (d *Dpctl) DLPackDevice(device int) (dlpack.Device, error) {
 	if device < 0 || device >= len(d.devs) {
 		return dlabi.Device{}, errkind.New(errkind.Buffer, "pybridge.DLPackDevice", "no SYCL device "+strconv.Itoa(device))
 	}
@@ -568,7 +569,7 @@ func (d *Dpctl) DLPackDevice(device int) (dlabi.Device, error) {
 }
 
 // LocalDevice maps a kDLOneAPI device id back.
-func (d *Dpctl) LocalDevice(dv dlabi.Device) (int, bool) {
+func (d *Dpctl) LocalDevice(dv dlpack.Device) (int, bool) {
 	if dv.Type != dlabi.OneAPI || dv.ID < 0 || int(dv.ID) >= len(d.devs) {
 		return -1, false
 	}

@@ -180,8 +180,8 @@ func (g *GIL) typeName(t uintptr) string {
 //     wrappers that only add context (no error kind of their own, such as
 //     fmt.Errorf's %w), raises that same exception object, with its class
 //     and traceback.
-//   - A Go error raises the class its kind names (the outermost kind in
-//     its chain, errkind.Of: BufferError, ValueError, TypeError,
+//   - A Go error raises the class its kind names (the outermost usm.Err*
+//     kind in its chain: BufferError, ValueError, TypeError,
 //     AttributeError, OverflowError, MemoryError, NotImplementedError;
 //     RuntimeError for none), with err.Error() as the message. If it wraps
 //     a Python exception — a Go error that gave it another meaning — that

@@ -153,7 +153,7 @@ func (r *Registry) Lookup(ptr uintptr) (Backend, PointerInfo) {
 // DLPackDevice returns the DLPack device of memory on a backend-local
 // device: (kDLCPU, 0) for the host backend, (kDLOneAPI, global index) for
 // SYCL backends unless the backend numbers devices itself.
-func (r *Registry) DLPackDevice(b Backend, local int) (dlabi.Device, error) {
+func (r *Registry) DLPackDevice(b Backend, local int) (DLDevice, error) {
 	if b == nil || b.Name() == syclobj.Host {
 		return dlabi.Device{Type: dlabi.CPU, ID: 0}, nil
 	}
@@ -170,7 +170,7 @@ func (r *Registry) DLPackDevice(b Backend, local int) (dlabi.Device, error) {
 // FromDLPackDevice returns the backend and backend-local device of a
 // kDLOneAPI device: backends that number devices themselves are asked
 // first, then the id is taken as a global index.
-func (r *Registry) FromDLPackDevice(d dlabi.Device) (Backend, int, error) {
+func (r *Registry) FromDLPackDevice(d DLDevice) (Backend, int, error) {
 	if d.Type != dlabi.OneAPI {
 		return nil, -1, errkind.New(errkind.Buffer, "usm.Registry.FromDLPackDevice", "device "+d.String()+" is not kDLOneAPI")
 	}
