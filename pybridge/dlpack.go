@@ -309,7 +309,7 @@ func (g *GIL) waitProducerQueue(x Object) error {
 }
 
 func isPyKind(err error, k *errkind.Kind) bool {
-	e, ok := err.(*Exception)
+	e, ok := err.(*Exception) //nolint:errorlint // err itself, not what it wraps
 	return ok && e.kind == k
 }
 

@@ -184,9 +184,6 @@ func (d *Dpctl) enumerate() error {
 // Version is dpctl.__version__.
 func (d *Dpctl) Version() string { return d.version }
 
-// libraryPath is the libDPCTLSyclInterface.so in use.
-func (d *Dpctl) libraryPath() string { return d.api.Path() }
-
 // Registry returns a registry holding this backend (and nothing else).
 func (d *Dpctl) Registry() *usm.Registry { return d.reg }
 

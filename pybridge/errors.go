@@ -229,7 +229,7 @@ func (g *GIL) Raise(err error) {
 func pythonOrigin(err error) (pe *Exception, same bool) {
 	same = true
 	for e := err; e != nil; e = errors.Unwrap(e) {
-		if x, ok := e.(*Exception); ok {
+		if x, ok := e.(*Exception); ok { //nolint:errorlint // this link of the chain, walked by hand
 			return x, same
 		}
 		if errkind.OwnKind(e) != nil {

@@ -199,8 +199,8 @@ func TestCrashClassChild(t *testing.T) {
 			return nil
 		}
 		arr, err := g.AsArray(o, reg)
-		switch {
-		case err == nil:
+		switch err {
+		case nil:
 			result = "ok " + fmt.Sprint(arr.Shape)
 			arr.Owner.Release()
 		default:

@@ -28,13 +28,6 @@ func UnsafeObject(p uintptr) Object { return Object{p} }
 
 func typeObjectName(t uintptr) string { return pyapi.TypeObjectName(t) }
 
-// incRef adds a reference.
-func (g *GIL) incRef(o Object) {
-	if o.p != 0 {
-		g.api().IncRef(o.p)
-	}
-}
-
 // DecRef drops a reference; NULL is ignored.
 func (g *GIL) DecRef(o Object) {
 	if o.p != 0 {
@@ -70,14 +63,6 @@ func (g *GIL) getAttr(o Object, name string) (Object, error) {
 		return Object{}, g.fetch("getattr " + name)
 	}
 	return Object{v}, nil
-}
-
-// setAttr sets o.name = v.
-func (g *GIL) setAttr(o Object, name string, v Object) error {
-	if g.api().SetAttrString(o.p, name, v.p) != 0 {
-		return g.fetch("setattr " + name)
-	}
-	return nil
 }
 
 // hasAttr reports whether o has the attribute (errors count as no).
@@ -358,12 +343,12 @@ func (g *GIL) goValue(o Object) (any, error) {
 // first.
 func (g *GIL) toGo(o uintptr, path []uintptr) (any, error) {
 	a := g.api()
-	switch {
-	case o == a.None:
+	switch o {
+	case a.None:
 		return nil, nil
-	case o == a.True:
+	case a.True:
 		return true, nil
-	case o == a.False:
+	case a.False:
 		return false, nil
 	}
 	t := a.Type(o)

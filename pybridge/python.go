@@ -308,6 +308,3 @@ func (py *Python) Held(fn func(g *GIL) error) error {
 type GIL struct{ py *Python }
 
 func (g *GIL) api() *pyapi.API { return g.py.api }
-
-// python returns the interpreter.
-func (g *GIL) python() *Python { return g.py }

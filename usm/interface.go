@@ -1,6 +1,7 @@
 package usm
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -68,7 +69,7 @@ func (in *Interface) validate() error {
 // wrapLayout turns a layout-math error into a MalformedError of the same kind.
 func wrapLayout(err error) error {
 	k := errkind.Value
-	if e, ok := err.(*errkind.Error); ok {
+	if e := (*errkind.Error)(nil); errors.As(err, &e) {
 		k = e.Kind
 	}
 	return &MalformedError{Field: "shape/strides/offset", Reason: "invalid layout", kind: k, Err: err}

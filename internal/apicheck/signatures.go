@@ -2,6 +2,7 @@ package apicheck
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/importer"
 	"go/token"
@@ -31,7 +32,8 @@ func NewChecker(root string) (*Checker, error) {
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
 			return nil, fmt.Errorf("go list: %v\n%s", err, ee.Stderr)
 		}
 		return nil, err

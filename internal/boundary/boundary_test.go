@@ -27,7 +27,7 @@ func TestRecoverCountsLogsAndReports(t *testing.T) {
 	func() {
 		defer Recover("test boundary", &err)
 		var m map[string]int
-		m["x"] = 1 // a runtime error, as a real bug would be
+		m["x"] = 1 //nolint:staticcheck // a runtime error, as a real bug would be
 	}()
 	var pe *PanicError
 	if !errors.As(err, &pe) || pe.Where != "test boundary" || len(pe.Stack) == 0 {
