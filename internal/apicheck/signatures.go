@@ -93,7 +93,8 @@ func internalPath(path string) bool {
 // exported variables, constants and struct fields, and the methods of
 // exported interfaces. An alias declared in a public package stops the
 // walk: that is how a public package exports an internal type (the form
-// go doc shows is the alias's name).
+// go doc shows is the alias's name). pkg's own types are never internal
+// to it.
 func InternalTypes(pkg *types.Package) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -111,11 +112,11 @@ func InternalTypes(pkg *types.Package) []string {
 		}
 		switch t := t.(type) {
 		case *types.Alias:
-			if p := t.Obj().Pkg(); p != nil && internalPath(p.Path()) {
+			if p := t.Obj().Pkg(); p != nil && p != pkg && internalPath(p.Path()) {
 				report(where, t)
 			}
 		case *types.Named:
-			if p := t.Obj().Pkg(); p != nil && internalPath(p.Path()) {
+			if p := t.Obj().Pkg(); p != nil && p != pkg && internalPath(p.Path()) {
 				report(where, t)
 			}
 			if args := t.TypeArgs(); args != nil {
