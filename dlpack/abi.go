@@ -17,8 +17,8 @@ type (
 
 // Device types used by usmbridge (all of dlpack.h's are in internal/dlabi).
 const (
-	CPU    = dlabi.CPU    // kDLCPU = 1
-	OneAPI = dlabi.OneAPI // kDLOneAPI = 14
+	CPU    DeviceType = dlabi.CPU    // kDLCPU = 1
+	OneAPI DeviceType = dlabi.OneAPI // kDLOneAPI = 14
 )
 
 // Flag bits of ManagedTensorVersioned.Flags.

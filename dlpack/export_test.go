@@ -123,7 +123,7 @@ func TestExportLayouts(t *testing.T) {
 				assert.Zero(t, tn.ByteOffset, "without negative strides data is element 0")
 			}
 			e0 := tn.Data + uintptr(tn.ByteOffset)
-			n, _ := usm.ElementCount(tc.shape)
+			n, _ := elementCount(tc.shape)
 			if n > 0 {
 				assert.Equal(t, tc.first, readF32(e0, 0))
 				var lastOff int64
@@ -337,11 +337,11 @@ func TestDeleterPanicIsCounted(t *testing.T) {
 			deleter := *(*uintptr)(cmem.Ptr(m.Pointer() + deleterOffset(m)))
 			before := dlpack.ReadStats()
 			boundary.InjectPanic("dlpack deleter")
-			ffi.Call(deleter, m.Pointer()) // a C consumer calls it
+			ffi.Fn(deleter).Call(m.Pointer()) // a C consumer calls it
 			after := dlpack.ReadStats()
 			require.Equal(t, before.Panics+1, after.Panics)
 			require.Equal(t, before.LiveExports, after.LiveExports, "the panicking call freed nothing")
-			ffi.Call(deleter, m.Pointer())
+			ffi.Fn(deleter).Call(m.Pointer())
 			require.Equal(t, before.LiveExports-1, dlpack.ReadStats().LiveExports)
 		}
 		t.Log("deleter panics counted")

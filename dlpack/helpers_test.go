@@ -2,6 +2,7 @@ package dlpack_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -37,7 +38,7 @@ func TestMain(m *testing.M) {
 // 0, 1, 2, ... in memory order, and returns it bound in reg.
 func hostArray(t testing.TB, reg *usm.Registry, b usm.Allocator, shape ...int64) (*usm.Array, *usm.Allocation) {
 	t.Helper()
-	n, err := usm.ElementCount(shape)
+	n, err := elementCount(shape)
 	require.NoError(t, err)
 	alloc, err := b.Alloc(0, usm.KindHost, uintptr(n*4))
 	require.NoError(t, err)
@@ -214,4 +215,17 @@ func benchHostBuf(b *testing.B) uintptr {
 	p := cmem.Alloc(64)
 	b.Cleanup(func() { cmem.Free(p, 64) })
 	return p
+}
+
+// elementCount is the number of elements of shape, an error if it
+// overflows int64 or a dimension is negative.
+func elementCount(shape []int64) (int64, error) {
+	n := int64(1)
+	for _, d := range shape {
+		if d < 0 || (d > 0 && n > math.MaxInt64/d) {
+			return 0, fmt.Errorf("shape %v: no element count", shape)
+		}
+		n *= d
+	}
+	return n, nil
 }

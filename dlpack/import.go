@@ -1,7 +1,6 @@
 package dlpack
 
 import (
-	"github.com/usmbridge/usmbridge/internal/refcount"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/refcount"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )

@@ -76,5 +76,5 @@ func callDeleter(fn, self uintptr) {
 		versionedDeleter(self)
 		return
 	}
-	ffi.Call(fn, self)
+	ffi.Fn(fn).Call(self)
 }

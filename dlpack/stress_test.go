@@ -114,12 +114,10 @@ func TestConcurrentConversions(t *testing.T) {
 // A consumer may call the deleter on a thread Go did not create. The
 // test starts a pthread whose start routine is the deleter itself.
 func TestDeleterOnForeignThread(t *testing.T) {
-	libc, _, err := ffi.Open(ffi.RTLDNow, "libc.so.6")
+	libc, err := ffi.OpenLib(ffi.RTLDNow, "libc.so.6")
 	testutil.Runtime(t, "libc", err)
-	create, err := ffi.Sym(libc, "pthread_create")
-	require.NoError(t, err)
-	join, err := ffi.Sym(libc, "pthread_join")
-	require.NoError(t, err)
+	var create, join ffi.Fn
+	require.NoError(t, libc.Resolve(ffi.Required(&create, "pthread_create"), ffi.Required(&join, "pthread_join")))
 
 	host := cpu.New()
 	base := liveHostAllocations()
@@ -138,8 +136,8 @@ func TestDeleterOnForeignThread(t *testing.T) {
 			del = (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer())).Deleter
 		}
 		tid := cmem.Alloc(8)
-		require.Zero(t, ffi.Call(create, tid, 0, del, m.Pointer()), "pthread_create")
-		require.Zero(t, ffi.Call(join, *(*uintptr)(cmem.Ptr(tid)), 0), "pthread_join")
+		require.Zero(t, create.Call(tid, 0, del, m.Pointer()), "pthread_create")
+		require.Zero(t, join.Call(*(*uintptr)(cmem.Ptr(tid)), 0), "pthread_join")
 		cmem.Free(tid, 8)
 	}
 	assert.Zero(t, dlpack.ReadStats().LiveExports)

@@ -2,7 +2,6 @@ package levelzero
 
 import (
 	"errors"
-	"github.com/usmbridge/usmbridge/internal/testutil"
 	"os"
 	"os/exec"
 	"regexp"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -131,7 +131,7 @@ func TestNoDriverChild(t *testing.T) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
-	if err2 := initialise(); err2 != err {
+	if err2 := initialise(); err2 != err { //nolint:errorlint // the very same cached value
 		t.Errorf("second Init returned %v, want the cached %v", err2, err)
 	}
 	if _, err := New(); !errors.Is(err, usm.ErrNotAvailable) {

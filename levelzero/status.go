@@ -14,12 +14,12 @@ type Status = zeapi.Status
 // named as in C without the ZE_RESULT_ prefix. Other codes are reported
 // with their C name too.
 const (
-	ErrorUninitialized     = zeapi.ErrorUninitialized     // no usable driver
-	ErrorDeviceLost        = zeapi.ErrorDeviceLost        // the device must be reset
-	ErrorOutOfHostMemory   = zeapi.ErrorOutOfHostMemory   // allocations
-	ErrorOutOfDeviceMemory = zeapi.ErrorOutOfDeviceMemory // allocations
-	ErrorInvalidArgument   = zeapi.ErrorInvalidArgument   // e.g. IPC of memory that is not USM
-	ErrorUnsupportedSize   = zeapi.ErrorUnsupportedSize   // e.g. an allocation too large
+	ErrorUninitialized     Status = zeapi.ErrorUninitialized     // no usable driver
+	ErrorDeviceLost        Status = zeapi.ErrorDeviceLost        // the device must be reset
+	ErrorOutOfHostMemory   Status = zeapi.ErrorOutOfHostMemory   // allocations
+	ErrorOutOfDeviceMemory Status = zeapi.ErrorOutOfDeviceMemory // allocations
+	ErrorInvalidArgument   Status = zeapi.ErrorInvalidArgument   // e.g. IPC of memory that is not USM
+	ErrorUnsupportedSize   Status = zeapi.ErrorUnsupportedSize   // e.g. an allocation too large
 )
 
 // Error is a failed Level Zero call: the entry point (Op), the code it

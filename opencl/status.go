@@ -15,13 +15,13 @@ type Status = clapi.Status
 // as in C without the CL_ prefix. Other codes are reported with their C
 // name too.
 const (
-	PlatformNotFoundKHR = clapi.PlatformNotFoundKHR // no OpenCL runtime installed
-	OutOfResources      = clapi.OutOfResources      // allocations, queue creation
-	OutOfHostMemory     = clapi.OutOfHostMemory     // allocations
-	InvalidValue        = clapi.InvalidValue        // e.g. an alignment that is not a power of two
-	InvalidBufferSize   = clapi.InvalidBufferSize   // e.g. an allocation too large
-	InvalidContext      = clapi.InvalidContext      // a cl_context that is not one
-	InvalidCommandQueue = clapi.InvalidCommandQueue // a cl_command_queue that is not one
+	PlatformNotFoundKHR Status = clapi.PlatformNotFoundKHR // no OpenCL runtime installed
+	OutOfResources      Status = clapi.OutOfResources      // allocations, queue creation
+	OutOfHostMemory     Status = clapi.OutOfHostMemory     // allocations
+	InvalidValue        Status = clapi.InvalidValue        // e.g. an alignment that is not a power of two
+	InvalidBufferSize   Status = clapi.InvalidBufferSize   // e.g. an allocation too large
+	InvalidContext      Status = clapi.InvalidContext      // a cl_context that is not one
+	InvalidCommandQueue Status = clapi.InvalidCommandQueue // a cl_command_queue that is not one
 )
 
 // Error is a failed OpenCL call: the entry point (Op), the Status it

@@ -26,7 +26,7 @@ func BenchmarkSUAIIngest(b *testing.B) {
 	b.Run("dpctl.memory.as_usm_memory", func(b *testing.B) {
 		for b.Loop() {
 			if err := py.Do(func(g *GIL) error {
-				m, err := g.Call(peer, []any{x}, nil)
+				m, err := g.call(peer, []any{x}, nil)
 				if err != nil {
 					return err
 				}

@@ -191,7 +191,7 @@ func TestSubDeviceContextHostCopy(t *testing.T) {
 					return err
 				}
 				defer g.DecRef(c)
-				tns, err := g.ImportCapsule(c, nil)
+				tns, err := g.importCapsule(c, nil)
 				if err != nil {
 					return err
 				}
@@ -286,7 +286,7 @@ dev = dpt.empty(0, sycl_queue=q).__dlpack_device__()
 					return err
 				}
 				defer g.DecRef(cp)
-				h, err := g.ImportCapsule(cp, nil)
+				h, err := g.importCapsule(cp, nil)
 				if err != nil {
 					return err
 				}

@@ -12,7 +12,6 @@ import (
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
-	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -80,7 +79,7 @@ func capsuleDestructor(c uintptr) {
 // its context: the host copy is made by that queue (RATIONALE.md, "Host
 // copies of memory in a sub-device's context").
 func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error) {
-	if q, ok := arr.Queue.(*DpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
+	if q, ok := arr.Queue.(*dpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
 		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
 			return Object{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
 		}
@@ -100,7 +99,7 @@ func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error
 // the only one that may read that memory, copies it.
 type hostCopier struct {
 	usm.Backend
-	q *DpctlQueue
+	q *dpctlQueue
 }
 
 func (h hostCopier) Alloc(_ int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
@@ -125,16 +124,16 @@ func (g *GIL) capsule(m dlpack.Managed) (Object, error) {
 	return Object{c}, nil
 }
 
-// ImportCapsule consumes a DLPack capsule: "dltensor_versioned" or
+// importCapsule consumes a DLPack capsule: "dltensor_versioned" or
 // "dltensor" are imported with dlpack.Import (reg resolves kDLOneAPI
 // devices; nil uses the interpreter's dpctl when the tensor is kDLOneAPI)
 // and renamed to used_* only once the import succeeded, so a refused
 // capsule keeps its name and its own destructor releases it. A used_*
 // capsule is a usm.ErrValue error; anything else is usm.ErrType.
-func (g *GIL) ImportCapsule(c Object, reg *usm.Registry) (*dlpack.Tensor, error) {
+func (g *GIL) importCapsule(c Object, reg *usm.Registry) (*dlpack.Tensor, error) {
 	a := g.api()
 	if a.Type(c.p) != a.CapsuleType {
-		return nil, errkind.New(errkind.Type, "pybridge.ImportCapsule", "expected a 'dltensor' capsule, got "+g.TypeName(c))
+		return nil, errkind.New(errkind.Type, "pybridge.ImportCapsule", "expected a 'dltensor' capsule, got "+g.objTypeName(c))
 	}
 	var name, used *byte
 	versioned := false
@@ -180,14 +179,14 @@ func deviceType(p uintptr, versioned bool) dlabi.DeviceType {
 
 // FromDLPackOptions are from_dlpack's keywords.
 type FromDLPackOptions struct {
-	Device   *dlabi.Device   // dl_device to ask the producer for; nil: its own
+	Device   *dlpack.Device  // dl_device to ask the producer for; nil: its own
 	Copy     dlpack.CopyMode // copy=None/True/False
 	Stream   Object          // passed as stream= when not NULL
 	Registry *usm.Registry   // nil: dpctl's, when needed
 }
 
-// MaxVersion is the max_version FromDLPack asks producers for.
-var MaxVersion = dlpack.ProducerVersion
+// maxVersion is the max_version FromDLPack asks producers for.
+var maxVersion = dlpack.ProducerVersion
 
 // FromDLPack consumes x.__dlpack__() as the array API's from_dlpack does:
 // it calls __dlpack__(copy=…, dl_device=…, max_version=(1, 2)[, stream=…])
@@ -208,7 +207,7 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 			a.DecRef(meth)
 		}
 		a.ErrClear()
-		return nil, errkind.New(errkind.Attribute, "pybridge.FromDLPack", "the argument of type "+g.TypeName(x)+" does not implement `__dlpack__` and `__dlpack_device__` methods")
+		return nil, errkind.New(errkind.Attribute, "pybridge.FromDLPack", "the argument of type "+g.objTypeName(x)+" does not implement `__dlpack__` and `__dlpack_device__` methods")
 	}
 	defer a.DecRef(meth)
 	// Host memory asked onto a SYCL device: a host producer cannot make
@@ -228,7 +227,7 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 			onto, opts.Device, opts.Copy = opts.Device, nil, dlpack.CopyIfNeeded
 		}
 	}
-	kw := map[string]any{"max_version": []any{int64(MaxVersion.Major), int64(MaxVersion.Minor)}}
+	kw := map[string]any{"max_version": []any{int64(maxVersion.Major), int64(maxVersion.Minor)}}
 	if opts.Device != nil {
 		kw["dl_device"] = []any{int64(opts.Device.Type), int64(opts.Device.ID)}
 	}
@@ -239,29 +238,29 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 		kw["copy"] = false
 	}
 	legacyKw := map[string]any{}
-	if !opts.Stream.IsNil() {
+	if !opts.Stream.isNil() {
 		kw["stream"] = opts.Stream
 		legacyKw["stream"] = opts.Stream
 	}
-	c, err := g.Call(Object{meth}, nil, kw)
+	c, err := g.call(Object{meth}, nil, kw)
 	legacy := false
 	if err != nil && isPyKind(err, errkind.Type) {
 		g.ReleaseError(err) // handled: the retry decides
-		c, err = g.Call(Object{meth}, nil, legacyKw)
+		c, err = g.call(Object{meth}, nil, legacyKw)
 		legacy = true
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer g.DecRef(c)
-	t, err := g.ImportCapsule(c, opts.Registry)
+	t, err := g.importCapsule(c, opts.Registry)
 	if err != nil {
 		return nil, err
 	}
 	// With stream=None dpctl's producers do not synchronise: the data may
 	// still be being written on the producer's queue. Wait on it, as the
 	// DLPack consumer rules ask, when the producer exposes one.
-	if opts.Stream.IsNil() && t.DLDevice.Type == dlabi.OneAPI {
+	if opts.Stream.isNil() && t.DLDevice.Type == dlabi.OneAPI {
 		if err := g.waitProducerQueue(x); err != nil {
 			t.Release()
 			return nil, err
@@ -282,7 +281,7 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 // propagates as itself, and a result that is not a 2-tuple of integers is
 // a TypeError.
 func (g *GIL) producerDevice(x Object) (dlabi.Device, error) {
-	r, err := g.CallMethod(x, "__dlpack_device__", nil, nil)
+	r, err := g.callMethod(x, "__dlpack_device__", nil, nil)
 	if err != nil {
 		return dlabi.Device{}, err
 	}
@@ -343,7 +342,7 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 		return nil, err
 	}
 	arr.Owner = alloc
-	v := MaxVersion
+	v := maxVersion
 	m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &v})
 	if err != nil {
 		return nil, err
@@ -363,7 +362,7 @@ func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions) (*dlpack.Ten
 		return t, nil
 	}
 	defer t.Release() // the new tensor keeps what it still needs
-	v := MaxVersion
+	v := maxVersion
 	m, err := dlpack.Export(&t.Array, dlpack.ExportOptions{MaxVersion: &v, Device: opts.Device, Copy: opts.Copy})
 	if err != nil {
 		return nil, err
@@ -401,11 +400,11 @@ func (g *GIL) waitProducerQueue(x Object) error {
 	if err != nil {
 		return err
 	}
-	return d.waitRef(ffi.Call(ty.queueRef, q))
+	return d.waitRef(ty.queueRef.Call(q))
 }
 
 func isPyKind(err error, k *errkind.Kind) bool {
-	e, ok := err.(*Exception)
+	e, ok := err.(*Exception) //nolint:errorlint // err itself, not what it wraps
 	return ok && e.kind == k
 }
 
@@ -421,7 +420,7 @@ func isPyKind(err error, k *errkind.Kind) bool {
 // stream follows the array's device (RATIONALE.md, "__dlpack__'s
 // stream", has the reasons):
 //   - kDLCPU (and any device other than kDLOneAPI): only None, as NumPy;
-//     anything else is ErrHostStream, a RuntimeError as NumPy raises.
+//     anything else is errHostStream, a RuntimeError as NumPy raises.
 //   - kDLOneAPI: None (the export waits on the array's queue); -1, the
 //     array API's "no synchronization" (ExportOptions.NoSync; the consumer
 //     owns the ordering); a dpctl.SyclQueue (dpctl's convention: the array's
@@ -465,7 +464,7 @@ func (g *GIL) ParseDLPackArgs(dev dlpack.Device, stream, maxVersion, dlDevice, c
 		}
 		o.Device = &dlpack.Device{Type: dlpack.DeviceType(dd[0].v), ID: int32(dd[1].v)}
 	}
-	if !copyArg.IsNil() && !g.IsNone(copyArg) {
+	if !copyArg.isNil() && !g.isNone(copyArg) {
 		c, err := g.copyFlag(copyArg)
 		if err != nil {
 			return o, err
@@ -475,7 +474,7 @@ func (g *GIL) ParseDLPackArgs(dev dlpack.Device, stream, maxVersion, dlDevice, c
 			o.Copy = dlpack.CopyAlways
 		}
 	}
-	if !stream.IsNil() && !g.IsNone(stream) {
+	if !stream.isNil() && !g.isNone(stream) {
 		noSync, err := g.dlpackStream(dev, stream, o.Device)
 		if err != nil {
 			return o, err
@@ -498,16 +497,16 @@ func (g *GIL) copyFlag(c Object) (bool, error) {
 	return g.truth(c.p)
 }
 
-// ErrHostStream is ParseDLPackArgs's error for a stream other than None
+// errHostStream is ParseDLPackArgs's error for a stream other than None
 // on an array that is not kDLOneAPI. It has no error kind, so Python sees a
 // RuntimeError: the exception NumPy raises for the same call.
-var ErrHostStream = errors.New("__dlpack__: only stream=None is supported for an array on a device without streams (kDLCPU)")
+var errHostStream = errors.New("__dlpack__: only stream=None is supported for an array on a device without streams (kDLCPU)")
 
 // dlpackStream applies ParseDLPackArgs's stream rules to a stream that is
 // not None; noSync is true for -1 on a kDLOneAPI array.
 func (g *GIL) dlpackStream(dev dlpack.Device, stream Object, dlDevice *dlpack.Device) (noSync bool, err error) {
 	if dev.Type != dlpack.OneAPI {
-		return false, ErrHostStream
+		return false, errHostStream
 	}
 	if dlDevice != nil && dlDevice.Type == dlpack.CPU {
 		return false, errkind.New(errkind.Value, "__dlpack__", "`stream` must be `None` when `dl_device` is of type `kDLCPU`")
@@ -526,7 +525,7 @@ func (g *GIL) dlpackStream(dev dlpack.Device, stream Object, dlDevice *dlpack.De
 	ty := g.dpctlTypes()
 	if ty.queue == 0 || a.IsInstance(stream.p, ty.queue) != 1 {
 		a.ErrClear()
-		return false, errkind.New(errkind.Type, "__dlpack__", "stream argument type was expected to be dpctl.SyclQueue, got "+g.TypeName(stream)+" instead")
+		return false, errkind.New(errkind.Type, "__dlpack__", "stream argument type was expected to be dpctl.SyclQueue, got "+g.objTypeName(stream)+" instead")
 	}
 	return false, nil
 }
@@ -542,7 +541,7 @@ type dlpackInt struct {
 // false for None (or absent). The tuple belongs to the caller, and a
 // tuple's items cannot be replaced, so they live while __index__ runs.
 func (g *GIL) dlpackPair(v Object, what, form string) (r [2]dlpackInt, ok bool, err error) {
-	if v.IsNil() || g.IsNone(v) {
+	if v.isNil() || g.isNone(v) {
 		return r, false, nil
 	}
 	a := g.api()
@@ -571,7 +570,7 @@ func (g *GIL) reprOf(o Object) string {
 	r := a.Repr(o.p)
 	if r == 0 {
 		a.ErrClear()
-		return "<" + g.TypeName(o) + ">"
+		return "<" + g.objTypeName(o) + ">"
 	}
 	defer a.DecRef(r)
 	s, _ := a.UnicodeAsString(r)

@@ -57,7 +57,7 @@ func TestParseDLPackArgsStream(t *testing.T) {
 			default:
 				assert.Equal(t, c.want, exceptionName(err), "%s: %v", name, err)
 				if c.want == "RuntimeError" {
-					assert.ErrorIs(t, err, ErrHostStream, name)
+					assert.ErrorIs(t, err, errHostStream, name)
 				}
 			}
 			return nil

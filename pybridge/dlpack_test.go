@@ -53,17 +53,17 @@ func TestNumpyDLPackImport(t *testing.T) {
 		// A capsule consumed twice, and a capsule of another kind.
 		c, _ := g.Eval("a.__dlpack__(max_version=(1, 0))")
 		defer g.DecRef(c)
-		tns, err := g.ImportCapsule(c, nil)
+		tns, err := g.importCapsule(c, nil)
 		if err != nil {
 			return err
 		}
 		tns.Release()
-		if _, err := g.ImportCapsule(c, nil); !errors.Is(err, usm.ErrValue) {
+		if _, err := g.importCapsule(c, nil); !errors.Is(err, usm.ErrValue) {
 			t.Errorf("second consumption: %v, want ValueError", err)
 		}
 		q, _ := g.Eval("__import__('datetime').datetime_CAPI")
 		defer g.DecRef(q)
-		if _, err := g.ImportCapsule(q, nil); !errors.Is(err, usm.ErrType) {
+		if _, err := g.importCapsule(q, nil); !errors.Is(err, usm.ErrType) {
 			t.Errorf("wrong capsule: %v, want TypeError", err)
 		}
 		n, _ := g.Eval("42")
@@ -161,13 +161,13 @@ func TestNoLeaks(t *testing.T) {
 		defer g.DecRef(src)
 		fn, _ := g.Eval("lambda c: np.from_dlpack(Holder(c))")
 		defer g.DecRef(fn)
-		base = g.RefCount(src)
+		base = g.refCount(src)
 		for i := range n {
 			c, err := g.ToDLPack(arr, dlpack.ExportOptions{MaxVersion: v1})
 			if err != nil {
 				return err
 			}
-			h, err := g.Call(fn, []any{c}, nil)
+			h, err := g.call(fn, []any{c}, nil)
 			g.DecRef(c)
 			if err != nil {
 				return err
@@ -178,11 +178,11 @@ func TestNoLeaks(t *testing.T) {
 				return err
 			}
 			tns.Release()
-			if i == 0 && g.RefCount(src) != base {
-				t.Errorf("refcount after one round: %d, want %d", g.RefCount(src), base)
+			if i == 0 && g.refCount(src) != base {
+				t.Errorf("refcount after one round: %d, want %d", g.refCount(src), base)
 			}
 		}
-		after = g.RefCount(src)
+		after = g.refCount(src)
 		return nil
 	})
 	if err != nil {

@@ -1,16 +1,17 @@
 package pybridge
 
 import (
+	"errors"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
 
+	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
-	"github.com/usmbridge/usmbridge/internal/pyapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -38,7 +39,7 @@ type dpDevice struct {
 	defCtx uintptr // the platform's default context (owned; 0 if none)
 	usm    bool    // the device can allocate USM (see hasUSM)
 	qOnce  sync.Once
-	q      *DpctlQueue
+	q      *dpctlQueue
 	qErr   error
 }
 
@@ -75,12 +76,12 @@ func (py *Python) loadedDpctl() *Dpctl { return py.dpLoaded.Load() }
 func (py *Python) loadDpctl() (*Dpctl, error) {
 	var dir, version string
 	err := py.Do(func(g *GIL) error {
-		m, err := g.Import("dpctl")
+		m, err := g.importModule("dpctl")
 		if err != nil {
 			return err
 		}
 		defer g.DecRef(m)
-		f, err := g.GetAttr(m, "__file__")
+		f, err := g.getAttr(m, "__file__")
 		if err != nil {
 			return err
 		}
@@ -90,7 +91,7 @@ func (py *Python) loadDpctl() (*Dpctl, error) {
 			return err
 		}
 		dir = filepath.Dir(file)
-		if v, err := g.GetAttr(m, "__version__"); err == nil {
+		if v, err := g.getAttr(m, "__version__"); err == nil {
 			version, _ = g.String(v)
 			g.DecRef(v)
 		}
@@ -104,15 +105,15 @@ func (py *Python) loadDpctl() (*Dpctl, error) {
 		return nil, errkind.New(errkind.NotAvailable, "pybridge.Dpctl", "no libDPCTLSyclInterface.so in "+dir)
 	}
 	// RTLD_NOLOAD: only the instance dpctl already loaded will do.
-	h, path, err := ffi.Open(ffi.RTLDNow|ffi.RTLDNoLoad, matches...)
-	if err != nil {
+	api, err := dpctlapi.Open(matches...)
+	var le *ffi.LibraryError
+	if errors.As(err, &le) {
 		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Dpctl", "dpctl is imported but its C library is not loaded", err)
 	}
-	api, err := dpctlapi.Load(h, path)
 	if err != nil {
 		return nil, err
 	}
-	d := &Dpctl{api: api, version: version, native: nativeRoutes{fn: api.LoadNative()}}
+	d := &Dpctl{api: api, version: version, native: nativeRoutes{fn: api.Native()}}
 	if err := d.enumerate(); err != nil {
 		return nil, err
 	}
@@ -122,24 +123,24 @@ func (py *Python) loadDpctl() (*Dpctl, error) {
 
 func (d *Dpctl) enumerate() error {
 	a := d.api
-	vec := dpctlapi.Call(a.MgrGetDevices, dpctlapi.AllBackends|dpctlapi.AllDevices)
+	vec := a.DeviceMgrGetDevices(dpctlapi.AllBackends | dpctlapi.AllDevices)
 	if vec == 0 {
 		return errkind.New(errkind.NotAvailable, "pybridge.Dpctl", "DPCTLDeviceMgr_GetDevices failed")
 	}
-	defer dpctlapi.Call(a.VectorDelete, vec)
-	n := int(dpctlapi.Call(a.VectorSize, vec))
+	defer a.DeviceVectorDelete(vec)
+	n := a.DeviceVectorSize(vec)
 	for i := range n {
-		ref := dpctlapi.Call(a.VectorGetAt, vec, uintptr(i))
+		ref := a.DeviceVectorGetAt(vec, i)
 		if ref == 0 {
 			continue
 		}
-		dev := &dpDevice{ref: ref, ctx: dpctlapi.Call(a.MgrGetCachedContext, ref), usm: d.hasUSM(ref)}
-		if p := dpctlapi.Call(a.DeviceGetPlatform, ref); p != 0 {
-			dev.defCtx = dpctlapi.Call(a.PlatformGetDefaultContext, p)
-			dpctlapi.Call(a.PlatformDelete, p)
+		dev := &dpDevice{ref: ref, ctx: a.DeviceMgrGetCachedContext(ref), usm: d.hasUSM(ref)}
+		if p := a.DeviceGetPlatform(ref); p != 0 {
+			dev.defCtx = a.PlatformGetDefaultContext(p)
+			a.PlatformDelete(p)
 		}
 		desc := syclobj.Device{}
-		switch int(dpctlapi.Call(a.DeviceGetBackend, ref)) {
+		switch a.DeviceGetBackend(ref) {
 		case dpctlapi.BackendOpenCL:
 			desc.Backend = syclobj.OpenCL
 		case dpctlapi.BackendLevelZero:
@@ -149,7 +150,7 @@ func (d *Dpctl) enumerate() error {
 		case dpctlapi.BackendHIP:
 			desc.Backend = syclobj.HIP
 		}
-		switch int(dpctlapi.Call(a.DeviceGetType, ref)) {
+		switch a.DeviceGetDeviceType(ref) {
 		case dpctlapi.DeviceCPU:
 			desc.Type = syclobj.CPU
 		case dpctlapi.DeviceGPU:
@@ -157,10 +158,7 @@ func (d *Dpctl) enumerate() error {
 		case dpctlapi.DeviceAccelerator:
 			desc.Type = syclobj.Accelerator
 		}
-		if c := dpctlapi.Call(a.DeviceGetName, ref); c != 0 {
-			desc.Name = pyapi.GoString(c)
-			dpctlapi.Call(a.CStringDelete, c)
-		}
+		desc.Name = a.DeviceGetName(ref)
 		d.devs = append(d.devs, dev)
 		d.descs = append(d.descs, desc)
 	}
@@ -171,7 +169,7 @@ func (d *Dpctl) enumerate() error {
 		}
 		dup := false
 		for _, o := range d.ctxs {
-			if dpctlapi.Bool(dpctlapi.Call(a.ContextAreEq, o.ref, c)) {
+			if a.ContextAreEq(o.ref, c) {
 				dup = true
 				break
 			}
@@ -185,9 +183,6 @@ func (d *Dpctl) enumerate() error {
 
 // Version is dpctl.__version__.
 func (d *Dpctl) Version() string { return d.version }
-
-// LibraryPath is the libDPCTLSyclInterface.so in use.
-func (d *Dpctl) LibraryPath() string { return d.api.Path }
 
 // Registry returns a registry holding this backend (and nothing else).
 func (d *Dpctl) Registry() *usm.Registry { return d.reg }
@@ -224,14 +219,14 @@ func (d *Dpctl) pointerIn(ptr, ctx uintptr) usm.PointerInfo {
 	if ptr == 0 || ctx == 0 {
 		return usm.PointerInfo{Device: -1}
 	}
-	k := usmKind(int(int32(dpctlapi.Call(a.USMGetPointerType, ptr, ctx))))
+	k := usmKind(a.USMGetPointerType(ptr, ctx))
 	if k == usm.KindUnknown {
 		return usm.PointerInfo{Device: -1}
 	}
 	info := usm.PointerInfo{Kind: k, Device: -1}
-	if dev := dpctlapi.Call(a.USMGetPointerDevice, ptr, ctx); dev != 0 {
+	if dev := a.USMGetPointerDevice(ptr, ctx); dev != 0 {
 		info.Device = d.position(dev)
-		dpctlapi.Call(a.DeviceDelete, dev)
+		a.DeviceDelete(dev)
 	}
 	return info
 }
@@ -242,24 +237,24 @@ func (d *Dpctl) position(dev uintptr) int {
 	a := d.api
 	root := dev
 	for {
-		p := dpctlapi.Call(a.DeviceGetParent, root)
+		p := a.DeviceGetParentDevice(root)
 		if p == 0 {
 			break
 		}
 		if root != dev {
-			dpctlapi.Call(a.DeviceDelete, root)
+			a.DeviceDelete(root)
 		}
 		root = p
 	}
 	pos := -1
 	for i := range d.devs {
-		if dpctlapi.Bool(dpctlapi.Call(a.DeviceAreEq, d.devs[i].ref, root)) {
+		if a.DeviceAreEq(d.devs[i].ref, root) {
 			pos = i
 			break
 		}
 	}
 	if root != dev {
-		dpctlapi.Call(a.DeviceDelete, root)
+		a.DeviceDelete(root)
 	}
 	return pos
 }
@@ -294,8 +289,8 @@ func (d *Dpctl) locate(ptr uintptr) (usm.PointerInfo, *defaultCtx) {
 // on OpenCL, for one), which aborts the process. Pointers are only ever
 // classified in contexts that pass this check.
 func (d *Dpctl) hasUSM(dev uintptr) bool {
-	for _, asp := range []uintptr{dpctlapi.AspectUSMDevice, dpctlapi.AspectUSMHost, dpctlapi.AspectUSMShared} {
-		if dpctlapi.Bool(dpctlapi.Call(d.api.DeviceHasAspect, dev, asp)) {
+	for _, asp := range []int{dpctlapi.AspectUSMDevice, dpctlapi.AspectUSMHost, dpctlapi.AspectUSMShared} {
+		if d.api.DeviceHasAspect(dev, asp) {
 			return true
 		}
 	}
@@ -308,20 +303,20 @@ func (d *Dpctl) hasUSM(dev uintptr) bool {
 func (d *Dpctl) usmContext(ctx uintptr) (ok bool, def *defaultCtx) {
 	a := d.api
 	for _, c := range d.ctxs {
-		if dpctlapi.Bool(dpctlapi.Call(a.ContextAreEq, c.ref, ctx)) {
+		if a.ContextAreEq(c.ref, ctx) {
 			return true, c
 		}
 	}
-	vec := dpctlapi.Call(a.ContextGetDevices, ctx)
+	vec := a.ContextGetDevices(ctx)
 	if vec == 0 {
 		return false, nil
 	}
-	defer dpctlapi.Call(a.VectorDelete, vec)
-	for i := range int(dpctlapi.Call(a.VectorSize, vec)) {
-		dev := dpctlapi.Call(a.VectorGetAt, vec, uintptr(i))
+	defer a.DeviceVectorDelete(vec)
+	for i := range a.DeviceVectorSize(vec) {
+		dev := a.DeviceVectorGetAt(vec, i)
 		ok := dev != 0 && d.hasUSM(dev)
 		if dev != 0 {
-			dpctlapi.Call(a.DeviceDelete, dev)
+			a.DeviceDelete(dev)
 		}
 		if ok {
 			return true, nil
@@ -345,28 +340,28 @@ func (d *Dpctl) BindRef(ref syclobj.Obj, ptr uintptr) (usm.PointerInfo, usm.Queu
 		if info, q, hit, err := d.queues.bind(d, r.Pointer(), ptr); hit {
 			return info, q, true, err
 		}
-		ctx := dpctlapi.Call(a.QueueGetContext, r.Pointer())
+		ctx := a.QueueGetContext(r.Pointer())
 		if ctx == 0 {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "cannot get the queue's context")
 		}
 		ok, def := d.usmContext(ctx)
 		if !ok {
-			dpctlapi.Call(a.ContextDelete, ctx)
+			a.ContextDelete(ctx)
 			return usm.PointerInfo{}, nil, true, errQueueNoUSM()
 		}
-		k := usmKind(int(int32(dpctlapi.Call(a.USMGetPointerType, ptr, ctx))))
+		k := usmKind(a.USMGetPointerType(ptr, ctx))
 		if k == usm.KindUnknown {
-			dpctlapi.Call(a.ContextDelete, ctx)
+			a.ContextDelete(ctx)
 			return usm.PointerInfo{}, nil, true, errNotQueueUSM()
 		}
 		info := usm.PointerInfo{Kind: k, Device: -1}
 		info.Base, info.Size = d.extentIn(ctx, def, ptr)
-		dpctlapi.Call(a.ContextDelete, ctx)
-		if dev := dpctlapi.Call(a.QueueGetDevice, r.Pointer()); dev != 0 {
+		a.ContextDelete(ctx)
+		if dev := a.QueueGetDevice(r.Pointer()); dev != 0 {
 			info.Device = d.position(dev)
-			dpctlapi.Call(a.DeviceDelete, dev)
+			a.DeviceDelete(dev)
 		}
-		q := dpctlapi.Call(a.QueueCopy, r.Pointer())
+		q := a.QueueCopy(r.Pointer())
 		if q == 0 {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "DPCTLQueue_Copy failed")
 		}
@@ -380,18 +375,18 @@ func (d *Dpctl) BindRef(ref syclobj.Obj, ptr uintptr) (usm.PointerInfo, usm.Queu
 		if !ok {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "no device of the context supports USM")
 		}
-		k := usmKind(int(int32(dpctlapi.Call(a.USMGetPointerType, ptr, ctx))))
+		k := usmKind(a.USMGetPointerType(ptr, ctx))
 		if k == usm.KindUnknown {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "not a USM pointer of the context")
 		}
-		dev := dpctlapi.Call(a.USMGetPointerDevice, ptr, ctx)
+		dev := a.USMGetPointerDevice(ptr, ctx)
 		if dev == 0 {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "cannot get the pointer's device")
 		}
-		defer dpctlapi.Call(a.DeviceDelete, dev)
+		defer a.DeviceDelete(dev)
 		info := usm.PointerInfo{Kind: k, Device: d.position(dev)}
 		info.Base, info.Size = d.extentIn(ctx, def, ptr)
-		q := dpctlapi.Call(a.QueueCreate, ctx, dev, 0, 0)
+		q := a.QueueCreate(ctx, dev)
 		if q == 0 {
 			return usm.PointerInfo{}, nil, true, errkind.New(errkind.Value, "pybridge.BindRef", "DPCTLQueue_Create failed")
 		}
@@ -439,7 +434,7 @@ type queueFacts struct {
 	ctx uintptr     // DPCTLQueue_GetContext(ref) (owned by the entry)
 	usm bool        // usmContext(ctx): pointers may be classified in ctx
 	dev int         // position of the queue's device, or -1
-	q   *DpctlQueue // a copy of the queue, shared by the arrays bound to it
+	q   *dpctlQueue // a copy of the queue, shared by the arrays bound to it
 	nat *ctxNative  // ctx's native side, for extents; nil if none
 	own bool        // nat was made for this entry (not a default context's)
 }
@@ -470,7 +465,7 @@ func (c *queueCache) bind(d *Dpctl, ref, ptr uintptr) (info usm.PointerInfo, q u
 		if !f.usm {
 			return usm.PointerInfo{}, nil, true, errQueueNoUSM()
 		}
-		k := usmKind(int(int32(dpctlapi.Call(d.api.USMGetPointerType, ptr, f.ctx))))
+		k := usmKind(d.api.USMGetPointerType(ptr, f.ctx))
 		if k == usm.KindUnknown {
 			return usm.PointerInfo{}, nil, true, errNotQueueUSM()
 		}
@@ -490,7 +485,7 @@ func (d *Dpctl) noteQueue(g *GIL, obj, ref uintptr) {
 		return
 	}
 	a := d.api
-	ctx := dpctlapi.Call(a.QueueGetContext, ref)
+	ctx := a.QueueGetContext(ref)
 	if ctx == 0 {
 		return // BindRef reports it
 	}
@@ -498,13 +493,13 @@ func (d *Dpctl) noteQueue(g *GIL, obj, ref uintptr) {
 	var def *defaultCtx
 	f.usm, def = d.usmContext(ctx)
 	if f.usm {
-		if dev := dpctlapi.Call(a.QueueGetDevice, ref); dev != 0 {
+		if dev := a.QueueGetDevice(ref); dev != 0 {
 			f.dev = d.position(dev)
-			dpctlapi.Call(a.DeviceDelete, dev)
+			a.DeviceDelete(dev)
 		}
-		q := dpctlapi.Call(a.QueueCopy, ref)
+		q := a.QueueCopy(ref)
 		if q == 0 {
-			dpctlapi.Call(a.ContextDelete, ctx)
+			a.ContextDelete(ctx)
 			return // BindRef reports it
 		}
 		f.q = d.ownQueue(q)
@@ -541,7 +536,7 @@ func (d *Dpctl) dropFacts(g *GIL, f *queueFacts) {
 	if f.own {
 		f.nat.release()
 	}
-	dpctlapi.Call(d.api.ContextDelete, f.ctx)
+	d.api.ContextDelete(f.ctx)
 	g.api().DecRef(f.obj)
 }
 
@@ -563,7 +558,7 @@ func (d *Dpctl) DropQueueCache(g *GIL) {
 
 // DLPackDevice returns (kDLOneAPI, device): local indices are positions in
 // get_devices().
-func (d *Dpctl) DLPackDevice(device int) (dlabi.Device, error) {
+func (d *Dpctl) DLPackDevice(device int) (dlpack.Device, error) {
 	if device < 0 || device >= len(d.devs) {
 		return dlabi.Device{}, errkind.New(errkind.Buffer, "pybridge.DLPackDevice", "no SYCL device "+strconv.Itoa(device))
 	}
@@ -571,32 +566,32 @@ func (d *Dpctl) DLPackDevice(device int) (dlabi.Device, error) {
 }
 
 // LocalDevice maps a kDLOneAPI device id back.
-func (d *Dpctl) LocalDevice(dv dlabi.Device) (int, bool) {
+func (d *Dpctl) LocalDevice(dv dlpack.Device) (int, bool) {
 	if dv.Type != dlabi.OneAPI || dv.ID < 0 || int(dv.ID) >= len(d.devs) {
 		return -1, false
 	}
 	return int(dv.ID), true
 }
 
-// DpctlQueue is a DPCTLSyclQueueRef owned by Go. Wait submits a barrier and
+// dpctlQueue is a DPCTLSyclQueueRef owned by Go. Wait submits a barrier and
 // waits on its event (DPCTLQueue_Wait can let an exception escape).
-type DpctlQueue struct {
+type dpctlQueue struct {
 	d   *Dpctl
 	ref uintptr
 }
 
-func (d *Dpctl) ownQueue(ref uintptr) *DpctlQueue {
-	q := &DpctlQueue{d: d, ref: ref}
+func (d *Dpctl) ownQueue(ref uintptr) *dpctlQueue {
+	q := &dpctlQueue{d: d, ref: ref}
 	api := d.api
-	runtime.AddCleanup(q, func(r uintptr) { dpctlapi.Call(api.QueueDelete, r) }, ref)
+	runtime.AddCleanup(q, func(r uintptr) { api.QueueDelete(r) }, ref)
 	return q
 }
 
 // Ref returns the DPCTLSyclQueueRef, valid while q is reachable.
-func (q *DpctlQueue) Ref() uintptr { return q.ref }
+func (q *dpctlQueue) Ref() uintptr { return q.ref }
 
 // Wait waits for all work submitted to the queue so far.
-func (q *DpctlQueue) Wait() error {
+func (q *dpctlQueue) Wait() error {
 	err := q.d.waitRef(q.ref)
 	runtime.KeepAlive(q)
 	return err
@@ -607,12 +602,12 @@ func (q *DpctlQueue) Wait() error {
 // exception escape.
 func (d *Dpctl) waitRef(ref uintptr) error {
 	a := d.api
-	ev := dpctlapi.Call(a.QueueSubmitBarrier, ref)
+	ev := a.QueueSubmitBarrier(ref)
 	if ev == 0 {
 		return errkind.New(errkind.Value, "pybridge.DpctlQueue.Wait", "DPCTLQueue_SubmitBarrier failed")
 	}
-	dpctlapi.Call(a.EventWait, ev)
-	dpctlapi.Call(a.EventDelete, ev)
+	a.EventWait(ev)
+	a.EventDelete(ev)
 	return nil
 }
 
@@ -620,41 +615,41 @@ func (d *Dpctl) waitRef(ref uintptr) error {
 // context of its device's platform: only such memory may be exported as
 // kDLOneAPI, as dpctl's exporter requires (a consumer finds the memory
 // from the device id alone, through that default context).
-func (q *DpctlQueue) IsDefaultContext() bool {
+func (q *dpctlQueue) IsDefaultContext() bool {
 	a := q.d.api
-	ctx := dpctlapi.Call(a.QueueGetContext, q.ref)
+	ctx := a.QueueGetContext(q.ref)
 	if ctx == 0 {
 		return false
 	}
-	defer dpctlapi.Call(a.ContextDelete, ctx)
-	dev := dpctlapi.Call(a.QueueGetDevice, q.ref)
+	defer a.ContextDelete(ctx)
+	dev := a.QueueGetDevice(q.ref)
 	runtime.KeepAlive(q)
 	if dev == 0 {
 		return false
 	}
 	pos := q.d.position(dev)
-	dpctlapi.Call(a.DeviceDelete, dev)
+	a.DeviceDelete(dev)
 	if pos < 0 || q.d.devs[pos].defCtx == 0 {
 		return false
 	}
-	return dpctlapi.Bool(dpctlapi.Call(a.ContextAreEq, ctx, q.d.devs[pos].defCtx))
+	return a.ContextAreEq(ctx, q.d.devs[pos].defCtx)
 }
 
 // Queue returns the device's queue in its default context (made once).
 func (d *Dpctl) Queue(device int) (usm.Queue, error) { return d.queue(device) }
 
-func (d *Dpctl) queue(device int) (*DpctlQueue, error) {
+func (d *Dpctl) queue(device int) (*dpctlQueue, error) {
 	if device < 0 || device >= len(d.devs) {
 		return nil, errkind.New(errkind.Value, "pybridge.Dpctl.Queue", "no SYCL device "+strconv.Itoa(device))
 	}
 	dv := d.devs[device]
 	dv.qOnce.Do(func() {
-		r := dpctlapi.Call(d.api.QueueCreateForDevice, dv.ref, 0, 0)
+		r := d.api.QueueCreateForDevice(dv.ref)
 		if r == 0 {
 			dv.qErr = errkind.New(errkind.NotAvailable, "pybridge.Dpctl.Queue", "cannot create a queue on "+d.descs[device].String())
 			return
 		}
-		dv.q = &DpctlQueue{d: d, ref: r} // lives as long as the process
+		dv.q = &dpctlQueue{d: d, ref: r} // lives as long as the process
 	})
 	return dv.q, dv.qErr
 }
@@ -666,24 +661,24 @@ func (d *Dpctl) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocation,
 	if err != nil {
 		return nil, err
 	}
-	var fn uintptr
+	var malloc func(size, q uintptr) uintptr
 	switch kind {
 	case usm.KindDevice:
-		fn = d.api.MallocDevice
+		malloc = d.api.MallocDevice
 	case usm.KindShared:
-		fn = d.api.MallocShared
+		malloc = d.api.MallocShared
 	case usm.KindHost:
-		fn = d.api.MallocHost
+		malloc = d.api.MallocHost
 	default:
 		return nil, errkind.New(errkind.Value, "pybridge.Dpctl.Alloc", "cannot allocate USM of kind "+kind.String())
 	}
-	p := dpctlapi.Call(fn, max(size, 1), q.ref)
+	p := malloc(max(size, 1), q.ref)
 	if p == 0 {
 		return nil, errkind.New(errkind.Memory, "pybridge.Dpctl.Alloc", "cannot allocate "+strconv.FormatUint(uint64(size), 10)+" bytes of "+kind.String()+" USM")
 	}
 	api := d.api
 	return usm.NewAllocation(d, p, size, kind, device, func() error {
-		dpctlapi.Call(api.FreeWithQueue, p, q.ref)
+		api.FreeWithQueue(p, q.ref)
 		return nil
 	}), nil
 }
@@ -709,17 +704,17 @@ func (d *Dpctl) Copy(dst, src, n uintptr) error {
 
 // Copy copies n bytes with this queue and waits for it: USM of the
 // queue's context, or host memory.
-func (q *DpctlQueue) Copy(dst, src, n uintptr) error {
+func (q *dpctlQueue) Copy(dst, src, n uintptr) error {
 	if n == 0 {
 		return nil
 	}
 	a := q.d.api
-	ev := dpctlapi.Call(a.QueueMemcpy, q.ref, dst, src, n)
+	ev := a.QueueMemcpy(q.ref, dst, src, n)
 	runtime.KeepAlive(q)
 	if ev == 0 {
 		return errkind.New(errkind.Value, "pybridge.DpctlQueue.Copy", "DPCTLQueue_Memcpy failed")
 	}
-	dpctlapi.Call(a.EventWait, ev)
-	dpctlapi.Call(a.EventDelete, ev)
+	a.EventWait(ev)
+	a.EventDelete(ev)
 	return nil
 }

@@ -10,8 +10,8 @@ import (
 
 func TestEmbedEvalAndConvert(t *testing.T) {
 	py := embedded(t)
-	if py.Mode() != Embedded || py.Version() == "" {
-		t.Fatalf("mode %v version %q", py.Mode(), py.Version())
+	if py.runMode() != modeEmbedded || py.Version() == "" {
+		t.Fatalf("mode %v version %q", py.runMode(), py.Version())
 	}
 	if got := evalGo(t, py, "(1, -2, 2**63, 'x', None, True, [1.5], {'a': 1})"); !equalAny(got, []any{int64(1), int64(-2), uint64(1 << 63), "x", nil, true, []any{1.5}, map[string]any{"a": int64(1)}}) {
 		t.Fatalf("got %#v", got)
@@ -94,7 +94,7 @@ objs = [Obj(n) for n in range(16)]
 					return err
 				}
 				defer g.DecRef(o)
-				s, err := g.ReadSUAI(o)
+				s, err := g.readSUAI(o)
 				if err != nil {
 					return err
 				}
@@ -152,7 +152,7 @@ class NpShape:
 				return err
 			}
 			defer g.DecRef(o)
-			s, err := g.ReadSUAI(o)
+			s, err := g.readSUAI(o)
 			if err != nil {
 				return err
 			}

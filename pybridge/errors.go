@@ -180,8 +180,8 @@ func (g *GIL) typeName(t uintptr) string {
 //     wrappers that only add context (no error kind of their own, such as
 //     fmt.Errorf's %w), raises that same exception object, with its class
 //     and traceback.
-//   - A Go error raises the class its kind names (the outermost kind in
-//     its chain, errkind.Of: BufferError, ValueError, TypeError,
+//   - A Go error raises the class its kind names (the outermost usm.Err*
+//     kind in its chain: BufferError, ValueError, TypeError,
 //     AttributeError, OverflowError, MemoryError, NotImplementedError;
 //     RuntimeError for none), with err.Error() as the message. If it wraps
 //     a Python exception — a Go error that gave it another meaning — that
@@ -229,7 +229,7 @@ func (g *GIL) Raise(err error) {
 func pythonOrigin(err error) (pe *Exception, same bool) {
 	same = true
 	for e := err; e != nil; e = errors.Unwrap(e) {
-		if x, ok := e.(*Exception); ok {
+		if x, ok := e.(*Exception); ok { //nolint:errorlint // this link of the chain, walked by hand
 			return x, same
 		}
 		if errkind.OwnKind(e) != nil {

@@ -113,8 +113,8 @@ func TestGoErrorChainsThePythonCause(t *testing.T) {
 			return err
 		}
 		defer g.DecRef(f)
-		_, perr := g.Call(f, nil, nil)
-		o := perr.(*Exception).Object(g)
+		_, perr := g.call(f, nil, nil)
+		o := perr.(*Exception).Object(g) //nolint:errorlint // call returns the *Exception itself
 		defer g.DecRef(o)
 		if err := g.SetMain("orig", o); err != nil {
 			return err
@@ -172,21 +172,21 @@ def boom(): raise Big()
 		}
 		defer g.DecRef(f)
 		for range 100 {
-			_, perr := g.Call(f, nil, nil)
+			_, perr := g.call(f, nil, nil)
 			if perr == nil {
 				return errors.New("boom did not raise")
 			}
 			_ = perr // dropped here
 		}
-		_, perr := g.Call(f, nil, nil)
-		o := perr.(*Exception).Object(g)
+		_, perr := g.call(f, nil, nil)
+		o := perr.(*Exception).Object(g) //nolint:errorlint // call returns the *Exception itself
 		defer g.DecRef(o)
 		wr, err := g.Eval("weakref.ref")
 		if err != nil {
 			return err
 		}
 		defer g.DecRef(wr)
-		w, err := g.Call(wr, []any{o}, nil)
+		w, err := g.call(wr, []any{o}, nil)
 		if err != nil {
 			return err
 		}
@@ -246,7 +246,7 @@ class Legacy:
 		held := heldExceptions.Load() // raiseAndCatch holds what it caught
 		g.ReleaseError(err)
 		assert.Equal(t, held-1, heldExceptions.Load(), "ReleaseError let the exception go")
-		assert.Equal(t, "list index out of range", err.(*Exception).Message, "the Go error still reads the same")
+		assert.Equal(t, "list index out of range", err.(*Exception).Message, "the Go error still reads the same") //nolint:errorlint // Eval returns the *Exception itself
 		raiseAndCatch(t, g, err, "second")
 		assert.True(t, truth(t, g, "isinstance(second, IndexError) and second is not first and str(second) == str(first)"),
 			"a released exception raises anew with its class and message")

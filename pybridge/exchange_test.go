@@ -76,9 +76,9 @@ func TestConcurrentExchange(t *testing.T) {
 				switch {
 				case err != nil:
 					g.ReleaseError(err) // queue.Empty: export only
-				case g.TypeName(o) == "PyCapsule":
+				case g.objTypeName(o) == "PyCapsule":
 					defer g.DecRef(o)
-					tns, err := g.ImportCapsule(o, nil)
+					tns, err := g.importCapsule(o, nil)
 					if err != nil {
 						return err
 					}
@@ -92,7 +92,7 @@ func TestConcurrentExchange(t *testing.T) {
 						return err
 					}
 					defer tns.Release()
-					if g.HasAttr(o, "__sycl_usm_array_interface__") {
+					if g.hasAttr(o, "__sycl_usm_array_interface__") {
 						arr, err := g.AsArray(o, nil)
 						if err != nil {
 							return err
@@ -115,7 +115,7 @@ func TestConcurrentExchange(t *testing.T) {
 					return err
 				}
 				defer g.DecRef(put)
-				r, err := g.Call(put, []any{[]any{kind, c}}, nil)
+				r, err := g.call(put, []any{[]any{kind, c}}, nil)
 				if err != nil {
 					g.ReleaseError(err) // queue.Full: c is dropped here
 					return nil

@@ -254,13 +254,13 @@ var cudaBackend = ffi.NewCallback(func(ctx uintptr) uintptr { return dpctlapi.Ba
 
 func nativeGuardChild(t *testing.T, mode string) {
 	py, d := withDpctl(t)
-	libc, _, err := ffi.Open(ffi.RTLDNow|ffi.RTLDNoLoad, "libc.so.6")
+	libc, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDNoLoad, "libc.so.6")
 	require.NoError(t, err)
-	abort, err := ffi.Sym(libc, "abort")
+	abort, err := libc.Lookup("abort")
 	require.NoError(t, err)
-	d.native.fn.ContextGetNative = abort
+	d.native.fn.GetNative = abort
 	if mode == "cuda" {
-		d.native.fn.ContextGetBackend = cudaBackend
+		d.native.fn.GetBackend = ffi.Fn(cudaBackend)
 	}
 	run(t, py, extentPy+`
 no_usm = [dv for dv in dpctl.get_devices() if not dv.has_aspect_usm_device_allocations

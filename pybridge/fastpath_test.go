@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/usmbridge/usmbridge/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -34,22 +33,22 @@ func TestFastRefCountsAgreeWithCAPI(t *testing.T) {
 		assert.Equal(t, a.FastLayout() && minor <= 11, a.FastRefs(), "CPython 3.%d", minor)
 		require.NoError(t, g.Exec("class _RC:\n    def __del__(self): _rc_freed.append(1)\n_rc_freed = []\n_rc = _RC()"))
 		o := eval(t, g, "_rc")
-		base := g.RefCount(o)
+		base := g.refCount(o)
 		a.IncRef(o.p)
-		assert.Equal(t, base+1, g.RefCount(o))
+		assert.Equal(t, base+1, g.refCount(o))
 		a.IncRefCall(o.p)
-		assert.Equal(t, base+2, g.RefCount(o))
+		assert.Equal(t, base+2, g.refCount(o))
 		a.DecRef(o.p)
-		assert.Equal(t, base+1, g.RefCount(o))
+		assert.Equal(t, base+1, g.refCount(o))
 		a.DecRefCall(o.p)
-		assert.Equal(t, base, g.RefCount(o))
+		assert.Equal(t, base, g.refCount(o))
 		a.IncRef(0) // NULL is ignored, as by Py_IncRef
 		a.DecRef(0)
 		require.NoError(t, g.Exec("del _rc"))
-		require.Equal(t, 1, g.RefCount(o), "only the test's reference is left")
+		require.Equal(t, 1, g.refCount(o), "only the test's reference is left")
 		a.DecRef(o.p) // the last one: deallocates
 		freed := eval(t, g, "len(_rc_freed)")
-		n, _ := g.Int(freed)
+		n, _ := g.toInt(freed)
 		g.DecRef(freed)
 		assert.EqualValues(t, 1, n, "the object outlived its last reference")
 		return nil
@@ -135,28 +134,28 @@ func TestRefReleaseHeld(t *testing.T) {
 	require.NoError(t, py.Do(func(g *GIL) error {
 		o := eval(t, g, "object()")
 		defer g.DecRef(o)
-		base := g.RefCount(o)
-		r := g.NewRef(o)
+		base := g.refCount(o)
+		r := g.newRef(o)
 		require.True(t, r.Retain())
-		assert.Equal(t, base+1, g.RefCount(o))
+		assert.Equal(t, base+1, g.refCount(o))
 		r.ReleaseHeld(g)
-		assert.Equal(t, base+1, g.RefCount(o), "not the last Go reference")
+		assert.Equal(t, base+1, g.refCount(o), "not the last Go reference")
 		r.ReleaseHeld(g)
-		assert.Equal(t, base, g.RefCount(o))
+		assert.Equal(t, base, g.refCount(o))
 		r.ReleaseHeld(g)
 		r.Release()
-		assert.Equal(t, base, g.RefCount(o), "extra releases are ignored")
+		assert.Equal(t, base, g.refCount(o), "extra releases are ignored")
 		assert.False(t, r.Retain())
 		return nil
 	}))
 }
 
 // readSUAI reads the SUAI of the object expr evaluates to.
-func readSUAI(t *testing.T, g *GIL, expr string) *SUAI {
+func readSUAI(t *testing.T, g *GIL, expr string) *suaiDict {
 	t.Helper()
 	o := eval(t, g, expr)
 	defer g.DecRef(o)
-	s, err := g.ReadSUAI(o)
+	s, err := g.readSUAI(o)
 	require.NoError(t, err, expr)
 	return s
 }
@@ -239,11 +238,11 @@ func queueCacheLen(d *Dpctl) int {
 
 func queueDevice(t *testing.T, d *Dpctl, q usm.Queue) int {
 	t.Helper()
-	dq, ok := q.(*DpctlQueue)
+	dq, ok := q.(*dpctlQueue)
 	require.True(t, ok, "queue %T", q)
-	dev := dpctlapi.Call(d.api.QueueGetDevice, dq.Ref())
+	dev := d.api.QueueGetDevice(dq.Ref())
 	require.NotZero(t, dev)
-	defer dpctlapi.Call(d.api.DeviceDelete, dev)
+	defer d.api.DeviceDelete(dev)
 	return d.position(dev)
 }
 
@@ -268,7 +267,7 @@ class ViaCapsule:
 			ptr := uintptr(evalInt(t, g, "xs['"+kind+"'].__sycl_usm_array_interface__['data'][0]"))
 
 			d.DropQueueCache(g)
-			base := g.RefCount(qo)
+			base := g.refCount(qo)
 			missInfo, missQ, ok, err := d.BindRef(ref, ptr)
 			require.True(t, ok)
 			require.NoError(t, err, kind)
@@ -280,7 +279,7 @@ class ViaCapsule:
 			require.True(t, cached, "%s: q not cached", kind)
 			assert.Equal(t, ref.Pointer(), f.ref)
 			assert.True(t, f.usm)
-			assert.Equal(t, base+1, g.RefCount(qo), "the entry holds one reference")
+			assert.Equal(t, base+1, g.refCount(qo), "the entry holds one reference")
 
 			_, _, hit, _ := d.queues.bind(d, ref.Pointer(), ptr)
 			require.True(t, hit)
@@ -290,7 +289,7 @@ class ViaCapsule:
 			assert.Equal(t, missInfo, hitInfo, kind)
 			assert.Equal(t, map[string]usm.Kind{"device": usm.KindDevice, "shared": usm.KindShared, "host": usm.KindHost}[kind], hitInfo.Kind)
 			assert.Equal(t, queueDevice(t, d, missQ), queueDevice(t, d, hitQ), kind)
-			assert.Equal(t, missQ.(*DpctlQueue).IsDefaultContext(), hitQ.(*DpctlQueue).IsDefaultContext(), kind)
+			assert.Equal(t, missQ.(*dpctlQueue).IsDefaultContext(), hitQ.(*dpctlQueue).IsDefaultContext(), kind)
 
 			arr2, err := g.AsArray(x, nil)
 			require.NoError(t, err, kind)
@@ -324,7 +323,7 @@ func evalInt(t *testing.T, g *GIL, expr string) int64 {
 	t.Helper()
 	o := eval(t, g, expr)
 	defer g.DecRef(o)
-	v, err := g.Int(o)
+	v, err := g.toInt(o)
 	require.NoError(t, err)
 	return v
 }
@@ -342,7 +341,7 @@ func TestQueueCacheEvictionReleasesReference(t *testing.T) {
 		for i := range qs {
 			qs[i] = eval(t, g, "qs["+strconv.Itoa(i)+"]")
 			defer g.DecRef(qs[i])
-			base[i] = g.RefCount(qs[i])
+			base[i] = g.refCount(qs[i])
 		}
 		var arrs []*usm.Array
 		for i := range n {
@@ -358,7 +357,7 @@ func TestQueueCacheEvictionReleasesReference(t *testing.T) {
 				if cached {
 					want++
 				}
-				assert.Equal(t, want, g.RefCount(qs[j]), "queue %d after %d arrays", j, i+1)
+				assert.Equal(t, want, g.refCount(qs[j]), "queue %d after %d arrays", j, i+1)
 				assert.Equal(t, j > i-queueCacheSize, cached, "queue %d after %d arrays (oldest first out)", j, i+1)
 			}
 		}
@@ -368,7 +367,7 @@ func TestQueueCacheEvictionReleasesReference(t *testing.T) {
 		d.DropQueueCache(g)
 		assert.Zero(t, queueCacheLen(d))
 		for i := range qs {
-			assert.Equal(t, base[i], g.RefCount(qs[i]), "queue %d after DropQueueCache", i)
+			assert.Equal(t, base[i], g.refCount(qs[i]), "queue %d after DropQueueCache", i)
 		}
 		for _, arr := range arrs {
 			arr.Owner.Release()
@@ -496,7 +495,7 @@ objs = {"mem": mem, "arr": arr, "pysub": PySub(64, queue=q), "claims": Claims(),
 		for round := range 2 {
 			for name, inverted := range map[string]bool{"mem": true, "arr": false, "pysub": true, "claims": false, "plain": false, "shaped": false} {
 				o := eval(t, g, "objs['"+name+"']")
-				s, err := g.ReadSUAI(o)
+				s, err := g.readSUAI(o)
 				require.NoError(t, err, name)
 				arr, err := reg(g).ParseFields(s)
 				require.NoError(t, err, name)

@@ -319,7 +319,7 @@ func documentedError(err error) bool {
 	if errors.As(err, &e) {
 		return true
 	}
-	for _, k := range []error{usm.ErrValue, usm.ErrType, usm.ErrBuffer, usm.ErrAttribute, usm.ErrNotSupported, usm.ErrOverflow, usm.ErrMemory, ErrHostStream} {
+	for _, k := range []error{usm.ErrValue, usm.ErrType, usm.ErrBuffer, usm.ErrAttribute, usm.ErrNotSupported, usm.ErrOverflow, usm.ErrMemory, errHostStream} {
 		if errors.Is(err, k) {
 			return true
 		}
@@ -375,7 +375,7 @@ func FuzzBoundary(f *testing.F) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					r[i] = g.RefCount(o) - 1
+					r[i] = g.refCount(o) - 1
 					g.DecRef(o)
 				}
 				return r
@@ -410,7 +410,7 @@ func FuzzBoundary(f *testing.F) {
 					a.Owner.Release()
 				}
 			case "ParseSUAI":
-				_, err = g.ParseSUAI(objs[0])
+				_, err = g.parseSUAI(objs[0])
 			case "FromDLPack":
 				var tn *dlpack.Tensor
 				if tn, err = g.FromDLPack(objs[0], FromDLPackOptions{Registry: reg}); err == nil {
@@ -424,7 +424,7 @@ func FuzzBoundary(f *testing.F) {
 				}
 			case "ImportCapsule":
 				var tn *dlpack.Tensor
-				if tn, err = g.ImportCapsule(objs[0], reg); err == nil {
+				if tn, err = g.importCapsule(objs[0], reg); err == nil {
 					tn.Release()
 				}
 			}

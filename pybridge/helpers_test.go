@@ -26,7 +26,7 @@ func embedded(t testing.TB) *Python {
 		embedPy, embedErr = Embed("")
 		if embedErr == nil {
 			embedErr = embedPy.Do(func(g *GIL) error {
-				m, err := g.Import("numpy")
+				m, err := g.importModule("numpy")
 				if err != nil {
 					return errkind.Wrap(errkind.NotAvailable, "test", "numpy", err)
 				}
@@ -75,7 +75,7 @@ func evalGo(t testing.TB, py *Python, expr string) any {
 			return err
 		}
 		defer g.DecRef(o)
-		v, err = g.ToGo(o)
+		v, err = g.goValue(o)
 		return err
 	}); err != nil {
 		t.Fatalf("eval %s: %v", expr, err)

@@ -107,7 +107,7 @@ obj = S(d)`, want: "ValueError", debugMalloc: true},
 // Generic conversions that followed containers without bound.
 func init() {
 	toGo := func(t *testing.T, g *GIL, obj Object) string {
-		v, err := g.ToGo(obj)
+		v, err := g.goValue(obj)
 		if err != nil {
 			return exceptionName(err)
 		}
@@ -199,8 +199,8 @@ func TestCrashClassChild(t *testing.T) {
 			return nil
 		}
 		arr, err := g.AsArray(o, reg)
-		switch {
-		case err == nil:
+		switch err {
+		case nil:
 			result = "ok " + fmt.Sprint(arr.Shape)
 			arr.Owner.Release()
 		default:

@@ -194,7 +194,7 @@ shared = [1]
 		require.NoError(t, py.Do(func(g *GIL) error {
 			o := eval(t, g, c.expr)
 			defer g.DecRef(o)
-			_, err := g.ToGo(o)
+			_, err := g.goValue(o)
 			got = "ok"
 			if err != nil {
 				got = exceptionName(err)
@@ -221,12 +221,12 @@ func TestCallKeywordOrder(t *testing.T) {
 		defer g.DecRef(fn)
 		defer g.DecRef(keys)
 		for range 20 {
-			r, err := g.Call(fn, nil, kw)
+			r, err := g.call(fn, nil, kw)
 			require.NoError(t, err)
 			s, _ := g.String(r)
 			g.DecRef(r)
 			assert.Equal(t, "a,b,c,copy,dl_device,m,max_version,stream,y,z", s)
-			r, err = g.Call(keys, []any{kw}, nil)
+			r, err = g.call(keys, []any{kw}, nil)
 			require.NoError(t, err)
 			s, _ = g.String(r)
 			g.DecRef(r)
@@ -305,7 +305,7 @@ fake, raising = FakeQueue(), Raising()
 	require.NoError(t, py.Do(func(g *GIL) error {
 		for _, c := range []struct{ expr, want string }{{"fake", "ok"}, {"raising", "KeyError"}} {
 			o := eval(t, g, c.expr)
-			before := g.RefCount(o)
+			before := g.refCount(o)
 			for range 10 {
 				ref, err := g.addressofRef(o.p)
 				got := "ok"
@@ -318,7 +318,7 @@ fake, raising = FakeQueue(), Raising()
 				assert.Equal(t, c.want, got, c.expr)
 				assert.Zero(t, g.api().ErrOccurred(), "%s: no exception left set", c.expr)
 			}
-			assert.Equal(t, before, g.RefCount(o), "%s: references leaked", c.expr)
+			assert.Equal(t, before, g.refCount(o), "%s: references leaked", c.expr)
 			g.DecRef(o)
 		}
 		return nil

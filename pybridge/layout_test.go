@@ -54,9 +54,9 @@ func TestDpctlCAPIRefs(t *testing.T) {
 			require.NoError(t, err)
 			want, err := g.Eval(c.want)
 			require.NoError(t, err)
-			w, err := g.ToGo(want)
+			w, err := g.goValue(want)
 			require.NoError(t, err)
-			s := &SUAI{g: g}
+			s := &suaiDict{g: g}
 			s.vals[keySyclobj] = o.p // borrowed: s is not released
 			got, err := s.Syclobj()
 			require.NoError(t, err)

@@ -69,12 +69,12 @@ type nativeRoutes struct {
 // for us; Level Zero its ze_context_handle_t, not retained).
 func (d *Dpctl) newNative(ctx uintptr) *ctxNative {
 	r := &d.native
-	if ctx == 0 || r.fn.ContextGetBackend == 0 || r.fn.ContextGetNative == 0 {
+	if ctx == 0 || !r.fn.Present() {
 		return nil
 	}
-	switch dpctlapi.Int(dpctlapi.Call(r.fn.ContextGetBackend, ctx)) {
+	switch r.fn.ContextGetBackend(ctx) {
 	case dpctlapi.BackendOpenCL:
-		h := dpctlapi.Call(r.fn.ContextGetNative, ctx)
+		h := r.fn.ContextGetNative(ctx)
 		if h == 0 {
 			return nil
 		}
@@ -88,7 +88,7 @@ func (d *Dpctl) newNative(ctx uintptr) *ctxNative {
 	case dpctlapi.BackendLevelZero:
 		// getNative does not retain a Level Zero context: it is borrowed
 		// for as long as the SYCL context lives, which the caller ensures.
-		h := dpctlapi.Call(r.fn.ContextGetNative, ctx)
+		h := r.fn.ContextGetNative(ctx)
 		c, err := levelzero.UnsafeBorrowContext(h)
 		if err != nil {
 			return nil

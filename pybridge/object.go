@@ -19,21 +19,14 @@ type Object struct{ p uintptr }
 // Ptr returns the raw PyObject*.
 func (o Object) Ptr() uintptr { return o.p }
 
-// IsNil reports a NULL object.
-func (o Object) IsNil() bool { return o.p == 0 }
+// isNil reports a NULL object.
+func (o Object) isNil() bool { return o.p == 0 }
 
 // UnsafeObject wraps a raw PyObject* (for example one received from
 // Python through ctypes). The caller guarantees it is a live object.
 func UnsafeObject(p uintptr) Object { return Object{p} }
 
 func typeObjectName(t uintptr) string { return pyapi.TypeObjectName(t) }
-
-// IncRef adds a reference.
-func (g *GIL) IncRef(o Object) {
-	if o.p != 0 {
-		g.api().IncRef(o.p)
-	}
-}
 
 // DecRef drops a reference; NULL is ignored.
 func (g *GIL) DecRef(o Object) {
@@ -42,20 +35,20 @@ func (g *GIL) DecRef(o Object) {
 	}
 }
 
-// RefCount returns the reference count (for leak tests).
-func (g *GIL) RefCount(o Object) int { return g.api().RefCount(o.p) }
+// refCount returns the reference count (for leak tests).
+func (g *GIL) refCount(o Object) int { return g.api().RefCount(o.p) }
 
-// None returns a new reference to None.
-func (g *GIL) None() Object { g.api().IncRef(g.api().None); return Object{g.api().None} }
+// none returns a new reference to none.
+func (g *GIL) none() Object { g.api().IncRef(g.api().None); return Object{g.api().None} }
 
-// IsNone reports whether o is None.
-func (g *GIL) IsNone(o Object) bool { return o.p == g.api().None }
+// isNone reports whether o is None.
+func (g *GIL) isNone(o Object) bool { return o.p == g.api().None }
 
-// TypeName returns o's type as module.qualname ("int", "dpctl.SyclQueue").
-func (g *GIL) TypeName(o Object) string { return g.typeName(g.api().Type(o.p)) }
+// objTypeName returns o's type as module.qualname ("int", "dpctl.SyclQueue").
+func (g *GIL) objTypeName(o Object) string { return g.typeName(g.api().Type(o.p)) }
 
-// Import imports a module.
-func (g *GIL) Import(name string) (Object, error) {
+// importModule imports a module.
+func (g *GIL) importModule(name string) (Object, error) {
 	m := g.api().Import(name)
 	if m == 0 {
 		return Object{}, g.fetch("import " + name)
@@ -63,8 +56,8 @@ func (g *GIL) Import(name string) (Object, error) {
 	return Object{m}, nil
 }
 
-// GetAttr returns o.name.
-func (g *GIL) GetAttr(o Object, name string) (Object, error) {
+// getAttr returns o.name.
+func (g *GIL) getAttr(o Object, name string) (Object, error) {
 	v := g.api().GetAttrString(o.p, name)
 	if v == 0 {
 		return Object{}, g.fetch("getattr " + name)
@@ -72,21 +65,13 @@ func (g *GIL) GetAttr(o Object, name string) (Object, error) {
 	return Object{v}, nil
 }
 
-// SetAttr sets o.name = v.
-func (g *GIL) SetAttr(o Object, name string, v Object) error {
-	if g.api().SetAttrString(o.p, name, v.p) != 0 {
-		return g.fetch("setattr " + name)
-	}
-	return nil
-}
+// hasAttr reports whether o has the attribute (errors count as no).
+func (g *GIL) hasAttr(o Object, name string) bool { return g.api().HasAttrString(o.p, name) }
 
-// HasAttr reports whether o has the attribute (errors count as no).
-func (g *GIL) HasAttr(o Object, name string) bool { return g.api().HasAttrString(o.p, name) }
-
-// Call calls fn(*args, **kwargs). args and kwargs values are Objects (not
+// call calls fn(*args, **kwargs). args and kwargs values are Objects (not
 // consumed) or Go values converted with FromGo; the keywords are passed in
 // the order of their names, so that fn sees the same call every time.
-func (g *GIL) Call(fn Object, args []any, kwargs map[string]any) (Object, error) {
+func (g *GIL) call(fn Object, args []any, kwargs map[string]any) (Object, error) {
 	a := g.api()
 	t := a.TupleNew(len(args))
 	if t == 0 {
@@ -115,34 +100,34 @@ func (g *GIL) Call(fn Object, args []any, kwargs map[string]any) (Object, error)
 	return Object{r}, nil
 }
 
-// CallMethod calls o.name(*args, **kwargs).
-func (g *GIL) CallMethod(o Object, name string, args []any, kwargs map[string]any) (Object, error) {
-	m, err := g.GetAttr(o, name)
+// callMethod calls o.name(*args, **kwargs).
+func (g *GIL) callMethod(o Object, name string, args []any, kwargs map[string]any) (Object, error) {
+	m, err := g.getAttr(o, name)
 	if err != nil {
 		return Object{}, err
 	}
 	defer g.DecRef(m)
-	return g.Call(m, args, kwargs)
+	return g.call(m, args, kwargs)
 }
 
-// Main returns the __main__ module's dict (borrowed reference semantics are
+// mainDict returns the __main__ module's dict (borrowed reference semantics are
 // avoided: a new reference).
-func (g *GIL) Main() (Object, error) {
-	m, err := g.Import("__main__")
+func (g *GIL) mainDict() (Object, error) {
+	m, err := g.importModule("__main__")
 	if err != nil {
 		return Object{}, err
 	}
 	defer g.DecRef(m)
-	return g.GetAttr(m, "__dict__")
+	return g.getAttr(m, "__dict__")
 }
 
 func (g *GIL) builtin(name string) (Object, error) {
-	b, err := g.Import("builtins")
+	b, err := g.importModule("builtins")
 	if err != nil {
 		return Object{}, err
 	}
 	defer g.DecRef(b)
-	return g.GetAttr(b, name)
+	return g.getAttr(b, name)
 }
 
 // Exec runs statements in __main__'s namespace.
@@ -152,12 +137,12 @@ func (g *GIL) Exec(code string) error {
 		return err
 	}
 	defer g.DecRef(ex)
-	ns, err := g.Main()
+	ns, err := g.mainDict()
 	if err != nil {
 		return err
 	}
 	defer g.DecRef(ns)
-	r, err := g.Call(ex, []any{code, ns}, nil)
+	r, err := g.call(ex, []any{code, ns}, nil)
 	g.DecRef(r)
 	return err
 }
@@ -169,12 +154,12 @@ func (g *GIL) Eval(expr string) (Object, error) {
 		return Object{}, err
 	}
 	defer g.DecRef(ev)
-	ns, err := g.Main()
+	ns, err := g.mainDict()
 	if err != nil {
 		return Object{}, err
 	}
 	defer g.DecRef(ns)
-	return g.Call(ev, []any{expr, ns}, nil)
+	return g.call(ev, []any{expr, ns}, nil)
 }
 
 // FromGo converts a Go value to a new Python object: nil → None, Object
@@ -191,10 +176,10 @@ func (g *GIL) fromGo(v any, depth int) (Object, error) {
 	var r uintptr
 	switch x := v.(type) {
 	case nil:
-		return g.None(), nil
+		return g.none(), nil
 	case Object:
 		if x.p == 0 {
-			return g.None(), nil
+			return g.none(), nil
 		}
 		a.IncRef(x.p)
 		return x, nil
@@ -299,8 +284,8 @@ func (g *GIL) tupleOf(n, depth int, at func(int) any) (Object, error) {
 	return Object{t}, nil
 }
 
-// Int converts a Python int (or an object with __index__) to int64.
-func (g *GIL) Int(o Object) (int64, error) {
+// toInt converts a Python int (or an object with __index__) to int64.
+func (g *GIL) toInt(o Object) (int64, error) {
 	a := g.api()
 	if !a.HasFlag(o.p, pyapi.TPFlagsLongSubclass) {
 		idx := a.NumberIndex(o.p)
@@ -340,16 +325,16 @@ func (g *GIL) String(o Object) (string, error) {
 // are a usm.ErrValue error instead of a stack overflow.
 const maxNesting = 64
 
-// ToGo converts plain data to Go: None → nil, bool, int → int64 (uint64
+// goValue converts plain data to Go: None → nil, bool, int → int64 (uint64
 // above MaxInt64; larger ints are an ErrOverflow error), float → float64,
 // str → string, tuple and list → []any, dict with str keys →
 // map[string]any. Other objects are a usm.ErrType error. A container that
 // contains itself, or nesting deeper than 64 containers, is a
-// usm.ErrValue error. Lists are read as a copy taken when ToGo reaches
+// usm.ErrValue error. Lists are read as a copy taken when goValue reaches
 // them, and ints by value (never through str()), so Python code that runs
-// meanwhile (a dict subclass's items(), a finaliser) cannot free what ToGo
+// meanwhile (a dict subclass's items(), a finaliser) cannot free what goValue
 // reads.
-func (g *GIL) ToGo(o Object) (any, error) {
+func (g *GIL) goValue(o Object) (any, error) {
 	var path [maxNesting]uintptr
 	return g.toGo(o.p, path[:0])
 }
@@ -358,12 +343,12 @@ func (g *GIL) ToGo(o Object) (any, error) {
 // first.
 func (g *GIL) toGo(o uintptr, path []uintptr) (any, error) {
 	a := g.api()
-	switch {
-	case o == a.None:
+	switch o {
+	case a.None:
 		return nil, nil
-	case o == a.True:
+	case a.True:
 		return true, nil
-	case o == a.False:
+	case a.False:
 		return false, nil
 	}
 	t := a.Type(o)
@@ -419,12 +404,12 @@ func (g *GIL) toGo(o uintptr, path []uintptr) (any, error) {
 // which holds every key and value, unchangeably, while they are converted.
 func (g *GIL) dictToGo(o Object, path []uintptr) (any, error) {
 	a := g.api()
-	items, err := g.CallMethod(o, "items", nil, nil)
+	items, err := g.callMethod(o, "items", nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer g.DecRef(items)
-	tup, err := g.Call(Object{a.TupleType}, []any{items}, nil)
+	tup, err := g.call(Object{a.TupleType}, []any{items}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -433,7 +418,7 @@ func (g *GIL) dictToGo(o Object, path []uintptr) (any, error) {
 	for i := range a.SeqSize(tup.p) {
 		kv := a.TupleItem(tup.p, i)
 		if a.Type(kv) != a.TupleType || a.SeqSize(kv) != 2 {
-			return nil, errkind.New(errkind.Type, "pybridge.ToGo", "items() of "+g.TypeName(o)+" did not give pairs")
+			return nil, errkind.New(errkind.Type, "pybridge.ToGo", "items() of "+g.objTypeName(o)+" did not give pairs")
 		}
 		k := a.TupleItem(kv, 0)
 		if !a.HasFlag(k, pyapi.TPFlagsUnicodeSubclass) {
@@ -486,7 +471,7 @@ func (g *GIL) asInt(v uintptr) (o uintptr, owned bool, err error) {
 		return v, false, nil
 	}
 	if !a.IndexCheck(v) {
-		return 0, false, &usm.ReadError{Kind: usm.ErrType, Found: g.TypeName(Object{v})}
+		return 0, false, &usm.ReadError{Kind: usm.ErrType, Found: g.objTypeName(Object{v})}
 	}
 	if o = a.NumberIndex(v); o == 0 {
 		return 0, false, g.fetch("__index__")
@@ -600,7 +585,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // SetMain binds name to v in __main__ (v is not consumed; Go values are
 // converted with FromGo).
 func (g *GIL) SetMain(name string, v any) error {
-	ns, err := g.Main()
+	ns, err := g.mainDict()
 	if err != nil {
 		return err
 	}

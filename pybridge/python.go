@@ -16,19 +16,19 @@ import (
 	"github.com/usmbridge/usmbridge/internal/pyapi"
 )
 
-// Mode says how pybridge found the interpreter.
-type Mode uint8
+// interpMode says how pybridge found the interpreter.
+type interpMode uint8
 
 const (
-	Embedded Mode = iota + 1 // Go loaded libpython and initialised it
-	Attached                 // Go code runs inside a Python process
+	modeEmbedded interpMode = iota + 1 // Go loaded libpython and initialised it
+	modeAttached                       // Go code runs inside a Python process
 )
 
-func (m Mode) String() string {
+func (m interpMode) String() string {
 	switch m {
-	case Embedded:
+	case modeEmbedded:
 		return "embedded"
-	case Attached:
+	case modeAttached:
 		return "attached"
 	}
 	return "Mode(" + strconv.Itoa(int(m)) + ")"
@@ -39,7 +39,7 @@ func (m Mode) String() string {
 // methods are safe for concurrent use from any goroutine.
 type Python struct {
 	api     *pyapi.API
-	mode    Mode
+	mode    interpMode
 	library string // libpython path (Embedded) or "" (symbols of the process)
 	version string
 
@@ -62,8 +62,8 @@ type Python struct {
 	gettersDone bool
 }
 
-// Mode reports how the interpreter was found.
-func (py *Python) Mode() Mode { return py.mode }
+// runMode reports how the interpreter was found.
+func (py *Python) runMode() interpMode { return py.mode }
 
 // Version is sys.version_info as "3.11.2".
 func (py *Python) Version() string { return py.version }
@@ -113,7 +113,7 @@ func Embed(python string) (*Python, error) {
 	procMu.Lock()
 	defer procMu.Unlock()
 	if procPy != nil {
-		if procPy.mode != Embedded {
+		if procPy.mode != modeEmbedded {
 			return nil, errkind.New(errkind.Value, "pybridge.Embed", "this process already runs Python (use Attach)")
 		}
 		return procPy, nil
@@ -154,18 +154,18 @@ func Embed(python string) (*Python, error) {
 	if len(names) == 0 {
 		return nil, errkind.New(errkind.NotAvailable, "pybridge.Embed", exe+" has no shared libpython (built without --enable-shared)")
 	}
-	h, lib, err := ffi.Open(ffi.RTLDNow|ffi.RTLDGlobal, names...)
+	lib, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDGlobal, names...)
 	if err != nil {
 		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Embed", "cannot load libpython of "+exe, err)
 	}
-	api, err := pyapi.Load(h)
+	api, err := pyapi.Load(lib)
 	if err != nil {
 		return nil, err
 	}
 	if api.IsInitialized() {
 		return nil, errkind.New(errkind.Value, "pybridge.Embed", "Python is already initialised in this process (use Attach)")
 	}
-	py := &Python{api: api, mode: Embedded, library: lib, version: info.Version}
+	py := &Python{api: api, mode: modeEmbedded, library: lib.Name(), version: info.Version}
 	py.gil.py = py
 
 	// Initialise on a locked thread, configure sys, and release the GIL
@@ -196,7 +196,7 @@ func truthyConfig(v any) bool {
 }
 
 func (g *GIL) configureSys(info interpInfo) error {
-	sys, err := g.Import("sys")
+	sys, err := g.importModule("sys")
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func Attach() (*Python, error) {
 	procMu.Lock()
 	defer procMu.Unlock()
 	if procPy != nil {
-		if procPy.mode != Attached {
+		if procPy.mode != modeAttached {
 			return nil, errkind.New(errkind.Value, "pybridge.Attach", "this process embeds Python (use Embed)")
 		}
 		return procPy, nil
@@ -240,23 +240,23 @@ func Attach() (*Python, error) {
 	for minor := 20; minor >= 8; minor-- {
 		names = append(names, "libpython3."+strconv.Itoa(minor)+".so.1.0")
 	}
-	h, lib, err := ffi.Open(ffi.RTLDNow|ffi.RTLDNoLoad, names...)
-	if err != nil {
+	lib, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDNoLoad, names...)
+	library := ""
+	if err == nil {
+		library = lib.Name()
+	} else if lib, err = openSelf(); err != nil {
 		// The executable itself: dlopen("") is the main program, whose
 		// dlsym searches the global scope.
-		if h, err = openSelf(); err != nil {
-			return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Attach", "no Python in this process", err)
-		}
-		lib = ""
+		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Attach", "no Python in this process", err)
 	}
-	api, err := pyapi.Load(h)
+	api, err := pyapi.Load(lib)
 	if err != nil {
 		return nil, err
 	}
 	if !api.IsInitialized() {
 		return nil, errkind.New(errkind.NotAvailable, "pybridge.Attach", "Python is not initialised in this process")
 	}
-	py := &Python{api: api, mode: Attached, library: lib}
+	py := &Python{api: api, mode: modeAttached, library: library}
 	py.gil.py = py
 	if err := py.Do(func(g *GIL) error {
 		g.api().CheckRuntimeLayout()
@@ -274,10 +274,7 @@ func Attach() (*Python, error) {
 	return py, nil
 }
 
-func openSelf() (uintptr, error) {
-	h, _, err := ffi.Open(ffi.RTLDNow, "")
-	return h, err
-}
+func openSelf() (*ffi.Lib, error) { return ffi.OpenLib(ffi.RTLDNow, "") }
 
 // Do runs fn holding the GIL on a locked OS thread (LockOSThread,
 // PyGILState_Ensure, fn, PyGILState_Release, UnlockOSThread), so any
@@ -311,6 +308,3 @@ func (py *Python) Held(fn func(g *GIL) error) error {
 type GIL struct{ py *Python }
 
 func (g *GIL) api() *pyapi.API { return g.py.api }
-
-// Python returns the interpreter.
-func (g *GIL) Python() *Python { return g.py }

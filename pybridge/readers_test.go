@@ -124,7 +124,7 @@ class S:
 				isDict = false
 				return nil
 			}
-			fromPy, errPy = g.ParseSUAI(obj)
+			fromPy, errPy = g.parseSUAI(obj)
 			return nil
 		}))
 		if !isDict {

@@ -24,8 +24,8 @@ func (py *Python) newRef(o Object) *Ref {
 	return r
 }
 
-// NewRef returns a Ref holding a new reference to o.
-func (g *GIL) NewRef(o Object) *Ref { return g.py.newRef(o) }
+// newRef returns a Ref holding a new reference to o.
+func (g *GIL) newRef(o Object) *Ref { return g.py.newRef(o) }
 
 // Object returns the object; use it only while holding the GIL and the Ref.
 func (r *Ref) Object() Object { return Object{r.p} }

@@ -118,18 +118,18 @@ func TestSoak(t *testing.T) {
 		defer g.DecRef(toNumpy)
 		toDpt := eval(t, g, "lambda c: dpt.from_dlpack(Holder(c, xdev))")
 		defer g.DecRef(toDpt)
-		srcDLPack, err := g.GetAttr(src, "__dlpack__")
+		srcDLPack, err := g.getAttr(src, "__dlpack__")
 		if err != nil {
 			return err
 		}
 		defer g.DecRef(srcDLPack)
-		baseX, baseSrc = g.RefCount(x), g.RefCount(src)
+		baseX, baseSrc = g.refCount(x), g.refCount(src)
 		export := func(arr *usm.Array, consumer Object) error {
 			c, err := g.ToDLPack(arr, dlpack.ExportOptions{MaxVersion: v1})
 			if err != nil {
 				return err
 			}
-			h, err := g.Call(consumer, []any{c}, nil)
+			h, err := g.call(consumer, []any{c}, nil)
 			g.DecRef(c)
 			if err != nil {
 				return err
@@ -164,11 +164,11 @@ func TestSoak(t *testing.T) {
 				tns.Release()
 			}
 			// A capsule to Go.
-			c, err := g.Call(srcDLPack, nil, nil)
+			c, err := g.call(srcDLPack, nil, nil)
 			if err != nil {
 				return err
 			}
-			tns, err := g.ImportCapsule(c, nil)
+			tns, err := g.importCapsule(c, nil)
 			g.DecRef(c)
 			if err != nil {
 				return err
@@ -179,10 +179,10 @@ func TestSoak(t *testing.T) {
 		end = rss(t, g)
 		ctl := eval(t, g, "soak_control("+strconv.Itoa(n)+")")
 		defer g.DecRef(ctl)
-		if control, err = g.Int(ctl); err != nil {
+		if control, err = g.toInt(ctl); err != nil {
 			return err
 		}
-		afterX, afterSrc = g.RefCount(x), g.RefCount(src)
+		afterX, afterSrc = g.refCount(x), g.refCount(src)
 		return nil
 	})
 	if err != nil {

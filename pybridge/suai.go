@@ -87,7 +87,7 @@ type dpctlClasses struct {
 	memoryAttr uintptr
 	// Cython C-API functions of dpctl (module.__pyx_capi__): the ref of a
 	// SyclQueue/SyclContext in one C call instead of a Python method call.
-	queueRef, contextRef uintptr
+	queueRef, contextRef ffi.Fn
 }
 
 // dpctlTypes returns dpctl's classes if dpctl (and dpctl.memory) have been
@@ -117,13 +117,13 @@ func (g *GIL) dpctlTypes() *cachedTypes {
 // until dpctl and dpctl.memory are imported.
 func (g *GIL) lookupDpctlClasses() (c dpctlClasses, ok bool) {
 	a := g.api()
-	sys, err := g.Import("sys")
+	sys, err := g.importModule("sys")
 	if err != nil {
 		a.ErrClear()
 		return c, false
 	}
 	defer g.DecRef(sys)
-	mods, err := g.GetAttr(sys, "modules")
+	mods, err := g.getAttr(sys, "modules")
 	if err != nil {
 		return c, false
 	}
@@ -210,12 +210,12 @@ func (g *GIL) suaiGetters(keys []uintptr) [2]uintptr {
 }
 
 func (g *GIL) makeGetters(keys []uintptr) (gt [2]uintptr) {
-	op, err := g.Import("operator")
+	op, err := g.importModule("operator")
 	if err != nil {
 		return gt
 	}
 	defer g.DecRef(op)
-	ig, err := g.GetAttr(op, "itemgetter")
+	ig, err := g.getAttr(op, "itemgetter")
 	if err != nil {
 		return gt
 	}
@@ -228,7 +228,7 @@ func (g *GIL) makeGetters(keys []uintptr) (gt [2]uintptr) {
 		}
 	}
 	for i, args := range [][]any{all, noOffset} {
-		f, err := g.Call(ig, args, nil)
+		f, err := g.call(ig, args, nil)
 		if err != nil {
 			g.DecRef(Object{gt[0]})
 			return [2]uintptr{}
@@ -244,7 +244,7 @@ func (g *GIL) makeGetters(keys []uintptr) (gt [2]uintptr) {
 // for an exact dict of the usual sizes; it reports false for other dicts
 // and where the getter raises (a key is missing), and the caller then
 // looks the keys up one by one, so the values are the same either way.
-func (g *GIL) suaiValues(s *SUAI, keys []uintptr) bool {
+func (g *GIL) suaiValues(s *suaiDict, keys []uintptr) bool {
 	a := g.api()
 	d := s.dict
 	if a.Type(d) != a.DictType {
@@ -278,7 +278,7 @@ func (g *GIL) suaiValues(s *SUAI, keys []uintptr) bool {
 
 // pyxCAPI returns the C function a Cython module exports under name in its
 // __pyx_capi__ dict (a capsule named by the function's signature), or 0.
-func (g *GIL) pyxCAPI(modules uintptr, module, name string) uintptr {
+func (g *GIL) pyxCAPI(modules uintptr, module, name string) ffi.Fn {
 	a := g.api()
 	m := a.DictGetItemString(modules, module)
 	if m == 0 {
@@ -303,10 +303,10 @@ func (g *GIL) pyxCAPI(modules uintptr, module, name string) uintptr {
 	if fn == 0 {
 		a.ErrClear()
 	}
-	return fn // the module, and so the function, lives for the process
+	return ffi.Fn(fn) // the module, and so the function, lives for the process
 }
 
-// SUAI is the __sycl_usm_array_interface__ dict of one object, read for
+// suaiDict is the __sycl_usm_array_interface__ dict of one object, read for
 // usm.ParseFields: it implements usm.Fields over the live Python objects.
 // Every value it reads is held by a strong reference it owns, and a list
 // is read as a tuple copy it owns, so Python code that runs meanwhile
@@ -316,7 +316,7 @@ func (g *GIL) pyxCAPI(modules uintptr, module, name string) uintptr {
 // converted generically, so a container that holds itself is just a
 // value of the wrong type. Its methods need the GIL; Release it (with the
 // GIL) when parsing is done.
-type SUAI struct {
+type suaiDict struct {
 	// Inverted reports that data[1] was true and was ignored: the dict
 	// came from dpctl.memory, whose True means "writable" (see
 	// RATIONALE.md).
@@ -332,11 +332,11 @@ type SUAI struct {
 	released bool
 }
 
-var _ usm.Fields = (*SUAI)(nil)
+var _ usm.Fields = (*suaiDict)(nil)
 
 // Release drops the references the SUAI holds; a capsule source in the
 // syclobj it read stops working.
-func (s *SUAI) Release(g *GIL) {
+func (s *suaiDict) Release(g *GIL) {
 	if s == nil || s.released {
 		return
 	}
@@ -362,7 +362,7 @@ func (s *SUAI) Release(g *GIL) {
 	s.dict = 0
 }
 
-// ReadSUAI reads obj.__sycl_usm_array_interface__ (once) and the dict's
+// readSUAI reads obj.__sycl_usm_array_interface__ (once) and the dict's
 // values at the SUAI keys, as dpctl's parser does before checking them,
 // and returns them for usm.ParseFields or usm.Registry.ParseFields.
 // "syclobj" is read as a filter string, a syclobj.QueueRef or ContextRef
@@ -380,19 +380,19 @@ func (s *SUAI) Release(g *GIL) {
 //
 // A missing attribute is a usm.ErrValue error, as in dpctl; an exception
 // raised by the attribute's getter, or while looking a key up, propagates.
-func (g *GIL) ReadSUAI(obj Object) (*SUAI, error) {
+func (g *GIL) readSUAI(obj Object) (*suaiDict, error) {
 	a := g.api()
 	d := a.GetAttrC(obj.p, cSUAI)
 	if d == 0 {
 		if a.ErrGivenMatches(a.ErrOccurred(), a.Exc["AttributeError"]) {
 			a.ErrClear()
-			return nil, errkind.New(errNoSUAIAttrKind, "pybridge.ReadSUAI", "argument of type "+g.TypeName(obj)+" does not expose `__sycl_usm_array_interface__`")
+			return nil, errkind.New(errNoSUAIAttrKind, "pybridge.ReadSUAI", "argument of type "+g.objTypeName(obj)+" does not expose `__sycl_usm_array_interface__`")
 		}
 		return nil, g.fetch("pybridge.ReadSUAI")
 	}
 	if !a.HasFlag(d, pyapi.TPFlagsDictSubclass) {
 		a.DecRef(d)
-		return nil, errkind.New(errkind.Value, "pybridge.ReadSUAI", "argument of type "+g.TypeName(obj)+" does not correctly expose `__sycl_usm_array_interface__` (not a dict)")
+		return nil, errkind.New(errkind.Value, "pybridge.ReadSUAI", "argument of type "+g.objTypeName(obj)+" does not correctly expose `__sycl_usm_array_interface__` (not a dict)")
 	}
 	s, err := g.readSUAIDict(d)
 	if err != nil {
@@ -404,9 +404,9 @@ func (g *GIL) ReadSUAI(obj Object) (*SUAI, error) {
 
 // readSUAIDict reads the SUAI dict d (a dict or dict subclass), taking
 // over the caller's reference to it.
-func (g *GIL) readSUAIDict(d uintptr) (*SUAI, error) {
+func (g *GIL) readSUAIDict(d uintptr) (*suaiDict, error) {
 	a := g.api()
-	s := &SUAI{g: g, dict: d}
+	s := &suaiDict{g: g, dict: d}
 	keys, err := g.suaiKeyObjects()
 	if err != nil {
 		s.Release(g)
@@ -434,7 +434,7 @@ func (g *GIL) readSUAIDict(d uintptr) (*SUAI, error) {
 }
 
 // value returns the value at key (0: absent).
-func (s *SUAI) value(key string) uintptr {
+func (s *suaiDict) value(key string) uintptr {
 	if i := keyIndex(key); i >= 0 {
 		return s.vals[i]
 	}
@@ -442,7 +442,7 @@ func (s *SUAI) value(key string) uintptr {
 }
 
 // Int implements usm.Fields.
-func (s *SUAI) Int(key string) (int64, bool, error) {
+func (s *suaiDict) Int(key string) (int64, bool, error) {
 	v := s.value(key)
 	if v == 0 {
 		return 0, false, nil
@@ -452,7 +452,7 @@ func (s *SUAI) Int(key string) (int64, bool, error) {
 }
 
 // Data implements usm.Fields.
-func (s *SUAI) Data() (uint64, bool, error) {
+func (s *suaiDict) Data() (uint64, bool, error) {
 	g, a := s.g, s.g.api()
 	v := s.vals[keyData]
 	if v == 0 || v == a.None {
@@ -476,12 +476,12 @@ func (s *SUAI) Data() (uint64, bool, error) {
 				return 0, false, g.fetch("len(data)")
 			}
 			a.ErrClear()
-			return 0, false, &usm.ReadError{Kind: usm.ErrType, Index: -1, Found: g.TypeName(Object{v})}
+			return 0, false, &usm.ReadError{Kind: usm.ErrType, Index: -1, Found: g.objTypeName(Object{v})}
 		}
 		if n != 2 {
 			return 0, false, &usm.ReadError{Kind: usm.ErrValue}
 		}
-		return 0, false, &usm.ReadError{Kind: usm.ErrType, Found: "an item of " + g.TypeName(Object{v})}
+		return 0, false, &usm.ReadError{Kind: usm.ErrType, Found: "an item of " + g.objTypeName(Object{v})}
 	}
 	if a.SeqSize(t) != 2 {
 		return 0, false, &usm.ReadError{Kind: usm.ErrValue}
@@ -506,7 +506,7 @@ func (s *SUAI) Data() (uint64, bool, error) {
 // descriptor, which only _Memory and its subclasses can have. A class
 // that stores a dict of the same shape, or calls itself _Memory through
 // __class__, does not count.
-func (s *SUAI) fromDpctlMemory() bool {
+func (s *suaiDict) fromDpctlMemory() bool {
 	if s.obj == 0 {
 		return false
 	}
@@ -545,7 +545,7 @@ var usmNdarrayTypes = map[string]bool{
 // change), a copy for a list (PyList_AsTuple, which runs no Python code).
 // Subclasses are read the same way: their __len__, __getitem__ and
 // __iter__ are not called. It returns 0 for any other value.
-func (s *SUAI) snapshot(v uintptr, slot int) (uintptr, error) {
+func (s *suaiDict) snapshot(v uintptr, slot int) (uintptr, error) {
 	a := s.g.api()
 	var t uintptr
 	switch fl := a.TypeFlags(a.Type(v)); {
@@ -574,7 +574,7 @@ func seqSlot(key string) int {
 }
 
 // Len implements usm.Fields.
-func (s *SUAI) Len(key string) (int, bool, error) {
+func (s *suaiDict) Len(key string) (int, bool, error) {
 	a := s.g.api()
 	slot := seqSlot(key)
 	if slot < 0 {
@@ -589,13 +589,13 @@ func (s *SUAI) Len(key string) (int, bool, error) {
 		return 0, false, err
 	}
 	if t == 0 {
-		return 0, false, &usm.ReadError{Kind: usm.ErrValue, Found: s.g.TypeName(Object{v})}
+		return 0, false, &usm.ReadError{Kind: usm.ErrValue, Found: s.g.objTypeName(Object{v})}
 	}
 	return a.SeqSize(t), true, nil
 }
 
 // Elem implements usm.Fields.
-func (s *SUAI) Elem(key string, i int) (int64, error) {
+func (s *suaiDict) Elem(key string, i int) (int64, error) {
 	a := s.g.api()
 	var t uintptr
 	if slot := seqSlot(key); slot >= 0 {
@@ -623,14 +623,14 @@ const maxTypestrLen = 4
 
 // Typestr implements usm.Fields: a str or str subclass, every character of
 // it (an embedded NUL is kept, and refused by the parser).
-func (s *SUAI) Typestr() (string, error) {
+func (s *suaiDict) Typestr() (string, error) {
 	g, a := s.g, s.g.api()
 	v := s.vals[keyTypestr]
 	if v == 0 || v == a.None {
 		return "", &usm.ReadError{Kind: usm.ErrValue, Found: "None"}
 	}
 	if !a.HasFlag(v, pyapi.TPFlagsUnicodeSubclass) {
-		return "", &usm.ReadError{Kind: usm.ErrValue, Found: g.TypeName(Object{v}) + " value"}
+		return "", &usm.ReadError{Kind: usm.ErrValue, Found: g.objTypeName(Object{v}) + " value"}
 	}
 	c, n, ok := a.UnicodeUTF8AndSize(v)
 	if !ok { // a lone surrogate: no typestr, and no UTF-8 to show
@@ -647,7 +647,7 @@ func (s *SUAI) Typestr() (string, error) {
 }
 
 // Syclobj implements usm.Fields.
-func (s *SUAI) Syclobj() (syclobj.Obj, error) {
+func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 	g, a := s.g, s.g.api()
 	so := s.vals[keySyclobj]
 	if so == 0 || so == a.None {
@@ -686,7 +686,7 @@ func (s *SUAI) Syclobj() (syclobj.Obj, error) {
 		}
 		var ref uintptr
 		if ty.queueRef != 0 {
-			ref = ffi.Call(ty.queueRef, so)
+			ref = ty.queueRef.Call(so)
 		} else {
 			var err error
 			if ref, err = g.addressofRef(so); err != nil {
@@ -700,7 +700,7 @@ func (s *SUAI) Syclobj() (syclobj.Obj, error) {
 	}
 	if ty.context != 0 && t == ty.context {
 		if ty.contextRef != 0 {
-			return syclobj.UnsafeContextRef(ffi.Call(ty.contextRef, so)), nil
+			return syclobj.UnsafeContextRef(ty.contextRef.Call(so)), nil
 		}
 		ref, err := g.addressofRef(so)
 		if err != nil {
@@ -724,12 +724,12 @@ func (s *SUAI) Syclobj() (syclobj.Obj, error) {
 			}
 			s.keep = append(s.keep, c)
 			if a.Type(c) != a.CapsuleType {
-				return nil, errkind.New(errkind.Value, "_get_capsule", "returned "+g.TypeName(Object{c})+", not a capsule")
+				return nil, errkind.New(errkind.Value, "_get_capsule", "returned "+g.objTypeName(Object{c})+", not a capsule")
 			}
 			return g.takeRefCapsule(c)
 		}), nil
 	}
-	return nil, &usm.ReadError{Kind: usm.ErrValue, Found: g.TypeName(Object{so})}
+	return nil, &usm.ReadError{Kind: usm.ErrValue, Found: g.objTypeName(Object{so})}
 }
 
 func errReleased() error {
@@ -786,10 +786,10 @@ func (g *GIL) takeRefCapsule(c uintptr) (syclobj.Obj, error) {
 
 func quote(s string) string { return "\"" + s + "\"" }
 
-// ParseSUAI reads obj's SUAI and parses it (usm.ParseFields): dpctl's
+// parseSUAI reads obj's SUAI and parses it (usm.ParseFields): dpctl's
 // checks without binding the pointer to a backend.
-func (g *GIL) ParseSUAI(obj Object) (usm.Interface, error) {
-	s, err := g.ReadSUAI(obj)
+func (g *GIL) parseSUAI(obj Object) (usm.Interface, error) {
+	s, err := g.readSUAI(obj)
 	if err != nil {
 		return usm.Interface{}, err
 	}
@@ -821,7 +821,7 @@ func (g *GIL) asArray(obj Object, reg *usm.Registry, keepSyclobj bool) (*usm.Arr
 		}
 		reg = d.reg
 	}
-	s, err := g.ReadSUAI(obj)
+	s, err := g.readSUAI(obj)
 	if err != nil {
 		return nil, nil, err
 	}

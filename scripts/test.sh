@@ -9,7 +9,10 @@
 # script that cannot install its runtime exits non-zero; the tests of that
 # runtime then skip locally and fail where USMBRIDGE_REQUIRE names it (CI).
 #
-# Options: --no-setup  run the tests only; --quick  one cgo mode, no race.
+# Before the tests it runs golangci-lint (.golangci.yml), which
+# scripts/setup-05-lint.sh installs.
+#
+# Options: --no-setup  run the lint and tests only; --quick  one cgo mode, no race.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +45,17 @@ run() {
 	echo "== $*"
 	"$@" || status=1
 }
+# Lint first (.golangci.yml): golangci-lint as installed by
+# scripts/setup-05-lint.sh. Missing, it is skipped locally and a failure
+# where USMBRIDGE_REQUIRE names "lint" (CI).
+if [ -n "${USMBRIDGE_GOLANGCI_LINT:-}" ] && [ -x "$USMBRIDGE_GOLANGCI_LINT" ]; then
+	run "$USMBRIDGE_GOLANGCI_LINT" run ./...
+elif [[ ",${USMBRIDGE_REQUIRE:-}," == *,lint,* || ",${USMBRIDGE_REQUIRE:-}," == *,all,* ]]; then
+	echo "!! golangci-lint is required (USMBRIDGE_REQUIRE) but scripts/setup-05-lint.sh did not install it" >&2
+	status=1
+else
+	echo "== golangci-lint not installed (scripts/setup-05-lint.sh); lint skipped"
+fi
 run env CGO_ENABLED=0 go test -count=1 -shuffle=on ./...
 if [ "$quick" = 0 ]; then
 	run env CGO_ENABLED=1 go test -count=1 -shuffle=on -race ./...

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -52,10 +51,10 @@ func ExampleType_DataType() {
 }
 
 func ExampleFromDataType() {
-	t, err := typestr.FromDataType(dlabi.DataType{Code: dlabi.Complex, Bits: 128, Lanes: 1})
+	t, err := typestr.FromDataType(typestr.DataType{Code: 5, Bits: 128, Lanes: 1}) // kDLComplex
 	fmt.Println(t, err)
 
-	_, err = typestr.FromDataType(dlabi.DataType{Code: dlabi.Bfloat, Bits: 16, Lanes: 1})
+	_, err = typestr.FromDataType(typestr.DataType{Code: 4, Bits: 16, Lanes: 1}) // kDLBfloat
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, usm.ErrBuffer))
 	// Output:

@@ -40,6 +40,11 @@ var hostOrder = func() ByteOrder {
 	return Big
 }()
 
+// DataType is DLPack's DLDataType (type code, bits, lanes), the same type
+// as dlpack.DataType; typestr, below package dlpack, names it for the
+// conversions Type.DataType and FromDataType.
+type DataType = dlabi.DataType
+
 // Type is a parsed typestring: kind, item size in bytes and byte order as
 // written. The zero value is invalid.
 type Type struct {
@@ -189,7 +194,7 @@ func (t Type) String() string {
 // (kDLBool, 8, 1), complex to kDLComplex with bits = total size, f2 to
 // (kDLFloat, 16, 1). A byte-swapped t is a usm.ErrBuffer error: DLPack data
 // is always in native order.
-func (t Type) DataType() (dlabi.DataType, error) {
+func (t Type) DataType() (DataType, error) {
 	if !t.Valid() {
 		return dlabi.DataType{}, malformed(string(rune(t.Order))+string(rune(t.Kind))+strconv.Itoa(t.Size), "not a valid typestr")
 	}
@@ -216,7 +221,7 @@ func (t Type) DataType() (dlabi.DataType, error) {
 // with no typestring (bfloat16, float8/6/4, opaque handles, unknown codes),
 // lanes other than 1, sub-byte or odd bit widths are usm.ErrBuffer errors
 // naming the dtype.
-func FromDataType(dt dlabi.DataType) (Type, error) {
+func FromDataType(dt DataType) (Type, error) {
 	unsupported := func(reason string) (Type, error) {
 		return Type{}, &Error{Input: dt.String(), Reason: reason, kind: errkind.Buffer}
 	}

@@ -6,17 +6,22 @@ import (
 	"github.com/usmbridge/usmbridge/internal/errkind"
 )
 
+// DLDevice is DLPack's DLDevice: a device type (kDLCPU, kDLOneAPI) and a
+// device id. It is the same type as dlpack.Device, which also names the
+// device types; usm, below package dlpack, names it for its own API.
+type DLDevice = dlabi.Device
+
 // Array is an Interface bound to the memory it describes: which backend owns
 // the pointer, what kind of USM it is, which queue to wait on and who keeps
 // the memory alive.
 type Array struct {
 	Interface
-	Backend  Backend      // owning backend; nil for plain host memory no backend knows
-	Memory   PointerInfo  // what the backend knows about Data
-	Device   int          // backend-local device the array is on; -1 if none
-	Queue    Queue        // waited on before the memory is handed out; may be nil
-	Owner    Owner        // keeps the memory alive; nil if the caller guarantees it
-	DLDevice dlabi.Device // the DLPack device of the memory
+	Backend  Backend     // owning backend; nil for plain host memory no backend knows
+	Memory   PointerInfo // what the backend knows about Data
+	Device   int         // backend-local device the array is on; -1 if none
+	Queue    Queue       // waited on before the memory is handed out; may be nil
+	Owner    Owner       // keeps the memory alive; nil if the caller guarantees it
+	DLDevice DLDevice    // the DLPack device of the memory
 }
 
 // Wait waits for the array's queue, if it has one.

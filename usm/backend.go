@@ -10,7 +10,6 @@ import (
 	"github.com/usmbridge/usmbridge/internal/refcount"
 	"github.com/usmbridge/usmbridge/internal/spans"
 
-	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/syclobj"
 )
@@ -101,10 +100,10 @@ type RefBinder interface {
 // not the registry's global index (the dpctl bridge numbers devices as
 // sycl::device::get_devices() does).
 type DLPackDevicer interface {
-	DLPackDevice(device int) (dlabi.Device, error)
+	DLPackDevice(device int) (DLDevice, error)
 	// LocalDevice maps a kDLOneAPI device back; ok is false if the id is
 	// not one of this backend's devices.
-	LocalDevice(d dlabi.Device) (device int, ok bool)
+	LocalDevice(d DLDevice) (device int, ok bool)
 }
 
 // Owner keeps memory alive. Retain adds a reference and reports false if the

@@ -9,7 +9,7 @@
 // checks in dpctl's order, with the exception kinds dpctl raises, reading
 // each field once, with the type it expects, from a Fields: ParseFields
 // takes any implementation, Parse reads a dict of Go values, ParseJSON
-// reads JSON text, and pybridge reads live Python objects (GIL.ReadSUAI).
+// reads JSON text, and pybridge reads live Python objects (through usm.Fields).
 // No container is converted or walked generically, so values that contain
 // themselves are just values of the wrong type. A Fields reports a value
 // of the wrong form with a *ReadError, which the parser turns into a

@@ -18,7 +18,7 @@ import (
 // strides) and Elem("shape", i).
 //
 // Parse reads Go maps, ParseJSON reads JSON text, and pybridge reads live
-// Python objects with the same rules (GIL.ReadSUAI). Integers are read as
+// Python objects with the same rules (pybridge's SUAI reader). Integers are read as
 // Python's operator.index reads them: a bool is an integer, a float or a
 // string is not.
 //
@@ -228,7 +228,7 @@ func intError(field string, err error) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	k, _ := re.Kind.(*errkind.Kind)
+	k, _ := re.Kind.(*errkind.Kind) //nolint:errorlint // Kind holds a kind sentinel, not a chain
 	if k == errkind.Overflow {
 		return &MalformedError{Field: field, Reason: "integer " + re.Found + " does not fit in int64", kind: k, Err: re.Err}
 	}
@@ -241,7 +241,7 @@ func dataError(err error) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	switch k, _ := re.Kind.(*errkind.Kind); {
+	switch k, _ := re.Kind.(*errkind.Kind); { //nolint:errorlint // as in intError
 	case k == errkind.Value:
 		return &MalformedError{Field: "data", Reason: "'data' field is required, and must be a tuple (usm_pointer, is_read_only_boolean)", kind: k, Err: re.Err}
 	case re.Index < 0:

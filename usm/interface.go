@@ -1,6 +1,7 @@
 package usm
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -28,7 +29,7 @@ const Version1 = 1
 
 // Window returns the bytes the array touches relative to Data.
 func (in *Interface) Window() (Window, error) {
-	return ByteWindow(in.Shape, in.Strides, in.Offset, in.Typestr.Size)
+	return byteWindow(in.Shape, in.Strides, in.Offset, in.Typestr.Size)
 }
 
 // ElementPointer returns the address of element 0: Data + Offset·itemsize.
@@ -41,12 +42,12 @@ func (in *Interface) EffectiveStrides() []int64 {
 	if in.Strides != nil {
 		return in.Strides
 	}
-	return CStrides(in.Shape)
+	return cStrides(in.Shape)
 }
 
-// Validate checks a hand-built Interface with the rules Parse applies (except
+// validate checks a hand-built Interface with the rules Parse applies (except
 // pointer binding, which needs a Registry).
-func (in *Interface) Validate() error {
+func (in *Interface) validate() error {
 	if in.Version != Version1 {
 		return malformed(errkind.Value, "version", "dict('version': "+strconv.Itoa(in.Version)+") is unexpected. The only recognized version is 1.")
 	}
@@ -68,7 +69,7 @@ func (in *Interface) Validate() error {
 // wrapLayout turns a layout-math error into a MalformedError of the same kind.
 func wrapLayout(err error) error {
 	k := errkind.Value
-	if e, ok := err.(*errkind.Error); ok {
+	if e := (*errkind.Error)(nil); errors.As(err, &e) {
 		k = e.Kind
 	}
 	return &MalformedError{Field: "shape/strides/offset", Reason: "invalid layout", kind: k, Err: err}
@@ -110,7 +111,7 @@ func errNotADict() error { return malformed(errkind.Value, "dict", "not a dict")
 // Array.SUAI, which refuses memory that is not USM.
 func (in *Interface) Map() map[string]any {
 	var strides any
-	if in.Strides != nil && !IsCContiguous(in.Shape, in.Strides) {
+	if in.Strides != nil && !isCContiguous(in.Shape, in.Strides) {
 		strides = append([]int64(nil), in.Strides...)
 	}
 	var so any = in.Syclobj

@@ -23,7 +23,7 @@ func requireKind(t testing.TB, err error, want error) {
 	t.Helper()
 	require.Error(t, err)
 	for _, k := range kinds {
-		if k == want {
+		if k == want { //nolint:errorlint // which sentinel of the list, not error matching
 			require.ErrorIs(t, err, k, "%v", err)
 		} else {
 			require.NotErrorIs(t, err, k, "%v", err)

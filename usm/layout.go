@@ -33,10 +33,10 @@ func overflow(what string) error {
 	return errkind.New(errkind.Overflow, "usm layout", what+" overflows int64")
 }
 
-// ElementCount returns the number of elements of an array of the given
+// elementCount returns the number of elements of an array of the given
 // shape: 1 for a 0-d array, 0 if any extent is 0. Negative extents and
 // products beyond int64 (counting zero extents as 1) are errors.
-func ElementCount(shape []int64) (int64, error) {
+func elementCount(shape []int64) (int64, error) {
 	n := int64(1)
 	zero := false
 	for i, s := range shape {
@@ -59,10 +59,10 @@ func ElementCount(shape []int64) (int64, error) {
 	return n, nil
 }
 
-// CStrides returns the C-contiguous (row-major) element strides of shape.
+// cStrides returns the C-contiguous (row-major) element strides of shape.
 // Extents of 0 count as 1, so the result is defined for empty arrays. It
-// assumes ElementCount(shape) succeeded.
-func CStrides(shape []int64) []int64 {
+// assumes elementCount(shape) succeeded.
+func cStrides(shape []int64) []int64 {
 	st := make([]int64, len(shape))
 	acc := int64(1)
 	for i := len(shape) - 1; i >= 0; i-- {
@@ -72,8 +72,8 @@ func CStrides(shape []int64) []int64 {
 	return st
 }
 
-// FStrides returns the Fortran-contiguous (column-major) element strides.
-func FStrides(shape []int64) []int64 {
+// fStrides returns the Fortran-contiguous (column-major) element strides.
+func fStrides(shape []int64) []int64 {
 	st := make([]int64, len(shape))
 	acc := int64(1)
 	for i := range shape {
@@ -83,19 +83,19 @@ func FStrides(shape []int64) []int64 {
 	return st
 }
 
-// IsCContiguous reports whether elements addressed by strides (nil means C
+// isCContiguous reports whether elements addressed by strides (nil means C
 // order) are laid out in row-major order without gaps. Dimensions of extent
 // 1 may have any stride, and empty arrays are contiguous, as in NumPy.
-func IsCContiguous(shape, strides []int64) bool {
+func isCContiguous(shape, strides []int64) bool {
 	if strides == nil {
 		return true
 	}
 	return contiguous(shape, strides, len(shape)-1, -1)
 }
 
-// IsFContiguous reports whether the elements are laid out in column-major
-// order without gaps (same relaxed rules as IsCContiguous).
-func IsFContiguous(shape, strides []int64) bool {
+// isFContiguous reports whether the elements are laid out in column-major
+// order without gaps (same relaxed rules as isCContiguous).
+func isFContiguous(shape, strides []int64) bool {
 	if strides == nil {
 		// C order: F-contiguous only if at most one extent exceeds 1.
 		big := 0
@@ -149,20 +149,20 @@ func (w Window) String() string {
 	return "[" + strconv.FormatInt(w.Lo, 10) + ", " + strconv.FormatInt(w.Hi, 10) + ")"
 }
 
-// ByteWindow returns the bytes an array touches, relative to its data
+// byteWindow returns the bytes an array touches, relative to its data
 // pointer: the element with all-zero indices is at offset·itemsize, negative
 // strides reach below it. strides nil means C-contiguous; a 0-d array
 // touches one item at the offset; a size-0 array touches nothing (an empty
 // window at the offset). All arithmetic is overflow-checked, and Len of the
 // result fits in int64.
-func ByteWindow(shape, strides []int64, offset int64, itemsize int) (Window, error) {
+func byteWindow(shape, strides []int64, offset int64, itemsize int) (Window, error) {
 	if strides != nil && len(strides) != len(shape) {
 		return Window{}, errkind.New(errkind.Value, "usm layout", "strides has "+strconv.Itoa(len(strides))+" entries for "+strconv.Itoa(len(shape))+" dimensions")
 	}
 	if itemsize <= 0 {
 		return Window{}, errkind.New(errkind.Value, "usm layout", "itemsize "+strconv.Itoa(itemsize)+" is not positive")
 	}
-	n, err := ElementCount(shape)
+	n, err := elementCount(shape)
 	if err != nil {
 		return Window{}, err
 	}

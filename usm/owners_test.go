@@ -14,7 +14,7 @@ func (*stubBackend) Devices() []syclobj.Device        { return nil }
 func (*stubBackend) QueryPointer(uintptr) PointerInfo { return PointerInfo{Device: -1} }
 func nop() error                                      { return nil }
 
-type valueBackend struct{ devs []syclobj.Device } // not comparable
+type valueBackend struct{ _ []syclobj.Device } // not comparable
 
 func (valueBackend) Name() syclobj.Backend            { return syclobj.OpenCL }
 func (valueBackend) Devices() []syclobj.Device        { return nil }

@@ -34,13 +34,13 @@ type globalDevice struct {
 func NewRegistry(bs ...Backend) *Registry {
 	r := &Registry{}
 	for _, b := range bs {
-		r.Add(b)
+		r.add(b)
 	}
 	return r
 }
 
-// Add registers a backend and rebuilds the global device order.
-func (r *Registry) Add(b Backend) {
+// add registers a backend and rebuilds the global device order.
+func (r *Registry) add(b Backend) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.backends = append(r.backends, b)
@@ -71,8 +71,8 @@ func (r *Registry) Add(b Backend) {
 	}
 }
 
-// Backends returns the registered backends in rank order.
-func (r *Registry) Backends() []Backend {
+// rankedBackends returns the registered backends in rank order.
+func (r *Registry) rankedBackends() []Backend {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return slices.Clone(r.backends)
@@ -85,8 +85,8 @@ func (r *Registry) Devices() []syclobj.Device {
 	return slices.Clone(r.descs)
 }
 
-// Device returns the backend and backend-local index of a global device.
-func (r *Registry) Device(global int) (Backend, int, error) {
+// deviceAt returns the backend and backend-local index of a global device.
+func (r *Registry) deviceAt(global int) (Backend, int, error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if global < 0 || global >= len(r.devices) {
@@ -96,8 +96,8 @@ func (r *Registry) Device(global int) (Backend, int, error) {
 	return d.b, d.local, nil
 }
 
-// GlobalIndex returns the global index of a backend-local device, or -1.
-func (r *Registry) GlobalIndex(b Backend, local int) int {
+// globalIndex returns the global index of a backend-local device, or -1.
+func (r *Registry) globalIndex(b Backend, local int) int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for i, d := range r.devices {
@@ -153,14 +153,14 @@ func (r *Registry) Lookup(ptr uintptr) (Backend, PointerInfo) {
 // DLPackDevice returns the DLPack device of memory on a backend-local
 // device: (kDLCPU, 0) for the host backend, (kDLOneAPI, global index) for
 // SYCL backends unless the backend numbers devices itself.
-func (r *Registry) DLPackDevice(b Backend, local int) (dlabi.Device, error) {
+func (r *Registry) DLPackDevice(b Backend, local int) (DLDevice, error) {
 	if b == nil || b.Name() == syclobj.Host {
 		return dlabi.Device{Type: dlabi.CPU, ID: 0}, nil
 	}
 	if d, ok := b.(DLPackDevicer); ok {
 		return d.DLPackDevice(local)
 	}
-	g := r.GlobalIndex(b, local)
+	g := r.globalIndex(b, local)
 	if g < 0 {
 		return dlabi.Device{}, errkind.New(errkind.Buffer, "usm.Registry.DLPackDevice", "device "+strconv.Itoa(local)+" of backend "+b.Name().String()+" is not registered")
 	}
@@ -170,18 +170,18 @@ func (r *Registry) DLPackDevice(b Backend, local int) (dlabi.Device, error) {
 // FromDLPackDevice returns the backend and backend-local device of a
 // kDLOneAPI device: backends that number devices themselves are asked
 // first, then the id is taken as a global index.
-func (r *Registry) FromDLPackDevice(d dlabi.Device) (Backend, int, error) {
+func (r *Registry) FromDLPackDevice(d DLDevice) (Backend, int, error) {
 	if d.Type != dlabi.OneAPI {
 		return nil, -1, errkind.New(errkind.Buffer, "usm.Registry.FromDLPackDevice", "device "+d.String()+" is not kDLOneAPI")
 	}
-	for _, b := range r.Backends() {
+	for _, b := range r.rankedBackends() {
 		if dd, ok := b.(DLPackDevicer); ok {
 			if local, ok := dd.LocalDevice(d); ok {
 				return b, local, nil
 			}
 		}
 	}
-	b, local, err := r.Device(int(d.ID))
+	b, local, err := r.deviceAt(int(d.ID))
 	if err != nil {
 		return nil, -1, err
 	}
@@ -262,7 +262,7 @@ func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
 		}
 		return binding{b: b, info: info, device: dev, q: q}, nil
 	case syclobj.ContextRef, syclobj.QueueRef:
-		for _, b := range r.Backends() {
+		for _, b := range r.rankedBackends() {
 			rb, ok := b.(RefBinder)
 			if !ok {
 				continue
@@ -302,7 +302,7 @@ func (r *Registry) Parse(m map[string]any) (*Array, error) {
 // Bind validates a hand-built Interface and binds it like Parse (Owner
 // included).
 func (r *Registry) Bind(in Interface) (*Array, error) {
-	if err := in.Validate(); err != nil {
+	if err := in.validate(); err != nil {
 		return nil, err
 	}
 	bd, err := r.bind(in.Data, in.Syclobj)

@@ -99,7 +99,7 @@ func View[T Element](a *Array) ([]T, error) {
 	if a.ReadOnly {
 		return nil, accessErr(errkind.Buffer, op, "the array is read-only; read it with usm.Values, usm.At or usm.CopyToSlice")
 	}
-	if !IsCContiguous(a.Shape, a.Strides) {
+	if !isCContiguous(a.Shape, a.Strides) {
 		return nil, accessErr(errkind.Buffer, op, "strides "+ints(a.Strides)+" of shape "+ints(a.Shape)+" are not C-contiguous; use usm.Values, usm.At or usm.CopyToSlice")
 	}
 	p := a.ElementPointer()
@@ -109,7 +109,7 @@ func View[T Element](a *Array) ([]T, error) {
 	if err := a.Wait(); err != nil {
 		return nil, err
 	}
-	n, _ := ElementCount(a.Shape) // checked by checkType
+	n, _ := elementCount(a.Shape) // checked by checkType
 	if n == 0 {
 		return []T{}, nil
 	}
@@ -216,7 +216,7 @@ func copySlice[T Element](op string, a *Array, s []T, toArray bool) error {
 	if toArray && a.ReadOnly {
 		return accessErr(errkind.Buffer, op, "the array is read-only")
 	}
-	n, _ := ElementCount(a.Shape)
+	n, _ := elementCount(a.Shape)
 	if int64(len(s)) != n {
 		return accessErr(errkind.Value, op, "the slice has "+strconv.Itoa(len(s))+" elements, the array "+strconv.FormatInt(n, 10))
 	}
@@ -250,7 +250,7 @@ func copySlice[T Element](op string, a *Array, s []T, toArray bool) error {
 	// this: the bytes between elements are not the array's to write.
 	var stage []byte
 	var w Window
-	if cp != nil && !toArray && !IsCContiguous(a.Shape, a.Strides) {
+	if cp != nil && !toArray && !isCContiguous(a.Shape, a.Strides) {
 		w, _ = a.Window() // checked by checkType
 		if w.Len()/stagingSlack <= n*isz {
 			stage = make([]byte, w.Len())

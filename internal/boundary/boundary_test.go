@@ -27,7 +27,7 @@ func TestRecoverCountsLogsAndReports(t *testing.T) {
 	func() {
 		defer Recover("test boundary", &err)
 		var m map[string]int
-		m["x"] = 1 // a runtime error, as a real bug would be
+		m["x"] = 1 //nolint:staticcheck // a runtime error, as a real bug would be
 	}()
 	var pe *PanicError
 	if !errors.As(err, &pe) || pe.Where != "test boundary" || len(pe.Stack) == 0 {
@@ -84,8 +84,8 @@ func TestCallbackPanicIsRecovered(t *testing.T) {
 			Check("test callback")
 		})
 		InjectPanic("test callback")
-		ffi.Call(cb, 42) // C calls Go, which panics
-		ffi.Call(cb, 43) // and the callback still works
+		ffi.Fn(cb).Call(42) // C calls Go, which panics
+		ffi.Fn(cb).Call(43) // and the callback still works
 		if seen != 43 || Panics() != 1 || len(logs()) != 1 {
 			t.Fatalf("seen %d, panics %d, logs %v", seen, Panics(), logs())
 		}

@@ -2,13 +2,20 @@ package dpctlapi
 
 import "github.com/usmbridge/usmbridge/internal/ffi"
 
+// symContextGetNative is sycl::_V1::context::getNative() const, mangled.
+const symContextGetNative = "_ZNK4sycl3_V17context9getNativeEv"
+
 // Native holds the entry points that lead from a DPCTLSyclContextRef to
 // the native context of its SYCL backend. dpctl's C API has no native
 // getter, but a DPCTLSyclContextRef is a sycl::context*, and the SYCL
 // library dpctl links exports the member function that returns its native
 // handle (sycl::_V1::context::getNative() const: `this` is the only
-// argument, the handle is the integer result). A field
-// is 0 when the library does not export it.
+// argument, the handle is the integer result). They are optional symbols
+// of the table, resolved through dpctl's library handle: dlsym on a
+// library handle searches its dependencies too, so they come from exactly
+// the libsycl that dpctl's library was linked against, whatever its file
+// name. A field is 0 when the library does not export it; the fields are
+// settable so that tests can put stand-ins in their place.
 //
 // getNative is raw C++: it throws (which through purego terminates the
 // process) where the backend has no native handle to give, and on OpenCL
@@ -17,17 +24,19 @@ import "github.com/usmbridge/usmbridge/internal/ffi"
 // Unified Runtime's adapters always answer (RATIONALE.md, "Extents of
 // dpctl memory").
 type Native struct {
-	ContextGetBackend uintptr // DPCTLContext_GetBackend (NULL context → unknown backend)
-	ContextGetNative  uintptr // sycl::_V1::context::getNative() const
+	GetBackend ffi.Fn // DPCTLContext_GetBackend (NULL context → unknown backend)
+	GetNative  ffi.Fn // sycl::_V1::context::getNative() const
 }
 
-// LoadNative resolves Native through the handle of dpctl's library: dlsym
-// on a library handle searches its dependencies too, so the symbols come
-// from exactly the libsycl that dpctl's library was linked against,
-// whatever its file name.
-func (a *API) LoadNative() Native {
-	var n Native
-	n.ContextGetBackend, _ = ffi.Sym(a.Handle, "DPCTLContext_GetBackend")
-	n.ContextGetNative, _ = ffi.Sym(a.Handle, "_ZNK4sycl3_V17context9getNativeEv")
-	return n
-}
+// Native returns the entry points to native contexts.
+func (a *API) Native() Native { return a.native }
+
+// Present reports whether both entry points were found.
+func (n Native) Present() bool { return n.GetBackend.Present() && n.GetNative.Present() }
+
+// ContextGetBackend returns one of the Backend* constants.
+func (n Native) ContextGetBackend(ctx uintptr) int { return cint(n.GetBackend.Call(ctx)) }
+
+// ContextGetNative returns the native handle of ctx (see Native for when
+// it may be called).
+func (n Native) ContextGetNative(ctx uintptr) uintptr { return n.GetNative.Call(ctx) }

@@ -82,7 +82,7 @@ func Of(err error) *Kind {
 // OwnKind returns the kind e states itself, without unwrapping: the first of
 // All that its Is method accepts, or nil.
 func OwnKind(e error) *Kind {
-	if k, ok := e.(*Kind); ok {
+	if k, ok := e.(*Kind); ok { //nolint:errorlint // e's own kind: no unwrapping, by definition
 		return k
 	}
 	x, ok := e.(interface{ Is(error) bool })

@@ -70,3 +70,21 @@ func TestFnRegister(t *testing.T) {
 	Fn(0).Register(&none)
 	assert.Nil(t, none, "an absent optional entry point stays nil")
 }
+
+// A variable resolves to its address; a missing one is as required as a
+// missing function.
+func TestRequiredVar(t *testing.T) {
+	l, err := OpenLib(RTLDNow|RTLDLocal, "libc.so.6")
+	require.NoError(t, err)
+	var environ, missing uintptr
+	var getenv Fn
+	err = l.Resolve(RequiredVar(&environ, "environ"), Required(&getenv, "getenv"), RequiredVar(&missing, "usmbridge_no_such_var"))
+	var ms *MissingSymbolsError
+	require.True(t, errors.As(err, &ms), "%v", err)
+	assert.Equal(t, []string{"usmbridge_no_such_var"}, ms.Symbols)
+	p, err := l.Lookup("environ")
+	require.NoError(t, err)
+	assert.Equal(t, uintptr(p), environ)
+	assert.True(t, getenv.Present())
+	assert.Zero(t, missing)
+}

@@ -35,20 +35,6 @@ func (f Fn) Register(fptr any) {
 	}
 }
 
-// Call calls the C function at fn; see Fn.Call.
-// New code binds a table with Lib.Resolve and calls its Fn through typed
-// wrappers.
-//
-//go:uintptrescapes
-func Call(fn uintptr, args ...uintptr) uintptr {
-	r, _, _ := purego.SyscallN(fn, args...)
-	return r
-}
-
-// Bind sets *fptr to call the C function at addr.
-// New code uses Fn.Register.
-func Bind(fptr any, addr uintptr) { purego.RegisterFunc(fptr, addr) }
-
 // NewCallback returns a C function pointer that calls fn. Each call uses
 // one of the process's 2000 permanent slots: create callbacks once, at
 // package level, never per operation.

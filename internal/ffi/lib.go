@@ -3,6 +3,7 @@ package ffi
 import (
 	"errors"
 	"strings"
+	"unsafe"
 
 	"github.com/ebitengine/purego"
 
@@ -48,20 +49,29 @@ func OpenLib(mode int, names ...string) (*Lib, error) {
 // Name is the name the library was opened by.
 func (l *Lib) Name() string { return l.name }
 
-// Symbol is one entry point of a table for Lib.Resolve.
+// Symbol is one entry point (or variable) of a table for Lib.Resolve.
 type Symbol struct {
-	fn       *Fn
+	dst      *uintptr
 	name     string
 	optional bool
 }
 
 // Required declares an entry point the library's own code calls: without
 // it the table is unusable.
-func Required(fn *Fn, name string) Symbol { return Symbol{fn: fn, name: name} }
+func Required(fn *Fn, name string) Symbol {
+	return Symbol{dst: (*uintptr)(unsafe.Pointer(fn)), name: name}
+}
 
 // Optional declares an entry point that newer versions have or only some
 // paths use: it is left zero when absent.
-func Optional(fn *Fn, name string) Symbol { return Symbol{fn: fn, name: name, optional: true} }
+func Optional(fn *Fn, name string) Symbol {
+	return Symbol{dst: (*uintptr)(unsafe.Pointer(fn)), name: name, optional: true}
+}
+
+// RequiredVar declares a variable of the library (a static object such as
+// CPython's _Py_NoneStruct) whose address *addr receives; like Required,
+// its absence makes the table unusable.
+func RequiredVar(addr *uintptr, name string) Symbol { return Symbol{dst: addr, name: name} }
 
 // Resolve looks every symbol up with dlsym (never purego.RegisterLibFunc,
 // which panics on an absent one). It sets what it finds even when it
@@ -72,10 +82,10 @@ func (l *Lib) Resolve(syms ...Symbol) error {
 	for _, s := range syms {
 		p, err := l.sym(s.name)
 		if err == nil {
-			*s.fn = Fn(p)
+			*s.dst = p
 			continue
 		}
-		*s.fn = 0
+		*s.dst = 0
 		if s.optional {
 			l.absent = append(l.absent, s.name)
 		} else {
@@ -143,22 +153,4 @@ func (e *MissingSymbolsError) Error() string {
 // Is makes an unusable library "runtime not available".
 func (e *MissingSymbolsError) Is(target error) bool {
 	return target == error(errkind.NotAvailable)
-}
-
-// Open opens the first library of names that loads.
-//
-// It is the raw form of OpenLib, kept for internal/pyapi,
-// internal/dpctlapi and pybridge until they move onto Lib.
-func Open(mode int, names ...string) (handle uintptr, name string, err error) {
-	l, err := OpenLib(mode, names...)
-	if err != nil {
-		return 0, "", err
-	}
-	return l.handle, l.name, nil
-}
-
-// Sym returns the address of a symbol, or an error if it is absent.
-// New code binds tables with Lib.Resolve or uses Lib.Lookup.
-func Sym(handle uintptr, name string) (uintptr, error) {
-	return (&Lib{handle: handle}).sym(name)
 }

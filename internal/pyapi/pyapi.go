@@ -42,31 +42,29 @@ const (
 
 // API holds the resolved symbols. The zero value is unusable; see Load.
 type API struct {
-	Handle uintptr // dlopen handle the symbols came from
+	pyInitializeEx, pyIsInitialized, evalSaveThread, evalRestoreThread ffi.Fn
+	gilEnsure, gilRelease, incRef, decRef, importModule                ffi.Fn
+	getAttrString, setAttrString, hasAttrString                        ffi.Fn
+	call, callObject, str, repr, isTrue, isInstance, callableCheck     ffi.Fn
+	length, typeGetFlags, tupleNew, tupleSetItem, tupleGetItem         ffi.Fn
+	listGetItem, dictNew, dictSetItemString, dictGetItemString         ffi.Fn
+	dictGetItemWithError, listAsTuple, indexCheck                      ffi.Fn
+	longAsLongLongAndOverflow, unicodeAsUTF8AndSize                    ffi.Fn
+	longFromLongLong, longFromULongLong, longAsLongLong                ffi.Fn
+	longAsULongLong, numberIndex, boolFromLong                         ffi.Fn
+	unicodeFromStringAndSize, unicodeAsUTF8                            ffi.Fn
+	capsuleNew, capsuleGetPointer, capsuleGetName, capsuleSetName      ffi.Fn
+	errOccurred, errSetString, errClear, errWriteUnraisable            ffi.Fn
+	errGivenMatches, exceptionSetCause                                 ffi.Fn
+	floatFromDoubleFn, floatAsDoubleFn                                 ffi.Fn
 
-	pyInitializeEx, pyIsInitialized, pyFinalizeEx                   uintptr
-	evalSaveThread, evalRestoreThread                               uintptr
-	gilEnsure, gilRelease, gilCheck                                 uintptr
-	incRef, decRef                                                  uintptr
-	importModule                                                    uintptr
-	getAttrString, setAttrString, hasAttrString, getAttr            uintptr
-	call, callObject, str, repr, isTrue, isInstance, callableCheck  uintptr
-	getItem, length, getIter, iterNext, typeGetFlags, typeIsSubtype uintptr
-	tupleNew, tupleSetItem, tupleGetItem, tupleSize                 uintptr
-	listNew, listAppend, listGetItem, listSize                      uintptr
-	dictNew, dictSetItemString, dictGetItemString, dictSetItem      uintptr
-	dictGetItem, dictGetItemWithError, listAsTuple, indexCheck      uintptr
-	longAsLongLongAndOverflow, unicodeAsUTF8AndSize                 uintptr
-	longFromLongLong, longFromULongLong, longAsLongLong             uintptr
-	longAsULongLong, numberIndex, boolFromLong                      uintptr
-	unicodeFromStringAndSize, unicodeAsUTF8                         uintptr
-	capsuleNew, capsuleGetPointer, capsuleGetName, capsuleSetName   uintptr
-	capsuleIsValid, capsuleGetContext, capsuleSetContext            uintptr
-	errOccurred, errFetch, errNormalize, errGetRaised, errSetString uintptr
-	errClear, errWriteUnraisable, errGivenMatches, errSetObject     uintptr
-	exceptionGetTraceback                                           uintptr
-	// Exceptions given back to Python as the same object (see ErrRestore).
-	exceptionSetTraceback, exceptionSetCause, errRestore, errSetRaised uintptr
+	// Taking and raising exceptions: PyErr_GetRaisedException and
+	// PyErr_SetRaisedException (3.12+), else PyErr_Fetch,
+	// PyErr_NormalizeException and PyErr_Restore, with the traceback
+	// moved through PyException_Get/SetTraceback (see ErrTake).
+	errGetRaised, errSetRaised                   ffi.Fn
+	errFetch, errNormalize, errRestore           ffi.Fn
+	exceptionGetTraceback, exceptionSetTraceback ffi.Fn
 
 	floatFromDouble func(float64) uintptr
 	floatAsDouble   func(uintptr) float64
@@ -99,7 +97,7 @@ type API struct {
 	// runs (it makes test objects).
 	fastLongs, fastDicts, fastASCII bool
 
-	callOneArg uintptr // PyObject_CallOneArg (exported since 3.9), or 0
+	callOneArg ffi.Fn // PyObject_CallOneArg (exported since 3.9), or 0
 }
 
 // Object layout of the default (GIL) build of CPython 3.8–3.13 on 64-bit:
@@ -128,115 +126,93 @@ var excNames = []string{"BaseException", "Exception", "TypeError", "ValueError",
 	"AttributeError", "OverflowError", "MemoryError", "NotImplementedError", "RuntimeError",
 	"KeyError", "IndexError", "ImportError", "ModuleNotFoundError", "StopIteration", "SystemError"}
 
-// Load resolves the symbols from handle (a dlopen handle of libpython, or
-// of the process). A missing required symbol is an ErrNotAvailable error
-// naming it.
-func Load(handle uintptr) (*API, error) {
-	a := &API{Handle: handle, Exc: map[string]uintptr{}}
-	var missing []string
-	sym := func(p *uintptr, name string) {
-		addr, err := ffi.Sym(handle, name)
-		if err != nil {
-			missing = append(missing, name)
-			return
+// Load resolves the symbols from lib (libpython, or the process). Every
+// symbol below is called by pybridge; a missing one is reported with all
+// the others in one *ffi.MissingSymbolsError, which matches
+// errkind.NotAvailable.
+func Load(lib *ffi.Lib) (*API, error) {
+	a := &API{Exc: map[string]uintptr{}}
+	syms := []ffi.Symbol{
+		ffi.Required(&a.pyInitializeEx, "Py_InitializeEx"), ffi.Required(&a.pyIsInitialized, "Py_IsInitialized"),
+		ffi.Required(&a.evalSaveThread, "PyEval_SaveThread"), ffi.Required(&a.evalRestoreThread, "PyEval_RestoreThread"),
+		ffi.Required(&a.gilEnsure, "PyGILState_Ensure"), ffi.Required(&a.gilRelease, "PyGILState_Release"),
+		ffi.Required(&a.incRef, "Py_IncRef"), ffi.Required(&a.decRef, "Py_DecRef"),
+		ffi.Required(&a.importModule, "PyImport_ImportModule"),
+		ffi.Required(&a.getAttrString, "PyObject_GetAttrString"), ffi.Required(&a.setAttrString, "PyObject_SetAttrString"),
+		ffi.Required(&a.hasAttrString, "PyObject_HasAttrString"),
+		ffi.Required(&a.call, "PyObject_Call"), ffi.Required(&a.callObject, "PyObject_CallObject"),
+		ffi.Required(&a.str, "PyObject_Str"), ffi.Required(&a.repr, "PyObject_Repr"), ffi.Required(&a.isTrue, "PyObject_IsTrue"),
+		ffi.Required(&a.isInstance, "PyObject_IsInstance"), ffi.Required(&a.callableCheck, "PyCallable_Check"),
+		ffi.Required(&a.length, "PyObject_Size"), ffi.Required(&a.typeGetFlags, "PyType_GetFlags"),
+		ffi.Required(&a.tupleNew, "PyTuple_New"), ffi.Required(&a.tupleSetItem, "PyTuple_SetItem"),
+		ffi.Required(&a.tupleGetItem, "PyTuple_GetItem"), ffi.Required(&a.listGetItem, "PyList_GetItem"),
+		ffi.Required(&a.dictNew, "PyDict_New"), ffi.Required(&a.dictSetItemString, "PyDict_SetItemString"),
+		ffi.Required(&a.dictGetItemString, "PyDict_GetItemString"),
+		ffi.Required(&a.dictGetItemWithError, "PyDict_GetItemWithError"),
+		ffi.Required(&a.listAsTuple, "PyList_AsTuple"), ffi.Required(&a.indexCheck, "PyIndex_Check"),
+		ffi.Required(&a.longAsLongLongAndOverflow, "PyLong_AsLongLongAndOverflow"),
+		ffi.Required(&a.unicodeAsUTF8AndSize, "PyUnicode_AsUTF8AndSize"),
+		ffi.Required(&a.longFromLongLong, "PyLong_FromLongLong"), ffi.Required(&a.longFromULongLong, "PyLong_FromUnsignedLongLong"),
+		ffi.Required(&a.longAsLongLong, "PyLong_AsLongLong"), ffi.Required(&a.longAsULongLong, "PyLong_AsUnsignedLongLong"),
+		ffi.Required(&a.numberIndex, "PyNumber_Index"), ffi.Required(&a.boolFromLong, "PyBool_FromLong"),
+		ffi.Required(&a.unicodeFromStringAndSize, "PyUnicode_FromStringAndSize"),
+		ffi.Required(&a.unicodeAsUTF8, "PyUnicode_AsUTF8"),
+		ffi.Required(&a.capsuleNew, "PyCapsule_New"), ffi.Required(&a.capsuleGetPointer, "PyCapsule_GetPointer"),
+		ffi.Required(&a.capsuleGetName, "PyCapsule_GetName"), ffi.Required(&a.capsuleSetName, "PyCapsule_SetName"),
+		ffi.Required(&a.errOccurred, "PyErr_Occurred"), ffi.Required(&a.errSetString, "PyErr_SetString"),
+		ffi.Required(&a.errClear, "PyErr_Clear"), ffi.Required(&a.errWriteUnraisable, "PyErr_WriteUnraisable"),
+		ffi.Required(&a.errGivenMatches, "PyErr_GivenExceptionMatches"),
+		ffi.Required(&a.exceptionSetCause, "PyException_SetCause"),
+		ffi.Required(&a.floatFromDoubleFn, "PyFloat_FromDouble"), ffi.Required(&a.floatAsDoubleFn, "PyFloat_AsDouble"),
+		ffi.RequiredVar(&a.None, "_Py_NoneStruct"), ffi.RequiredVar(&a.True, "_Py_TrueStruct"),
+		ffi.RequiredVar(&a.False, "_Py_FalseStruct"),
+		ffi.RequiredVar(&a.LongType, "PyLong_Type"), ffi.RequiredVar(&a.FloatType, "PyFloat_Type"),
+		ffi.RequiredVar(&a.UnicodeType, "PyUnicode_Type"), ffi.RequiredVar(&a.TupleType, "PyTuple_Type"),
+		ffi.RequiredVar(&a.ListType, "PyList_Type"), ffi.RequiredVar(&a.DictType, "PyDict_Type"),
+		ffi.RequiredVar(&a.BoolType, "PyBool_Type"), ffi.RequiredVar(&a.CapsuleType, "PyCapsule_Type"),
+		ffi.RequiredVar(&a.TypeType, "PyType_Type"),
+		// Optional: CallOneArg falls back to a tuple and CallObject.
+		ffi.Optional(&a.callOneArg, "PyObject_CallOneArg"),
+		// PyErr_GetRaisedException (3.12+) replaces PyErr_Fetch (deprecated
+		// there); either family is enough, checked below.
+		ffi.Optional(&a.errGetRaised, "PyErr_GetRaisedException"),
+	}
+	excVars := make([]uintptr, len(excNames))
+	for i, n := range excNames {
+		syms = append(syms, ffi.RequiredVar(&excVars[i], "PyExc_"+n))
+	}
+	if err := lib.Resolve(syms...); err != nil {
+		return nil, err
+	}
+	if a.errGetRaised.Present() {
+		if err := lib.Resolve(ffi.Required(&a.errSetRaised, "PyErr_SetRaisedException")); err != nil {
+			return nil, err
 		}
-		*p = addr
+	} else if err := lib.Resolve(
+		ffi.Required(&a.errFetch, "PyErr_Fetch"), ffi.Required(&a.errNormalize, "PyErr_NormalizeException"),
+		ffi.Required(&a.errRestore, "PyErr_Restore"),
+		ffi.Required(&a.exceptionGetTraceback, "PyException_GetTraceback"),
+		ffi.Required(&a.exceptionSetTraceback, "PyException_SetTraceback"),
+	); err != nil {
+		return nil, err
 	}
-	for _, s := range []struct {
-		p    *uintptr
-		name string
-	}{
-		{&a.pyInitializeEx, "Py_InitializeEx"}, {&a.pyIsInitialized, "Py_IsInitialized"},
-		{&a.pyFinalizeEx, "Py_FinalizeEx"},
-		{&a.evalSaveThread, "PyEval_SaveThread"}, {&a.evalRestoreThread, "PyEval_RestoreThread"},
-		{&a.gilEnsure, "PyGILState_Ensure"}, {&a.gilRelease, "PyGILState_Release"},
-		{&a.gilCheck, "PyGILState_Check"},
-		{&a.incRef, "Py_IncRef"}, {&a.decRef, "Py_DecRef"},
-		{&a.importModule, "PyImport_ImportModule"},
-		{&a.getAttrString, "PyObject_GetAttrString"}, {&a.setAttrString, "PyObject_SetAttrString"},
-		{&a.hasAttrString, "PyObject_HasAttrString"}, {&a.getAttr, "PyObject_GetAttr"},
-		{&a.call, "PyObject_Call"}, {&a.callObject, "PyObject_CallObject"},
-		{&a.str, "PyObject_Str"}, {&a.repr, "PyObject_Repr"}, {&a.isTrue, "PyObject_IsTrue"},
-		{&a.isInstance, "PyObject_IsInstance"}, {&a.callableCheck, "PyCallable_Check"},
-		{&a.getItem, "PyObject_GetItem"}, {&a.length, "PyObject_Size"},
-		{&a.getIter, "PyObject_GetIter"}, {&a.iterNext, "PyIter_Next"},
-		{&a.typeGetFlags, "PyType_GetFlags"}, {&a.typeIsSubtype, "PyType_IsSubtype"},
-		{&a.tupleNew, "PyTuple_New"}, {&a.tupleSetItem, "PyTuple_SetItem"},
-		{&a.tupleGetItem, "PyTuple_GetItem"}, {&a.tupleSize, "PyTuple_Size"},
-		{&a.listNew, "PyList_New"}, {&a.listAppend, "PyList_Append"},
-		{&a.listGetItem, "PyList_GetItem"}, {&a.listSize, "PyList_Size"},
-		{&a.dictNew, "PyDict_New"}, {&a.dictSetItemString, "PyDict_SetItemString"},
-		{&a.dictGetItemString, "PyDict_GetItemString"}, {&a.dictSetItem, "PyDict_SetItem"},
-		{&a.dictGetItem, "PyDict_GetItem"}, {&a.dictGetItemWithError, "PyDict_GetItemWithError"},
-		{&a.listAsTuple, "PyList_AsTuple"}, {&a.indexCheck, "PyIndex_Check"},
-		{&a.longAsLongLongAndOverflow, "PyLong_AsLongLongAndOverflow"},
-		{&a.unicodeAsUTF8AndSize, "PyUnicode_AsUTF8AndSize"},
-		{&a.longFromLongLong, "PyLong_FromLongLong"}, {&a.longFromULongLong, "PyLong_FromUnsignedLongLong"},
-		{&a.longAsLongLong, "PyLong_AsLongLong"}, {&a.longAsULongLong, "PyLong_AsUnsignedLongLong"},
-		{&a.numberIndex, "PyNumber_Index"}, {&a.boolFromLong, "PyBool_FromLong"},
-		{&a.unicodeFromStringAndSize, "PyUnicode_FromStringAndSize"},
-		{&a.unicodeAsUTF8, "PyUnicode_AsUTF8"},
-		{&a.capsuleNew, "PyCapsule_New"}, {&a.capsuleGetPointer, "PyCapsule_GetPointer"},
-		{&a.capsuleGetName, "PyCapsule_GetName"}, {&a.capsuleSetName, "PyCapsule_SetName"},
-		{&a.capsuleIsValid, "PyCapsule_IsValid"}, {&a.capsuleGetContext, "PyCapsule_GetContext"},
-		{&a.capsuleSetContext, "PyCapsule_SetContext"},
-		{&a.errOccurred, "PyErr_Occurred"}, {&a.errSetString, "PyErr_SetString"},
-		{&a.errClear, "PyErr_Clear"}, {&a.errWriteUnraisable, "PyErr_WriteUnraisable"},
-		{&a.errGivenMatches, "PyErr_GivenExceptionMatches"}, {&a.errSetObject, "PyErr_SetObject"},
-		{&a.exceptionGetTraceback, "PyException_GetTraceback"},
-		{&a.exceptionSetTraceback, "PyException_SetTraceback"},
-		{&a.exceptionSetCause, "PyException_SetCause"},
-		{&a.None, "_Py_NoneStruct"}, {&a.True, "_Py_TrueStruct"}, {&a.False, "_Py_FalseStruct"},
-		{&a.LongType, "PyLong_Type"}, {&a.FloatType, "PyFloat_Type"}, {&a.UnicodeType, "PyUnicode_Type"},
-		{&a.TupleType, "PyTuple_Type"}, {&a.ListType, "PyList_Type"}, {&a.DictType, "PyDict_Type"},
-		{&a.BoolType, "PyBool_Type"}, {&a.CapsuleType, "PyCapsule_Type"}, {&a.TypeType, "PyType_Type"},
-	} {
-		sym(s.p, s.name)
-	}
-	// PyErr_GetRaisedException (3.12+) replaces PyErr_Fetch (deprecated
-	// there); either is enough.
-	if p, err := ffi.Sym(handle, "PyErr_GetRaisedException"); err == nil {
-		a.errGetRaised = p
-		sym(&a.errSetRaised, "PyErr_SetRaisedException")
-	} else {
-		sym(&a.errRestore, "PyErr_Restore")
-		sym(&a.errFetch, "PyErr_Fetch")
-		sym(&a.errNormalize, "PyErr_NormalizeException")
-	}
-	for _, n := range excNames {
-		p, err := ffi.Sym(handle, "PyExc_"+n)
-		if err != nil {
-			missing = append(missing, "PyExc_"+n)
-			continue
-		}
-		a.Exc[n] = *(*uintptr)(cmem.Ptr(p))
-	}
-	if len(missing) > 0 {
-		return nil, errkind.New(errkind.NotAvailable, "pyapi.Load", "libpython lacks "+strings.Join(missing, ", "))
+	for i, n := range excNames {
+		a.Exc[n] = *(*uintptr)(cmem.Ptr(excVars[i]))
 	}
 	// The free-threaded build has a different object header.
-	if _, err := ffi.Sym(handle, "_Py_DecRefShared"); err == nil {
+	if _, err := lib.Lookup("_Py_DecRefShared"); err == nil {
 		return nil, errkind.New(errkind.NotSupported, "pyapi.Load", "the free-threaded CPython build is not supported")
 	}
 	a.layout = a.checkLayout()
-	a.callOneArg, _ = ffi.Sym(handle, "PyObject_CallOneArg") // optional: CallOneArg falls back
 	a.minor = -1
-	if p, err := ffi.Sym(handle, "Py_GetVersion"); err == nil {
-		a.minor = parseMinor(GoString(ffi.Call(p))) // callable before Py_Initialize
+	if v, err := lib.Lookup("Py_GetVersion"); err == nil {
+		a.minor = parseMinor(GoString(v.Call())) // callable before Py_Initialize
 	}
-	_, err := ffi.Sym(handle, "_Py_RefTotal") // only Py_REF_DEBUG builds have it
+	_, err := lib.Lookup("_Py_RefTotal") // only Py_REF_DEBUG builds have it
 	refDebug := err == nil
 	a.fastRefs = a.layout && a.minor >= 10 && a.minor <= 11 && !refDebug
-	if p, err := ffi.Sym(handle, "PyFloat_FromDouble"); err == nil {
-		ffi.Bind(&a.floatFromDouble, p)
-	} else {
-		return nil, errkind.New(errkind.NotAvailable, "pyapi.Load", "libpython lacks PyFloat_FromDouble")
-	}
-	if p, err := ffi.Sym(handle, "PyFloat_AsDouble"); err == nil {
-		ffi.Bind(&a.floatAsDouble, p)
-	} else {
-		return nil, errkind.New(errkind.NotAvailable, "pyapi.Load", "libpython lacks PyFloat_AsDouble")
-	}
+	a.floatFromDoubleFn.Register(&a.floatFromDouble)
+	a.floatAsDoubleFn.Register(&a.floatAsDouble)
 	return a, nil
 }
 
@@ -284,17 +260,15 @@ func GoString(c uintptr) string {
 
 // --- life cycle (no GIL needed before initialisation) ---
 
-func (a *API) InitializeEx(initsigs int) { ffi.Call(a.pyInitializeEx, uintptr(initsigs)) }
-func (a *API) IsInitialized() bool       { return ffi.Call(a.pyIsInitialized) != 0 }
-func (a *API) FinalizeEx() int           { return int(int32(ffi.Call(a.pyFinalizeEx))) }
-func (a *API) SaveThread() uintptr       { return ffi.Call(a.evalSaveThread) }
-func (a *API) RestoreThread(ts uintptr)  { ffi.Call(a.evalRestoreThread, ts) }
+func (a *API) InitializeEx(initsigs int) { a.pyInitializeEx.Call(uintptr(initsigs)) }
+func (a *API) IsInitialized() bool       { return a.pyIsInitialized.Call() != 0 }
+func (a *API) SaveThread() uintptr       { return a.evalSaveThread.Call() }
+func (a *API) RestoreThread(ts uintptr)  { a.evalRestoreThread.Call(ts) }
 
 // GILEnsure may be called without the GIL; the OS thread must stay the
 // same until the matching GILRelease.
-func (a *API) GILEnsure() uintptr    { return ffi.Call(a.gilEnsure) }
-func (a *API) GILRelease(st uintptr) { ffi.Call(a.gilRelease, st) }
-func (a *API) GILCheck() bool        { return ffi.Call(a.gilCheck) != 0 }
+func (a *API) GILEnsure() uintptr    { return a.gilEnsure.Call() }
+func (a *API) GILRelease(st uintptr) { a.gilRelease.Call(st) }
 
 // IncRef adds a reference to o (NULL is ignored, as by Py_IncRef). With
 // fastRefs it is Py_INCREF itself, ob_refcnt++, which is what the macro
@@ -307,7 +281,7 @@ func (a *API) IncRef(o uintptr) {
 		}
 		return
 	}
-	ffi.Call(a.incRef, o)
+	a.incRef.Call(o)
 }
 
 // DecRef drops a reference (NULL is ignored). With fastRefs a count above
@@ -324,13 +298,13 @@ func (a *API) DecRef(o uintptr) {
 			return
 		}
 	}
-	ffi.Call(a.decRef, o)
+	a.decRef.Call(o)
 }
 
 // IncRefCall and DecRefCall always call Py_IncRef/Py_DecRef (for tests
 // that compare them with the in-memory forms).
-func (a *API) IncRefCall(o uintptr) { ffi.Call(a.incRef, o) }
-func (a *API) DecRefCall(o uintptr) { ffi.Call(a.decRef, o) }
+func (a *API) IncRefCall(o uintptr) { a.incRef.Call(o) }
+func (a *API) DecRefCall(o uintptr) { a.decRef.Call(o) }
 
 // FastRefs reports whether IncRef/DecRef work in memory.
 func (a *API) FastRefs() bool { return a.fastRefs }
@@ -351,7 +325,7 @@ func (a *API) TypeFlags(t uintptr) uint64 {
 }
 
 // TypeFlagsCall is TypeFlags through PyType_GetFlags, never from memory.
-func (a *API) TypeFlagsCall(t uintptr) uint64 { return uint64(ffi.Call(a.typeGetFlags, t)) }
+func (a *API) TypeFlagsCall(t uintptr) uint64 { return uint64(a.typeGetFlags.Call(t)) }
 
 // SeqSize returns the length of a tuple or list (the caller has checked
 // the type).
@@ -380,8 +354,7 @@ func (a *API) ListItem(l uintptr, i int) uintptr {
 }
 
 // FastLayout reports whether the verified memory layout is in use.
-func (a *API) FastLayout() bool               { return a.layout }
-func (a *API) IsSubtype(t, base uintptr) bool { return ffi.Call(a.typeIsSubtype, t, base) != 0 }
+func (a *API) FastLayout() bool { return a.layout }
 func (a *API) HasFlag(o uintptr, f uint64) bool {
 	return a.TypeFlags(a.Type(o))&f != 0
 }
@@ -395,28 +368,26 @@ func TypeObjectName(t uintptr) string { return GoString(*(*uintptr)(cmem.Ptr(t +
 
 func (a *API) Import(name string) uintptr {
 	b := cstr(name)
-	r := ffi.Call(a.importModule, p(b))
+	r := a.importModule.Call(p(b))
 	runtime.KeepAlive(b)
 	return r
 }
 
 func (a *API) GetAttrString(o uintptr, name string) uintptr {
 	b := cstr(name)
-	r := ffi.Call(a.getAttrString, o, p(b))
+	r := a.getAttrString.Call(o, p(b))
 	runtime.KeepAlive(b)
 	return r
 }
 
 // GetAttrC is GetAttrString with a NUL-terminated name in static memory.
 func (a *API) GetAttrC(o uintptr, name *byte) uintptr {
-	return ffi.Call(a.getAttrString, o, p(name))
+	return a.getAttrString.Call(o, p(name))
 }
-
-func (a *API) GetAttr(o, name uintptr) uintptr { return ffi.Call(a.getAttr, o, name) }
 
 func (a *API) SetAttrString(o uintptr, name string, v uintptr) int {
 	b := cstr(name)
-	r := int(int32(ffi.Call(a.setAttrString, o, p(b), v)))
+	r := int(int32(a.setAttrString.Call(o, p(b), v)))
 	runtime.KeepAlive(b)
 	return r
 }
@@ -424,33 +395,28 @@ func (a *API) SetAttrString(o uintptr, name string, v uintptr) int {
 // HasAttrString never raises (it swallows errors, as in CPython).
 func (a *API) HasAttrString(o uintptr, name string) bool {
 	b := cstr(name)
-	r := ffi.Call(a.hasAttrString, o, p(b)) != 0
+	r := a.hasAttrString.Call(o, p(b)) != 0
 	runtime.KeepAlive(b)
 	return r
 }
 
 func (a *API) Call(callable, args, kwargs uintptr) uintptr {
-	return ffi.Call(a.call, callable, args, kwargs)
+	return a.call.Call(callable, args, kwargs)
 }
 func (a *API) CallObject(callable, args uintptr) uintptr {
-	return ffi.Call(a.callObject, callable, args)
+	return a.callObject.Call(callable, args)
 }
-func (a *API) Str(o uintptr) uintptr        { return ffi.Call(a.str, o) }
-func (a *API) Repr(o uintptr) uintptr       { return ffi.Call(a.repr, o) }
-func (a *API) IsTrue(o uintptr) int         { return int(int32(ffi.Call(a.isTrue, o))) }
-func (a *API) Callable(o uintptr) bool      { return ffi.Call(a.callableCheck, o) != 0 }
-func (a *API) GetItem(o, k uintptr) uintptr { return ffi.Call(a.getItem, o, k) }
-func (a *API) Length(o uintptr) int         { return int(int64(ffi.Call(a.length, o))) }
-func (a *API) GetIter(o uintptr) uintptr    { return ffi.Call(a.getIter, o) }
-func (a *API) IterNext(it uintptr) uintptr {
-	return ffi.Call(a.iterNext, it)
-}
+func (a *API) Str(o uintptr) uintptr   { return a.str.Call(o) }
+func (a *API) Repr(o uintptr) uintptr  { return a.repr.Call(o) }
+func (a *API) IsTrue(o uintptr) int    { return int(int32(a.isTrue.Call(o))) }
+func (a *API) Callable(o uintptr) bool { return a.callableCheck.Call(o) != 0 }
+func (a *API) Length(o uintptr) int    { return int(int64(a.length.Call(o))) }
 
 // CallOneArg calls callable(arg) (PyObject_CallOneArg, or a 1-tuple and
 // PyObject_CallObject where that is missing).
 func (a *API) CallOneArg(callable, arg uintptr) uintptr {
 	if a.callOneArg != 0 {
-		return ffi.Call(a.callOneArg, callable, arg)
+		return a.callOneArg.Call(callable, arg)
 	}
 	t := a.TupleNew(1)
 	if t == 0 {
@@ -464,71 +430,53 @@ func (a *API) CallOneArg(callable, arg uintptr) uintptr {
 }
 
 func (a *API) IsInstance(o, cls uintptr) int {
-	return int(int32(ffi.Call(a.isInstance, o, cls)))
+	return int(int32(a.isInstance.Call(o, cls)))
 }
 
 // --- containers ---
 
-func (a *API) TupleNew(n int) uintptr { return ffi.Call(a.tupleNew, uintptr(n)) }
+func (a *API) TupleNew(n int) uintptr { return a.tupleNew.Call(uintptr(n)) }
 
 // TupleSetItem steals v.
 func (a *API) TupleSetItem(t uintptr, i int, v uintptr) int {
-	return int(int32(ffi.Call(a.tupleSetItem, t, uintptr(i), v)))
+	return int(int32(a.tupleSetItem.Call(t, uintptr(i), v)))
 }
-func (a *API) TupleGetItem(t uintptr, i int) uintptr { return ffi.Call(a.tupleGetItem, t, uintptr(i)) }
-func (a *API) TupleSize(t uintptr) int               { return int(int64(ffi.Call(a.tupleSize, t))) }
-func (a *API) ListNew(n int) uintptr                 { return ffi.Call(a.listNew, uintptr(n)) }
-func (a *API) ListAppend(l, v uintptr) int           { return int(int32(ffi.Call(a.listAppend, l, v))) }
-func (a *API) ListGetItem(l uintptr, i int) uintptr  { return ffi.Call(a.listGetItem, l, uintptr(i)) }
-func (a *API) ListSize(l uintptr) int                { return int(int64(ffi.Call(a.listSize, l))) }
-func (a *API) DictNew() uintptr                      { return ffi.Call(a.dictNew) }
+func (a *API) TupleGetItem(t uintptr, i int) uintptr { return a.tupleGetItem.Call(t, uintptr(i)) }
+func (a *API) ListGetItem(l uintptr, i int) uintptr  { return a.listGetItem.Call(l, uintptr(i)) }
+func (a *API) DictNew() uintptr                      { return a.dictNew.Call() }
 
 // DictSetItemString does not steal v.
 func (a *API) DictSetItemString(d uintptr, k string, v uintptr) int {
 	b := cstr(k)
-	r := int(int32(ffi.Call(a.dictSetItemString, d, p(b), v)))
+	r := int(int32(a.dictSetItemString.Call(d, p(b), v)))
 	runtime.KeepAlive(b)
 	return r
 }
-
-// DictSetItemC is DictSetItemString with a static NUL-terminated key.
-func (a *API) DictSetItemC(d uintptr, k *byte, v uintptr) int {
-	return int(int32(ffi.Call(a.dictSetItemString, d, p(k), v)))
-}
-func (a *API) DictSetItem(d, k, v uintptr) int { return int(int32(ffi.Call(a.dictSetItem, d, k, v))) }
-
-// DictGetItemString returns a borrowed reference or 0 (no error set).
-// DictGetItem returns d[k] borrowed, or 0 (no exception) if absent.
-func (a *API) DictGetItem(d, k uintptr) uintptr { return ffi.Call(a.dictGetItem, d, k) }
 
 // DictGetItemWithError returns d[k] borrowed; 0 if absent, or with an
 // exception set if hashing or comparing the key raised (PyDict_GetItem
 // swallows that). d may be a dict subclass: its __getitem__ is not called.
 func (a *API) DictGetItemWithError(d, k uintptr) uintptr {
-	return ffi.Call(a.dictGetItemWithError, d, k)
+	return a.dictGetItemWithError.Call(d, k)
 }
 
 // ListAsTuple returns a new tuple of the items of a list (or list
 // subclass, whose __iter__ and __getitem__ are not called); it runs no
 // Python code.
-func (a *API) ListAsTuple(l uintptr) uintptr { return ffi.Call(a.listAsTuple, l) }
+func (a *API) ListAsTuple(l uintptr) uintptr { return a.listAsTuple.Call(l) }
 
+// DictGetItemString returns d[k] borrowed, or 0 (no error set) if absent.
 func (a *API) DictGetItemString(d uintptr, k string) uintptr {
 	b := cstr(k)
-	r := ffi.Call(a.dictGetItemString, d, p(b))
+	r := a.dictGetItemString.Call(d, p(b))
 	runtime.KeepAlive(b)
 	return r
 }
 
-// DictGetItemC is DictGetItemString with a static NUL-terminated key.
-func (a *API) DictGetItemC(d uintptr, k *byte) uintptr {
-	return ffi.Call(a.dictGetItemString, d, p(k))
-}
-
 // --- scalars ---
 
-func (a *API) LongFromInt64(v int64) uintptr   { return ffi.Call(a.longFromLongLong, uintptr(v)) }
-func (a *API) LongFromUint64(v uint64) uintptr { return ffi.Call(a.longFromULongLong, uintptr(v)) }
+func (a *API) LongFromInt64(v int64) uintptr   { return a.longFromLongLong.Call(uintptr(v)) }
+func (a *API) LongFromUint64(v uint64) uintptr { return a.longFromULongLong.Call(uintptr(v)) }
 
 // Layout of int objects on 3.10 and 3.11 (PyLongObject): ob_size holds the
 // number of 30-bit digits with the value's sign, the digits (uint32, least
@@ -625,7 +573,7 @@ func (a *API) checkASCIILayout() {
 		if fast != c.ascii || u == 0 || (fast && (p != u || n != len(c.s) || string(cmem.Bytes(p, uintptr(n))) != c.s)) {
 			ok = false
 		}
-		ffi.Call(a.decRef, o)
+		a.decRef.Call(o)
 		if !ok {
 			break
 		}
@@ -646,7 +594,7 @@ func (a *API) checkDictLayout() {
 		a.ErrClear()
 		return
 	}
-	defer ffi.Call(a.decRef, d)
+	defer a.decRef.Call(d)
 	ok := true
 	for i, k := range []string{"a", "b", "c"} {
 		if *(*int64)(cmem.Ptr(d + offObSize)) != int64(i) || a.Length(d) != i {
@@ -695,7 +643,7 @@ func (a *API) checkLongLayout() {
 		}
 		got, fast := a.LongValue(o)
 		want := a.LongAsInt64(o)
-		ffi.Call(a.decRef, o)
+		a.decRef.Call(o)
 		if fast != c.fast || (fast && got != want) || want != c.v {
 			ok = false
 			break
@@ -711,16 +659,16 @@ func (a *API) FastDicts() bool { return a.fastDicts }
 
 // UnicodeUTF8 is PyUnicode_AsUTF8: a pointer to the UTF-8 of a str, valid
 // while the str lives, or 0 with an error set.
-func (a *API) UnicodeUTF8(o uintptr) uintptr { return ffi.Call(a.unicodeAsUTF8, o) }
+func (a *API) UnicodeUTF8(o uintptr) uintptr { return a.unicodeAsUTF8.Call(o) }
 
 // LongAsInt64 returns -1 with an error set on failure.
-func (a *API) LongAsInt64(o uintptr) int64   { return int64(ffi.Call(a.longAsLongLong, o)) }
-func (a *API) LongAsUint64(o uintptr) uint64 { return uint64(ffi.Call(a.longAsULongLong, o)) }
-func (a *API) NumberIndex(o uintptr) uintptr { return ffi.Call(a.numberIndex, o) }
+func (a *API) LongAsInt64(o uintptr) int64   { return int64(a.longAsLongLong.Call(o)) }
+func (a *API) LongAsUint64(o uintptr) uint64 { return uint64(a.longAsULongLong.Call(o)) }
+func (a *API) NumberIndex(o uintptr) uintptr { return a.numberIndex.Call(o) }
 
 // IndexCheck reports whether o's type has __index__ (PyIndex_Check); it
 // runs no Python code.
-func (a *API) IndexCheck(o uintptr) bool { return ffi.Call(a.indexCheck, o) != 0 }
+func (a *API) IndexCheck(o uintptr) bool { return a.indexCheck.Call(o) != 0 }
 
 // LongAsInt64Overflow is PyLong_AsLongLongAndOverflow: the value of an int
 // (or the result of __index__, which it calls on other objects), with
@@ -733,21 +681,21 @@ func (a *API) LongAsInt64Overflow(o uintptr) (v int64, overflow int) {
 	blk := cmem.Alloc(8)
 	defer cmem.Free(blk, 8)
 	*(*int32)(cmem.Ptr(blk)) = 0
-	v = int64(ffi.Call(a.longAsLongLongAndOverflow, o, blk))
+	v = int64(a.longAsLongLongAndOverflow.Call(o, blk))
 	return v, int(*(*int32)(cmem.Ptr(blk)))
 }
 func (a *API) BoolFromLong(v bool) uintptr {
 	if v {
-		return ffi.Call(a.boolFromLong, 1)
+		return a.boolFromLong.Call(1)
 	}
-	return ffi.Call(a.boolFromLong, 0)
+	return a.boolFromLong.Call(0)
 }
 func (a *API) FloatFromDouble(v float64) uintptr { return a.floatFromDouble(v) }
 func (a *API) FloatAsDouble(o uintptr) float64   { return a.floatAsDouble(o) }
 
 func (a *API) UnicodeFromString(s string) uintptr {
 	b := cstr(s)
-	r := ffi.Call(a.unicodeFromStringAndSize, p(b), uintptr(len(s)))
+	r := a.unicodeFromStringAndSize.Call(p(b), uintptr(len(s)))
 	runtime.KeepAlive(b)
 	return r
 }
@@ -773,7 +721,7 @@ func (a *API) UnicodeUTF8AndSize(o uintptr) (data uintptr, n int, ok bool) {
 	}
 	blk := cmem.Alloc(8)
 	defer cmem.Free(blk, 8)
-	c := ffi.Call(a.unicodeAsUTF8AndSize, o, blk)
+	c := a.unicodeAsUTF8AndSize.Call(o, blk)
 	if c == 0 {
 		return 0, 0, false
 	}
@@ -784,40 +732,32 @@ func (a *API) UnicodeUTF8AndSize(o uintptr) (data uintptr, n int, ok bool) {
 
 // CapsuleNew: name must be static (it is kept, not copied).
 func (a *API) CapsuleNew(ptr uintptr, name *byte, destructor uintptr) uintptr {
-	return ffi.Call(a.capsuleNew, ptr, p(name), destructor)
+	return a.capsuleNew.Call(ptr, p(name), destructor)
 }
 func (a *API) CapsuleGetPointer(c uintptr, name *byte) uintptr {
-	return ffi.Call(a.capsuleGetPointer, c, p(name))
+	return a.capsuleGetPointer.Call(c, p(name))
 }
 
 // CapsuleGetName returns the name pointer (0 for an unnamed capsule).
-func (a *API) CapsuleGetName(c uintptr) uintptr { return ffi.Call(a.capsuleGetName, c) }
+func (a *API) CapsuleGetName(c uintptr) uintptr { return a.capsuleGetName.Call(c) }
 
 // CapsuleSetName: name must be static.
 func (a *API) CapsuleSetName(c uintptr, name *byte) int {
-	return int(int32(ffi.Call(a.capsuleSetName, c, p(name))))
-}
-func (a *API) CapsuleIsValid(c uintptr, name *byte) bool {
-	return ffi.Call(a.capsuleIsValid, c, p(name)) != 0
-}
-func (a *API) CapsuleGetContext(c uintptr) uintptr { return ffi.Call(a.capsuleGetContext, c) }
-func (a *API) CapsuleSetContext(c, ctx uintptr) int {
-	return int(int32(ffi.Call(a.capsuleSetContext, c, ctx)))
+	return int(int32(a.capsuleSetName.Call(c, p(name))))
 }
 
 // --- errors ---
 
-func (a *API) ErrOccurred() uintptr { return ffi.Call(a.errOccurred) }
-func (a *API) ErrClear()            { ffi.Call(a.errClear) }
+func (a *API) ErrOccurred() uintptr { return a.errOccurred.Call() }
+func (a *API) ErrClear()            { a.errClear.Call() }
 func (a *API) ErrSetString(exc uintptr, msg string) {
 	b := cstr(msg)
-	ffi.Call(a.errSetString, exc, p(b))
+	a.errSetString.Call(exc, p(b))
 	runtime.KeepAlive(b)
 }
-func (a *API) ErrSetObject(exc, v uintptr)  { ffi.Call(a.errSetObject, exc, v) }
-func (a *API) ErrWriteUnraisable(o uintptr) { ffi.Call(a.errWriteUnraisable, o) }
+func (a *API) ErrWriteUnraisable(o uintptr) { a.errWriteUnraisable.Call(o) }
 func (a *API) ErrGivenMatches(given, exc uintptr) bool {
-	return ffi.Call(a.errGivenMatches, given, exc) != 0
+	return a.errGivenMatches.Call(given, exc) != 0
 }
 
 // ErrTake removes the current exception and returns its type and value
@@ -827,7 +767,7 @@ func (a *API) ErrGivenMatches(given, exc uintptr) bool {
 // that ErrRestore can raise the same exception with its traceback.
 func (a *API) ErrTake() (typ, val uintptr) {
 	if a.errGetRaised != 0 {
-		v := ffi.Call(a.errGetRaised)
+		v := a.errGetRaised.Call()
 		if v == 0 {
 			return 0, 0
 		}
@@ -838,11 +778,11 @@ func (a *API) ErrTake() (typ, val uintptr) {
 	// Out-parameters live in C memory: Go stacks may move during a call.
 	blk := cmem.Alloc(24)
 	defer cmem.Free(blk, 24)
-	ffi.Call(a.errFetch, blk, blk+8, blk+16)
+	a.errFetch.Call(blk, blk+8, blk+16)
 	if *(*uintptr)(cmem.Ptr(blk)) == 0 {
 		return 0, 0
 	}
-	ffi.Call(a.errNormalize, blk, blk+8, blk+16)
+	a.errNormalize.Call(blk, blk+8, blk+16)
 	t, v, tb := *(*uintptr)(cmem.Ptr(blk)), *(*uintptr)(cmem.Ptr(blk + 8)), *(*uintptr)(cmem.Ptr(blk + 16))
 	if v == 0 {
 		v = a.None
@@ -850,7 +790,7 @@ func (a *API) ErrTake() (typ, val uintptr) {
 	}
 	if tb != 0 {
 		if v != a.None {
-			ffi.Call(a.exceptionSetTraceback, v, tb) // takes its own reference
+			a.exceptionSetTraceback.Call(v, tb) // takes its own reference
 		}
 		a.DecRef(tb)
 	}
@@ -862,15 +802,15 @@ func (a *API) ErrTake() (typ, val uintptr) {
 // reference to exc.
 func (a *API) ErrRestore(exc uintptr) {
 	if a.errSetRaised != 0 {
-		ffi.Call(a.errSetRaised, exc)
+		a.errSetRaised.Call(exc)
 		return
 	}
 	t := a.Type(exc)
 	a.IncRef(t)
-	tb := ffi.Call(a.exceptionGetTraceback, exc) // a new reference, or NULL
-	ffi.Call(a.errRestore, t, exc, tb)           // steals all three
+	tb := a.exceptionGetTraceback.Call(exc) // a new reference, or NULL
+	a.errRestore.Call(t, exc, tb)           // steals all three
 }
 
 // ExceptionSetCause sets exc.__cause__ = cause (and __suppress_context__);
 // it steals the reference to cause.
-func (a *API) ExceptionSetCause(exc, cause uintptr) { ffi.Call(a.exceptionSetCause, exc, cause) }
+func (a *API) ExceptionSetCause(exc, cause uintptr) { a.exceptionSetCause.Call(exc, cause) }

@@ -1,9 +1,12 @@
 package testutil
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 )
@@ -28,4 +31,32 @@ func CC() ([]string, error) {
 		return nil, errkind.Wrap(errkind.NotAvailable, "testutil.CC", "no C compiler ("+cc+") to build test fixtures", err)
 	}
 	return words, nil
+}
+
+// BuildStubLibrary compiles a shared library that exports exactly funcs
+// (functions that return 0) and vars (zeroed 1 KiB objects), for tests
+// of what a symbol table requires, and returns its path. It skips or
+// fails tb as Runtime does when there is no C compiler.
+func BuildStubLibrary(tb testing.TB, funcs, vars []string) string {
+	tb.Helper()
+	cc, err := CC()
+	Runtime(tb, CCompiler, err)
+	dir := tb.TempDir()
+	var src strings.Builder
+	for _, f := range funcs {
+		fmt.Fprintf(&src, "long %s(void) { return 0; }\n", f)
+	}
+	for _, v := range vars {
+		fmt.Fprintf(&src, "char %s[1024];\n", v)
+	}
+	c := filepath.Join(dir, "stub.c")
+	if err := os.WriteFile(c, []byte(src.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	out := filepath.Join(dir, "libstub.so")
+	args := append(cc[1:], "-fPIC", "-shared", "-o", out, c)
+	if b, err := exec.Command(cc[0], args...).CombinedOutput(); err != nil {
+		tb.Fatalf("building a stub library: %s %s: %v\n%s", cc[0], strings.Join(args, " "), err, b)
+	}
+	return out
 }

@@ -1,0 +1,60 @@
+package apicheck
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/usmbridge/usmbridge/internal/testutil"
+)
+
+// What counts as an export, on a fixture with every kind of declaration.
+func TestMeasure(t *testing.T) {
+	s, err := Measure(filepath.Join("testdata", "sample"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"A", "B", "Device", "Embedded", "F", "Fine", "I", "Leaky", "T", "V"}, s.Decls)
+	assert.Equal(t, []string{"T.M", "T.N"}, s.Methods)
+	assert.Equal(t, []string{"I.Do", "T.Embedded", "T.X", "T.Y"}, s.Fields)
+	assert.Equal(t, 12, s.Count())
+}
+
+// exportBudget is the export count (Measure: exported top-level names and
+// exported methods of exported types) each public package may have. An
+// export is added deliberately: with a user who needs it, and this number
+// raised in the same commit.
+var exportBudget = map[string]int{
+	"cpu":       12,
+	"dlpack":    40,
+	"levelzero": 39,
+	"opencl":    32,
+	"pybridge":  49,
+	"syclobj":   45,
+	"typestr":   38,
+	"usm":       93,
+}
+
+// TestExportBudget keeps the public surface from growing unnoticed; -v
+// prints every package's count.
+func TestExportBudget(t *testing.T) {
+	root := testutil.ModuleRoot()
+	pkgs, err := Public(root)
+	require.NoError(t, err)
+	total := 0
+	for _, p := range pkgs {
+		s, err := Measure(filepath.Join(root, p))
+		require.NoError(t, err)
+		t.Logf("%-10s %3d (decls %3d, methods %3d; fields %3d)", p, s.Count(), len(s.Decls), len(s.Methods), len(s.Fields))
+		total += s.Count()
+		budget, ok := exportBudget[p]
+		if !ok {
+			t.Errorf("public package %s has no export budget", p)
+			continue
+		}
+		if s.Count() > budget {
+			t.Errorf("%s exports %d names, over its budget of %d: unexport what no user needs, or raise the budget with the reason", p, s.Count(), budget)
+		}
+	}
+	t.Logf("total      %3d", total)
+}
