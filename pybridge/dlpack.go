@@ -315,7 +315,7 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 	if !ok {
 		return nil, errkind.New(errkind.Buffer, "pybridge.FromDLPack", "unsupported device requested: no SYCL device "+onto.String())
 	}
-	in := t.Array.Interface
+	in := t.Interface
 	win, err := in.Window()
 	if err != nil {
 		return nil, errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "invalid layout", err)
@@ -325,7 +325,9 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 	if err != nil {
 		return nil, err
 	}
-	defer alloc.Free() // from here on the export below keeps it
+	// From here on the export below keeps the memory; Free only drops the
+	// allocation's own reference, which cannot fail while one is held.
+	defer func() { _ = alloc.Free() }()
 	if n > 0 {
 		if err := d.Copy(alloc.Pointer(), in.Data+uintptr(win.Lo), n); err != nil {
 			return nil, err
