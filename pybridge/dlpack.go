@@ -325,8 +325,9 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 	if err != nil {
 		return nil, err
 	}
-	// From here on the export below keeps the memory; Free only drops the
-	// allocation's own reference, which cannot fail while one is held.
+	// From here on the export below keeps the memory, so Free only drops
+	// the allocation's own reference; on the error paths the memory really
+	// goes, and a failure to free it is secondary to the error returned.
 	defer func() { _ = alloc.Free() }()
 	if n > 0 {
 		if err := d.Copy(alloc.Pointer(), in.Data+uintptr(win.Lo), n); err != nil {
