@@ -6,7 +6,7 @@
 // distributions) anonymous memory gets 2 MiB pages only where the program
 // asked for them with madvise(MADV_HUGEPAGE). NumPy asks for every array
 // of 4 MiB or more; the SYCL runtimes do not. On this project's 2-core VM
-// a 64 MiB MPI Allreduce over 4 KiB pages takes 1.2-1.5x as long as over
+// a 64 MiB MPI Allreduce over 4 KiB pages takes 1.2-1.3x as long as over
 // huge pages, and mapping and first touching 64 MiB takes ~15x as long
 // (RATIONALE.md, "Huge pages for large host allocations"). Advise follows
 // NumPy's rule, so usmbridge memory and NumPy memory of the same size are
