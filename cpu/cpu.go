@@ -8,6 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/internal/live"
 	"github.com/usmbridge/usmbridge/internal/spans"
 	"github.com/usmbridge/usmbridge/syclobj"
@@ -69,6 +70,8 @@ func (b *Backend) QueryPointer(ptr uintptr) usm.PointerInfo {
 // Alloc maps size bytes of zeroed host memory. Every kind is served with
 // host memory, which the allocation reports as usm.KindHost. A size of 0
 // still returns a distinct valid pointer, as dpctl requires of empty arrays.
+// An allocation of hugepage.Threshold (4 MiB) or more is advised to use
+// transparent huge pages, NumPy's rule for its arrays.
 func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
 	if device != 0 {
 		return nil, errkind.New(errkind.Value, "cpu.Alloc", "no device "+strconv.Itoa(device)+" (the host backend has device 0 only)")
@@ -81,6 +84,9 @@ func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocatio
 		return nil, errkind.Wrap(errkind.Memory, "cpu.Alloc", "mmap of "+strconv.FormatUint(uint64(size), 10)+" bytes failed", err)
 	}
 	r := region{base: uintptr(unsafe.Pointer(&m[0])), size: size, mapping: m}
+	// Large allocations get huge pages, as NumPy's arrays do (the advice
+	// is only a hint: memory the kernel cannot back with them is as valid).
+	_ = hugepage.Advise(r.base, size)
 	b.mu.Lock()
 	b.regions.Insert(r)
 	b.bytes += size

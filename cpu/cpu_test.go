@@ -1,6 +1,7 @@
 package cpu_test
 
 import (
+	"os"
 	"sync"
 	"testing"
 	"unsafe"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -169,5 +171,39 @@ func BenchmarkQueryPointer(b *testing.B) {
 		if be.QueryPointer(p).Kind != usm.KindHost {
 			b.Fatal("lost")
 		}
+	}
+}
+
+// TestLargeAllocationsAskForHugePages: from hugepage.Threshold on, the
+// mapping carries MADV_HUGEPAGE (NumPy's rule); below it, it does not.
+func TestLargeAllocationsAskForHugePages(t *testing.T) {
+	if _, err := hugepage.Advised(uintptr(unsafe.Pointer(&t))); err != nil {
+		t.Skip("the kernel's advice cannot be read here: ", err)
+	}
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
+		t.Skip("kernel without transparent huge pages: ", err)
+	}
+	b := cpu.New()
+	for _, c := range []struct {
+		size uintptr
+		want bool
+	}{
+		{hugepage.Threshold - 4096, false},
+		{hugepage.Threshold, true},
+		{64 << 20, true},
+	} {
+		a, err := b.AllocHost(c.size)
+		require.NoError(t, err)
+		lo, n := hugepage.Span(a.Pointer(), c.size)
+		probe := a.Pointer() + c.size/2
+		if c.want {
+			require.NotZero(t, n, "a mapping of %d bytes holds a whole huge page", c.size)
+			probe = lo
+		}
+		got, err := hugepage.Advised(probe)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, got, "%d bytes", c.size)
+		a.Bytes()[c.size-1] = 1 // the memory is usable either way
+		require.NoError(t, a.Free())
 	}
 }

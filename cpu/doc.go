@@ -1,6 +1,7 @@
 // Package cpu is usmbridge's embedded host backend, for machines with no
 // SYCL runtime. It allocates page-aligned host memory with mmap, outside
-// the Go heap, and registers every allocation so that pointer queries report
+// the Go heap (allocations of 4 MiB or more advised to use transparent
+// huge pages, as NumPy's arrays are), and registers every allocation so that pointer queries report
 // kind (always host), base and size, exactly as a USM runtime would. Its
 // queue is synchronous and copies are plain memmove.
 //

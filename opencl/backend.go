@@ -7,6 +7,8 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/hugepage"
+	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -201,7 +203,9 @@ func (b *Backend) locate(ptr uintptr) (usm.PointerInfo, *bplat) {
 // memory and report it as KindShared. A size of 0 gives a distinct valid
 // 1-byte allocation whose Size is 0, as dpctl needs for empty arrays.
 // Memory is returned with clMemBlockingFreeINTEL, or for SVM with
-// clSVMFree after finishing the context's queues.
+// clSVMFree after finishing the context's queues. On a CPU device an
+// allocation of 4 MiB or more is advised to use transparent huge pages,
+// as the host backend's and NumPy's are.
 func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
 	b.mu.RLock() // Close waits until the allocation is registered
 	defer b.mu.RUnlock()
@@ -248,6 +252,14 @@ func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocatio
 			return nil, errkind.Wrap(errkind.Memory, "opencl.Backend.Alloc", strconv.FormatUint(uint64(size), 10)+" bytes of "+kind.String()+" memory on "+d.dev.String(), err)
 		}
 		return nil, err
+	}
+	if d.dev.info.typ&clapi.DeviceTypeCPU != 0 {
+		// On a CPU device every kind of USM is the process's own
+		// anonymous memory: large allocations get huge pages, as NumPy's
+		// arrays do (internal/hugepage). Only the pages wholly inside this
+		// allocation are advised; a GPU's memory is its driver's, and is
+		// left alone.
+		_ = hugepage.Advise(ptr, size)
 	}
 	return usm.NewAllocation(b, ptr, size, got, device, func() error { return ctx.free(ptr) }), nil
 }

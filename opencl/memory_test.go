@@ -2,6 +2,8 @@ package opencl
 
 import (
 	"bytes"
+	"errors"
+	"os"
 	"sync"
 	"testing"
 	"unsafe"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -247,5 +250,39 @@ func TestBackendCloseWhileBusy(t *testing.T) {
 		b, err := New()
 		require.NoError(t, err)
 		testutil.CloseWhileBusy(t, b, r.local)
+	})
+}
+
+// TestBackendCPUAllocationsAskForHugePages: on a CPU device, USM of every
+// kind the device serves carries MADV_HUGEPAGE on the huge pages wholly
+// inside it from hugepage.Threshold on. (That smaller allocations are not
+// advised is internal/hugepage's and the host backend's test: a runtime
+// that recycles freed memory, as PoCL's malloc does, may hand out memory
+// an earlier large allocation had advised.)
+func TestBackendCPUAllocationsAskForHugePages(t *testing.T) {
+	if _, err := hugepage.Advised(uintptr(unsafe.Pointer(&t))); err != nil {
+		t.Skip("the kernel's advice cannot be read here: ", err)
+	}
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
+		t.Skip("kernel without transparent huge pages: ", err)
+	}
+	each(t, func(t *testing.T, r rt) {
+		for _, kind := range []usm.Kind{usm.KindHost, usm.KindShared, usm.KindDevice} {
+			for _, size := range []uintptr{hugepage.Threshold, 8<<20 + 4096} {
+				a, err := r.b.Alloc(r.local, kind, size)
+				if errors.Is(err, usm.ErrNotSupported) {
+					continue
+				}
+				require.NoError(t, err)
+				lo, n := hugepage.Span(a.Pointer(), size)
+				require.NotZero(t, n)
+				for _, p := range []uintptr{lo, lo + n - 1} {
+					got, err := hugepage.Advised(p)
+					require.NoError(t, err)
+					assert.True(t, got, "%v, %d bytes, at 0x%x", kind, size, p)
+				}
+				require.NoError(t, a.Free())
+			}
+		}
 	})
 }

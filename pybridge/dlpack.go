@@ -79,19 +79,27 @@ func capsuleDestructor(c uintptr) {
 // its context: the host copy is made by that queue (RATIONALE.md, "Host
 // copies of memory in a sub-device's context").
 func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error) {
+	m, err := Export(arr, opts)
+	if err != nil {
+		return Object{}, err
+	}
+	return g.capsule(m)
+}
+
+// Export is ToDLPack without the capsule: dlpack.Export under the rules
+// ToDLPack adds for arrays bound to a dpctl queue. The extension module
+// fills its C template from it, so the template and ToDLPack cannot
+// disagree.
+func Export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed, error) {
 	if q, ok := arr.Queue.(*dpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
 		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
-			return Object{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
+			return dlpack.Managed{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
 		}
 		own := *arr
 		own.Backend = hostCopier{arr.Backend, q}
 		arr = &own
 	}
-	m, err := dlpack.Export(arr, opts)
-	if err != nil {
-		return Object{}, err
-	}
-	return g.capsule(m)
+	return dlpack.Export(arr, opts)
 }
 
 // hostCopier lets dlpack.Export copy memory of a queue's own context to
@@ -500,6 +508,17 @@ func (g *GIL) copyFlag(c Object) (bool, error) {
 	return g.truth(c.p)
 }
 
+// noSyncStream is the stream value of the array API's "producer must not
+// perform any synchronization": __dlpack__(stream=-1), what mpi4py asks of
+// every non-CPU producer.
+const noSyncStream = -1
+
+// AcceptsNoSyncStream reports whether ParseDLPackArgs accepts
+// stream=noSyncStream (an int, not a bool) for an array on dev, with
+// dl_device None or dev: only kDLOneAPI arrays have streams at all
+// (RATIONALE.md, "__dlpack__'s stream").
+func AcceptsNoSyncStream(dev dlpack.Device) bool { return dev.Type == dlpack.OneAPI }
+
 // errHostStream is ParseDLPackArgs's error for a stream other than None
 // on an array that is not kDLOneAPI. It has no error kind, so Python sees a
 // RuntimeError: the exception NumPy raises for the same call.
@@ -508,7 +527,7 @@ var errHostStream = errors.New("__dlpack__: only stream=None is supported for an
 // dlpackStream applies ParseDLPackArgs's stream rules to a stream that is
 // not None; noSync is true for -1 on a kDLOneAPI array.
 func (g *GIL) dlpackStream(dev dlpack.Device, stream Object, dlDevice *dlpack.Device) (noSync bool, err error) {
-	if dev.Type != dlpack.OneAPI {
+	if !AcceptsNoSyncStream(dev) {
 		return false, errHostStream
 	}
 	if dlDevice != nil && dlDevice.Type == dlpack.CPU {
@@ -520,7 +539,7 @@ func (g *GIL) dlpackStream(dev dlpack.Device, stream Object, dlDevice *dlpack.De
 		if err != nil {
 			return false, err
 		}
-		if overflow == 0 && x == -1 {
+		if overflow == 0 && x == noSyncStream {
 			return true, nil
 		}
 		return false, errkind.New(errkind.Value, "__dlpack__", "an integer stream for a kDLOneAPI array must be -1 (no synchronization), got "+g.reprOf(stream)+"; pass a dpctl.SyclQueue to order a queue after the array's work")

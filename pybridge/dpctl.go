@@ -12,6 +12,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -655,26 +656,40 @@ func (d *Dpctl) queue(device int) (*dpctlQueue, error) {
 }
 
 // Alloc allocates USM of the given kind with the device's queue. A size of
-// 0 allocates one byte, so the pointer is valid (dpctl requires it).
+// 0 allocates one byte, so the pointer is valid (dpctl requires it). On a
+// CPU device an allocation of 4 MiB or more is advised to use transparent
+// huge pages (RATIONALE.md, "Huge pages for large host allocations").
 func (d *Dpctl) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
 	q, err := d.queue(device)
 	if err != nil {
 		return nil, err
 	}
 	var malloc func(size, q uintptr) uintptr
+	var aspect int
 	switch kind {
 	case usm.KindDevice:
-		malloc = d.api.MallocDevice
+		malloc, aspect = d.api.MallocDevice, dpctlapi.AspectUSMDevice
 	case usm.KindShared:
-		malloc = d.api.MallocShared
+		malloc, aspect = d.api.MallocShared, dpctlapi.AspectUSMShared
 	case usm.KindHost:
-		malloc = d.api.MallocHost
+		malloc, aspect = d.api.MallocHost, dpctlapi.AspectUSMHost
 	default:
 		return nil, errkind.New(errkind.Value, "pybridge.Dpctl.Alloc", "cannot allocate USM of kind "+kind.String())
+	}
+	// The SYCL runtime throws, through dpctl's C API, out of the process
+	// (abort) when the device cannot allocate this kind: ask first.
+	if !d.api.DeviceHasAspect(d.devs[device].ref, aspect) {
+		return nil, errkind.New(errkind.NotSupported, "pybridge.Dpctl.Alloc", d.descs[device].Name+" cannot allocate "+kind.String()+" USM (no usm_"+kind.String()+"_allocations aspect)")
 	}
 	p := malloc(max(size, 1), q.ref)
 	if p == 0 {
 		return nil, errkind.New(errkind.Memory, "pybridge.Dpctl.Alloc", "cannot allocate "+strconv.FormatUint(uint64(size), 10)+" bytes of "+kind.String()+" USM")
+	}
+	if d.descs[device].Type == syclobj.CPU {
+		// A CPU device's USM of every kind is the process's own memory:
+		// large allocations get huge pages, as the opencl backend's and
+		// NumPy's do (internal/hugepage).
+		_ = hugepage.Advise(p, size)
 	}
 	api := d.api
 	return usm.NewAllocation(d, p, size, kind, device, func() error {

@@ -2,8 +2,11 @@ package pybridge
 
 import (
 	"errors"
+	"os"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +15,7 @@ import (
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
@@ -356,4 +360,83 @@ no_usm = [dv for dv in dpctl.get_devices() if not dv.has_aspect_usm_device_alloc
 		require.ErrorIs(t, err, usm.ErrValue, syclobj)
 		assert.Contains(t, err.Error(), "USM", syclobj)
 	}
+}
+
+// USM Go allocates through dpctl on a CPU device (the copies __dlpack__
+// makes) carries MADV_HUGEPAGE from 4 MiB on, as the opencl backend's.
+func TestDpctlCPUAllocationsAskForHugePages(t *testing.T) {
+	if _, err := hugepage.Advised(uintptr(unsafe.Pointer(&t))); err != nil {
+		t.Skip("the kernel's advice cannot be read here: ", err)
+	}
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
+		t.Skip("kernel without transparent huge pages: ", err)
+	}
+	_, d := withDpctl(t)
+	checked := 0
+	for i, dev := range d.Devices() {
+		if dev.Type != syclobj.CPU {
+			continue
+		}
+		for _, kind := range []usm.Kind{usm.KindHost, usm.KindShared, usm.KindDevice} {
+			const size = 8<<20 + 4096
+			alloc, err := d.Alloc(i, kind, size)
+			if err != nil {
+				t.Logf("%v %v: %v", dev, kind, err)
+				continue
+			}
+			lo, n := hugepage.Span(alloc.Pointer(), size)
+			if n == 0 {
+				t.Fatalf("no whole huge page in %d bytes", size)
+			}
+			for _, p := range []uintptr{lo, lo + n - 1} {
+				got, err := hugepage.Advised(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !got {
+					t.Errorf("%v %v USM at 0x%x: not advised", dev, kind, p)
+				}
+			}
+			checked++
+			if err := alloc.Free(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no CPU device allocated USM")
+	}
+}
+
+// A device without the aspect for a kind of USM (PoCL's CPU device has
+// none) is refused with ErrNotSupported. Asked anyway, the SYCL runtime
+// aborts the process, so the case runs in a child.
+func TestDpctlAllocWithoutTheAspectIsRefused(t *testing.T) {
+	if testutil.InChild("dpctl-alloc-no-aspect") {
+		_, d := withDpctl(t)
+		refused := 0
+		for i, dev := range d.Devices() {
+			for _, kind := range []usm.Kind{usm.KindHost, usm.KindShared, usm.KindDevice} {
+				alloc, err := d.Alloc(i, kind, 64)
+				if err == nil {
+					alloc.Free()
+					continue
+				}
+				if !errors.Is(err, usm.ErrNotSupported) {
+					t.Errorf("%v %v: %v, want ErrNotSupported", dev, kind, err)
+				}
+				refused++
+			}
+		}
+		if refused == 0 {
+			t.Skip("every device allocates every kind of USM here")
+		}
+		t.Logf("%d allocations refused", refused)
+		return
+	}
+	c := testutil.RunChild(t, "dpctl-alloc-no-aspect", time.Minute)
+	if strings.Contains(c.Output, "--- SKIP") {
+		t.Skip("every device allocates every kind of USM here")
+	}
+	c.Expect(t, 0, "allocations refused")
 }

@@ -4,12 +4,14 @@
  *
  * The module and its Array type are C so that Python enters Go with one
  * cgo call (~50 ns) instead of a ctypes call (~1.4 µs). One path never
- * enters Go: __dlpack__ of an array without a queue (host memory), in the
- * plain case (stream None, same device, no copy). It repeats a template Go
- * made once from dlpack.Export's result (ub_template_fill), so the layout
- * rules live in Go alone; each tensor keeps the Array alive, and its
- * deleter drops that reference. This is what NumPy's own __dlpack__ does,
- * and what numpy.from_dlpack is measured against (see RATIONALE.md).
+ * enters Go: __dlpack__ in the plain case (same device, no copy) of an
+ * array without a queue (host memory) with stream None, and of a kDLOneAPI
+ * array with stream=-1 (no synchronization: what mpi4py asks on every MPI
+ * call). It repeats a template Go made once from dlpack.Export's result
+ * (ub_template_fill), so the layout and stream rules live in Go alone;
+ * each tensor keeps the Array alive, and its deleter drops that reference.
+ * This is what NumPy's own __dlpack__ does, and what numpy.from_dlpack is
+ * measured against (see RATIONALE.md).
  *
  * Everything here runs with the GIL held, except a tensor's deleter, which
  * may be called from any thread and takes the GIL itself.
@@ -297,16 +299,34 @@ static int pair(PyObject *v, long long *x, long long *y)
 	return !oa && !ob;
 }
 
+/* no_sync_stream: stream is the int -1, the array API's "do not
+ * synchronize" (pybridge.NoSyncStream). Only an exact int: a subclass, a
+ * bool, anything else goes to Go, which decides. */
+static int no_sync_stream(PyObject *stream)
+{
+	if (!PyLong_CheckExact(stream))
+		return 0;
+	int overflow;
+	long v = PyLong_AsLongAndOverflow(stream, &overflow);
+	return overflow == 0 && v == -1 && !PyErr_Occurred();
+}
+
 /* export_fast exports from the template: 1 with *out set, 0 when these
- * arguments need Go, -1 with an exception. */
+ * arguments need Go, -1 with an exception. The stream rules are Go's
+ * (ub_template_fill): None unless the template is for stream=-1 only, -1
+ * when Go allows it for this array. */
 static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
 {
 	PyObject *stream = kw[0], *maxv = kw[1], *dldev = kw[2], *copy = kw[3];
-	if (stream != NULL && stream != Py_None)
+	const ub_template *t = &self->tmpl;
+	if (stream == NULL || stream == Py_None) {
+		if (t->no_sync_only)
+			return 0;
+	} else if (!t->no_sync_ok || !no_sync_stream(stream)) {
 		return 0;
+	}
 	if (copy != NULL && copy != Py_None && copy != Py_False)
 		return 0;
-	const ub_template *t = &self->tmpl;
 	if (dldev != NULL && dldev != Py_None) {
 		long long type, id;
 		if (!pair(dldev, &type, &id) || type != t->tensor.device.device_type ||

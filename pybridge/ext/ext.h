@@ -58,12 +58,20 @@ typedef struct ub_dl_managed_versioned {
  * negative strides, flags) have one implementation. shape and strides
  * point into one malloc'd block of 2*ndim int64 that the array owns; the
  * exported tensors point at it too, since each keeps the array alive.
+ *
+ * An array with a queue has a template too, made without waiting on the
+ * queue: C may repeat it only for __dlpack__(stream=-1), the array API's
+ * "do not synchronize" (no_sync_only); stream None, which waits, stays
+ * with Go. no_sync_ok says whether stream=-1 is accepted at all (kDLOneAPI
+ * arrays; for kDLCPU it is Go's RuntimeError).
  */
 typedef struct {
 	ub_dl_tensor tensor;
 	uint64_t flags;         /* of a versioned export */
 	uint32_t minor;         /* the producer's DLPack minor version */
 	int32_t legacy_ok;      /* 0: a legacy export must be refused (read-only) */
+	int32_t no_sync_ok;     /* 1: stream=-1 may be answered from the template */
+	int32_t no_sync_only;   /* 1: only stream=-1 may (stream None waits, in Go) */
 } ub_template;
 
 /* Fast-path states of an array's template. */

@@ -262,12 +262,18 @@ func ub_dlpack(h C.int64_t, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C
 	})
 }
 
-// ub_template_fill fills t with what dlpack.Export gives this array for a
-// versioned, same-device, no-copy export, and returns UB_TEMPLATE_READY;
-// or UB_TEMPLATE_NONE when C must always ask Go: the array has a queue
-// (Export waits on it each time), or Export refuses it (Go then raises the
-// error on every call). A panic is counted and logged and gives
-// UB_TEMPLATE_NONE: ub_dlpack then reports what is wrong.
+// ub_template_fill fills t with what pybridge.Export gives this array for
+// a versioned, same-device, no-copy export, and returns UB_TEMPLATE_READY;
+// or UB_TEMPLATE_NONE when C must always ask Go: Export refuses the array
+// (Go then raises the error on every call). For an array with a queue the
+// template is the export of __dlpack__(stream=-1), which does not wait, and
+// C may use it for that stream only: stream None waits on the queue, in Go,
+// each time. mpi4py asks for stream=-1 on every MPI call, and a call into
+// Go from a Python thread wakes Go's sysmon and idle Ms; on a machine whose
+// cores the MPI ranks keep busy those wake-ups preempt the ranks (see
+// RATIONALE.md, "The Python package is an extension module with a C
+// half"). A panic is counted and logged and gives UB_TEMPLATE_NONE:
+// ub_dlpack then reports what is wrong.
 //
 //export ub_template_fill
 func ub_template_fill(h C.int64_t, t *C.ub_template) (state C.int32_t) {
@@ -275,10 +281,14 @@ func ub_template_fill(h C.int64_t, t *C.ub_template) (state C.int32_t) {
 	defer boundary.Recover("ub_template_fill", nil)
 	boundary.Check("ub_template_fill")
 	e := get(h)
-	if e == nil || e.arr.Queue != nil {
+	if e == nil {
 		return C.UB_TEMPLATE_NONE
 	}
-	m, err := dlpack.Export(e.arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion})
+	noSyncOnly := e.arr.Queue != nil
+	if noSyncOnly && !pybridge.AcceptsNoSyncStream(e.arr.DLDevice) {
+		return C.UB_TEMPLATE_NONE // a queue but no stream that skips it
+	}
+	m, err := pybridge.Export(e.arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: noSyncOnly})
 	if err != nil {
 		return C.UB_TEMPLATE_NONE
 	}
@@ -312,6 +322,13 @@ func ub_template_fill(h C.int64_t, t *C.ub_template) (state C.int32_t) {
 	t.legacy_ok = 1
 	if e.arr.ReadOnly {
 		t.legacy_ok = 0
+	}
+	t.no_sync_ok, t.no_sync_only = 0, 0
+	if pybridge.AcceptsNoSyncStream(e.arr.DLDevice) {
+		t.no_sync_ok = 1
+	}
+	if noSyncOnly {
+		t.no_sync_only = 1
 	}
 	return C.UB_TEMPLATE_READY
 }

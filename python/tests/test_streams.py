@@ -109,3 +109,62 @@ def test_oneapi_queue_stream_and_cpu_dl_device(q):
         with pytest.raises(ValueError):
             a.__dlpack__(stream=s, max_version=(1, 0), dl_device=(1, 0))
     assert np.from_dlpack(_Caps(a.__dlpack__(max_version=(1, 0), dl_device=(1, 0)))).tolist() == [0, 1, 2, 3]
+
+
+class _Int(int):
+    """An int subclass: C's fast path leaves it to Go, which accepts it."""
+
+
+def _tensor(cap):
+    """The fields of a dltensor_versioned capsule's tensor that a consumer reads."""
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    p = get(cap, b"dltensor_versioned")
+    u32, i32, u64, i64 = (lambda t: lambda off: t.from_address(p + off).value)(ctypes.c_uint32), \
+        (lambda off: ctypes.c_int32.from_address(p + off).value), \
+        (lambda off: ctypes.c_uint64.from_address(p + off).value), \
+        (lambda ptr, i: ctypes.c_int64.from_address(ptr + 8 * i).value)
+    ndim = i32(48)
+    shape, strides = u64(56), u64(64)
+    return {"version": (u32(0), u32(4)), "flags": u64(24), "data": u64(32), "device": (i32(40), i32(44)),
+            "ndim": ndim, "dtype": ctypes.c_uint32.from_address(p + 52).value,
+            "shape": [i64(shape, i) for i in range(ndim)], "strides": [i64(strides, i) for i in range(ndim)],
+            "byte_offset": u64(72)}
+
+
+@pytest.mark.parametrize("usm_type", ["device", "shared", "host"])
+def test_oneapi_minus_one_never_enters_go(q, usm_type):
+    # mpi4py asks for stream=-1 on every MPI call. A call into Go from a
+    # Python thread wakes Go's idle threads, which preempt busy MPI ranks,
+    # so C answers it from Go's template: C's export count moves, Go's not.
+    x = dpt.reshape(dpt.arange(24, dtype="f4", sycl_queue=q, usm_type=usm_type), (2, 3, 4))[:, ::-1, ::2]
+    a = ub.asarray(x)
+    s0 = ub._stats()
+    caps = [a.__dlpack__(stream=-1, max_version=(1, 0), copy=False),  # the first fills the template
+            a.__dlpack__(stream=-1, max_version=(1, 0), copy=False),
+            a.__dlpack__(stream=-1, max_version=(1, 0), dl_device=a.__dlpack_device__()),
+            a.__dlpack__(stream=-1)]  # legacy
+    s1 = ub._stats()
+    assert (s1["c_live_exports"] - s0["c_live_exports"], s1["live_exports"] - s0["live_exports"]) == (4, 0)
+    # Go's own answer to the same request (an int subclass is Go's to read) is the same tensor.
+    go = a.__dlpack__(stream=_Int(-1), max_version=(1, 0), copy=False)
+    assert ub._stats()["live_exports"] - s0["live_exports"] == 1
+    assert _tensor(caps[1]) == _tensor(go)
+    t = _tensor(caps[1])
+    assert t["device"] == a.__dlpack_device__() and t["flags"] == 0
+    suai = x.__sycl_usm_array_interface__
+    assert t["data"] + t["byte_offset"] == suai["data"][0] + 4 * suai["offset"]  # element 0
+    assert (t["shape"], t["strides"]) == ([2, 3, 2], [12, -4, 2])
+    y = ub.from_dlpack(_OneAPI(caps[1], a))
+    assert dpt.asnumpy(dpt.from_dlpack(y)).tolist() == dpt.asnumpy(x).tolist()
+    # Everything else still asks Go: stream None waits on the queue, a copy, other streams.
+    n0 = ub._stats()["live_exports"]
+    keep = [a.__dlpack__(max_version=(1, 0)), a.__dlpack__(stream=-1, max_version=(1, 0), copy=True),
+            a.__dlpack__(stream=q, max_version=(1, 0))]
+    assert ub._stats()["live_exports"] - n0 == 3
+    for s, exc in [(True, TypeError), (-2, ValueError), (2**70, ValueError)]:
+        with pytest.raises(exc):
+            a.__dlpack__(stream=s, max_version=(1, 0))
+    del caps, go, y, keep
+    s2 = ub._stats()
+    assert (s2["c_live_exports"], s2["live_exports"]) == (s0["c_live_exports"], s0["live_exports"])
