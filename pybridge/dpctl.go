@@ -30,6 +30,7 @@ type Dpctl struct {
 	native  nativeRoutes  // to allocation extents (native.go)
 	reg     *usm.Registry
 	queues  queueCache
+	order   dpctlapi.Ordering // device-side ordering (dpctl_order.go)
 }
 
 type dpDevice struct {
@@ -112,7 +113,7 @@ func (py *Python) loadDpctl() (*Dpctl, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dpctl{api: api, version: version, native: nativeRoutes{fn: api.LoadNative()}}
+	d := &Dpctl{api: api, version: version, native: nativeRoutes{fn: api.LoadNative()}, order: api.LoadOrdering()}
 	if err := d.enumerate(); err != nil {
 		return nil, err
 	}

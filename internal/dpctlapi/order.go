@@ -1,0 +1,76 @@
+package dpctlapi
+
+import (
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/ffi"
+)
+
+// Ordering holds the entry points that order one queue after another on
+// the device, as typed functions. They are looked up apart from API's
+// table and are optional: a library without them leaves Present false,
+// and the caller waits on the host instead. The queue and event refs
+// are DPCTLSyclQueueRef and DPCTLSyclEventRef (sycl::queue*,
+// sycl::event*); every function here catches SYCL's exceptions in C
+// (a failed submit is a NULL event).
+type Ordering struct {
+	submitBarrier, submitBarrierForEvents ffi.Fn
+	queueAreEq, queueIsInOrder            ffi.Fn
+	eventDelete                           ffi.Fn
+}
+
+// LoadOrdering resolves Ordering from the library's handle.
+func (a *API) LoadOrdering() Ordering {
+	sym := func(name string) ffi.Fn {
+		p, err := ffi.Sym(a.Handle, name)
+		if err != nil {
+			return 0
+		}
+		return ffi.Fn(p)
+	}
+	return Ordering{
+		submitBarrier:          sym("DPCTLQueue_SubmitBarrier"),
+		submitBarrierForEvents: sym("DPCTLQueue_SubmitBarrierForEvents"),
+		queueAreEq:             sym("DPCTLQueue_AreEq"),
+		queueIsInOrder:         sym("DPCTLQueue_IsInOrder"),
+		eventDelete:            sym("DPCTLEvent_Delete"),
+	}
+}
+
+// Present reports whether every entry point was found.
+func (o Ordering) Present() bool {
+	return o.submitBarrier.Present() && o.submitBarrierForEvents.Present() &&
+		o.queueAreEq.Present() && o.queueIsInOrder.Present() && o.eventDelete.Present()
+}
+
+// SubmitBarrier submits a barrier that completes when every command
+// submitted to q before it has (DPCTLQueue_SubmitBarrier); the event is
+// owned by the caller, 0 on failure.
+func (o Ordering) SubmitBarrier(q uintptr) uintptr { return o.submitBarrier.Call(q) }
+
+// SubmitBarrierForEvents submits to q a barrier that waits for every
+// command submitted to q before it and for deps
+// (DPCTLQueue_SubmitBarrierForEvents); later commands of q wait for it.
+// The event is owned by the caller, 0 on failure.
+func (o Ordering) SubmitBarrierForEvents(q uintptr, deps []uintptr) uintptr {
+	if len(deps) == 0 {
+		return o.submitBarrierForEvents.Call(q, 0, 0)
+	}
+	return o.submitBarrierForEvents.Call(q, uintptr(unsafe.Pointer(&deps[0])), uintptr(len(deps)))
+}
+
+// QueueAreEq reports whether two refs are the same sycl::queue
+// (DPCTLQueue_AreEq).
+func (o Ordering) QueueAreEq(q1, q2 uintptr) bool { return Bool(o.queueAreEq.Call(q1, q2)) }
+
+// QueueIsInOrder reports whether q runs its commands in submission order
+// (DPCTLQueue_IsInOrder).
+func (o Ordering) QueueIsInOrder(q uintptr) bool { return Bool(o.queueIsInOrder.Call(q)) }
+
+// EventDelete deletes an owned event ref (DPCTLEvent_Delete); 0 is
+// ignored.
+func (o Ordering) EventDelete(e uintptr) {
+	if e != 0 {
+		o.eventDelete.Call(e)
+	}
+}

@@ -1,0 +1,61 @@
+package pybridge
+
+import (
+	"runtime"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+var _ usm.Orderer = (*DpctlQueue)(nil)
+
+// OrderBefore makes consumer, another queue of the same dpctl, wait on
+// the device for every command submitted to q so far, as dpctl's
+// convention for __dlpack__(stream=queue) asks: a barrier on q gives an
+// event, and a barrier on consumer that depends on it holds back
+// consumer's later commands (in-order and out-of-order queues alike:
+// SYCL's barrier blocks every command submitted after it). The host does
+// not wait. The same in-order queue needs nothing; the same out-of-order
+// queue needs one barrier. A consumer that is not a queue of this dpctl,
+// or a library without the barrier entry points, is usm.ErrNotSupported:
+// usm.Order then waits on the host.
+func (q *DpctlQueue) OrderBefore(consumer usm.Queue) error {
+	const op = "pybridge.DpctlQueue.OrderBefore"
+	c, ok := consumer.(*DpctlQueue)
+	if !ok || c == nil || c.d != q.d {
+		return errkind.New(errkind.NotSupported, op, "the consumer is not a queue of this dpctl")
+	}
+	o := q.d.order
+	if !o.Present() {
+		return errkind.New(errkind.NotSupported, op, q.d.api.Path+" lacks the barrier entry points")
+	}
+	defer runtime.KeepAlive(q)
+	defer runtime.KeepAlive(c)
+	if o.QueueAreEq(q.ref, c.ref) {
+		if o.QueueIsInOrder(q.ref) {
+			return nil // its own later commands already follow
+		}
+		ev := o.SubmitBarrier(q.ref)
+		if ev == 0 {
+			return errkind.New(errkind.Value, op, "DPCTLQueue_SubmitBarrier failed")
+		}
+		o.EventDelete(ev)
+		return nil
+	}
+	ev := o.SubmitBarrier(q.ref)
+	if ev == 0 {
+		return errkind.New(errkind.Value, op, "DPCTLQueue_SubmitBarrier failed on the producer's queue")
+	}
+	dep := o.SubmitBarrierForEvents(c.ref, []uintptr{ev})
+	o.EventDelete(ev) // the consumer's barrier holds its own reference
+	if dep == 0 {
+		return errkind.New(errkind.Value, op, "DPCTLQueue_SubmitBarrierForEvents failed on the consumer's queue")
+	}
+	o.EventDelete(dep)
+	return nil
+}
+
+// borrowQueue wraps a DPCTLSyclQueueRef the caller keeps alive for as long
+// as the DpctlQueue is used (the SyclQueue passed as a stream, for the
+// length of the __dlpack__ call); nothing is deleted when it goes.
+func (d *Dpctl) borrowQueue(ref uintptr) *DpctlQueue { return &DpctlQueue{d: d, ref: ref} }
