@@ -329,8 +329,11 @@ func isPyKind(err error, k *errkind.Kind) bool {
 //     anything else is ErrHostStream, a RuntimeError as NumPy raises.
 //   - kDLOneAPI: None (the export waits on the array's queue); -1, the
 //     array API's "no synchronization" (ExportOptions.NoSync; the consumer
-//     owns the ordering); a dpctl.SyclQueue (dpctl's convention: the array's
-//     queue is waited on before the export returns). With a kDLCPU dl_device
+//     owns the ordering); a dpctl.SyclQueue (dpctl's convention,
+//     ExportOptions.Stream: the queue is ordered after the array's queue
+//     on the device, and the export returns without waiting; where the
+//     two cannot be ordered on the device, the array's queue is waited
+//     on). With a kDLCPU dl_device
 //     any stream but None is a ValueError, as dpctl. Any other integer is a
 //     ValueError (SYCL has no integer stream convention, and a raw
 //     sycl::queue* cannot be validated); a bool or any other object is the
@@ -385,8 +388,31 @@ func (g *GIL) ParseDLPackArgs(dev dlpack.Device, stream, maxVersion, dlDevice, c
 			return o, err
 		}
 		o.NoSync = noSync
+		if !noSync {
+			o.Stream = g.streamQueue(stream)
+		}
 	}
 	return o, nil
+}
+
+// streamQueue returns the dpctl.SyclQueue stream (checked by dlpackStream)
+// as a queue that dlpack.Export can order after the array's: borrowed,
+// valid while the caller holds stream (for the __dlpack__ call). nil, so
+// that Export waits on the host instead, if its ref cannot be read.
+func (g *GIL) streamQueue(stream Object) usm.Queue {
+	ty := g.dpctlTypes()
+	if ty.queueRef == 0 {
+		return nil
+	}
+	ref := ffi.Call(ty.queueRef, stream.p)
+	if ref == 0 {
+		return nil
+	}
+	d, err := g.dpctlUnderGIL()
+	if err != nil {
+		return nil
+	}
+	return d.borrowQueue(ref)
 }
 
 // ErrHostStream is ParseDLPackArgs's error for a stream other than None

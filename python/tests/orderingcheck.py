@@ -1,0 +1,68 @@
+"""Child process of test_ordering.py: one hand-off with work pending on the
+producer's queue, printed as JSON. Run in a child with a timeout because a
+hand-off that waits on the host would block forever: the pending work only
+completes when this script says so, after the hand-off returned.
+
+    orderingcheck.py SCENARIO CONSUMER   (CONSUMER: in_order | out_of_order)
+"""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import numpy as np  # noqa: E402
+import dpctl
+import dpctl.memory as dm
+import usmbridge as ub
+
+from pending import Pending
+
+N = 1 << 16
+
+
+def queues(consumer):
+    p = dpctl.SyclQueue("opencl:cpu", property="in_order")
+    props = ["in_order"] if consumer == "in_order" else []
+    c = dpctl.SyclQueue(p.sycl_context, p.sycl_device, property=props)
+    assert c.is_in_order == (consumer == "in_order")
+    return p, c
+
+
+def main(scenario, consumer):
+    p, c = queues(consumer)
+    x = dm.MemoryUSMShared(N * 4, queue=p)
+    src = dm.MemoryUSMShared(N * 4, queue=p)
+    np.asarray(src).view("f4")[:] = 7
+    np.asarray(x).view("f4")[:] = 0
+    a = ub.asarray(x)  # before the pending work: taking the SUAI waits
+    pend = Pending(p)
+    p.memcpy_async(x, src, N * 4)  # the producer's result, held back
+    t0 = time.perf_counter()
+    if scenario == "stream":
+        cap = a.__dlpack__(stream=c, max_version=(1, 0))
+    elif scenario == "nosync":  # control: nothing orders c after p
+        cap = a.__dlpack__(stream=-1, max_version=(1, 0))
+    elif scenario == "same_queue":
+        cap = a.__dlpack__(stream=p, max_version=(1, 0))
+        c = p
+    else:
+        raise SystemExit("unknown scenario " + scenario)
+    handoff = time.perf_counter() - t0
+    h = np.zeros(N, "f4")
+    e = c.memcpy_async(h, x, N * 4)  # the consumer's next command
+    if scenario == "nosync":
+        e.wait()  # not held back: it reads before the producer wrote
+    before = float(h[0])
+    pend.complete()
+    e.wait()
+    p.wait()
+    del cap
+    print(json.dumps({"handoff_us": handoff * 1e6, "before": before, "first": float(h[0]),
+                      "all_seven": bool((h == 7).all())}))
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])

@@ -1,0 +1,52 @@
+"""__dlpack__(stream=queue) orders the consumer's queue after the array's
+on the device and returns without waiting (RATIONALE.md, "Queue ordering
+on the device"). Each case runs in a child process (orderingcheck.py) with
+work held back on the producer's queue by an OpenCL user event that is
+completed only after the hand-off returned: a hand-off that waited on the
+host would block until the timeout, and the test fails instead of hanging."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("dpctl")
+pytest.importorskip("dpnp.tensor")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TIMEOUT = 30
+
+
+def _run(scenario, consumer):
+    p = subprocess.Popen([sys.executable, os.path.join(HERE, "orderingcheck.py"), scenario, consumer], cwd=HERE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail("the hand-off blocked while the producer's work was pending: it waited on the host")
+    assert p.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("consumer", ["in_order", "out_of_order"])
+def test_stream_orders_consumer_on_device(consumer):
+    r = _run("stream", consumer)
+    assert r["before"] == 0, "the consumer's copy ran before the producer's work"
+    assert r["all_seven"], r
+
+
+def test_stream_same_queue():
+    r = _run("same_queue", "in_order")
+    assert r["all_seven"], r
+
+
+@pytest.mark.parametrize("consumer", ["in_order", "out_of_order"])
+def test_without_ordering_the_consumer_reads_early(consumer):
+    # The control that shows the setup can fail: with stream=-1 nothing
+    # orders the consumer's copy, and it reads the memory before the
+    # producer's pending copy wrote it.
+    r = _run("nosync", consumer)
+    assert r["first"] == 0 and not r["all_seven"], r
