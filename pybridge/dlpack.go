@@ -222,9 +222,18 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 		kw["copy"] = false
 	}
 	legacyKw := map[string]any{}
-	if !opts.Stream.IsNil() {
-		kw["stream"] = opts.Stream
-		legacyKw["stream"] = opts.Stream
+	stream := opts.Stream
+	if stream.IsNil() {
+		// The consumer passes its queue, so the producer orders it
+		// (consumerStream); a pre-2023.12 producer gets it too.
+		if s := g.consumerStream(x, opts); !s.IsNil() {
+			defer g.DecRef(s)
+			stream = s
+		}
+	}
+	if !stream.IsNil() {
+		kw["stream"] = stream
+		legacyKw["stream"] = stream
 	}
 	c, err := g.Call(Object{meth}, nil, kw)
 	legacy := false
@@ -243,8 +252,9 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 	}
 	// With stream=None dpctl's producers do not synchronise: the data may
 	// still be being written on the producer's queue. Wait on it, as the
-	// DLPack consumer rules ask, when the producer exposes one.
-	if opts.Stream.IsNil() && t.DLDevice.Type == dlabi.OneAPI {
+	// DLPack consumer rules ask, when the producer exposes one. (Only
+	// when no queue was passed: a Go caller's own registry.)
+	if stream.IsNil() && t.DLDevice.Type == dlabi.OneAPI {
 		if err := g.waitProducerQueue(x); err != nil {
 			t.Release()
 			return nil, err

@@ -14,11 +14,26 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 import dpctl
 import dpctl.memory as dm
+import dpnp.tensor as dpt
 import usmbridge as ub
 
 from pending import Pending
 
 N = 1 << 16
+
+
+class Wrapper:
+    """A DLPack producer that forwards to a dpnp array and has no
+    sycl_queue attribute of its own."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kw):
+        return self.a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
 
 
 def queues(consumer):
@@ -31,13 +46,15 @@ def queues(consumer):
 
 def main(scenario, consumer):
     p, c = queues(consumer)
-    x = dm.MemoryUSMShared(N * 4, queue=p)
+    mem = dm.MemoryUSMShared(N * 4, queue=p)
     src = dm.MemoryUSMShared(N * 4, queue=p)
     np.asarray(src).view("f4")[:] = 7
-    np.asarray(x).view("f4")[:] = 0
-    a = ub.asarray(x)  # before the pending work: taking the SUAI waits
+    np.asarray(mem).view("f4")[:] = 0
+    a = ub.asarray(mem)  # before the pending work: taking the SUAI waits
+    x = dpt.usm_ndarray((N,), "f4", buffer=mem)
     pend = Pending(p)
-    p.memcpy_async(x, src, N * 4)  # the producer's result, held back
+    p.memcpy_async(mem, src, N * 4)  # the producer's result, held back
+    keep = []
     t0 = time.perf_counter()
     if scenario == "stream":
         cap = a.__dlpack__(stream=c, max_version=(1, 0))
@@ -46,11 +63,20 @@ def main(scenario, consumer):
     elif scenario == "same_queue":
         cap = a.__dlpack__(stream=p, max_version=(1, 0))
         c = p
+    elif scenario in ("import_dpnp", "import_wrapper"):
+        # usmbridge as the consumer: from_dlpack passes its own queue as
+        # the stream, and the array it made hands that ordering on to c.
+        b = ub.from_dlpack(x if scenario == "import_dpnp" else Wrapper(x))
+        t1 = time.perf_counter()
+        cap = b.__dlpack__(stream=c, max_version=(1, 0))
+        keep.append(b)
+        handoff = t1 - t0
     else:
         raise SystemExit("unknown scenario " + scenario)
-    handoff = time.perf_counter() - t0
+    if not scenario.startswith("import"):
+        handoff = time.perf_counter() - t0
     h = np.zeros(N, "f4")
-    e = c.memcpy_async(h, x, N * 4)  # the consumer's next command
+    e = c.memcpy_async(h, mem, N * 4)  # the consumer's next command
     if scenario == "nosync":
         e.wait()  # not held back: it reads before the producer wrote
     before = float(h[0])

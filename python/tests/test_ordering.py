@@ -50,3 +50,15 @@ def test_without_ordering_the_consumer_reads_early(consumer):
     # producer's pending copy wrote it.
     r = _run("nosync", consumer)
     assert r["first"] == 0 and not r["all_seven"], r
+
+
+@pytest.mark.parametrize("producer", ["import_dpnp", "import_wrapper"])
+@pytest.mark.parametrize("consumer", ["in_order", "out_of_order"])
+def test_from_dlpack_passes_its_queue_as_stream(producer, consumer):
+    # from_dlpack of a dpnp array (which has a sycl_queue) used to wait on
+    # the host; of a wrapper without sycl_queue it did not order anything,
+    # so a later command could read the memory early. Now both pass the
+    # queue the import lands on as the stream, and the producer orders it.
+    r = _run(producer, consumer)
+    assert r["before"] == 0, "the consumer's copy ran before the producer's work"
+    assert r["all_seven"], r
