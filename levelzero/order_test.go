@@ -75,7 +75,7 @@ func orderCase(t *testing.T, mode string) {
 		clear(cmem.Bytes(x, n))
 		clear(cmem.Bytes(h, n))
 		must(t, gate.hostReset())
-		must(t, p.appendBarrier(nil, gate))  // holds p back until the host signals
+		must(t, p.appendBarrier(nil, gate))   // holds p back until the host signals
 		must(t, p.appendCopy(x, src, n, nil)) // the producer's result, held back
 		if mode != "no ordering" {
 			must(t, p.OrderBefore(c)) // returns although p is held back
