@@ -641,7 +641,8 @@ func (q *DpctlQueue) IsDefaultContext() bool {
 	return dpctlapi.Bool(dpctlapi.Call(a.ContextAreEq, ctx, q.d.devs[pos].defCtx))
 }
 
-// Queue returns the device's queue in its default context (made once).
+// Queue returns the device's in-order queue in its default context (made
+// once).
 func (d *Dpctl) Queue(device int) (usm.Queue, error) { return d.queue(device) }
 
 func (d *Dpctl) queue(device int) (*DpctlQueue, error) {
@@ -650,7 +651,10 @@ func (d *Dpctl) queue(device int) (*DpctlQueue, error) {
 	}
 	dv := d.devs[device]
 	dv.qOnce.Do(func() {
-		r := dpctlapi.Call(d.api.QueueCreateForDevice, dv.ref, 0, 0)
+		// In order: the queue is what from_dlpack passes to producers as
+		// the stream they order on the device, which SYCL's barriers do
+		// only for in-order queues (dpctl_order.go).
+		r := dpctlapi.Call(d.api.QueueCreateForDevice, dv.ref, 0, dpctlapi.QueueInOrder)
 		if r == 0 {
 			dv.qErr = errkind.New(errkind.NotAvailable, "pybridge.Dpctl.Queue", "cannot create a queue on "+d.descs[device].String())
 			return

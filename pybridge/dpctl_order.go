@@ -9,16 +9,20 @@ import (
 
 var _ usm.Orderer = (*DpctlQueue)(nil)
 
-// OrderBefore makes consumer, another queue of the same dpctl, wait on
-// the device for every command submitted to q so far, as dpctl's
+// OrderBefore makes consumer, an in-order queue of the same dpctl, wait
+// on the device for every command submitted to q so far, as dpctl's
 // convention for __dlpack__(stream=queue) asks: a barrier on q gives an
 // event, and a barrier on consumer that depends on it holds back
-// consumer's later commands (in-order and out-of-order queues alike:
-// SYCL's barrier blocks every command submitted after it). The host does
-// not wait. The same in-order queue needs nothing; the same out-of-order
-// queue needs one barrier. A consumer that is not a queue of this dpctl,
-// or a library without the barrier entry points, is usm.ErrNotSupported:
-// usm.Order then waits on the host.
+// consumer's later commands. The host does not wait. The same in-order
+// queue needs nothing.
+//
+// An out-of-order consumer is usm.ErrNotSupported, so usm.Order waits on
+// the host: on an out-of-order SYCL queue a later command (a memcpy) was
+// seen to run before a barrier with a wait list, and before a plain
+// barrier after it, had been satisfied (RATIONALE.md, "Queue ordering on
+// the device"), so nothing submitted through SYCL orders it reliably.
+// So is a consumer that is not a queue of this dpctl, and a library
+// without the barrier entry points.
 func (q *DpctlQueue) OrderBefore(consumer usm.Queue) error {
 	const op = "pybridge.DpctlQueue.OrderBefore"
 	c, ok := consumer.(*DpctlQueue)
@@ -31,16 +35,11 @@ func (q *DpctlQueue) OrderBefore(consumer usm.Queue) error {
 	}
 	defer runtime.KeepAlive(q)
 	defer runtime.KeepAlive(c)
+	if !o.QueueIsInOrder(c.ref) {
+		return errkind.New(errkind.NotSupported, op, "the consumer's queue is out of order: SYCL barriers do not hold its later commands back reliably")
+	}
 	if o.QueueAreEq(q.ref, c.ref) {
-		if o.QueueIsInOrder(q.ref) {
-			return nil // its own later commands already follow
-		}
-		ev := o.SubmitBarrier(q.ref)
-		if ev == 0 {
-			return errkind.New(errkind.Value, op, "DPCTLQueue_SubmitBarrier failed")
-		}
-		o.EventDelete(ev)
-		return nil
+		return nil // an in-order queue's later commands already follow
 	}
 	ev := o.SubmitBarrier(q.ref)
 	if ev == 0 {

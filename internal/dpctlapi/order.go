@@ -6,6 +6,10 @@ import (
 	"github.com/usmbridge/usmbridge/internal/ffi"
 )
 
+// QueueInOrder is DPCTL_IN_ORDER, a DPCTLQueuePropertyType for
+// DPCTLQueue_Create*.
+const QueueInOrder = 1 << 1
+
 // Ordering holds the entry points that order one queue after another on
 // the device, as typed functions. They are looked up apart from API's
 // table and are optional: a library without them leaves Present false,

@@ -90,5 +90,41 @@ def main(scenario, consumer):
     os._exit(0)
 
 
+def kernel(how, producer, consumer):
+    """Real work instead of a held-back queue: a dpnp kernel fills the
+    array on the producer's queue, the array is handed over (how:
+    "stream", or "import": usmbridge.from_dlpack first), and the
+    consumer's next command copies it to the host. Prints how many of
+    ROUNDS copies read the memory before the fill had finished."""
+    props = lambda m: ["in_order"] if m == "in_order" else []
+    p = dpctl.SyclQueue("opencl:cpu", property=props(producer))
+    c = dpctl.SyclQueue(p.sycl_context, p.sycl_device, property=props(consumer))
+    n, stale = 1 << 22, 0
+    mem = dpt.empty((n,), dtype="f4", sycl_queue=p)
+    view = ub.asarray(mem)  # before the work: taking the SUAI waits
+    for _ in range(ROUNDS):
+        if how == "import":
+            x = dpt.full((n,), 7.0, dtype="f4", sycl_queue=p)
+            a = ub.from_dlpack(x)
+        else:
+            mem[...] = 7.0  # a fill kernel on p, in place
+            x, a = mem, view
+        cap = a.__dlpack__(stream=c, max_version=(1, 0))
+        h = np.zeros(n, "f4")
+        c.memcpy_async(h, x.usm_data, n * 4).wait()
+        stale += int(not (h == 7).all())
+        del cap
+        if how != "import":
+            mem[...] = 0.0
+            p.wait()
+    print(json.dumps({"stale": stale, "rounds": ROUNDS}))
+    sys.stdout.flush()
+    os._exit(0)
+
+
+ROUNDS = 5
+
 if __name__ == "__main__":
+    if sys.argv[1] == "kernel":
+        kernel(*sys.argv[2:5])
     main(*sys.argv[1:3])
