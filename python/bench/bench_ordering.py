@@ -31,7 +31,7 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "15"))
 SIZE = int(os.environ.get("BENCH_MIB", "64")) << 20
 
 p = dpctl.SyclQueue("opencl:cpu", property="in_order")
-c = dpctl.SyclQueue(p.sycl_context, p.sycl_device)
+c = dpctl.SyclQueue(p.sycl_context, p.sycl_device, property="in_order")  # out of order: host wait
 src = dm.MemoryUSMShared(SIZE, queue=p)
 dst = dm.MemoryUSMShared(SIZE, queue=p)
 np.asarray(src)[:] = 1
