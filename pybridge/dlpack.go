@@ -252,9 +252,10 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 	}
 	// With stream=None dpctl's producers do not synchronise: the data may
 	// still be being written on the producer's queue. Wait on it, as the
-	// DLPack consumer rules ask, when the producer exposes one. (Only
-	// when no queue was passed: a Go caller's own registry.)
-	if stream.IsNil() && t.DLDevice.Type == dlabi.OneAPI {
+	// DLPack consumer rules ask, when the producer exposes one: when no
+	// queue was passed (a Go caller's own registry), and for a
+	// pre-2023.12 producer, which may well ignore the stream it is given.
+	if (stream.IsNil() || legacy) && t.DLDevice.Type == dlabi.OneAPI {
 		if err := g.waitProducerQueue(x); err != nil {
 			t.Release()
 			return nil, err
