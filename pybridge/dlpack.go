@@ -296,8 +296,9 @@ func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions) (*dlpack.Ten
 	return dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
 }
 
-// waitProducerQueue waits on x.sycl_queue if it is a dpctl.SyclQueue;
-// producers without one are taken to be synchronised already.
+// waitProducerQueue waits on x.sycl_queue if it is a dpctl.SyclQueue,
+// with the GIL released; producers without one are taken to be
+// synchronised already.
 func (g *GIL) waitProducerQueue(x Object) error {
 	a := g.api()
 	ty := g.dpctlTypes()
@@ -317,7 +318,13 @@ func (g *GIL) waitProducerQueue(x Object) error {
 	if err != nil {
 		return err
 	}
-	return d.waitRef(ffi.Call(ty.queueRef, q))
+	ref := ffi.Call(ty.queueRef, q)
+	// The wait may be long: other Python threads run meanwhile (the one
+	// that completes the producer's work may be one of them). q stays
+	// referenced, so its ref stays valid.
+	ts := a.SaveThread()
+	defer a.RestoreThread(ts)
+	return d.waitRef(ref)
 }
 
 func isPyKind(err error, k *errkind.Kind) bool {

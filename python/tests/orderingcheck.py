@@ -124,7 +124,51 @@ def kernel(how, producer, consumer):
 
 ROUNDS = 5
 
+
+def legacy():
+    """A pre-2023.12 producer (stream is its only keyword, and it ignores
+    it) over memory its sycl_queue is still writing: from_dlpack(copy=True)
+    must wait for that queue before it copies. The pending work is
+    released from a thread, since this hand-off does wait on the host."""
+    import threading
+
+    class Legacy:
+        def __init__(self, x):
+            self.x, self.sycl_queue = x, x.sycl_queue
+
+        def __dlpack__(self, stream=None):
+            return self.x.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.x.__dlpack_device__()
+
+    p = dpctl.SyclQueue("opencl:cpu", property="in_order")
+    mem = dm.MemoryUSMShared(N * 4, queue=p)
+    src = dm.MemoryUSMShared(N * 4, queue=p)
+    np.asarray(src).view("f4")[:] = 7
+    np.asarray(mem).view("f4")[:] = 0
+    x = dpt.usm_ndarray((N,), "f4", buffer=mem)
+    pend = Pending(p)
+    p.memcpy_async(mem, src, N * 4)
+    threading.Timer(0.5, pend.complete).start()
+    b = ub.from_dlpack(Legacy(x), copy=True)
+    cap = b.__dlpack__(dl_device=(1, 0), max_version=(1, 0))
+
+    class Caps:
+        def __dlpack__(self, **kw):
+            return cap
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    h = np.from_dlpack(Caps())
+    print(json.dumps({"all_seven": bool((h == 7).all())}))
+    sys.stdout.flush()
+    os._exit(0)
+
 if __name__ == "__main__":
+    if sys.argv[1] == "legacy":
+        legacy()
     if sys.argv[1] == "kernel":
         kernel(*sys.argv[2:5])
     main(*sys.argv[1:3])

@@ -74,3 +74,9 @@ def test_consumer_sees_kernel_result(how, producer, consumer):
     # consumers on the device.
     r = _run("kernel", how, producer, consumer)
     assert r["stale"] == 0, r
+
+
+def test_legacy_producer_with_sycl_queue_is_waited_for():
+    # It gets the stream but may ignore it (this one does): its
+    # sycl_queue is waited on before from_dlpack copies the data.
+    assert _run("legacy")["all_seven"]
