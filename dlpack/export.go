@@ -40,10 +40,19 @@ type ExportOptions struct {
 	// ordering its own work after it. When Export makes a copy it waits
 	// all the same, so the copy it hands out is complete.
 	NoSync bool
+	// Stream is the consumer's queue (__dlpack__(stream=queue)): instead
+	// of waiting, Export makes the commands submitted to Stream from now
+	// on run after those already submitted to the array's queue, on the
+	// device where the runtimes allow (usm.Order), so the consumer
+	// reads complete data through Stream. Memory read any other way
+	// (the host, another queue) is the consumer's to order. When Export
+	// makes a copy it waits all the same. NoSync wins over Stream.
+	Stream usm.Queue
 }
 
 // Export hands the array to a DLPack consumer. It waits on the array's
-// queue (unless opts.NoSync), so the data is complete when the consumer sees it, and keeps the
+// queue (unless opts.NoSync, or opts.Stream orders the consumer's queue
+// on the device), so the data is complete when the consumer sees it, and keeps the
 // memory alive (through a.Owner, or a copy it owns) until the consumer calls
 // the tensor's deleter, exactly once, from any thread.
 //
@@ -105,10 +114,17 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		}
 	}
 
-	if opts.NoSync && copyTo == usm.KindUnknown {
+	switch {
+	case opts.NoSync && copyTo == usm.KindUnknown:
 		// stream=-1: the consumer orders its accesses (see NoSync).
-	} else if err := a.Wait(); err != nil {
-		return Managed{}, exportErr(errkind.Buffer, "waiting for the array's queue", err)
+	case opts.Stream != nil && copyTo == usm.KindUnknown:
+		if err := usm.Order(a.Queue, opts.Stream); err != nil {
+			return Managed{}, exportErr(errkind.Buffer, "ordering the consumer's queue after the array's", err)
+		}
+	default:
+		if err := a.Wait(); err != nil {
+			return Managed{}, exportErr(errkind.Buffer, "waiting for the array's queue", err)
+		}
 	}
 	data := a.ElementPointer()
 	var owner usm.Owner

@@ -455,3 +455,56 @@ func TestExportNoSync(t *testing.T) {
 // (cpu.Live); dlpack's tests do not run in parallel, so differences are
 // exact.
 func liveHostAllocations() int64 { return cpu.Live()["allocations"] }
+
+// orderingQueue is a producer queue that orders consumers on the device.
+type orderingQueue struct {
+	waits   int
+	ordered []usm.Queue
+}
+
+func (q *orderingQueue) Wait() error                   { q.waits++; return nil }
+func (q *orderingQueue) OrderBefore(c usm.Queue) error { q.ordered = append(q.ordered, c); return nil }
+
+// With the consumer's queue as Stream, a zero-copy export orders that
+// queue after the array's on the device instead of waiting on the host; a
+// copy still waits, and a queue that cannot order falls back to the wait.
+func TestExportStreamOrdersOnDevice(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		copy        dlpack.CopyMode
+		orderer     bool
+		wantWaits   int
+		wantOrdered int
+	}{
+		{"zero-copy", dlpack.CopyIfNeeded, true, 0, 1},
+		{"copy=True waits", dlpack.CopyAlways, true, 1, 0},
+		{"producer cannot order: host wait", dlpack.CopyIfNeeded, false, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeSYCL()
+			reg := usm.NewRegistry(f)
+			alloc, err := f.Alloc(0, usm.KindShared, 16)
+			require.NoError(t, err)
+			defer alloc.Free()
+			a, err := reg.NewArray(alloc, typestr.Uint8, []int64{16})
+			require.NoError(t, err)
+			p := &orderingQueue{}
+			waits := func() int { return p.waits }
+			if tc.orderer {
+				a.Queue = p
+			} else {
+				a.Queue = (*countingQueue)(&f.waits)
+				waits = func() int { return int(f.waits.Load()) }
+			}
+			consumer := &orderingQueue{}
+			m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0), Copy: tc.copy, Stream: consumer})
+			require.NoError(t, err)
+			defer m.Delete()
+			assert.Equal(t, tc.wantWaits, waits())
+			assert.Len(t, p.ordered, tc.wantOrdered)
+			if tc.wantOrdered > 0 {
+				assert.Same(t, consumer, p.ordered[0])
+			}
+		})
+	}
+}

@@ -52,6 +52,9 @@ type Queue struct {
 	// sync is the host-visible event the barrier fallback of an immediate
 	// list signals (loader < 1.10); created on first use.
 	sync *syncEvent
+	// order holds the events OrderBefore uses (order.go), made on first use.
+	orderOnce sync.Once
+	order     *orderEvents
 }
 
 var _ usm.Queue = (*Queue)(nil)
@@ -200,7 +203,7 @@ func (q *Queue) close() error {
 	if err != nil {
 		return err
 	}
-	return q.sync.close()
+	return firstErr(q.sync.close(), q.order.close())
 }
 
 // appendCopy appends a copy of n bytes (zeCommandListAppendMemoryCopy) to

@@ -155,3 +155,67 @@ func BenchmarkQueryPointer(b *testing.B) {
 		}
 	})
 }
+
+// The hand-off of memory a producer queue is still writing (a copy of
+// 64 MiB of shared USM pending on it) to a consumer queue of the same
+// context: OrderBefore (marker + barrier, the host does not wait) beside
+// a host wait on the producer (clFinish, what a hand-off did before), and
+// the pending copy alone. Each iteration enqueues the copy, times the
+// hand-off only, and drains both queues outside the timer.
+func BenchmarkOrderBefore(b *testing.B) {
+	benchEach(b, func(b *testing.B, r rt) {
+		const n = 64 << 20
+		p, err := r.ctx.newQueue(r.dev)
+		require.NoError(b, err)
+		defer p.Close()
+		c, err := r.ctx.newQueue(r.dev)
+		require.NoError(b, err)
+		defer c.Close()
+		var bufs [2]uintptr
+		for i := range bufs {
+			a, err := r.b.Alloc(r.local, usm.KindShared, n)
+			require.NoError(b, err)
+			defer a.Free()
+			clear(a.Bytes()) // fault the pages in before timing
+			bufs[i] = a.Pointer()
+		}
+		pending := func(b *testing.B) {
+			if err := p.copyAsync(r, bufs[0], bufs[1], n); err != nil {
+				b.Fatal(err)
+			}
+		}
+		drain := func(b *testing.B) {
+			if err := p.Wait(); err != nil {
+				b.Fatal(err)
+			}
+			if err := c.Wait(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, m := range []struct {
+			name    string
+			timed   bool // the pending work's enqueue is timed too
+			handoff func() error
+		}{
+			{"pending-work-alone", true, p.Wait},
+			{"order-on-device", false, func() error { return p.OrderBefore(c) }},
+			{"host-wait", false, p.Wait},
+		} {
+			b.Run(m.name, func(b *testing.B) {
+				for b.Loop() {
+					if !m.timed {
+						b.StopTimer()
+					}
+					pending(b)
+					b.StartTimer()
+					if err := m.handoff(); err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					drain(b)
+					b.StartTimer()
+				}
+			})
+		}
+	})
+}

@@ -246,9 +246,18 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 		kw["copy"] = false
 	}
 	legacyKw := map[string]any{}
-	if !opts.Stream.isNil() {
-		kw["stream"] = opts.Stream
-		legacyKw["stream"] = opts.Stream
+	stream := opts.Stream
+	if stream.isNil() {
+		// The consumer passes its queue, so the producer orders it
+		// (consumerStream); a pre-2023.12 producer gets it too.
+		if s := g.consumerStream(x, opts); !s.isNil() {
+			defer g.DecRef(s)
+			stream = s
+		}
+	}
+	if !stream.isNil() {
+		kw["stream"] = stream
+		legacyKw["stream"] = stream
 	}
 	c, err := g.call(Object{meth}, nil, kw)
 	legacy := false
@@ -267,8 +276,10 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 	}
 	// With stream=None dpctl's producers do not synchronise: the data may
 	// still be being written on the producer's queue. Wait on it, as the
-	// DLPack consumer rules ask, when the producer exposes one.
-	if opts.Stream.isNil() && t.DLDevice.Type == dlabi.OneAPI {
+	// DLPack consumer rules ask, when the producer exposes one: when no
+	// queue was passed (a Go caller's own registry), and for a
+	// pre-2023.12 producer, which may well ignore the stream it is given.
+	if (stream.isNil() || legacy) && t.DLDevice.Type == dlabi.OneAPI {
 		if err := g.waitProducerQueue(x); err != nil {
 			t.Release()
 			return nil, err
@@ -390,8 +401,9 @@ func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions) (*dlpack.Ten
 	return dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
 }
 
-// waitProducerQueue waits on x.sycl_queue if it is a dpctl.SyclQueue;
-// producers without one are taken to be synchronised already.
+// waitProducerQueue waits on x.sycl_queue if it is a dpctl.SyclQueue,
+// with the GIL released; producers without one are taken to be
+// synchronised already.
 func (g *GIL) waitProducerQueue(x Object) error {
 	a := g.api()
 	ty := g.dpctlTypes()
@@ -411,7 +423,13 @@ func (g *GIL) waitProducerQueue(x Object) error {
 	if err != nil {
 		return err
 	}
-	return d.waitRef(ty.queueRef.Call(q))
+	ref := ty.queueRef.Call(q)
+	// The wait may be long: other Python threads run meanwhile (the one
+	// that completes the producer's work may be one of them). q stays
+	// referenced, so its ref stays valid.
+	ts := a.SaveThread()
+	defer a.RestoreThread(ts)
+	return d.waitRef(ref)
 }
 
 func isPyKind(err error, k *errkind.Kind) bool {
@@ -434,8 +452,11 @@ func isPyKind(err error, k *errkind.Kind) bool {
 //     anything else is errHostStream, a RuntimeError as NumPy raises.
 //   - kDLOneAPI: None (the export waits on the array's queue); -1, the
 //     array API's "no synchronization" (ExportOptions.NoSync; the consumer
-//     owns the ordering); a dpctl.SyclQueue (dpctl's convention: the array's
-//     queue is waited on before the export returns). With a kDLCPU dl_device
+//     owns the ordering); a dpctl.SyclQueue (dpctl's convention,
+//     ExportOptions.Stream: the queue is ordered after the array's queue
+//     on the device, and the export returns without waiting; where the
+//     two cannot be ordered on the device, the array's queue is waited
+//     on). With a kDLCPU dl_device
 //     any stream but None is a ValueError, as dpctl. Any other integer is a
 //     ValueError (SYCL has no integer stream convention, and a raw
 //     sycl::queue* cannot be validated); a bool or any other object is the
@@ -491,6 +512,9 @@ func (g *GIL) ParseDLPackArgs(dev dlpack.Device, stream, maxVersion, dlDevice, c
 			return o, err
 		}
 		o.NoSync = noSync
+		if !noSync {
+			o.Stream = g.streamQueue(stream)
+		}
 	}
 	return o, nil
 }
@@ -518,6 +542,26 @@ const noSyncStream = -1
 // dl_device None or dev: only kDLOneAPI arrays have streams at all
 // (RATIONALE.md, "__dlpack__'s stream").
 func AcceptsNoSyncStream(dev dlpack.Device) bool { return dev.Type == dlpack.OneAPI }
+
+// streamQueue returns the dpctl.SyclQueue stream (checked by dlpackStream)
+// as a queue that dlpack.Export can order after the array's: borrowed,
+// valid while the caller holds stream (for the __dlpack__ call). nil, so
+// that Export waits on the host instead, if its ref cannot be read.
+func (g *GIL) streamQueue(stream Object) usm.Queue {
+	ty := g.dpctlTypes()
+	if ty.queueRef == 0 {
+		return nil
+	}
+	ref := ty.queueRef.Call(stream.p)
+	if ref == 0 {
+		return nil
+	}
+	d, err := g.dpctlUnderGIL()
+	if err != nil {
+		return nil
+	}
+	return d.borrowQueue(ref)
+}
 
 // errHostStream is ParseDLPackArgs's error for a stream other than None
 // on an array that is not kDLOneAPI. It has no error kind, so Python sees a

@@ -32,6 +32,7 @@ type Dpctl struct {
 	native  nativeRoutes  // to allocation extents (native.go)
 	reg     *usm.Registry
 	queues  queueCache
+	order   dpctlapi.Ordering // device-side ordering (dpctl_order.go)
 }
 
 type dpDevice struct {
@@ -114,7 +115,7 @@ func (py *Python) loadDpctl() (*Dpctl, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dpctl{api: api, version: version, native: nativeRoutes{fn: api.Native()}}
+	d := &Dpctl{api: api, version: version, native: nativeRoutes{fn: api.Native()}, order: api.Ordering()}
 	if err := d.enumerate(); err != nil {
 		return nil, err
 	}
@@ -636,7 +637,8 @@ func (q *dpctlQueue) IsDefaultContext() bool {
 	return a.ContextAreEq(ctx, q.d.devs[pos].defCtx)
 }
 
-// Queue returns the device's queue in its default context (made once).
+// Queue returns the device's in-order queue in its default context (made
+// once).
 func (d *Dpctl) Queue(device int) (usm.Queue, error) { return d.queue(device) }
 
 func (d *Dpctl) queue(device int) (*dpctlQueue, error) {
@@ -645,7 +647,10 @@ func (d *Dpctl) queue(device int) (*dpctlQueue, error) {
 	}
 	dv := d.devs[device]
 	dv.qOnce.Do(func() {
-		r := d.api.QueueCreateForDevice(dv.ref)
+		// In order: the queue is what from_dlpack passes to producers as
+		// the stream they order on the device, which SYCL's barriers do
+		// only for in-order queues (dpctl_order.go).
+		r := d.api.QueueCreateForDevice(dv.ref, dpctlapi.QueueInOrder)
 		if r == 0 {
 			dv.qErr = errkind.New(errkind.NotAvailable, "pybridge.Dpctl.Queue", "cannot create a queue on "+d.descs[device].String())
 			return

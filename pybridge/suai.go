@@ -88,6 +88,7 @@ type dpctlClasses struct {
 	// Cython C-API functions of dpctl (module.__pyx_capi__): the ref of a
 	// SyclQueue/SyclContext in one C call instead of a Python method call.
 	queueRef, contextRef ffi.Fn
+	queueMake            ffi.Fn // SyclQueue_Make: a new SyclQueue over a copy of a ref
 }
 
 // dpctlTypes returns dpctl's classes if dpctl (and dpctl.memory) have been
@@ -151,6 +152,7 @@ func (g *GIL) lookupDpctlClasses() (c dpctlClasses, ok bool) {
 	c.memoryAttr = get(c.memory, "__sycl_usm_array_interface__")
 	c.queueRef = g.pyxCAPI(mods.p, "dpctl._sycl_queue", "SyclQueue_GetQueueRef")
 	c.contextRef = g.pyxCAPI(mods.p, "dpctl._sycl_context", "SyclContext_GetContextRef")
+	c.queueMake = g.pyxCAPI(mods.p, "dpctl._sycl_queue", "SyclQueue_Make")
 	if c.queue == 0 || c.context == 0 || c.memory == 0 || c.memoryAttr == 0 {
 		for _, o := range []uintptr{c.queue, c.context, c.memory, c.memoryAttr} {
 			a.DecRef(o)

@@ -30,6 +30,11 @@
 // (RefBinder) and device numbering (DLPackDevicer). Allocation is reference
 // counted so that memory handed to a DLPack consumer outlives Free.
 //
+// A Queue is waited on; a queue that is also an Orderer can make another
+// queue wait for it on the device instead. Order decides which: on the
+// device where the producer's runtime accepts the consumer, on the host
+// only where nothing else is possible.
+//
 // # Errors
 //
 // Every error matches one kind with errors.Is — ErrValue, ErrType,

@@ -66,6 +66,7 @@ type API struct {
 	vectorSize, vectorGetAt, vectorDelete                            ffi.Fn
 
 	native Native
+	order  Ordering
 }
 
 // Open finds the first of paths that is already loaded (RTLD_NOLOAD: only
@@ -123,6 +124,13 @@ func Load(lib *ffi.Lib) (*API, error) {
 		// Optional: only the extents of allocations need them (native.go).
 		ffi.Optional(&a.native.GetBackend, "DPCTLContext_GetBackend"),
 		ffi.Optional(&a.native.GetNative, symContextGetNative),
+		// Optional: without them queues are ordered by a host wait
+		// (order.go).
+		ffi.Optional(&a.order.submitBarrier, "DPCTLQueue_SubmitBarrier"),
+		ffi.Optional(&a.order.submitBarrierForEvents, "DPCTLQueue_SubmitBarrierForEvents"),
+		ffi.Optional(&a.order.queueAreEq, "DPCTLQueue_AreEq"),
+		ffi.Optional(&a.order.queueIsInOrder, "DPCTLQueue_IsInOrder"),
+		ffi.Optional(&a.order.eventDelete, "DPCTLEvent_Delete"),
 	)
 	if err != nil {
 		return nil, err
@@ -141,9 +149,11 @@ func cint(r uintptr) int   { return int(int32(r)) }
 // QueueCreate makes a queue on ctx and dev (default handler, properties 0).
 func (a *API) QueueCreate(ctx, dev uintptr) uintptr { return a.queueCreate.Call(ctx, dev, 0, 0) }
 
-// QueueCreateForDevice makes a queue in dev's cached (default) context.
-func (a *API) QueueCreateForDevice(dev uintptr) uintptr {
-	return a.queueCreateForDevice.Call(dev, 0, 0)
+// QueueCreateForDevice makes a queue in dev's cached (default) context,
+// with the default handler and props (DPCTLQueuePropertyType bits, e.g.
+// QueueInOrder).
+func (a *API) QueueCreateForDevice(dev uintptr, props int) uintptr {
+	return a.queueCreateForDevice.Call(dev, 0, uintptr(props))
 }
 func (a *API) QueueCopy(q uintptr) uintptr       { return a.queueCopy.Call(q) }
 func (a *API) QueueDelete(q uintptr)             { a.queueDelete.Call(q) }

@@ -21,7 +21,14 @@
  *    interior pointers; an unknown pointer is SUCCESS + ZE_MEMORY_TYPE_UNKNOWN;
  *    GetAddressRange of an unknown pointer is ERROR_UNKNOWN;
  *  - immediate command lists execute each append before returning; regular
- *    lists record and are replayed by zeCommandQueueExecuteCommandLists;
+ *    lists record and are replayed by zeCommandQueueExecuteCommandLists.
+ *    An immediate list created with ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS
+ *    does not block the appending thread on a wait for an event that is
+ *    not signalled: from that command on, its appends queue up in order
+ *    (the list's backlog) and run when the event is signalled, by the host
+ *    (zeEventHostSignal) or by another list, in the signalling thread. So
+ *    tests can hold a list back, as real work would, and see whether
+ *    anything waits on the host;
  *  - events are one atomic flag each; HostSynchronize spins with
  *    sched_yield so another thread's zeEventHostSignal releases it;
  *  - IPC works in-process only: the handle carries a tag, the pid and the
@@ -84,6 +91,9 @@ struct list {
     uint32_t tag;
     int immediate, closed;
     struct cmd *cmds; size_t n, cap;
+    int async;                        /* immediate, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS */
+    struct cmd *backlog; size_t bhead, bn, bcap; /* held back behind a wait (under prog) */
+    struct list *next_pending;        /* in the pending chain while its backlog is not empty */
 };
 struct queue { uint32_t tag; };
 
@@ -495,6 +505,8 @@ static ze_result_t fz_put_ipc(ze_context_handle_t ctx, ze_ipc_mem_handle_t h) {
 
 /* ---- events --------------------------------------------------------------- */
 
+static void progress(void);
+
 static int is_event(ze_event_handle_t h) { return h && ((struct event *)h)->tag == TAG_EVENT; }
 static int signalled(struct event *e) { return atomic_load(&e->pool->state[e->index]) != 0; }
 static void set_event(struct event *e, int v) { atomic_store(&e->pool->state[e->index], v); }
@@ -577,6 +589,7 @@ static ze_result_t fz_event_destroy(ze_event_handle_t h) {
 static ze_result_t fz_event_signal(ze_event_handle_t h) {
     if (!is_event(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     set_event((struct event *)h, 1);
+    progress(); /* lists held back on it run now */
     return ZE_RESULT_SUCCESS;
 }
 
@@ -600,6 +613,65 @@ static ze_result_t fz_event_reset(ze_event_handle_t h) {
 
 static int is_list(ze_command_list_handle_t h) { return h && ((struct list *)h)->tag == TAG_LIST; }
 
+/* prog guards every backlog and the chain of lists that have one. It is
+ * never held while a synchronous append spins in wait_event. */
+static pthread_mutex_t prog = PTHREAD_MUTEX_INITIALIZER;
+static struct list *pending;
+
+static int blocked(const struct cmd *c) { return c->op == OP_WAIT && !atomic_load(&c->ev->pool->state[c->ev->index]); }
+static void run(const struct cmd *c);
+
+/* progress_locked runs what the backlogs can run now, until nothing moves
+ * (a command that signals may release another list). */
+static void progress_locked(void) {
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (struct list **pp = &pending; *pp;) {
+            struct list *l = *pp;
+            while (l->bhead < l->bn && !blocked(&l->backlog[l->bhead])) {
+                run(&l->backlog[l->bhead++]);
+                moved = 1;
+            }
+            if (l->bhead == l->bn) {
+                l->bhead = l->bn = 0;
+                *pp = l->next_pending;
+                l->next_pending = NULL;
+            } else {
+                pp = &l->next_pending;
+            }
+        }
+    }
+}
+
+static void progress(void) {
+    pthread_mutex_lock(&prog);
+    progress_locked();
+    pthread_mutex_unlock(&prog);
+}
+
+/* defer_locked appends c to l's backlog and puts l on the chain. */
+static ze_result_t defer_locked(struct list *l, struct cmd c) {
+    if (l->bn == l->bcap) {
+        size_t nc = l->bcap ? 2 * l->bcap : 8;
+        struct cmd *n = realloc(l->backlog, nc * sizeof *n);
+        if (!n) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        l->backlog = n; l->bcap = nc;
+    }
+    if (l->bn == l->bhead) { /* was empty: join the chain */
+        l->next_pending = pending;
+        pending = l;
+    }
+    l->backlog[l->bn++] = c;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* unchain_locked takes l off the chain (before it is destroyed). */
+static void unchain_locked(struct list *l) {
+    for (struct list **pp = &pending; *pp; pp = &(*pp)->next_pending)
+        if (*pp == l) { *pp = l->next_pending; break; }
+    free(l->backlog);
+}
+
 static void run(const struct cmd *c) {
     switch (c->op) {
     case OP_COPY: memmove(c->dst, c->src, c->size); break;
@@ -618,7 +690,20 @@ static void run(const struct cmd *c) {
 
 /* push executes c on an immediate list, or records it on a regular one. */
 static ze_result_t push(struct list *l, struct cmd c) {
-    if (l->immediate) { run(&c); return ZE_RESULT_SUCCESS; }
+    if (l->immediate && l->async) {
+        pthread_mutex_lock(&prog);
+        ze_result_t r = ZE_RESULT_SUCCESS;
+        if (l->bn > l->bhead || blocked(&c)) r = defer_locked(l, c);
+        else run(&c);
+        progress_locked();
+        pthread_mutex_unlock(&prog);
+        return r;
+    }
+    if (l->immediate) {
+        run(&c);
+        if (c.op == OP_SIGNAL) progress();
+        return ZE_RESULT_SUCCESS;
+    }
     if (l->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (l->n == l->cap) {
         size_t nc = l->cap ? 2 * l->cap : 8;
@@ -666,12 +751,17 @@ static ze_result_t fz_list_create(ze_context_handle_t ctx, ze_device_handle_t de
 
 static ze_result_t fz_list_create_imm(ze_context_handle_t ctx, ze_device_handle_t dev, const ze_command_queue_desc_t *desc, ze_command_list_handle_t *out) {
     if (!desc) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    return new_list(ctx, dev, 1, out);
+    ze_result_t r = new_list(ctx, dev, 1, out);
+    if (r == ZE_RESULT_SUCCESS) ((struct list *)*out)->async = desc->mode == ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
+    return r;
 }
 
 static ze_result_t fz_list_destroy(ze_command_list_handle_t h) {
     if (!is_list(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     struct list *l = (struct list *)h;
+    pthread_mutex_lock(&prog);
+    unchain_locked(l);
+    pthread_mutex_unlock(&prog);
     l->tag = TAG_DEAD;
     free(l->cmds); free(l);
     live_lists--;
@@ -726,9 +816,18 @@ static ze_result_t fz_append_reset(ze_command_list_handle_t h, ze_event_handle_t
 
 /* zeCommandListHostSynchronize (spec 1.6): immediate lists only. */
 static ze_result_t fz_list_host_sync(ze_command_list_handle_t h, uint64_t timeout) {
-    (void)timeout;
     if (!is_list(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    return ((struct list *)h)->immediate ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    struct list *l = (struct list *)h;
+    if (!l->immediate) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    uint64_t start = now_ns();
+    for (;;) { /* until the backlog has run */
+        pthread_mutex_lock(&prog);
+        int empty = l->bn == l->bhead;
+        pthread_mutex_unlock(&prog);
+        if (empty) return ZE_RESULT_SUCCESS;
+        if (timeout != UINT64_MAX && now_ns() - start >= timeout) return ZE_RESULT_NOT_READY;
+        sched_yield();
+    }
 }
 
 static ze_result_t fz_queue_create(ze_context_handle_t ctx, ze_device_handle_t dev, const ze_command_queue_desc_t *desc, ze_command_queue_handle_t *out) {

@@ -41,6 +41,13 @@ type Lib struct {
 	svmAlloc, svmFree ffi.Fn
 	// Optional: package opencl's tests use them to drive the runtime.
 	enqueueSVMMemcpy, enqueueSVMMemFill ffi.Fn
+	// Optional (OpenCL 1.2; events.go): ordering one queue after another
+	// on the device. Without them Queue.OrderBefore reports
+	// ErrNotSupported and the caller waits on the host.
+	enqueueMarkerWithWaitList, enqueueBarrierWithWaitList ffi.Fn
+	releaseEvent, flush                                   ffi.Fn
+	// Optional: the tests hold a queue back with a user event.
+	createUserEvent, setUserEventStatus ffi.Fn
 }
 
 // Load opens the first of names that loads and resolves the table. The
@@ -75,6 +82,12 @@ func Load(names ...string) (*Lib, error) {
 		ffi.Optional(&l.svmFree, "clSVMFree"),
 		ffi.Optional(&l.enqueueSVMMemcpy, "clEnqueueSVMMemcpy"),
 		ffi.Optional(&l.enqueueSVMMemFill, "clEnqueueSVMMemFill"),
+		ffi.Optional(&l.enqueueMarkerWithWaitList, "clEnqueueMarkerWithWaitList"),
+		ffi.Optional(&l.enqueueBarrierWithWaitList, "clEnqueueBarrierWithWaitList"),
+		ffi.Optional(&l.releaseEvent, "clReleaseEvent"),
+		ffi.Optional(&l.flush, "clFlush"),
+		ffi.Optional(&l.createUserEvent, "clCreateUserEvent"),
+		ffi.Optional(&l.setUserEventStatus, "clSetUserEventStatus"),
 	)
 	if err != nil {
 		return nil, err

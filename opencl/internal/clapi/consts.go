@@ -49,6 +49,10 @@ const (
 	// cl_command_queue_info
 	QueueDevice         = 0x1091
 	QueueReferenceCount = 0x1092
+	QueueContext        = 0x1090
+	QueueProperties     = 0x1093
+
+	QueueOutOfOrderExecModeEnable = 1 << 0 // cl_command_queue_properties
 
 	// cl_intel_unified_shared_memory
 	MemTypeUnknownINTEL  = 0x4196
