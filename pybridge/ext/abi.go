@@ -5,14 +5,20 @@ import "C"
 
 import "unsafe"
 
-// cLayout reports the C compiler's layout of ext.h's DLPack structs, for
-// layout_test.go to hold against internal/dlabi (cgo is not allowed in
+// cLayout reports the C compiler's layout of ext.h's DLPack structs and
+// of ub_ledger, for layout_test.go to hold against internal/dlabi and
+// dlpack.Ledger (cgo is not allowed in
 // test files).
 func cLayout() map[string]uintptr {
 	var t C.ub_dl_tensor
 	var m C.ub_dl_managed
 	var v C.ub_dl_managed_versioned
+	var l C.ub_ledger
 	return map[string]uintptr{
+		"Ledger":                  unsafe.Sizeof(l),
+		"Ledger.FreeMagic":        unsafe.Offsetof(l.free_magic),
+		"Ledger.LiveExports":      unsafe.Offsetof(l.live_exports),
+		"Ledger.StrayDeletes":     unsafe.Offsetof(l.stray_deletes),
 		"Tensor":                  unsafe.Sizeof(t),
 		"Tensor.Device":           unsafe.Offsetof(t.device),
 		"Tensor.Ndim":             unsafe.Offsetof(t.ndim),

@@ -84,6 +84,7 @@ uintptr_t ub_gate(uintptr_t go_fn)
 
 #ifdef UB_HAVE_PYTHON
 #include <Python.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "_cgo_export.h"
@@ -111,9 +112,12 @@ static int forked(void)
 /* ---- exported tensors ------------------------------------------------ */
 
 /* ub_block is one exported tensor. The managed struct comes first, so a
- * deleter's argument is the block. magic tells a live block from a freed
- * one, so a second call of a deleter is counted instead of freeing twice
- * (while the block has not been reused). */
+ * deleter's argument is the block. Blocks are Go's memory (ub_blocks,
+ * dlpack.ReplayBlocks), fetched in batches and kept here for reuse, never
+ * freed: a block stays mapped, so reading its magic is always safe. magic
+ * holds one of the ledger's two block states, so a second call of a
+ * deleter is counted as a stray delete instead of freeing twice (while the
+ * block has not been reused). */
 typedef struct ub_block {
 	union {
 		ub_dl_managed legacy;
@@ -123,36 +127,37 @@ typedef struct ub_block {
 	struct ub_block *next;
 } ub_block;
 
-#define UB_BLOCK_LIVE 0x7562626c6f636b31ULL /* "ubblock1" */
-#define UB_BLOCK_FREE 0x7562626672656531ULL /* "ubbfree1" */
-#define UB_FREE_MAX 64
+/* Go's export record (ext.h): block states and the export counters. */
+static ub_ledger *ledger;
+
+#define UB_BLOCK_BATCH 64
 
 /* Guarded by the GIL. */
 static ub_block *free_blocks;
-static int n_free_blocks;
-static Py_ssize_t live_exports, stray_deletes;
 
 static ub_block *block_get(void)
 {
-	ub_block *b = free_blocks;
-	if (b != NULL) {
-		free_blocks = b->next;
-		n_free_blocks--;
-		return b;
+	if (free_blocks == NULL) {
+		uintptr_t got[UB_BLOCK_BATCH];
+		int n = ub_blocks(got, UB_BLOCK_BATCH, sizeof(ub_block), offsetof(ub_block, magic));
+		for (int i = 0; i < n; i++) {
+			ub_block *b = (ub_block *)got[i];
+			b->next = free_blocks;
+			free_blocks = b;
+		}
+		if (free_blocks == NULL)
+			return NULL;
 	}
-	return PyMem_RawMalloc(sizeof(ub_block));
+	ub_block *b = free_blocks;
+	free_blocks = b->next;
+	return b;
 }
 
 static void block_put(ub_block *b)
 {
-	b->magic = UB_BLOCK_FREE;
-	if (n_free_blocks < UB_FREE_MAX) {
-		b->next = free_blocks;
-		free_blocks = b;
-		n_free_blocks++;
-		return;
-	}
-	PyMem_RawFree(b);
+	b->magic = ledger->free_magic;
+	b->next = free_blocks;
+	free_blocks = b;
 }
 
 /* block_release ends an export: it frees the block and drops the Array
@@ -163,10 +168,10 @@ static void block_release(ub_block *b, PyObject *owner)
 	if (!Py_IsInitialized())
 		return;
 	PyGILState_STATE st = PyGILState_Ensure();
-	if (b->magic != UB_BLOCK_LIVE) {
-		stray_deletes++;
+	if (b->magic != ledger->live_magic) {
+		__atomic_fetch_add(&ledger->stray_deletes, 1, __ATOMIC_RELAXED);
 	} else {
-		live_exports--;
+		__atomic_fetch_sub(&ledger->live_exports, 1, __ATOMIC_RELAXED);
 		block_put(b);
 		Py_DECREF(owner);
 	}
@@ -351,8 +356,8 @@ static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
 		block_put(b);
 		return -1;
 	}
-	b->magic = UB_BLOCK_LIVE;
-	live_exports++;
+	b->magic = ledger->live_magic;
+	__atomic_fetch_add(&ledger->live_exports, 1, __ATOMIC_RELAXED);
 	Py_INCREF(self);
 	*out = cap;
 	return 1;
@@ -514,19 +519,7 @@ static PyObject *mod_stats(PyObject *mod, PyObject *unused)
 {
 	if (forked())
 		return NULL;
-	PyObject *d = (PyObject *)ub_stats();
-	if (d == NULL)
-		return NULL;
-	PyObject *live = PyLong_FromSsize_t(live_exports), *stray = PyLong_FromSsize_t(stray_deletes);
-	int bad = live == NULL || stray == NULL || PyDict_SetItemString(d, "c_live_exports", live) < 0 ||
-		  PyDict_SetItemString(d, "c_stray_deletes", stray) < 0;
-	Py_XDECREF(live);
-	Py_XDECREF(stray);
-	if (bad) {
-		Py_DECREF(d);
-		return NULL;
-	}
-	return d;
+	return (PyObject *)ub_stats();
 }
 
 static PyObject *mod_inject_panic(PyObject *mod, PyObject *where)
@@ -603,6 +596,7 @@ PyMODINIT_FUNC PyInit__ext(void)
 		free(err);
 		return NULL;
 	}
+	ledger = ub_ledger_addr();
 	if (intern(&kw_stream, "stream") < 0 || intern(&kw_max_version, "max_version") < 0 ||
 	    intern(&kw_dl_device, "dl_device") < 0 || intern(&kw_copy, "copy") < 0 ||
 	    intern(&kw_device, "device") < 0)

@@ -66,6 +66,20 @@ typedef struct {
 	int32_t legacy_ok;      /* 0: a legacy export must be refused (read-only) */
 } ub_template;
 
+/*
+ * ub_ledger is dlpack.Ledger (dlpack/ledger.go), the export record Go owns
+ * and C shares: the two block states and the one set of export counters,
+ * which Go's exports and C's replays both update (atomically). Go makes it
+ * once, in memory that lives as long as the process; C gets its address
+ * from ub_ledger_addr at module init.
+ */
+typedef struct {
+	uint64_t live_magic;
+	uint64_t free_magic;
+	int64_t live_exports;
+	int64_t stray_deletes;
+} ub_ledger;
+
 /* Fast-path states of an array's template. */
 enum { UB_TEMPLATE_UNKNOWN = 0, UB_TEMPLATE_READY = 1, UB_TEMPLATE_NONE = -1 };
 

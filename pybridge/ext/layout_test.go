@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 )
 
@@ -17,7 +18,12 @@ func TestCLayoutMatchesDLABI(t *testing.T) {
 	var tn dlabi.Tensor
 	var m dlabi.ManagedTensor
 	var v dlabi.ManagedTensorVersioned
+	var l dlpack.Ledger
 	want := map[string]uintptr{
+		"Ledger":                  unsafe.Sizeof(l),
+		"Ledger.FreeMagic":        unsafe.Offsetof(l.FreeMagic),
+		"Ledger.LiveExports":      unsafe.Offsetof(l.LiveExports),
+		"Ledger.StrayDeletes":     unsafe.Offsetof(l.StrayDeletes),
 		"Tensor":                  unsafe.Sizeof(tn),
 		"Tensor.Device":           unsafe.Offsetof(tn.Device),
 		"Tensor.Ndim":             unsafe.Offsetof(tn.Ndim),

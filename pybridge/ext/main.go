@@ -316,6 +316,31 @@ func ub_template_fill(h C.int64_t, t *C.ub_template) (state C.int32_t) {
 	return C.UB_TEMPLATE_READY
 }
 
+// ub_ledger_addr returns dlpack's Ledger: C's export counters and block
+// states are Go's.
+//
+//export ub_ledger_addr
+func ub_ledger_addr() *C.ub_ledger {
+	return (*C.ub_ledger)(cmem.Ptr(dlpack.SharedLedger()))
+}
+
+// ub_blocks fills out[:n] with C memory blocks of size bytes for the fast
+// path's exports (dlpack.ReplayBlocks: Go's allocator, stamped free at
+// magicOffset), and returns how many it filled. C keeps them for reuse.
+//
+//export ub_blocks
+func ub_blocks(out *C.uintptr_t, n C.int, size, magicOffset C.size_t) (filled C.int) {
+	defer boundary.Recover("ub_blocks", nil)
+	boundary.Check("ub_blocks")
+	if out == nil || n <= 0 {
+		return 0
+	}
+	dst := make([]uintptr, int(n))
+	k := dlpack.ReplayBlocks(dst, uintptr(size), uintptr(magicOffset))
+	copy(unsafe.Slice((*uintptr)(unsafe.Pointer(out)), int(n)), dst[:k])
+	return C.int(k)
+}
+
 // ub_stats returns Go's live counts for the leak tests, and the number of
 // Go panics recovered at boundaries.
 //
