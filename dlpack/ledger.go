@@ -25,7 +25,14 @@ type Ledger struct {
 	LiveMagic, FreeMagic uint64
 	LiveExports          int64 // exported tensors whose deleter has not run (atomic)
 	StrayDeletes         int64 // deleter calls that named no live tensor (atomic)
+	// ExchangeExports counts the tensors C handed out through the DLPack
+	// C exchange API (managed_tensor_from_py_object_no_sync), so a test
+	// can prove a consumer took that path (atomic).
+	ExchangeExports int64
 }
+
+// ExchangeExports returns Ledger.ExchangeExports.
+func ExchangeExports() int64 { return atomic.LoadInt64(&ledger().ExchangeExports) }
 
 // The block states, in one place: "ubblock1" and "ubbfree1".
 const (
@@ -66,4 +73,4 @@ func ReplayBlocks(out []uintptr, size, magicOffset uintptr) int {
 }
 
 func addLiveExports(n int64) { atomic.AddInt64(&ledger().LiveExports, n) }
-func addStrayDelete()       { atomic.AddInt64(&ledger().StrayDeletes, 1) }
+func addStrayDelete()        { atomic.AddInt64(&ledger().StrayDeletes, 1) }

@@ -80,15 +80,7 @@ func capsuleDestructor(c uintptr) {
 // its context: the host copy is made by that queue (RATIONALE.md, "Host
 // copies of memory in a sub-device's context").
 func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error) {
-	if q, ok := arr.Queue.(*DpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
-		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
-			return Object{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
-		}
-		own := *arr
-		own.Backend = hostCopier{arr.Backend, q}
-		arr = &own
-	}
-	m, err := dlpack.Export(arr, opts)
+	m, err := g.Export(arr, opts)
 	if err != nil {
 		return Object{}, err
 	}
@@ -200,8 +192,22 @@ var MaxVersion = dlpack.ProducerVersion
 // copy is a usm.ErrBuffer error (RATIONALE.md, "A consumer for
 // pre-2023.12 producers"). A missing __dlpack__ or __dlpack_device__ is a
 // usm.ErrAttribute error.
+//
+// A producer whose type offers the DLPack C exchange API
+// (__dlpack_c_exchange_api__, or the 1.2 int form) is taken through it
+// instead, with the same import rules (fromExchange), unless a stream is
+// given: the table has no stream argument.
 func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, error) {
 	a := g.api()
+	if opts.Stream.IsNil() {
+		api, err := g.exchangeAPI(x)
+		if err != nil {
+			return nil, err
+		}
+		if api != 0 {
+			return g.fromExchange(x, api, opts)
+		}
+	}
 	meth := a.GetAttrC(x.p, cDunderDLPack)
 	if meth == 0 || !a.Callable(meth) || !a.HasAttrString(x.p, "__dlpack_device__") {
 		if meth != 0 {

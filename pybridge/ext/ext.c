@@ -302,11 +302,25 @@ static int pair(PyObject *v, long long *x, long long *y)
 	return !oa && !ob;
 }
 
+/* fill_versioned writes the template into b as a versioned tensor whose
+ * deleter drops a reference to self. */
+static void fill_versioned(ub_block *b, UBArray *self, uint32_t minor)
+{
+	b->m.versioned.version.major = 1;
+	b->m.versioned.version.minor = minor;
+	b->m.versioned.manager_ctx = self;
+	b->m.versioned.deleter = delete_versioned;
+	b->m.versioned.flags = self->tmpl.flags;
+	b->m.versioned.dl_tensor = self->tmpl.tensor;
+}
+
 /* export_fast exports from the template: 1 with *out set, 0 when these
  * arguments need Go, -1 with an exception. */
 static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
 {
 	PyObject *stream = kw[0], *maxv = kw[1], *dldev = kw[2], *copy = kw[3];
+	if (!self->tmpl.dlpack_fast)
+		return 0;
 	if (stream != NULL && stream != Py_None)
 		return 0;
 	if (copy != NULL && copy != Py_None && copy != Py_False)
@@ -338,12 +352,7 @@ static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
 	}
 	const char *name;
 	if (versioned) {
-		b->m.versioned.version.major = 1;
-		b->m.versioned.version.minor = minor;
-		b->m.versioned.manager_ctx = self;
-		b->m.versioned.deleter = delete_versioned;
-		b->m.versioned.flags = t->flags;
-		b->m.versioned.dl_tensor = t->tensor;
+		fill_versioned(b, self, minor);
 		name = name_versioned;
 	} else {
 		b->m.legacy.dl_tensor = t->tensor;
@@ -474,6 +483,160 @@ static PyTypeObject UBArray_Type = {
 	.tp_getset = array_getset,
 };
 
+/* ---- the DLPack C exchange API (producer) ------------------------------ */
+
+/* The table usmbridge.Array's type carries (__dlpack_c_exchange_api__, and
+ * the 1.2 int form __c_dlpack_exchange_api__). Each function replays what
+ * Go decided for the array (its template: layout from Go's export, and
+ * whether to wait on its queue first), or calls Go. None synchronises
+ * beyond what Go decided: an array whose queue is not the current work
+ * stream of its device is waited on (see pybridge.GIL.ExchangeNeedsWait). */
+
+static PyObject *wrap(UBArray *a, int64_t handle);
+
+/* xch_array checks that obj is a usmbridge.Array whose template is ready,
+ * waiting on its queue if Go said so: 0, or -1 with an exception. */
+static int xch_array(void *obj, UBArray **out)
+{
+	if (forked())
+		return -1;
+	if (obj == NULL) {
+		PyErr_SetString(PyExc_ValueError, "DLPack exchange API: py_object is NULL");
+		return -1;
+	}
+	PyObject *o = obj;
+	if (!PyObject_TypeCheck(o, &UBArray_Type)) {
+		PyErr_Format(PyExc_TypeError, "DLPack exchange API of usmbridge.Array: expected a usmbridge.Array, got %.200s",
+			     Py_TYPE(o)->tp_name);
+		return -1;
+	}
+	UBArray *self = (UBArray *)o;
+	if (self->tmpl_state == UB_TEMPLATE_UNKNOWN)
+		self->tmpl_state = ub_template_fill(self->handle, &self->tmpl);
+	if (self->tmpl_state != UB_TEMPLATE_READY)
+		return ub_exchange_refuse(self->handle); /* raises Go's refusal */
+	if (self->tmpl.exchange_wait && ub_wait(self->handle) < 0)
+		return -1;
+	*out = self;
+	return 0;
+}
+
+static int xch_from_py(void *obj, ub_dl_managed_versioned **out)
+{
+	UBArray *self;
+	if (out == NULL) {
+		PyErr_SetString(PyExc_ValueError, "managed_tensor_from_py_object_no_sync: out is NULL");
+		return -1;
+	}
+	if (xch_array(obj, &self) < 0)
+		return -1;
+	ub_block *b = block_get();
+	if (b == NULL) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	fill_versioned(b, self, self->tmpl.minor);
+	b->magic = ledger->live_magic;
+	__atomic_fetch_add(&ledger->live_exports, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&ledger->exchange_exports, 1, __ATOMIC_RELAXED);
+	Py_INCREF(self);
+	*out = &b->m.versioned;
+	return 0;
+}
+
+static int xch_dltensor_from_py(void *obj, ub_dl_tensor *out)
+{
+	UBArray *self;
+	if (out == NULL) {
+		PyErr_SetString(PyExc_ValueError, "dltensor_from_py_object_no_sync: out is NULL");
+		return -1;
+	}
+	if (xch_array(obj, &self) < 0)
+		return -1;
+	*out = self->tmpl.tensor; /* shape and strides live as long as the array */
+	return 0;
+}
+
+static int xch_to_py(ub_dl_managed_versioned *tensor, void **out_py_object)
+{
+	if (tensor == NULL || out_py_object == NULL || forked()) {
+		/* The tensor was given to us: hand it back (a Go deleter is gated
+		 * in a forked child). */
+		if (tensor != NULL && tensor->deleter != NULL)
+			tensor->deleter(tensor);
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_ValueError, "managed_tensor_to_py_object_no_sync: tensor or out is NULL");
+		return -1;
+	}
+	UBArray *a = array_new();
+	if (a == NULL) {
+		if (tensor->deleter != NULL)
+			tensor->deleter(tensor);
+		return -1;
+	}
+	PyObject *r = wrap(a, ub_from_managed((uintptr_t)tensor, &a->device)); /* Go deletes it on error */
+	if (r == NULL)
+		return -1;
+	*out_py_object = r;
+	return 0;
+}
+
+static int xch_current_work_stream(int32_t device_type, int32_t device_id, void **out)
+{
+	PyGILState_STATE st = PyGILState_Ensure();
+	int r = forked() ? -1 : ub_work_stream(device_type, device_id, (uintptr_t *)out);
+	PyGILState_Release(st);
+	return r;
+}
+
+static int xch_allocator(ub_dl_tensor *prototype, ub_dl_managed_versioned **out, void *error_ctx,
+			 void (*SetError)(void *error_ctx, const char *kind, const char *message))
+{
+	if (ub_forked || !Py_IsInitialized()) {
+		if (SetError != NULL)
+			SetError(error_ctx, "RuntimeError", ub_forked ? fork_message : "the Python interpreter is not running");
+		return -1;
+	}
+	char *kind = NULL, *msg = NULL;
+	PyGILState_STATE st = PyGILState_Ensure();
+	int r = ub_alloc(prototype, out, &kind, &msg);
+	PyGILState_Release(st);
+	if (r != 0 && SetError != NULL)
+		SetError(error_ctx, kind != NULL ? kind : "RuntimeError", msg != NULL ? msg : "allocation failed");
+	free(kind);
+	free(msg);
+	return r == 0 ? 0 : -1;
+}
+
+/* The version of dlpack.h this table follows; the tensors it hands out
+ * carry Go's (dlpack.ProducerVersion, in the template). */
+static ub_dl_exchange_api exchange_api = {
+	.header = {.version = {.major = 1, .minor = 3}, .prev_api = NULL},
+	.managed_tensor_allocator = xch_allocator,
+	.managed_tensor_from_py_object_no_sync = xch_from_py,
+	.managed_tensor_to_py_object_no_sync = xch_to_py,
+	.dltensor_from_py_object_no_sync = xch_dltensor_from_py,
+	.current_work_stream = xch_current_work_stream,
+};
+
+static const char exchange_capsule_name[] = "dlpack_exchange_api";
+
+/* add_exchange_api sets both type attributes. */
+static int add_exchange_api(void)
+{
+	PyObject *cap = PyCapsule_New(&exchange_api, exchange_capsule_name, NULL);
+	PyObject *addr = PyLong_FromVoidPtr(&exchange_api);
+	int r = cap == NULL || addr == NULL ||
+			PyDict_SetItemString(UBArray_Type.tp_dict, "__dlpack_c_exchange_api__", cap) < 0 ||
+			PyDict_SetItemString(UBArray_Type.tp_dict, "__c_dlpack_exchange_api__", addr) < 0
+		? -1
+		: 0;
+	Py_XDECREF(cap);
+	Py_XDECREF(addr);
+	PyType_Modified(&UBArray_Type);
+	return r;
+}
+
 /* ---- module functions ------------------------------------------------ */
 
 static PyObject *wrap(UBArray *a, int64_t handle)
@@ -601,7 +764,7 @@ PyMODINIT_FUNC PyInit__ext(void)
 	    intern(&kw_dl_device, "dl_device") < 0 || intern(&kw_copy, "copy") < 0 ||
 	    intern(&kw_device, "device") < 0)
 		return NULL;
-	if (PyType_Ready(&UBArray_Type) < 0)
+	if (PyType_Ready(&UBArray_Type) < 0 || add_exchange_api() < 0)
 		return NULL;
 	PyObject *m = PyModule_Create(&module_def);
 	if (m == NULL)

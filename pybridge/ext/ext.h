@@ -52,6 +52,27 @@ typedef struct ub_dl_managed_versioned {
 } ub_dl_managed_versioned;
 
 /*
+ * The DLPack C exchange API table, DLPackExchangeAPI of dlpack.h 1.3
+ * (pybridge.ExchangeAPI in Go; layout_test.go holds the two together).
+ * Every function returns 0, or -1 with a Python exception set; the
+ * allocator reports through SetError instead.
+ */
+typedef struct ub_dl_exchange_header {
+	ub_dl_version version;
+	struct ub_dl_exchange_header *prev_api;
+} ub_dl_exchange_header;
+
+typedef struct {
+	ub_dl_exchange_header header;
+	int (*managed_tensor_allocator)(ub_dl_tensor *prototype, ub_dl_managed_versioned **out, void *error_ctx,
+					void (*SetError)(void *error_ctx, const char *kind, const char *message));
+	int (*managed_tensor_from_py_object_no_sync)(void *py_object, ub_dl_managed_versioned **out);
+	int (*managed_tensor_to_py_object_no_sync)(ub_dl_managed_versioned *tensor, void **out_py_object);
+	int (*dltensor_from_py_object_no_sync)(void *py_object, ub_dl_tensor *out);
+	int (*current_work_stream)(int32_t device_type, int32_t device_id, void **out_current_stream);
+} ub_dl_exchange_api;
+
+/*
  * ub_template is a DLPack export of an array that C may repeat without
  * asking Go: Go fills it once (ub_template_fill) from dlpack.Export's own
  * result, so the layout rules (data at element 0, byte_offset under
@@ -64,6 +85,8 @@ typedef struct {
 	uint64_t flags;         /* of a versioned export */
 	uint32_t minor;         /* the producer's DLPack minor version */
 	int32_t legacy_ok;      /* 0: a legacy export must be refused (read-only) */
+	int32_t dlpack_fast;    /* 1: __dlpack__ may replay it (Export would not wait) */
+	int32_t exchange_wait;  /* 1: a no-sync exchange must first wait (ub_wait) */
 } ub_template;
 
 /*
@@ -78,6 +101,7 @@ typedef struct {
 	uint64_t free_magic;
 	int64_t live_exports;
 	int64_t stray_deletes;
+	int64_t exchange_exports; /* tensors handed out by the C exchange API */
 } ub_ledger;
 
 /* Fast-path states of an array's template. */

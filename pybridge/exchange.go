@@ -1,0 +1,364 @@
+package pybridge
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/pyapi"
+	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// The DLPack C exchange API (DLPack 1.2/1.3, docs/python.md, "The DLPack
+// C exchange API"): a producer type carries a static table of C functions
+// that hand tensors over without a Python call and without synchronising.
+// This file is the consumer, and the Go rules the producer in pybridge/ext
+// replays.
+
+// ExchangeAPI is DLPackExchangeAPI (dlpack.h 1.3): a header (version,
+// prev_api) and five function pointers. 56 bytes on LP64.
+type ExchangeAPI struct {
+	Version                         dlabi.Version
+	PrevAPI                         uintptr // *ExchangeAPI of an older major, or 0
+	ManagedTensorAllocator          uintptr
+	ManagedTensorFromPyObjectNoSync uintptr
+	ManagedTensorToPyObjectNoSync   uintptr
+	DLTensorFromPyObjectNoSync      uintptr // may be 0
+	CurrentWorkStream               uintptr
+}
+
+// The names a producer type uses: the 1.3 capsule and its name, and the
+// 1.2 int form.
+const (
+	ExchangeAttr        = "__dlpack_c_exchange_api__"
+	ExchangeAttrInt     = "__c_dlpack_exchange_api__"
+	ExchangeCapsuleName = "dlpack_exchange_api"
+)
+
+var cExchangeCapsuleName = staticC(ExchangeCapsuleName)
+
+// exchangeMajor is the only major version of the table this consumer
+// reads (the one whose layout ExchangeAPI is).
+const exchangeMajor = 1
+
+// exchangeCache holds, per producer type, the table found on it. Each key
+// is a type object this cache keeps a reference to, so its address cannot
+// be reused by another type while it is cached. Types without a usable
+// table are not cached: their lookup is a failed attribute read.
+var exchangeCache struct {
+	sync.Mutex
+	m map[uintptr]uintptr
+}
+
+// exchangeImports counts tensors taken through a producer's exchange API
+// (tests prove the path with it).
+var exchangeImports atomic.Int64
+
+// ExchangeImports returns how many tensors FromDLPack took through a
+// producer's DLPack C exchange API.
+func ExchangeImports() int64 { return exchangeImports.Load() }
+
+// exchangeAPI returns the table of type(x), or 0 when the type offers none
+// this consumer can read, in which case FromDLPack uses __dlpack__:
+//   - neither attribute, or an int form of 0;
+//   - a table (and each table its prev_api chain leads to) whose major
+//     version is not 1: a newer producer whose older table is gone still
+//     speaks __dlpack__.
+//
+// A malformed offer is an error naming what is wrong: an attribute that is
+// neither a capsule named "dlpack_exchange_api" nor an int (TypeError), a
+// NULL table, a table with a NULL function the header says must be set
+// (BufferError). An exception the attribute lookup raises (a metaclass
+// property, say) propagates as it is.
+func (g *GIL) exchangeAPI(x Object) (uintptr, error) {
+	a := g.api()
+	typ := a.Type(x.p)
+	exchangeCache.Lock()
+	api, ok := exchangeCache.m[typ]
+	exchangeCache.Unlock()
+	if ok {
+		return api, nil
+	}
+	attr, err := g.typeAttr(typ, ExchangeAttr)
+	if err == nil && attr == 0 {
+		attr, err = g.typeAttr(typ, ExchangeAttrInt)
+	}
+	if err != nil || attr == 0 {
+		return 0, err
+	}
+	defer a.DecRef(attr)
+	var p uintptr
+	switch {
+	case a.Type(attr) == a.CapsuleType:
+		name := pyapi.GoString(a.CapsuleGetName(attr))
+		if name != ExchangeCapsuleName {
+			a.ErrClear()
+			return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the "+ExchangeAttr+" of "+g.TypeName(x)+" is a capsule named "+quote(name)+", not "+quote(ExchangeCapsuleName))
+		}
+		p = a.CapsuleGetPointer(attr, cExchangeCapsuleName)
+		if p == 0 {
+			return 0, g.fetch("pybridge.FromDLPack")
+		}
+	default:
+		v, err := g.readPointer(attr)
+		if err != nil {
+			if isPyKind(err, errkind.Type) {
+				g.ReleaseError(err)
+				return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the DLPack exchange API of "+g.TypeName(x)+" is neither a "+quote(ExchangeCapsuleName)+" capsule nor an int")
+			}
+			return 0, err
+		}
+		if v == 0 {
+			return 0, nil
+		}
+		p = uintptr(v)
+	}
+	// Find the newest table of the major this consumer reads.
+	for hops := 0; p != 0 && hops < 64; hops++ {
+		t := (*ExchangeAPI)(cmem.Ptr(p))
+		if t.Version.Major == exchangeMajor {
+			if err := checkExchangeAPI(t); err != nil {
+				return 0, errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "the DLPack exchange API of "+g.TypeName(x), err)
+			}
+			exchangeCache.Lock()
+			if exchangeCache.m == nil {
+				exchangeCache.m = map[uintptr]uintptr{}
+			}
+			if _, dup := exchangeCache.m[typ]; !dup {
+				a.IncRef(typ)
+				exchangeCache.m[typ] = p
+			}
+			exchangeCache.Unlock()
+			return p, nil
+		}
+		p = t.PrevAPI
+	}
+	return 0, nil
+}
+
+// checkExchangeAPI holds a 1.x table to the header: every function but
+// dltensor_from_py_object_no_sync must be set.
+func checkExchangeAPI(t *ExchangeAPI) error {
+	for _, f := range []struct {
+		p    uintptr
+		name string
+	}{
+		{t.ManagedTensorAllocator, "managed_tensor_allocator"},
+		{t.ManagedTensorFromPyObjectNoSync, "managed_tensor_from_py_object_no_sync"},
+		{t.ManagedTensorToPyObjectNoSync, "managed_tensor_to_py_object_no_sync"},
+		{t.CurrentWorkStream, "current_work_stream"},
+	} {
+		if f.p == 0 {
+			return errkind.New(errkind.Buffer, "pybridge.FromDLPack", f.name+" is NULL")
+		}
+	}
+	return nil
+}
+
+// typeAttr reads an attribute of a type object: a new reference, 0 when
+// it has none (AttributeError is cleared), or the exception the lookup
+// raised.
+func (g *GIL) typeAttr(typ uintptr, name string) (uintptr, error) {
+	a := g.api()
+	v := a.GetAttrString(typ, name)
+	if v != 0 {
+		return v, nil
+	}
+	if t := a.ErrOccurred(); t != 0 && !a.ErrGivenMatches(t, a.Exc["AttributeError"]) {
+		return 0, g.fetch("pybridge.FromDLPack")
+	}
+	a.ErrClear()
+	return 0, nil
+}
+
+// fromExchange takes x's tensor through its producer's table: an owning
+// DLManagedTensorVersioned from managed_tensor_from_py_object_no_sync,
+// imported by dlpack.Import with the rules of every import (version,
+// layout, extents, read-only flag), then placed where device and copy ask
+// by placeLegacy, which applies dlpack.Export's rules, as for a producer
+// that could not do it itself. The producer has not synchronised: for a
+// kDLOneAPI tensor the consumer waits on the producer's current work
+// stream (a SYCL queue) and, as on the __dlpack__ path, on x.sycl_queue.
+func (g *GIL) fromExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpack.Tensor, error) {
+	t := (*ExchangeAPI)(cmem.Ptr(api))
+	var out uintptr
+	r := int32(ffi.Call(t.ManagedTensorFromPyObjectNoSync, x.p, uintptr(unsafe.Pointer(&out))))
+	if r != 0 || out == 0 {
+		if g.api().ErrOccurred() != 0 {
+			return nil, g.fetch("pybridge.FromDLPack")
+		}
+		if out != 0 {
+			dlpack.UnsafeManaged(out, true).Delete()
+		}
+		return nil, errkind.New(errkind.Buffer, "pybridge.FromDLPack", "managed_tensor_from_py_object_no_sync of "+g.TypeName(x)+" failed without setting an exception")
+	}
+	tn, err := g.ImportManaged(dlpack.UnsafeManaged(out, true), opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	exchangeImports.Add(1)
+	if tn.DLDevice.Type == dlabi.OneAPI {
+		if err := g.waitWorkStream(t, tn.DLDevice); err != nil {
+			tn.Release()
+			return nil, err
+		}
+		if err := g.waitProducerQueue(x); err != nil {
+			tn.Release()
+			return nil, err
+		}
+	}
+	return g.placeLegacy(tn, opts)
+}
+
+// waitWorkStream waits on the producer's current work stream of dev, a
+// sycl::queue* (DPCTLSyclQueueRef) for kDLOneAPI; NULL means nothing to
+// wait on.
+func (g *GIL) waitWorkStream(t *ExchangeAPI, dev dlabi.Device) error {
+	var s uintptr
+	if int32(ffi.Call(t.CurrentWorkStream, uintptr(dev.Type), uintptr(dev.ID), uintptr(unsafe.Pointer(&s)))) != 0 {
+		if g.api().ErrOccurred() != 0 {
+			return g.fetch("pybridge.FromDLPack")
+		}
+		return errkind.New(errkind.Buffer, "pybridge.FromDLPack", "current_work_stream failed without setting an exception")
+	}
+	if s == 0 {
+		return nil
+	}
+	d, err := g.dpctlUnderGIL()
+	if err != nil {
+		return errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "waiting on a SYCL queue needs dpctl", err)
+	}
+	return d.waitRef(s)
+}
+
+// ImportManaged takes ownership of a producer's versioned tensor (the C
+// exchange API's import, managed_tensor_to_py_object_no_sync, steals it):
+// dlpack.Import with reg, or the interpreter's dpctl registry for a
+// kDLOneAPI tensor when reg is nil. On error the tensor's deleter has
+// been called.
+func (g *GIL) ImportManaged(m dlpack.Managed, reg *usm.Registry) (*dlpack.Tensor, error) {
+	if m.IsNil() {
+		return nil, errkind.New(errkind.Value, "pybridge.ImportManaged", "NULL managed tensor")
+	}
+	if reg == nil && deviceType(m.Pointer(), m.Versioned()) == dlabi.OneAPI {
+		d, err := g.dpctlUnderGIL()
+		if err != nil {
+			m.Delete()
+			return nil, errkind.Wrap(errkind.Buffer, "pybridge.ImportManaged", "a kDLOneAPI tensor needs dpctl", err)
+		}
+		reg = d.reg
+	}
+	return dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
+}
+
+// CurrentWorkStream is the producer's current_work_stream: NULL for
+// kDLCPU; for kDLOneAPI, the DPCTLSyclQueueRef of the queue usmbridge uses
+// for that device (the one imports of that device are bound to, made once
+// per process). Other devices are a usm.ErrBuffer error.
+func (g *GIL) CurrentWorkStream(dev dlabi.Device) (uintptr, error) {
+	switch dev.Type {
+	case dlabi.CPU:
+		return 0, nil
+	case dlabi.OneAPI:
+		d, err := g.dpctlUnderGIL()
+		if err != nil {
+			return 0, errkind.Wrap(errkind.Buffer, "pybridge.CurrentWorkStream", "a kDLOneAPI device needs dpctl", err)
+		}
+		local, ok := d.LocalDevice(dev)
+		if !ok {
+			return 0, errkind.New(errkind.Buffer, "pybridge.CurrentWorkStream", "no SYCL device "+dev.String())
+		}
+		q, err := d.queue(local)
+		if err != nil {
+			return 0, err
+		}
+		return q.Ref(), nil
+	}
+	return 0, errkind.New(errkind.Buffer, "pybridge.CurrentWorkStream", "usmbridge has no work stream on "+dev.String())
+}
+
+// ExchangeNeedsWait reports whether a no-sync export of arr (the C
+// exchange API's) must wait on the array's queue first: it must unless
+// the array has no queue or its queue is the current work stream of its
+// device (CurrentWorkStream), which is what the consumer orders against.
+func (g *GIL) ExchangeNeedsWait(arr *usm.Array) bool {
+	if arr.Queue == nil {
+		return false
+	}
+	q, ok := arr.Queue.(*DpctlQueue)
+	if !ok || arr.DLDevice.Type != dlabi.OneAPI {
+		return true
+	}
+	s, err := g.CurrentWorkStream(arr.DLDevice)
+	return err != nil || s != q.Ref()
+}
+
+// Export is ToDLPack without the capsule: dlpack.Export under pybridge's
+// rule for queues outside their platform's default context.
+func (g *GIL) Export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed, error) {
+	if q, ok := arr.Queue.(*DpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
+		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
+			return dlpack.Managed{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
+		}
+		own := *arr
+		own.Backend = hostCopier{arr.Backend, q}
+		arr = &own
+	}
+	return dlpack.Export(arr, opts)
+}
+
+// AllocTensor is the exchange API's managed_tensor_allocator: a new
+// C-contiguous array of the given dtype and shape on dev (kDLCPU: the host
+// backend; kDLOneAPI: device USM of the interpreter's dpctl), exported as
+// a versioned tensor that owns the memory.
+func (g *GIL) AllocTensor(dev dlabi.Device, dt dlabi.DataType, shape []int64) (dlpack.Managed, error) {
+	ts, err := typestr.FromDataType(dt)
+	if err != nil {
+		return dlpack.Managed{}, errkind.Wrap(errkind.Buffer, "managed_tensor_allocator", "unsupported dtype", err)
+	}
+	arr := &usm.Array{Interface: usm.Interface{Shape: shape, Typestr: ts, Version: usm.Version1}, DLDevice: dev, Device: -1}
+	win, err := arr.Window()
+	if err != nil {
+		return dlpack.Managed{}, errkind.Wrap(errkind.Value, "managed_tensor_allocator", "invalid shape", err)
+	}
+	var al usm.Allocator
+	local, kind := 0, usm.KindHost
+	switch dev.Type {
+	case dlabi.CPU:
+		if dev.ID != 0 {
+			return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "kDLCPU device id must be 0")
+		}
+		al = cpu.Default()
+	case dlabi.OneAPI:
+		d, err := g.dpctlUnderGIL()
+		if err != nil {
+			return dlpack.Managed{}, errkind.Wrap(errkind.Buffer, "managed_tensor_allocator", "a kDLOneAPI device needs dpctl", err)
+		}
+		l, ok := d.LocalDevice(dev)
+		if !ok {
+			return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "no SYCL device "+dev.String())
+		}
+		al, local, kind = d, l, usm.KindDevice
+		arr.Backend, arr.Device = d, l
+	default:
+		return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "usmbridge cannot allocate on "+dev.String())
+	}
+	alloc, err := al.Alloc(local, kind, max(uintptr(win.Len()), uintptr(ts.Size)))
+	if err != nil {
+		return dlpack.Managed{}, err
+	}
+	defer alloc.Release() // the export holds its own reference
+	arr.Data, arr.Owner = alloc.Pointer(), alloc
+	arr.Memory = usm.PointerInfo{Kind: kind, Device: local}
+	if dev.Type == dlabi.CPU {
+		arr.Memory.Device = -1
+	}
+	return dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
+}
