@@ -196,7 +196,8 @@ var MaxVersion = dlpack.ProducerVersion
 // A producer whose type offers the DLPack C exchange API
 // (__dlpack_c_exchange_api__, or the 1.2 int form) is taken through it
 // instead, with the same import rules (fromExchange), unless a stream is
-// given: the table has no stream argument.
+// given: the table has no stream argument. When the producer's table
+// refuses with BufferError, __dlpack__ is asked.
 func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, error) {
 	a := g.api()
 	if opts.Stream.IsNil() {
@@ -205,7 +206,10 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 			return nil, err
 		}
 		if api != 0 {
-			return g.fromExchange(x, api, opts)
+			t, fallback, err := g.fromExchange(x, api, opts)
+			if !fallback {
+				return t, err
+			}
 		}
 	}
 	meth := a.GetAttrC(x.p, cDunderDLPack)

@@ -1,6 +1,7 @@
 package pybridge
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -106,13 +107,11 @@ func (g *GIL) exchangeAPI(x Object) (uintptr, error) {
 		if p == 0 {
 			return 0, g.fetch("pybridge.FromDLPack")
 		}
+	case a.Type(attr) != a.LongType:
+		return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the DLPack exchange API of "+g.TypeName(x)+" is neither a "+quote(ExchangeCapsuleName)+" capsule nor an int")
 	default:
 		v, err := g.readPointer(attr)
 		if err != nil {
-			if isPyKind(err, errkind.Type) {
-				g.ReleaseError(err)
-				return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the DLPack exchange API of "+g.TypeName(x)+" is neither a "+quote(ExchangeCapsuleName)+" capsule nor an int")
-			}
 			return 0, err
 		}
 		if v == 0 {
@@ -124,8 +123,8 @@ func (g *GIL) exchangeAPI(x Object) (uintptr, error) {
 	for hops := 0; p != 0 && hops < 64; hops++ {
 		t := (*ExchangeAPI)(cmem.Ptr(p))
 		if t.Version.Major == exchangeMajor {
-			if err := checkExchangeAPI(t); err != nil {
-				return 0, errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "the DLPack exchange API of "+g.TypeName(x), err)
+			if missing := checkExchangeAPI(t); missing != "" {
+				return 0, errkind.New(errkind.Buffer, "pybridge.FromDLPack", "the DLPack exchange API of "+g.TypeName(x)+": "+missing)
 			}
 			exchangeCache.Lock()
 			if exchangeCache.m == nil {
@@ -143,23 +142,17 @@ func (g *GIL) exchangeAPI(x Object) (uintptr, error) {
 	return 0, nil
 }
 
-// checkExchangeAPI holds a 1.x table to the header: every function but
-// dltensor_from_py_object_no_sync must be set.
-func checkExchangeAPI(t *ExchangeAPI) error {
-	for _, f := range []struct {
-		p    uintptr
-		name string
-	}{
-		{t.ManagedTensorAllocator, "managed_tensor_allocator"},
-		{t.ManagedTensorFromPyObjectNoSync, "managed_tensor_from_py_object_no_sync"},
-		{t.ManagedTensorToPyObjectNoSync, "managed_tensor_to_py_object_no_sync"},
-		{t.CurrentWorkStream, "current_work_stream"},
-	} {
-		if f.p == 0 {
-			return errkind.New(errkind.Buffer, "pybridge.FromDLPack", f.name+" is NULL")
-		}
+// checkExchangeAPI holds a 1.x table to what this consumer calls:
+// managed_tensor_from_py_object_no_sync must be set. The header asks for
+// every function but dltensor_from_py_object_no_sync, yet a consumer that
+// never allocates or converts back does not need them, and tvm-ffi's own
+// test producer leaves the allocator NULL; current_work_stream is checked
+// when a device tensor needs it (waitWorkStream).
+func checkExchangeAPI(t *ExchangeAPI) (missing string) {
+	if t.ManagedTensorFromPyObjectNoSync == 0 {
+		return "managed_tensor_from_py_object_no_sync is NULL"
 	}
-	return nil
+	return ""
 }
 
 // typeAttr reads an attribute of a type object: a new reference, 0 when
@@ -186,7 +179,21 @@ func (g *GIL) typeAttr(typ uintptr, name string) (uintptr, error) {
 // that could not do it itself. The producer has not synchronised: for a
 // kDLOneAPI tensor the consumer waits on the producer's current work
 // stream (a SYCL queue) and, as on the __dlpack__ path, on x.sycl_queue.
-func (g *GIL) fromExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpack.Tensor, error) {
+//
+// A BufferError from the producer (the header's "cannot be described
+// using DLPack") gives fallback true: __dlpack__, whose dl_device and copy
+// may still get the data out (a sub-device's memory copied to the host),
+// decides. tvm-ffi falls back the same way.
+func (g *GIL) fromExchange(x Object, api uintptr, opts FromDLPackOptions) (t *dlpack.Tensor, fallback bool, err error) {
+	t, err = g.takeExchange(x, api, opts)
+	if err != nil && isPyKind(err, errkind.Buffer) && errors.As(err, new(*Exception)) {
+		g.ReleaseError(err)
+		return nil, true, nil
+	}
+	return t, false, err
+}
+
+func (g *GIL) takeExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpack.Tensor, error) {
 	t := (*ExchangeAPI)(cmem.Ptr(api))
 	var out uintptr
 	r := int32(ffi.Call(t.ManagedTensorFromPyObjectNoSync, x.p, uintptr(unsafe.Pointer(&out))))
@@ -197,7 +204,7 @@ func (g *GIL) fromExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpa
 		if out != 0 {
 			dlpack.UnsafeManaged(out, true).Delete()
 		}
-		return nil, errkind.New(errkind.Buffer, "pybridge.FromDLPack", "managed_tensor_from_py_object_no_sync of "+g.TypeName(x)+" failed without setting an exception")
+		return nil, errkind.New(errkind.Value, "pybridge.FromDLPack", "managed_tensor_from_py_object_no_sync of "+g.TypeName(x)+" failed without setting an exception")
 	}
 	tn, err := g.ImportManaged(dlpack.UnsafeManaged(out, true), opts.Registry)
 	if err != nil {
@@ -221,6 +228,9 @@ func (g *GIL) fromExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpa
 // sycl::queue* (DPCTLSyclQueueRef) for kDLOneAPI; NULL means nothing to
 // wait on.
 func (g *GIL) waitWorkStream(t *ExchangeAPI, dev dlabi.Device) error {
+	if t.CurrentWorkStream == 0 {
+		return errkind.New(errkind.Buffer, "pybridge.FromDLPack", "current_work_stream is NULL: the producer cannot say what to wait on for a tensor on "+dev.String())
+	}
 	var s uintptr
 	if int32(ffi.Call(t.CurrentWorkStream, uintptr(dev.Type), uintptr(dev.ID), uintptr(unsafe.Pointer(&s)))) != 0 {
 		if g.api().ErrOccurred() != 0 {
