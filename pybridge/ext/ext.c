@@ -339,8 +339,11 @@ static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
 		if (!pair(maxv, &major, &mi) || major < 0 || mi < 0 || major > (1LL << 31) || mi > (1LL << 31))
 			return 0;
 		versioned = major >= 1;
-		if (major == 1 && (uint64_t)mi < minor)
-			minor = (uint32_t)mi;
+		if (major == 1) {
+			if (mi >= UB_MINOR_SLOTS)
+				return 0;
+			minor = t->minor_for[mi]; /* Go's answer (ub_template_fill) */
+		}
 	}
 	if (!versioned && !t->legacy_ok)
 		return 0;
@@ -472,7 +475,8 @@ static PyTypeObject UBArray_Type = {
 	.tp_name = "usmbridge.Array",
 	.tp_doc = "A Go-held, zero-copy view of USM or host memory.\n\n"
 		  "Made by usmbridge.asarray and usmbridge.from_dlpack; not constructible\n"
-		  "directly. It is a DLPack producer (__dlpack__, __dlpack_device__) and,\n"
+		  "directly. It is a DLPack producer (__dlpack__, __dlpack_device__, and\n"
+		  "the DLPack 1.3 C exchange API __dlpack_c_exchange_api__) and,\n"
 		  "for USM, exposes __sycl_usm_array_interface__, so numpy, dpnp,\n"
 		  "mpi4py and other consumers take it without a copy.",
 	.tp_basicsize = sizeof(UBArray),
@@ -719,13 +723,18 @@ static PyMethodDef module_methods[] = {
 	 "Return a usmbridge.Array over the data of x, as the array API's\n"
 	 "from_dlpack does.\n\n"
 	 "x is any DLPack producer (numpy, dpnp, jax, torch, a usmbridge.Array).\n"
+	 "A producer whose type has the DLPack C exchange API\n"
+	 "(__dlpack_c_exchange_api__) is taken through that table, with the same\n"
+	 "rules.\n"
 	 "device is a DLPack (device_type, device_id) pair such as (1, 0) for the\n"
 	 "host; copy=None shares memory where possible, True always copies, False\n"
 	 "never does (BufferError or ValueError when a copy would be needed).\n"
 	 "A producer that does not take max_version, dl_device and copy is\n"
 	 "called again without them, and usmbridge does the copy or host move\n"
 	 "itself. Exceptions the producer raises reach the caller unchanged."},
-	{"_stats", (PyCFunction)mod_stats, METH_NOARGS, "Live counts, for leak tests."},
+	{"_stats", (PyCFunction)mod_stats, METH_NOARGS,
+	 "Live counts, for leak tests, and the C exchange API counters (exchange_exports: tensors our\n"
+	 "table handed out; exchange_imports: tensors from_dlpack took through a producer's table)."},
 	{"_fork_skips", (PyCFunction)mod_fork_skips, METH_NOARGS,
 	 "Releases a forked child skipped rather than enter Go (works in a forked child)."},
 	{"_inject_panic", (PyCFunction)mod_inject_panic, METH_O,

@@ -80,10 +80,15 @@ typedef struct {
  * point into one malloc'd block of 2*ndim int64 that the array owns; the
  * exported tensors point at it too, since each keeps the array alive.
  */
+/* Requests max_version=(1, k) for k below this are answered from
+ * ub_template.minor_for; a larger k goes to Go. */
+#define UB_MINOR_SLOTS 8
+
 typedef struct {
 	ub_dl_tensor tensor;
 	uint64_t flags;         /* of a versioned export */
-	uint32_t minor;         /* the producer's DLPack minor version */
+	uint32_t minor;         /* the minor of a versioned export for max_version >= (2, 0), and of the exchange API's */
+	uint32_t minor_for[UB_MINOR_SLOTS]; /* the minor for max_version=(1, k) (dlpack.NegotiateVersion) */
 	int32_t legacy_ok;      /* 0: a legacy export must be refused (read-only) */
 	int32_t dlpack_fast;    /* 1: __dlpack__ may replay it (Export would not wait) */
 	int32_t exchange_wait;  /* 1: a no-sync exchange must first wait (ub_wait) */

@@ -337,6 +337,13 @@ func fillTemplate(t *C.ub_template, m dlpack.Managed) bool {
 	}
 	t.flags = C.uint64_t(mt.Flags)
 	t.minor = C.uint32_t(mt.Version.Minor)
+	if v, _ := dlpack.NegotiateVersion(&dlpack.Version{Major: 2}); v != mt.Version {
+		return false // the template would not answer a newer major as Go does
+	}
+	for k := range t.minor_for {
+		v, _ := dlpack.NegotiateVersion(&dlpack.Version{Major: 1, Minor: uint32(k)})
+		t.minor_for[k] = C.uint32_t(v.Minor)
+	}
 	return true
 }
 

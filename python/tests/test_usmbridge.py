@@ -327,3 +327,15 @@ class _Cap:
 
     def __dlpack_device__(self):
         return self.a.__dlpack_device__()
+
+
+@pytest.mark.parametrize("request_, minor", [((1, 0), 0), ((1, 1), 1), ((1, 2), 2), ((1, 7), 2), ((1, 9), 2),
+                                             ((1, 2**31), 2), ((2, 0), 2), ((3, 5), 2)])
+def test_fast_export_version_is_gos_answer(request_, minor):
+    # the fast path answers max_version from the table Go fills with
+    # dlpack.NegotiateVersion; larger minors go to Go: the same answers
+    a = ub.from_dlpack(np.arange(3.0))
+    for _ in range(2):  # the first call makes the template, the second uses it
+        m, _ = _take(a.__dlpack__(max_version=request_))
+        assert (m.major, m.minor) == (1, minor)
+        ctypes.CFUNCTYPE(None, ctypes.c_void_p)(m.deleter)(ctypes.addressof(m))
