@@ -4,7 +4,6 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
@@ -45,14 +44,20 @@ const (
 
 var cExchangeCapsuleName = staticC(ExchangeCapsuleName)
 
+// tpFlagsHeapType is Py_TPFLAGS_HEAPTYPE: a type made at run time (a
+// class statement), whose attributes can be set and which can be freed.
+const tpFlagsHeapType = 1 << 9
+
 // exchangeMajor is the only major version of the table this consumer
 // reads (the one whose layout ExchangeAPI is).
 const exchangeMajor = 1
 
 // exchangeCache holds, per producer type, the table found on it. Each key
 // is a type object this cache keeps a reference to, so its address cannot
-// be reused by another type while it is cached. Types without a usable
-// table are not cached: their lookup is a failed attribute read.
+// be reused by another type while it is cached. A type without a table is
+// cached (as 0) only when it is static, which makes it immutable and
+// never freed; a Python class is asked again each time (a miss is cheap,
+// pyapi.LookupAttr), since its attributes can change.
 var exchangeCache struct {
 	sync.Mutex
 	m map[uintptr]uintptr
@@ -91,8 +96,21 @@ func (g *GIL) exchangeAPI(x Object) (uintptr, error) {
 	if err == nil && attr == 0 {
 		attr, err = g.typeAttr(typ, ExchangeAttrInt)
 	}
-	if err != nil || attr == 0 {
+	if err != nil {
 		return 0, err
+	}
+	if attr == 0 {
+		if a.TypeFlags(typ)&tpFlagsHeapType == 0 {
+			// A static type (numpy.ndarray, say) is immutable and never
+			// freed: its answer holds for the process.
+			exchangeCache.Lock()
+			if exchangeCache.m == nil {
+				exchangeCache.m = map[uintptr]uintptr{}
+			}
+			exchangeCache.m[typ] = 0
+			exchangeCache.Unlock()
+		}
+		return 0, nil
 	}
 	defer a.DecRef(attr)
 	var p uintptr
@@ -156,19 +174,21 @@ func checkExchangeAPI(t *ExchangeAPI) (missing string) {
 }
 
 // typeAttr reads an attribute of a type object: a new reference, 0 when
-// it has none (AttributeError is cleared), or the exception the lookup
-// raised.
+// it has none (no exception left set), or the exception the lookup
+// raised. A miss raises no AttributeError where the interpreter has an
+// optional lookup (pyapi.LookupAttr), so producers without a table pay
+// little for the question.
 func (g *GIL) typeAttr(typ uintptr, name string) (uintptr, error) {
 	a := g.api()
-	v := a.GetAttrString(typ, name)
-	if v != 0 {
-		return v, nil
-	}
-	if t := a.ErrOccurred(); t != 0 && !a.ErrGivenMatches(t, a.Exc["AttributeError"]) {
+	n := g.py.internedName(name)
+	if n == 0 {
 		return 0, g.fetch("pybridge.FromDLPack")
 	}
-	a.ErrClear()
-	return 0, nil
+	v, r := a.LookupAttr(typ, n)
+	if r < 0 {
+		return 0, g.fetch("pybridge.FromDLPack")
+	}
+	return v, nil
 }
 
 // fromExchange takes x's tensor through its producer's table: an owning
@@ -195,8 +215,12 @@ func (g *GIL) fromExchange(x Object, api uintptr, opts FromDLPackOptions) (t *dl
 
 func (g *GIL) takeExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpack.Tensor, error) {
 	t := (*ExchangeAPI)(cmem.Ptr(api))
-	var out uintptr
-	r := int32(ffi.Call(t.ManagedTensorFromPyObjectNoSync, x.p, uintptr(unsafe.Pointer(&out))))
+	// Out-parameters live in C memory: the producer may call Python, and
+	// Python Go (usmbridge's own table does), which can move this stack.
+	blk := cmem.Alloc(8)
+	defer cmem.Free(blk, 8)
+	r := int32(ffi.Call(t.ManagedTensorFromPyObjectNoSync, x.p, blk))
+	out := *(*uintptr)(cmem.Ptr(blk))
 	if r != 0 || out == 0 {
 		if g.api().ErrOccurred() != 0 {
 			return nil, g.fetch("pybridge.FromDLPack")
@@ -231,8 +255,11 @@ func (g *GIL) waitWorkStream(t *ExchangeAPI, dev dlabi.Device) error {
 	if t.CurrentWorkStream == 0 {
 		return errkind.New(errkind.Buffer, "pybridge.FromDLPack", "current_work_stream is NULL: the producer cannot say what to wait on for a tensor on "+dev.String())
 	}
-	var s uintptr
-	if int32(ffi.Call(t.CurrentWorkStream, uintptr(dev.Type), uintptr(dev.ID), uintptr(unsafe.Pointer(&s)))) != 0 {
+	blk := cmem.Alloc(8) // C memory, as in takeExchange
+	defer cmem.Free(blk, 8)
+	r := int32(ffi.Call(t.CurrentWorkStream, uintptr(dev.Type), uintptr(dev.ID), blk))
+	s := *(*uintptr)(cmem.Ptr(blk))
+	if r != 0 {
 		if g.api().ErrOccurred() != 0 {
 			return g.fetch("pybridge.FromDLPack")
 		}
@@ -371,4 +398,34 @@ func (g *GIL) AllocTensor(dev dlabi.Device, dt dlabi.DataType, shape []int64) (d
 		arr.Memory.Device = -1
 	}
 	return dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
+}
+
+// internedNames holds the str objects internedName made, per
+// interpreter; each lives as long as its interpreter.
+var internedNames struct {
+	sync.Mutex
+	m map[*Python]map[string]uintptr
+}
+
+// internedName returns a str object for name, made once per interpreter
+// and kept for its life; 0 with an exception if it cannot be made. The
+// caller holds the GIL.
+func (py *Python) internedName(name string) uintptr {
+	internedNames.Lock()
+	defer internedNames.Unlock()
+	if o, ok := internedNames.m[py][name]; ok {
+		return o
+	}
+	o := py.api.UnicodeFromString(name)
+	if o == 0 {
+		return 0
+	}
+	if internedNames.m == nil {
+		internedNames.m = map[*Python]map[string]uintptr{}
+	}
+	if internedNames.m[py] == nil {
+		internedNames.m[py] = map[string]uintptr{}
+	}
+	internedNames.m[py][name] = o
+	return o
 }

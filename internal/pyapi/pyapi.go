@@ -50,6 +50,7 @@ type API struct {
 	incRef, decRef                                                  uintptr
 	importModule                                                    uintptr
 	getAttrString, setAttrString, hasAttrString, getAttr            uintptr
+	lookupAttr                                                      uintptr // PyObject_GetOptionalAttr or _PyObject_LookupAttr; may be 0
 	call, callObject, str, repr, isTrue, isInstance, callableCheck  uintptr
 	getItem, length, getIter, iterNext, typeGetFlags, typeIsSubtype uintptr
 	tupleNew, tupleSetItem, tupleGetItem, tupleSize                 uintptr
@@ -192,6 +193,15 @@ func Load(handle uintptr) (*API, error) {
 		{&a.BoolType, "PyBool_Type"}, {&a.CapsuleType, "PyCapsule_Type"}, {&a.TypeType, "PyType_Type"},
 	} {
 		sym(s.p, s.name)
+	}
+	// PyObject_GetOptionalAttr (3.13+) and _PyObject_LookupAttr (3.7 to
+	// 3.12) read an attribute that may be missing without raising and
+	// clearing an AttributeError; LookupAttr falls back to GetAttr without.
+	for _, n := range []string{"PyObject_GetOptionalAttr", "_PyObject_LookupAttr"} {
+		if p, err := ffi.Sym(handle, n); err == nil {
+			a.lookupAttr = p
+			break
+		}
 	}
 	// PyErr_GetRaisedException (3.12+) replaces PyErr_Fetch (deprecated
 	// there); either is enough.
@@ -419,6 +429,34 @@ func (a *API) SetAttrString(o uintptr, name string, v uintptr) int {
 	r := int(int32(ffi.Call(a.setAttrString, o, p(b), v)))
 	runtime.KeepAlive(b)
 	return r
+}
+
+// LookupAttr reads o.name (name a str object): (v, 1) with a new
+// reference, (0, 0) when o has no such attribute (no exception is left
+// set), or (0, -1) with the exception another failure raised. A miss
+// costs no exception object where the interpreter has the optional-lookup
+// function.
+func (a *API) LookupAttr(o, name uintptr) (uintptr, int) {
+	if a.lookupAttr != 0 {
+		// The out-parameter lives in C memory: a descriptor may run
+		// Python code, and that Go code, which can move this stack.
+		blk := cmem.Alloc(8)
+		defer cmem.Free(blk, 8)
+		r := int(int32(ffi.Call(a.lookupAttr, o, name, blk)))
+		if r > 0 {
+			return *(*uintptr)(cmem.Ptr(blk)), 1
+		}
+		return 0, r
+	}
+	v := a.GetAttr(o, name)
+	if v != 0 {
+		return v, 1
+	}
+	if t := a.ErrOccurred(); t != 0 && !a.ErrGivenMatches(t, a.Exc["AttributeError"]) {
+		return 0, -1
+	}
+	a.ErrClear()
+	return 0, 0
 }
 
 // HasAttrString never raises (it swallows errors, as in CPython).

@@ -299,3 +299,11 @@ def test_usm_array_through_the_table():
     assert b.device == a.device and b.data == a.data and b.usm_type == "device"
     h = ub.from_dlpack(a, device=(1, 0))  # the host copy rule of every import
     assert np.array_equal(np.from_dlpack(h), np.arange(16, dtype="f4"))
+    # tvm-ffi both ways with device USM: as a function argument (tvm-ffi
+    # asks current_work_stream for a non-CPU tensor) and back through
+    # tvm-ffi's own table
+    r = tvm_ffi.get_global_func("testing.echo")(a)
+    assert type(r) is ub.Array and r.device == a.device and r.data == a.data
+    t = tvm_ffi.from_dlpack(a)
+    back = ub.from_dlpack(tvm_ffi.core.DLTensorTestWrapper(t))
+    assert back.device == a.device and back.data == a.data and back.usm_type == "device"
