@@ -307,3 +307,22 @@ def test_usm_array_through_the_table():
     t = tvm_ffi.from_dlpack(a)
     back = ub.from_dlpack(tvm_ffi.core.DLTensorTestWrapper(t))
     assert back.device == a.device and back.data == a.data and back.usm_type == "device"
+
+
+def test_a_class_that_gains_a_table_is_seen():
+    # Python classes are not cached without a table: setting one later
+    # takes effect (usmbridge's table then refuses the foreign object,
+    # which proves it was called)
+    base = np.arange(3.0)
+
+    class P:
+        def __dlpack__(self, **kw):
+            return base.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return base.__dlpack_device__()
+
+    assert ub.from_dlpack(P()).shape == (3,)
+    P.__dlpack_c_exchange_api__ = ub.Array.__dlpack_c_exchange_api__
+    with pytest.raises(TypeError, match="expected a usmbridge.Array"):
+        ub.from_dlpack(P())
