@@ -6,7 +6,8 @@ Each row times two ways of the same exchange in alternating rounds, best
 of 7 x 20000 calls; ratio = first / second (< 1: the first is faster).
 "__dlpack__" rows hand the consumer the same array behind a wrapper that
 offers only __dlpack__/__dlpack_device__, so the consumer cannot use the
-table. The last row is the peer: tvm-ffi's own producer into tvm-ffi,
+table (usmbridge.Array's type always has it); the wrapper adds one
+Python-level call to that side. The last row is the peer: tvm-ffi's own producer into tvm-ffi,
 against usmbridge's producer into tvm-ffi, both through the table.
 """
 import os, sys
