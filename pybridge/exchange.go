@@ -325,6 +325,10 @@ func (g *GIL) CurrentWorkStream(dev dlabi.Device) (uintptr, error) {
 // exchange API's) must wait on the array's queue first: it must unless
 // the array has no queue or its queue is the current work stream of its
 // device (CurrentWorkStream), which is what the consumer orders against.
+//
+// It never lets the GIL go (pybridge/ext fills an array's template under
+// it): an array with a *DpctlQueue was made with dpctl loaded, so
+// CurrentWorkStream does not wait for dpctl's import.
 func (g *GIL) ExchangeNeedsWait(arr *usm.Array) bool {
 	if arr.Queue == nil {
 		return false
