@@ -132,10 +132,11 @@ def _attr_class(value, dunder=True):
 
 def test_bad_capsule_name_is_a_type_error():
     new = ctypes.pythonapi.PyCapsule_New
-    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     api = our_api()
+    name = ctypes.create_string_buffer(b"not_dlpack_exchange_api")  # the capsule keeps this pointer
     with pytest.raises(TypeError, match='capsule named "not_dlpack_exchange_api"'):
-        ub.from_dlpack(_attr_class(new(ctypes.addressof(api), b"not_dlpack_exchange_api", None)))
+        ub.from_dlpack(_attr_class(new(ctypes.addressof(api), ctypes.addressof(name), None)))
     with pytest.raises(TypeError, match="neither"):
         ub.from_dlpack(_attr_class("dlpack_exchange_api"))
 
