@@ -9,7 +9,18 @@ and `pip install -e .` (build_ext --inplace) works the same way.
 What the build needs on the machine: Go (the version go.mod names, or a
 toolchain Go may download), a C compiler for cgo, and the headers of the
 Python that runs the build (Python.h; Debian: libpython3.X-dev).
+
+manylinux: the system's C compiler links against the machine's glibc
+(Debian 12: the wheel needs GLIBC_2.34, so auditwheel calls it
+manylinux_2_34). With USMBRIDGE_GLIBC=2.28 the C half is compiled and
+linked by `zig cc -target <arch>-linux-gnu.2.28` instead (ziglang from
+PyPI, which the build backend then requires), and the wheel is tagged
+manylinux_2_28_<arch>, the tag of the dpctl/oneAPI wheels; auditwheel
+confirms it (test/wheel_test.go). Unset it to build with the system's
+compiler; a zig that cannot be found is an error that says so.
 """
+import platform
+import re
 import os
 import shlex
 import shutil
@@ -44,6 +55,8 @@ class GoBuildExt(build_ext):
         # Go writes a C header beside -o; building in a temporary directory
         # keeps it out of the wheel.
         with tempfile.TemporaryDirectory(prefix="usmbridge-build-") as tmp:
+            if GLIBC:
+                zig_env(env, tmp)
             out = os.path.join(tmp, os.path.basename(target))
             cmd = [go, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, GO_PACKAGE]
             self.announce("running " + " ".join(shlex.quote(c) for c in cmd), level=2)
@@ -70,7 +83,7 @@ def go_env(compiler):
     env["CGO_ENABLED"] = "1"
     cc = env.get("CC") or subprocess.run([go, "env", "CC"], env=env, capture_output=True,
                                          text=True).stdout.strip() or "cc"
-    if not shutil.which(shlex.split(cc)[0]):
+    if not GLIBC and not shutil.which(shlex.split(cc)[0]):
         raise BuildError("cgo needs a C compiler and %r was not found: install one (Debian: "
                          "apt-get install gcc) or set CC" % cc)
     include = sysconfig.get_paths()["include"]
@@ -82,10 +95,62 @@ def go_env(compiler):
     return env
 
 
+# The glibc to link against with zig cc (e.g. "2.28"), or None for the
+# system's C compiler.
+GLIBC = os.environ.get("USMBRIDGE_GLIBC") or None
+if GLIBC and not re.fullmatch(r"2\.\d+", GLIBC):
+    raise BuildError("USMBRIDGE_GLIBC=%r: expected a glibc version such as 2.28" % GLIBC)
+ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}.get(platform.machine().lower())
+
+
+def zig_env(env, tmp):
+    """Point cgo at zig cc for GLIBC, through a wrapper script in tmp.
+
+    zig brings its own libc headers, so /usr/include must not be on the
+    include path: Debian's pyconfig.h includes <ARCH-linux-gnu/python3.X/
+    pyconfig.h> from there, which is copied into tmp instead. zig's linker
+    (lld) allows undefined symbols in a shared object by default and does
+    not know GNU ld's --unresolved-symbols, which the Go package asks for:
+    the wrapper drops it. UBSan (zig's default in debug C) would need its
+    runtime in the module, so it is off.
+    """
+    try:
+        import ziglang  # noqa: F401
+    except ImportError:
+        raise BuildError("USMBRIDGE_GLIBC=%s builds with zig cc, and the Python package ziglang is not "
+                         "installed in the build environment (the build backend asks for it; with "
+                         "--no-isolation: pip install ziglang==0.17.1); unset USMBRIDGE_GLIBC to build "
+                         "with the system's C compiler" % GLIBC) from None
+    if ARCH is None:
+        raise BuildError("USMBRIDGE_GLIBC: no zig target for machine %r" % platform.machine())
+    include = sysconfig.get_paths()["include"]
+    extra = os.path.join(tmp, "include")
+    with open(os.path.join(include, "pyconfig.h")) as f:
+        for sub in re.findall(r"#\s*include\s*<([^>]+)/pyconfig\.h>", f.read()):
+            src = os.path.join(os.path.dirname(include), sub)
+            if os.path.isdir(src):
+                shutil.copytree(src, os.path.join(extra, sub), dirs_exist_ok=True)
+    cc = os.path.join(tmp, "zig-cc")
+    with open(cc, "w") as f:
+        f.write('#!/bin/sh\n'
+                'for a; do shift; [ "$a" = "-Wl,--unresolved-symbols=ignore-all" ] || set -- "$@" "$a"; done\n'
+                'exec %s -m ziglang cc -target %s-linux-gnu.%s -fno-sanitize=undefined "$@"\n'
+                % (shlex.quote(sys.executable), ARCH, GLIBC))
+    os.chmod(cc, 0o755)
+    env["CC"] = cc
+    env["CGO_CFLAGS"] = "-I%s -I%s -O2 -Wno-macro-redefined" % (include, extra)
+
+
+def plat_name():
+    """The wheel's platform tag under USMBRIDGE_GLIBC: manylinux_2_28_x86_64."""
+    return "manylinux_%s_%s" % (GLIBC.replace(".", "_"), ARCH)
+
+
 SOURCE_ROOT = os.path.dirname(os.path.abspath(__file__))
 
 setup(
     # sources is empty: build_extension runs go build on GO_PACKAGE instead.
     ext_modules=[Extension("usmbridge._ext", sources=[])],
     cmdclass={"build_ext": GoBuildExt},
+    options={"bdist_wheel": {"plat_name": plat_name()}} if GLIBC else {},
 )

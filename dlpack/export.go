@@ -85,7 +85,7 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 	if err != nil {
 		return Managed{}, exportErr(errkind.Buffer, "invalid layout", err)
 	}
-	versioned := opts.MaxVersion != nil && opts.MaxVersion.Major >= 1
+	version, versioned := NegotiateVersion(opts.MaxVersion)
 	if !versioned && a.ReadOnly {
 		return Managed{}, exportErr(errkind.Buffer, "cannot export a read-only array as a legacy DLManagedTensor, which cannot signal read-only (ask for max_version >= (1, 0))", nil)
 	}
@@ -151,7 +151,7 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		data -= uintptr(below)
 		byteOffset = uint64(below)
 	}
-	m, ok := build(versioned, opts.MaxVersion, data, byteOffset, dev, dt, a.Shape, strides, flags, owner)
+	m, ok := build(versioned, version, data, byteOffset, dev, dt, a.Shape, strides, flags, owner)
 	if !ok {
 		if owner != nil {
 			owner.Release()
@@ -159,6 +159,22 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		return Managed{}, exportErr(errkind.Memory, "out of memory for the tensor struct", nil)
 	}
 	return m, nil
+}
+
+// NegotiateVersion is Export's answer to a consumer's max_version: a
+// versioned tensor for a major of 1 or more, carrying 1.min(minor,
+// ProducerVersion.Minor) for major 1 and ProducerVersion for a newer
+// major; a legacy tensor for nil or major 0. C code that replays exports
+// (pybridge/ext) reads its answers from a table Go fills with it.
+func NegotiateVersion(maxVersion *Version) (v Version, versioned bool) {
+	if maxVersion == nil || maxVersion.Major < 1 {
+		return Version{}, false
+	}
+	v = ProducerVersion
+	if maxVersion.Major == 1 && maxVersion.Minor < v.Minor {
+		v.Minor = maxVersion.Minor
+	}
+	return v, true
 }
 
 // belowElement0 returns how many bytes below element 0 the array reaches
@@ -208,7 +224,7 @@ func copyWindow(a *usm.Array, win usm.Window, kind usm.Kind) (*usm.Allocation, u
 
 // build writes one C block: the managed struct followed by shape and
 // strides, and registers it. ok is false only when C memory is exhausted.
-func build(versioned bool, maxV *Version, data uintptr, byteOffset uint64, dev Device, dt DataType, shape, strides []int64, flags uint64, owner usm.Owner) (Managed, bool) {
+func build(versioned bool, v Version, data uintptr, byteOffset uint64, dev Device, dt DataType, shape, strides []int64, flags uint64, owner usm.Owner) (Managed, bool) {
 	head := unsafe.Sizeof(ManagedTensor{})
 	if versioned {
 		head = unsafe.Sizeof(ManagedTensorVersioned{})
@@ -230,10 +246,6 @@ func build(versioned bool, maxV *Version, data uintptr, byteOffset uint64, dev D
 	h := register(block, size, owner)
 	legacyFn, versionedFn := deleterPtrs()
 	if versioned {
-		v := Version{Major: 1, Minor: ProducerVersion.Minor}
-		if maxV.Major == 1 && maxV.Minor < v.Minor {
-			v.Minor = maxV.Minor
-		}
 		*(*ManagedTensorVersioned)(cmem.Ptr(block)) = ManagedTensorVersioned{
 			Version: v, ManagerCtx: h, Deleter: versionedFn, Flags: flags, DLTensor: t}
 	} else {

@@ -28,12 +28,11 @@ var handles struct {
 	mu    sync.Mutex
 	slots []slot
 	free  []uint32
-	live  int
 }
 
-// strayDeletes counts deleter calls whose handle was not live (a second
-// call, or a pointer we never exported); they are ignored.
-var strayDeletes atomic.Int64
+// Live exports and stray deletes (deleter calls whose handle was not live:
+// a second call, or a pointer we never exported; they are ignored) are
+// counted in the Ledger, which C code that replays exports shares.
 
 func register(block, size uintptr, owner usm.Owner) uintptr {
 	handles.mu.Lock()
@@ -48,7 +47,7 @@ func register(block, size uintptr, owner usm.Owner) uintptr {
 	s := &handles.slots[i]
 	s.gen++
 	s.inUse, s.block, s.size, s.owner = true, block, size, owner
-	handles.live++
+	addLiveExports(1)
 	h := uintptr(s.gen)<<32 | uintptr(i+1)
 	handles.mu.Unlock()
 	return h
@@ -71,7 +70,7 @@ func unregister(h, block uintptr) (slot, bool) {
 	got := *s
 	s.inUse, s.block, s.owner = false, 0, nil
 	handles.free = append(handles.free, i)
-	handles.live--
+	addLiveExports(-1)
 	return got, true
 }
 
@@ -85,7 +84,7 @@ func deleteExported(self uintptr, ctxOffset uintptr) {
 	ctx := (*uintptr)(unsafe.Add(cmem.Ptr(self), ctxOffset))
 	s, ok := unregister(*ctx, self)
 	if !ok {
-		strayDeletes.Add(1)
+		addStrayDelete()
 		return
 	}
 	*ctx = 0
@@ -126,7 +125,7 @@ var deleterPtrs = sync.OnceValues(func() (legacy, versioned uintptr) {
 
 // Stats are process-wide counters for leak checks.
 type Stats struct {
-	LiveExports  int   // exported tensors whose deleter has not run
+	LiveExports  int   // exported tensors whose deleter has not run (Go's and those C replayed)
 	LiveCBlocks  int64 // blocks of C memory held by usmbridge (exports)
 	LiveCBytes   int64
 	StrayDeletes int64 // deleter calls that named no live tensor (ignored)
@@ -140,10 +139,8 @@ type Stats struct {
 
 // ReadStats returns the current counters.
 func ReadStats() Stats {
-	handles.mu.Lock()
-	live := handles.live
-	handles.mu.Unlock()
+	l := ledger()
 	c := cmem.Snapshot()
-	return Stats{LiveExports: live, LiveCBlocks: c.LiveBlocks, LiveCBytes: c.LiveBytes,
-		StrayDeletes: strayDeletes.Load(), LiveImports: liveImports.Load(), Panics: boundary.Panics()}
+	return Stats{LiveExports: int(atomic.LoadInt64(&l.LiveExports)), LiveCBlocks: c.LiveBlocks, LiveCBytes: c.LiveBytes,
+		StrayDeletes: atomic.LoadInt64(&l.StrayDeletes), LiveImports: liveImports.Load(), Panics: boundary.Panics()}
 }

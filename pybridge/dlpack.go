@@ -79,27 +79,11 @@ func capsuleDestructor(c uintptr) {
 // its context: the host copy is made by that queue (RATIONALE.md, "Host
 // copies of memory in a sub-device's context").
 func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error) {
-	m, err := Export(arr, opts)
+	m, err := g.Export(arr, opts)
 	if err != nil {
 		return Object{}, err
 	}
 	return g.capsule(m)
-}
-
-// Export is ToDLPack without the capsule: dlpack.Export under the rules
-// ToDLPack adds for arrays bound to a dpctl queue. The extension module
-// fills its C template from it, so the template and ToDLPack cannot
-// disagree.
-func Export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed, error) {
-	if q, ok := arr.Queue.(*dpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
-		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
-			return dlpack.Managed{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
-		}
-		own := *arr
-		own.Backend = hostCopier{arr.Backend, q}
-		arr = &own
-	}
-	return dlpack.Export(arr, opts)
 }
 
 // hostCopier lets dlpack.Export copy memory of a queue's own context to
@@ -207,8 +191,26 @@ var maxVersion = dlpack.ProducerVersion
 // copy is a usm.ErrBuffer error (RATIONALE.md, "A consumer for
 // pre-2023.12 producers"). A missing __dlpack__ or __dlpack_device__ is a
 // usm.ErrAttribute error.
+//
+// A producer whose type offers the DLPack C exchange API
+// (__dlpack_c_exchange_api__, or the 1.2 int form) is taken through it
+// instead, with the same import rules (fromExchange), unless a stream is
+// given: the table has no stream argument. When the producer's table
+// refuses with BufferError, __dlpack__ is asked.
 func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, error) {
 	a := g.api()
+	if opts.Stream.isNil() {
+		api, err := g.exchangeAPI(x)
+		if err != nil {
+			return nil, err
+		}
+		if api != 0 {
+			t, fallback, err := g.fromExchange(x, api, opts)
+			if !fallback {
+				return t, err
+			}
+		}
+	}
 	meth := a.GetAttrC(x.p, cDunderDLPack)
 	if meth == 0 || !a.Callable(meth) || !a.HasAttrString(x.p, "__dlpack_device__") {
 		if meth != 0 {

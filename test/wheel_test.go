@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -93,6 +95,41 @@ func TestWheel(t *testing.T) {
 	})
 }
 
+// TestWheelManylinux228 builds the wheel as a release would,
+// USMBRIDGE_GLIBC=2.28 python -m build --wheel (zig cc against glibc 2.28;
+// the build backend fetches ziglang), and holds it to the tag it carries:
+// auditwheel must find it consistent with a manylinux tag no newer than
+// manylinux_2_28, the dpctl/oneAPI wheels' tag. Then it installs it into a
+// new venv and runs the smoke test there.
+func TestWheelManylinux228(t *testing.T) {
+	py, root := packagingPython(t)
+	tmp := t.TempDir()
+	dist := filepath.Join(tmp, "dist")
+	runIn(t, root, packageEnv("USMBRIDGE_GLIBC=2.28"), py, "-m", "build", "--wheel", "--outdir", dist, root)
+	wheels, _ := filepath.Glob(filepath.Join(dist, "*-manylinux_2_28_*.whl"))
+	if len(wheels) != 1 {
+		all, _ := filepath.Glob(filepath.Join(dist, "*"))
+		t.Fatalf("USMBRIDGE_GLIBC=2.28 made %q, want one manylinux_2_28 wheel", all)
+	}
+	extSuffix := strings.TrimSpace(runIn(t, root, packageEnv(), py, "-c", "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"))
+	checkWheel(t, wheels[0], extSuffix)
+	show := runIn(t, tmp, packageEnv(), py, "-m", "auditwheel", "show", wheels[0])
+	t.Log(show)
+	m := regexp.MustCompile(`consistent\s+with the following platform tag:\s+"manylinux_2_(\d+)_`).FindStringSubmatch(show)
+	if m == nil {
+		t.Fatalf("auditwheel names no manylinux tag for %s", filepath.Base(wheels[0]))
+	}
+	if minor, _ := strconv.Atoi(m[1]); minor > 28 {
+		t.Fatalf("the wheel is tagged manylinux_2_28 but needs glibc 2.%d", minor)
+	}
+	venv := filepath.Join(tmp, "venv")
+	vpy := filepath.Join(venv, "bin", "python")
+	runIn(t, tmp, packageEnv(), py, "-m", "venv", venv)
+	runIn(t, tmp, packageEnv(), vpy, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+		"-c", filepath.Join(root, "requirements-test.txt"), wheels[0])
+	t.Log(runIn(t, tmp, packageEnv(), vpy, "-c", wheelSmoke, venv))
+}
+
 // TestWheelBuildNamesWhatIsMissing: without Go or a C compiler the build
 // stops with a message that says what to install.
 func TestWheelBuildNamesWhatIsMissing(t *testing.T) {
@@ -106,6 +143,7 @@ func TestWheelBuildNamesWhatIsMissing(t *testing.T) {
 	}{
 		{"no go", []string{"PATH=" + pyDir + ":/nonexistent", "GO="}, "no `go` command was found"},
 		{"no C compiler", []string{"CC=/nonexistent/cc"}, "cgo needs a C compiler"},
+		{"bad USMBRIDGE_GLIBC", []string{"USMBRIDGE_GLIBC=latest"}, "expected a glibc version such as 2.28"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(py, "-m", "build", "--wheel", "--outdir", t.TempDir(), root)

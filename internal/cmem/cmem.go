@@ -153,3 +153,16 @@ type Stats struct {
 func Snapshot() Stats {
 	return Stats{LiveBlocks: liveBlocks.Load(), LiveBytes: liveBytes.Load(), MappedBytes: mapped.Load()}
 }
+
+// Permanent returns n zeroed bytes outside the Go heap that live as long as
+// the process and are not counted by Snapshot: records that C code keeps
+// a pointer to for ever (a table, shared counters), which leak checks must
+// not mistake for a leak. It panics if the system is out of memory, which
+// at the first use of such a record leaves nothing sensible to do.
+func Permanent(n uintptr) uintptr {
+	b, err := syscall.Mmap(-1, 0, int(max(n, 1)), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		panic("cmem: cannot map process-lifetime memory: " + err.Error())
+	}
+	return uintptr(unsafe.Pointer(&b[0]))
+}

@@ -66,6 +66,11 @@ type API struct {
 	errFetch, errNormalize, errRestore           ffi.Fn
 	exceptionGetTraceback, exceptionSetTraceback ffi.Fn
 
+	// Reading an attribute that may be missing without an AttributeError
+	// (LookupAttr): PyObject_GetOptionalAttr (3.13+) or _PyObject_LookupAttr
+	// (3.7 to 3.12); PyObject_GetAttr only where neither exists.
+	getOptionalAttr, lookupAttrOld, getAttr ffi.Fn
+
 	floatFromDouble func(float64) uintptr
 	floatAsDouble   func(uintptr) float64
 
@@ -176,6 +181,10 @@ func Load(lib *ffi.Lib) (*API, error) {
 		// PyErr_GetRaisedException (3.12+) replaces PyErr_Fetch (deprecated
 		// there); either family is enough, checked below.
 		ffi.Optional(&a.errGetRaised, "PyErr_GetRaisedException"),
+		// Optional: LookupAttr uses whichever exists, else PyObject_GetAttr
+		// (checked below).
+		ffi.Optional(&a.getOptionalAttr, "PyObject_GetOptionalAttr"),
+		ffi.Optional(&a.lookupAttrOld, "_PyObject_LookupAttr"),
 	}
 	excVars := make([]uintptr, len(excNames))
 	for i, n := range excNames {
@@ -183,6 +192,11 @@ func Load(lib *ffi.Lib) (*API, error) {
 	}
 	if err := lib.Resolve(syms...); err != nil {
 		return nil, err
+	}
+	if !a.getOptionalAttr.Present() && !a.lookupAttrOld.Present() {
+		if err := lib.Resolve(ffi.Required(&a.getAttr, "PyObject_GetAttr")); err != nil {
+			return nil, err
+		}
 	}
 	if a.errGetRaised.Present() {
 		if err := lib.Resolve(ffi.Required(&a.errSetRaised, "PyErr_SetRaisedException")); err != nil {
@@ -390,6 +404,43 @@ func (a *API) SetAttrString(o uintptr, name string, v uintptr) int {
 	r := int(int32(a.setAttrString.Call(o, p(b), v)))
 	runtime.KeepAlive(b)
 	return r
+}
+
+// LookupAttr reads o.name (name a str object): (v, 1) with a new
+// reference, (0, 0) when o has no such attribute (no exception is left
+// set), or (0, -1) with the exception another failure raised. A miss
+// costs no exception object where the interpreter has the optional-lookup
+// function.
+func (a *API) LookupAttr(o, name uintptr) (uintptr, int) {
+	if fn := a.optionalAttrFn(); fn.Present() {
+		// The out-parameter lives in C memory: a descriptor may run
+		// Python code, and that Go code, which can move this stack.
+		blk := cmem.Alloc(8)
+		defer cmem.Free(blk, 8)
+		r := int(int32(fn.Call(o, name, blk)))
+		if r > 0 {
+			return *(*uintptr)(cmem.Ptr(blk)), 1
+		}
+		return 0, r
+	}
+	v := a.getAttr.Call(o, name)
+	if v != 0 {
+		return v, 1
+	}
+	if t := a.ErrOccurred(); t != 0 && !a.ErrGivenMatches(t, a.Exc["AttributeError"]) {
+		return 0, -1
+	}
+	a.ErrClear()
+	return 0, 0
+}
+
+// optionalAttrFn is the interpreter's lookup of an attribute that may be
+// missing, if it has one (both take the same arguments).
+func (a *API) optionalAttrFn() ffi.Fn {
+	if a.getOptionalAttr.Present() {
+		return a.getOptionalAttr
+	}
+	return a.lookupAttrOld
 }
 
 // HasAttrString never raises (it swallows errors, as in CPython).

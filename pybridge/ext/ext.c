@@ -86,6 +86,7 @@ uintptr_t ub_gate(uintptr_t go_fn)
 
 #ifdef UB_HAVE_PYTHON
 #include <Python.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "_cgo_export.h"
@@ -113,9 +114,12 @@ static int forked(void)
 /* ---- exported tensors ------------------------------------------------ */
 
 /* ub_block is one exported tensor. The managed struct comes first, so a
- * deleter's argument is the block. magic tells a live block from a freed
- * one, so a second call of a deleter is counted instead of freeing twice
- * (while the block has not been reused). */
+ * deleter's argument is the block. Blocks are Go's memory (ub_blocks,
+ * dlpack.ReplayBlocks), fetched in batches and kept here for reuse, never
+ * freed: a block stays mapped, so reading its magic is always safe. magic
+ * holds one of the ledger's two block states, so a second call of a
+ * deleter is counted as a stray delete instead of freeing twice (while the
+ * block has not been reused). */
 typedef struct ub_block {
 	union {
 		ub_dl_managed legacy;
@@ -125,36 +129,37 @@ typedef struct ub_block {
 	struct ub_block *next;
 } ub_block;
 
-#define UB_BLOCK_LIVE 0x7562626c6f636b31ULL /* "ubblock1" */
-#define UB_BLOCK_FREE 0x7562626672656531ULL /* "ubbfree1" */
-#define UB_FREE_MAX 64
+/* Go's export record (ext.h): block states and the export counters. */
+static ub_ledger *ledger;
+
+#define UB_BLOCK_BATCH 64
 
 /* Guarded by the GIL. */
 static ub_block *free_blocks;
-static int n_free_blocks;
-static Py_ssize_t live_exports, stray_deletes;
 
 static ub_block *block_get(void)
 {
-	ub_block *b = free_blocks;
-	if (b != NULL) {
-		free_blocks = b->next;
-		n_free_blocks--;
-		return b;
+	if (free_blocks == NULL) {
+		uintptr_t got[UB_BLOCK_BATCH];
+		int n = ub_blocks(got, UB_BLOCK_BATCH, sizeof(ub_block), offsetof(ub_block, magic));
+		for (int i = 0; i < n; i++) {
+			ub_block *b = (ub_block *)got[i];
+			b->next = free_blocks;
+			free_blocks = b;
+		}
+		if (free_blocks == NULL)
+			return NULL;
 	}
-	return PyMem_RawMalloc(sizeof(ub_block));
+	ub_block *b = free_blocks;
+	free_blocks = b->next;
+	return b;
 }
 
 static void block_put(ub_block *b)
 {
-	b->magic = UB_BLOCK_FREE;
-	if (n_free_blocks < UB_FREE_MAX) {
-		b->next = free_blocks;
-		free_blocks = b;
-		n_free_blocks++;
-		return;
-	}
-	PyMem_RawFree(b);
+	b->magic = ledger->free_magic;
+	b->next = free_blocks;
+	free_blocks = b;
 }
 
 /* block_release ends an export: it frees the block and drops the Array
@@ -165,10 +170,10 @@ static void block_release(ub_block *b, PyObject *owner)
 	if (!Py_IsInitialized())
 		return;
 	PyGILState_STATE st = PyGILState_Ensure();
-	if (b->magic != UB_BLOCK_LIVE) {
-		stray_deletes++;
+	if (b->magic != ledger->live_magic) {
+		__atomic_fetch_add(&ledger->stray_deletes, 1, __ATOMIC_RELAXED);
 	} else {
-		live_exports--;
+		__atomic_fetch_sub(&ledger->live_exports, 1, __ATOMIC_RELAXED);
 		block_put(b);
 		Py_DECREF(owner);
 	}
@@ -300,7 +305,7 @@ static int pair(PyObject *v, long long *x, long long *y)
 }
 
 /* no_sync_stream: stream is the int -1, the array API's "do not
- * synchronize" (pybridge.NoSyncStream). Only an exact int: a subclass, a
+ * synchronize" (pybridge.AcceptsNoSyncStream says for which arrays). Only an exact int: a subclass, a
  * bool, anything else goes to Go, which decides. */
 static int no_sync_stream(PyObject *stream)
 {
@@ -311,16 +316,28 @@ static int no_sync_stream(PyObject *stream)
 	return overflow == 0 && v == -1 && !PyErr_Occurred();
 }
 
+/* fill_versioned writes the template into b as a versioned tensor whose
+ * deleter drops a reference to self. */
+static void fill_versioned(ub_block *b, UBArray *self, uint32_t minor)
+{
+	b->m.versioned.version.major = 1;
+	b->m.versioned.version.minor = minor;
+	b->m.versioned.manager_ctx = self;
+	b->m.versioned.deleter = delete_versioned;
+	b->m.versioned.flags = self->tmpl.flags;
+	b->m.versioned.dl_tensor = self->tmpl.tensor;
+}
+
 /* export_fast exports from the template: 1 with *out set, 0 when these
  * arguments need Go, -1 with an exception. The stream rules are Go's
- * (ub_template_fill): None unless the template is for stream=-1 only, -1
- * when Go allows it for this array. */
+ * (ub_template_fill): None where __dlpack__ would not wait (dlpack_fast),
+ * -1 where Go accepts it for this array (no_sync_ok). */
 static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
 {
 	PyObject *stream = kw[0], *maxv = kw[1], *dldev = kw[2], *copy = kw[3];
 	const ub_template *t = &self->tmpl;
 	if (stream == NULL || stream == Py_None) {
-		if (t->no_sync_only)
+		if (!t->dlpack_fast)
 			return 0;
 	} else if (!t->no_sync_ok || !no_sync_stream(stream)) {
 		return 0;
@@ -340,8 +357,11 @@ static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
 		if (!pair(maxv, &major, &mi) || major < 0 || mi < 0 || major > (1LL << 31) || mi > (1LL << 31))
 			return 0;
 		versioned = major >= 1;
-		if (major == 1 && (uint64_t)mi < minor)
-			minor = (uint32_t)mi;
+		if (major == 1) {
+			if (mi >= UB_MINOR_SLOTS)
+				return 0;
+			minor = t->minor_for[mi]; /* Go's answer (ub_template_fill) */
+		}
 	}
 	if (!versioned && !t->legacy_ok)
 		return 0;
@@ -353,12 +373,7 @@ static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
 	}
 	const char *name;
 	if (versioned) {
-		b->m.versioned.version.major = 1;
-		b->m.versioned.version.minor = minor;
-		b->m.versioned.manager_ctx = self;
-		b->m.versioned.deleter = delete_versioned;
-		b->m.versioned.flags = t->flags;
-		b->m.versioned.dl_tensor = t->tensor;
+		fill_versioned(b, self, minor);
 		name = name_versioned;
 	} else {
 		b->m.legacy.dl_tensor = t->tensor;
@@ -371,8 +386,8 @@ static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
 		block_put(b);
 		return -1;
 	}
-	b->magic = UB_BLOCK_LIVE;
-	live_exports++;
+	b->magic = ledger->live_magic;
+	__atomic_fetch_add(&ledger->live_exports, 1, __ATOMIC_RELAXED);
 	Py_INCREF(self);
 	*out = cap;
 	return 1;
@@ -478,7 +493,8 @@ static PyTypeObject UBArray_Type = {
 	.tp_name = "usmbridge.Array",
 	.tp_doc = "A Go-held, zero-copy view of USM or host memory.\n\n"
 		  "Made by usmbridge.asarray and usmbridge.from_dlpack; not constructible\n"
-		  "directly. It is a DLPack producer (__dlpack__, __dlpack_device__) and,\n"
+		  "directly. It is a DLPack producer (__dlpack__, __dlpack_device__, and\n"
+		  "the DLPack 1.3 C exchange API __dlpack_c_exchange_api__) and,\n"
 		  "for USM, exposes __sycl_usm_array_interface__, so numpy, dpnp,\n"
 		  "mpi4py and other consumers take it without a copy.",
 	.tp_basicsize = sizeof(UBArray),
@@ -488,6 +504,160 @@ static PyTypeObject UBArray_Type = {
 	.tp_methods = array_methods,
 	.tp_getset = array_getset,
 };
+
+/* ---- the DLPack C exchange API (producer) ------------------------------ */
+
+/* The table usmbridge.Array's type carries (__dlpack_c_exchange_api__, and
+ * the 1.2 int form __c_dlpack_exchange_api__). Each function replays what
+ * Go decided for the array (its template: layout from Go's export, and
+ * whether to wait on its queue first), or calls Go. None synchronises
+ * beyond what Go decided: an array whose queue is not the current work
+ * stream of its device is waited on (see pybridge.GIL.ExchangeNeedsWait). */
+
+static PyObject *wrap(UBArray *a, int64_t handle);
+
+/* xch_array checks that obj is a usmbridge.Array whose template is ready,
+ * waiting on its queue if Go said so: 0, or -1 with an exception. */
+static int xch_array(void *obj, UBArray **out)
+{
+	if (forked())
+		return -1;
+	if (obj == NULL) {
+		PyErr_SetString(PyExc_ValueError, "DLPack exchange API: py_object is NULL");
+		return -1;
+	}
+	PyObject *o = obj;
+	if (!PyObject_TypeCheck(o, &UBArray_Type)) {
+		PyErr_Format(PyExc_TypeError, "DLPack exchange API of usmbridge.Array: expected a usmbridge.Array, got %.200s",
+			     Py_TYPE(o)->tp_name);
+		return -1;
+	}
+	UBArray *self = (UBArray *)o;
+	if (self->tmpl_state == UB_TEMPLATE_UNKNOWN)
+		self->tmpl_state = ub_template_fill(self->handle, &self->tmpl);
+	if (self->tmpl_state != UB_TEMPLATE_READY)
+		return ub_exchange_refuse(self->handle); /* raises Go's refusal */
+	if (self->tmpl.exchange_wait && ub_wait(self->handle) < 0)
+		return -1;
+	*out = self;
+	return 0;
+}
+
+static int xch_from_py(void *obj, ub_dl_managed_versioned **out)
+{
+	UBArray *self;
+	if (out == NULL) {
+		PyErr_SetString(PyExc_ValueError, "managed_tensor_from_py_object_no_sync: out is NULL");
+		return -1;
+	}
+	if (xch_array(obj, &self) < 0)
+		return -1;
+	ub_block *b = block_get();
+	if (b == NULL) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	fill_versioned(b, self, self->tmpl.minor);
+	b->magic = ledger->live_magic;
+	__atomic_fetch_add(&ledger->live_exports, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&ledger->exchange_exports, 1, __ATOMIC_RELAXED);
+	Py_INCREF(self);
+	*out = &b->m.versioned;
+	return 0;
+}
+
+static int xch_dltensor_from_py(void *obj, ub_dl_tensor *out)
+{
+	UBArray *self;
+	if (out == NULL) {
+		PyErr_SetString(PyExc_ValueError, "dltensor_from_py_object_no_sync: out is NULL");
+		return -1;
+	}
+	if (xch_array(obj, &self) < 0)
+		return -1;
+	*out = self->tmpl.tensor; /* shape and strides live as long as the array */
+	return 0;
+}
+
+static int xch_to_py(ub_dl_managed_versioned *tensor, void **out_py_object)
+{
+	if (tensor == NULL || out_py_object == NULL || forked()) {
+		/* The tensor was given to us: hand it back (a Go deleter is gated
+		 * in a forked child). */
+		if (tensor != NULL && tensor->deleter != NULL)
+			tensor->deleter(tensor);
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_ValueError, "managed_tensor_to_py_object_no_sync: tensor or out is NULL");
+		return -1;
+	}
+	UBArray *a = array_new();
+	if (a == NULL) {
+		if (tensor->deleter != NULL)
+			tensor->deleter(tensor);
+		return -1;
+	}
+	PyObject *r = wrap(a, ub_from_managed((uintptr_t)tensor, &a->device)); /* Go deletes it on error */
+	if (r == NULL)
+		return -1;
+	*out_py_object = r;
+	return 0;
+}
+
+static int xch_current_work_stream(int32_t device_type, int32_t device_id, void **out)
+{
+	PyGILState_STATE st = PyGILState_Ensure();
+	int r = forked() ? -1 : ub_work_stream(device_type, device_id, (uintptr_t *)out);
+	PyGILState_Release(st);
+	return r;
+}
+
+static int xch_allocator(ub_dl_tensor *prototype, ub_dl_managed_versioned **out, void *error_ctx,
+			 void (*SetError)(void *error_ctx, const char *kind, const char *message))
+{
+	if (ub_forked || !Py_IsInitialized()) {
+		if (SetError != NULL)
+			SetError(error_ctx, "RuntimeError", ub_forked ? fork_message : "the Python interpreter is not running");
+		return -1;
+	}
+	char *kind = NULL, *msg = NULL;
+	PyGILState_STATE st = PyGILState_Ensure();
+	int r = ub_alloc(prototype, out, &kind, &msg);
+	PyGILState_Release(st);
+	if (r != 0 && SetError != NULL)
+		SetError(error_ctx, kind != NULL ? kind : "RuntimeError", msg != NULL ? msg : "allocation failed");
+	free(kind);
+	free(msg);
+	return r == 0 ? 0 : -1;
+}
+
+/* The version of dlpack.h this table follows; the tensors it hands out
+ * carry Go's (dlpack.ProducerVersion, in the template). */
+static ub_dl_exchange_api exchange_api = {
+	.header = {.version = {.major = 1, .minor = 3}, .prev_api = NULL},
+	.managed_tensor_allocator = xch_allocator,
+	.managed_tensor_from_py_object_no_sync = xch_from_py,
+	.managed_tensor_to_py_object_no_sync = xch_to_py,
+	.dltensor_from_py_object_no_sync = xch_dltensor_from_py,
+	.current_work_stream = xch_current_work_stream,
+};
+
+static const char exchange_capsule_name[] = "dlpack_exchange_api";
+
+/* add_exchange_api sets both type attributes. */
+static int add_exchange_api(void)
+{
+	PyObject *cap = PyCapsule_New(&exchange_api, exchange_capsule_name, NULL);
+	PyObject *addr = PyLong_FromVoidPtr(&exchange_api);
+	int r = cap == NULL || addr == NULL ||
+			PyDict_SetItemString(UBArray_Type.tp_dict, "__dlpack_c_exchange_api__", cap) < 0 ||
+			PyDict_SetItemString(UBArray_Type.tp_dict, "__c_dlpack_exchange_api__", addr) < 0
+		? -1
+		: 0;
+	Py_XDECREF(cap);
+	Py_XDECREF(addr);
+	PyType_Modified(&UBArray_Type);
+	return r;
+}
 
 /* ---- module functions ------------------------------------------------ */
 
@@ -534,19 +704,7 @@ static PyObject *mod_stats(PyObject *mod, PyObject *unused)
 {
 	if (forked())
 		return NULL;
-	PyObject *d = (PyObject *)ub_stats();
-	if (d == NULL)
-		return NULL;
-	PyObject *live = PyLong_FromSsize_t(live_exports), *stray = PyLong_FromSsize_t(stray_deletes);
-	int bad = live == NULL || stray == NULL || PyDict_SetItemString(d, "c_live_exports", live) < 0 ||
-		  PyDict_SetItemString(d, "c_stray_deletes", stray) < 0;
-	Py_XDECREF(live);
-	Py_XDECREF(stray);
-	if (bad) {
-		Py_DECREF(d);
-		return NULL;
-	}
-	return d;
+	return (PyObject *)ub_stats();
 }
 
 static PyObject *mod_inject_panic(PyObject *mod, PyObject *where)
@@ -583,13 +741,18 @@ static PyMethodDef module_methods[] = {
 	 "Return a usmbridge.Array over the data of x, as the array API's\n"
 	 "from_dlpack does.\n\n"
 	 "x is any DLPack producer (numpy, dpnp, jax, torch, a usmbridge.Array).\n"
+	 "A producer whose type has the DLPack C exchange API\n"
+	 "(__dlpack_c_exchange_api__) is taken through that table, with the same\n"
+	 "rules.\n"
 	 "device is a DLPack (device_type, device_id) pair such as (1, 0) for the\n"
 	 "host; copy=None shares memory where possible, True always copies, False\n"
 	 "never does (BufferError or ValueError when a copy would be needed).\n"
 	 "A producer that does not take max_version, dl_device and copy is\n"
 	 "called again without them, and usmbridge does the copy or host move\n"
 	 "itself. Exceptions the producer raises reach the caller unchanged."},
-	{"_stats", (PyCFunction)mod_stats, METH_NOARGS, "Live counts, for leak tests."},
+	{"_stats", (PyCFunction)mod_stats, METH_NOARGS,
+	 "Live counts, for leak tests, and the C exchange API counters (exchange_exports: tensors our\n"
+	 "table handed out; exchange_imports: tensors from_dlpack took through a producer's table)."},
 	{"_fork_skips", (PyCFunction)mod_fork_skips, METH_NOARGS,
 	 "Releases a forked child skipped rather than enter Go (works in a forked child)."},
 	{"_inject_panic", (PyCFunction)mod_inject_panic, METH_O,
@@ -623,11 +786,12 @@ PyMODINIT_FUNC PyInit__ext(void)
 		free(err);
 		return NULL;
 	}
+	ledger = ub_ledger_addr();
 	if (intern(&kw_stream, "stream") < 0 || intern(&kw_max_version, "max_version") < 0 ||
 	    intern(&kw_dl_device, "dl_device") < 0 || intern(&kw_copy, "copy") < 0 ||
 	    intern(&kw_device, "device") < 0)
 		return NULL;
-	if (PyType_Ready(&UBArray_Type) < 0)
+	if (PyType_Ready(&UBArray_Type) < 0 || add_exchange_api() < 0)
 		return NULL;
 	PyObject *m = PyModule_Create(&module_def);
 	if (m == NULL)

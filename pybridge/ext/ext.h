@@ -52,6 +52,27 @@ typedef struct ub_dl_managed_versioned {
 } ub_dl_managed_versioned;
 
 /*
+ * The DLPack C exchange API table, DLPackExchangeAPI of dlpack.h 1.3
+ * (pybridge.ExchangeAPI in Go; layout_test.go holds the two together).
+ * Every function returns 0, or -1 with a Python exception set; the
+ * allocator reports through SetError instead.
+ */
+typedef struct ub_dl_exchange_header {
+	ub_dl_version version;
+	struct ub_dl_exchange_header *prev_api;
+} ub_dl_exchange_header;
+
+typedef struct {
+	ub_dl_exchange_header header;
+	int (*managed_tensor_allocator)(ub_dl_tensor *prototype, ub_dl_managed_versioned **out, void *error_ctx,
+					void (*SetError)(void *error_ctx, const char *kind, const char *message));
+	int (*managed_tensor_from_py_object_no_sync)(void *py_object, ub_dl_managed_versioned **out);
+	int (*managed_tensor_to_py_object_no_sync)(ub_dl_managed_versioned *tensor, void **out_py_object);
+	int (*dltensor_from_py_object_no_sync)(void *py_object, ub_dl_tensor *out);
+	int (*current_work_stream)(int32_t device_type, int32_t device_id, void **out_current_stream);
+} ub_dl_exchange_api;
+
+/*
  * ub_template is a DLPack export of an array that C may repeat without
  * asking Go: Go fills it once (ub_template_fill) from dlpack.Export's own
  * result, so the layout rules (data at element 0, byte_offset under
@@ -60,19 +81,42 @@ typedef struct ub_dl_managed_versioned {
  * exported tensors point at it too, since each keeps the array alive.
  *
  * An array with a queue has a template too, made without waiting on the
- * queue: C may repeat it only for __dlpack__(stream=-1), the array API's
- * "do not synchronize" (no_sync_only); stream None, which waits, stays
- * with Go. no_sync_ok says whether stream=-1 is accepted at all (kDLOneAPI
- * arrays; for kDLCPU it is Go's RuntimeError).
+ * queue: __dlpack__ may repeat it for stream None only where Go's export
+ * would not wait (dlpack_fast: arrays without a queue), and for
+ * stream=-1, the array API's "do not synchronize", where Go accepts that
+ * stream (no_sync_ok: kDLOneAPI arrays; for kDLCPU it is Go's
+ * RuntimeError). The C exchange API repeats it after waiting on the
+ * array's queue where Go says so (exchange_wait).
  */
+/* Requests max_version=(1, k) for k below this are answered from
+ * ub_template.minor_for; a larger k goes to Go. */
+#define UB_MINOR_SLOTS 8
+
 typedef struct {
 	ub_dl_tensor tensor;
 	uint64_t flags;         /* of a versioned export */
-	uint32_t minor;         /* the producer's DLPack minor version */
+	uint32_t minor;         /* the minor of a versioned export for max_version >= (2, 0), and of the exchange API's */
+	uint32_t minor_for[UB_MINOR_SLOTS]; /* the minor for max_version=(1, k) (dlpack.NegotiateVersion) */
 	int32_t legacy_ok;      /* 0: a legacy export must be refused (read-only) */
 	int32_t no_sync_ok;     /* 1: stream=-1 may be answered from the template */
-	int32_t no_sync_only;   /* 1: only stream=-1 may (stream None waits, in Go) */
+	int32_t dlpack_fast;    /* 1: __dlpack__ may replay it (Export would not wait) */
+	int32_t exchange_wait;  /* 1: a no-sync exchange must first wait (ub_wait) */
 } ub_template;
+
+/*
+ * ub_ledger is dlpack.Ledger (dlpack/ledger.go), the export record Go owns
+ * and C shares: the two block states and the one set of export counters,
+ * which Go's exports and C's replays both update (atomically). Go makes it
+ * once, in memory that lives as long as the process; C gets its address
+ * from ub_ledger_addr at module init.
+ */
+typedef struct {
+	uint64_t live_magic;
+	uint64_t free_magic;
+	int64_t live_exports;
+	int64_t stray_deletes;
+	int64_t exchange_exports; /* tensors handed out by the C exchange API */
+} ub_ledger;
 
 /* Fast-path states of an array's template. */
 enum { UB_TEMPLATE_UNKNOWN = 0, UB_TEMPLATE_READY = 1, UB_TEMPLATE_NONE = -1 };

@@ -29,6 +29,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/pybridge"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -44,6 +45,9 @@ type entry struct {
 var (
 	py   *pybridge.Python
 	live atomic.Int64 // entries not yet released
+	// dlpackCalls counts the __dlpack__ calls C left to Go (ub_dlpack), so
+	// that tests can tell which requests C answered from the template.
+	dlpackCalls atomic.Int64
 )
 
 func put(e *entry, dev *C.ub_dl_device) C.int64_t {
@@ -248,6 +252,7 @@ func ub_suai(h C.int64_t) C.uintptr_t {
 //
 //export ub_dlpack
 func ub_dlpack(h C.int64_t, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C.uintptr_t {
+	dlpackCalls.Add(1)
 	return call("ub_dlpack", func(g *pybridge.GIL) (pybridge.Object, error) {
 		e := get(h)
 		if e == nil {
@@ -262,18 +267,22 @@ func ub_dlpack(h C.int64_t, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C
 	})
 }
 
-// ub_template_fill fills t with what pybridge.Export gives this array for
-// a versioned, same-device, no-copy export, and returns UB_TEMPLATE_READY;
-// or UB_TEMPLATE_NONE when C must always ask Go: Export refuses the array
-// (Go then raises the error on every call). For an array with a queue the
-// template is the export of __dlpack__(stream=-1), which does not wait, and
-// C may use it for that stream only: stream None waits on the queue, in Go,
-// each time. mpi4py asks for stream=-1 on every MPI call, and a call into
-// Go from a Python thread wakes Go's sysmon and idle Ms; on a machine whose
-// cores the MPI ranks keep busy those wake-ups preempt the ranks (see
-// RATIONALE.md, "The Python package is an extension module with a C
-// half"). A panic is counted and logged and gives UB_TEMPLATE_NONE:
-// ub_dlpack then reports what is wrong.
+// ub_template_fill fills t with what Go's export (pybridge's GIL.Export,
+// dlpack.Export's rules) gives this array for a versioned, same-device,
+// no-copy export without synchronisation, and returns UB_TEMPLATE_READY;
+// or UB_TEMPLATE_NONE when the export is refused (Go then raises the error
+// on every call: ub_dlpack, ub_exchange_refuse). It also records Go's
+// decisions about replaying it: dlpack_fast, whether __dlpack__ with
+// stream None may (not for an array with a queue: Export waits on it each
+// time); no_sync_ok, whether __dlpack__(stream=-1) may
+// (pybridge.AcceptsNoSyncStream); and exchange_wait, whether the C
+// exchange API must wait on the array's queue first
+// (GIL.ExchangeNeedsWait). stream=-1 matters for speed beyond the call
+// itself: mpi4py asks for it on every MPI call, and a call into Go from a
+// Python thread wakes Go's sysmon and idle Ms, which preempt MPI ranks on
+// a machine whose cores they keep busy (RATIONALE.md, "The Python package
+// is an extension module with a C half"). The caller holds the GIL. A
+// panic is counted and logged and gives UB_TEMPLATE_NONE.
 //
 //export ub_template_fill
 func ub_template_fill(h C.int64_t, t *C.ub_template) (state C.int32_t) {
@@ -284,23 +293,46 @@ func ub_template_fill(h C.int64_t, t *C.ub_template) (state C.int32_t) {
 	if e == nil {
 		return C.UB_TEMPLATE_NONE
 	}
-	noSyncOnly := e.arr.Queue != nil
-	if noSyncOnly && !pybridge.AcceptsNoSyncStream(e.arr.DLDevice) {
-		return C.UB_TEMPLATE_NONE // a queue but no stream that skips it
+	_ = py.Held(func(g *pybridge.GIL) error {
+		m, err := g.Export(e.arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
+		if err != nil {
+			g.ReleaseError(err)
+			return nil
+		}
+		defer m.Delete()
+		if fillTemplate(t, m) {
+			t.legacy_ok = boolC(!e.arr.ReadOnly)
+			t.dlpack_fast = boolC(e.arr.Queue == nil)
+			t.no_sync_ok = boolC(pybridge.AcceptsNoSyncStream(e.arr.DLDevice))
+			t.exchange_wait = boolC(g.ExchangeNeedsWait(e.arr))
+			state = C.UB_TEMPLATE_READY
+		}
+		return nil
+	})
+	return state
+}
+
+func boolC(b bool) C.int32_t {
+	if b {
+		return 1
 	}
-	m, err := pybridge.Export(e.arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: noSyncOnly})
-	if err != nil {
-		return C.UB_TEMPLATE_NONE
-	}
-	defer m.Delete()
+	return 0
+}
+
+// fillTemplate copies an export into t; shape and strides go to one
+// malloc'd block of 2*ndim int64 that the array owns (ext.c frees it).
+func fillTemplate(t *C.ub_template, m dlpack.Managed) bool {
 	mt := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+	if v, _ := dlpack.NegotiateVersion(&dlpack.Version{Major: 2}); v != mt.Version {
+		return false // minor would not answer a newer major as Go does
+	}
 	src := mt.DLTensor
 	ndim := int(src.Ndim)
 	var dims *C.int64_t
 	if ndim > 0 {
 		dims = (*C.int64_t)(C.malloc(C.size_t(2 * ndim * 8)))
 		if dims == nil {
-			return C.UB_TEMPLATE_NONE
+			return false
 		}
 		d := unsafe.Slice((*int64)(unsafe.Pointer(dims)), 2*ndim)
 		copy(d[:ndim], unsafe.Slice((*int64)(cmem.Ptr(src.Shape)), ndim))
@@ -318,19 +350,158 @@ func ub_template_fill(h C.int64_t, t *C.ub_template) (state C.int32_t) {
 		t.tensor.strides = (*C.int64_t)(unsafe.Add(unsafe.Pointer(dims), ndim*8))
 	}
 	t.flags = C.uint64_t(mt.Flags)
-	t.minor = C.uint32_t(dlpack.ProducerVersion.Minor)
-	t.legacy_ok = 1
-	if e.arr.ReadOnly {
-		t.legacy_ok = 0
+	t.minor = C.uint32_t(mt.Version.Minor)
+	for k := range t.minor_for {
+		v, _ := dlpack.NegotiateVersion(&dlpack.Version{Major: 1, Minor: uint32(k)})
+		t.minor_for[k] = C.uint32_t(v.Minor)
 	}
-	t.no_sync_ok, t.no_sync_only = 0, 0
-	if pybridge.AcceptsNoSyncStream(e.arr.DLDevice) {
-		t.no_sync_ok = 1
+	return true
+}
+
+// ub_wait waits on the array's queue (the C exchange API, when the
+// template says exchange_wait): 0, or -1 with the exception set.
+//
+//export ub_wait
+func ub_wait(h C.int64_t) C.int {
+	ok := held("ub_wait", func(g *pybridge.GIL) (bool, error) {
+		e := get(h)
+		if e == nil {
+			return false, usm.ErrValue
+		}
+		if err := e.arr.Wait(); err != nil {
+			return false, err
+		}
+		return true, nil
+	})
+	if !ok {
+		return -1
 	}
-	if noSyncOnly {
-		t.no_sync_only = 1
+	return 0
+}
+
+// ub_exchange_refuse raises, for an array whose template is
+// UB_TEMPLATE_NONE, the error Go's export gives it, and returns -1.
+//
+//export ub_exchange_refuse
+func ub_exchange_refuse(h C.int64_t) C.int {
+	held("ub_exchange_refuse", func(g *pybridge.GIL) (struct{}, error) {
+		e := get(h)
+		if e == nil {
+			return struct{}{}, usm.ErrValue
+		}
+		m, err := g.Export(e.arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
+		if err == nil {
+			m.Delete()
+			err = errkind.New(errkind.Buffer, "usmbridge", "the array cannot be exported (internal error: its export template is missing)")
+		}
+		return struct{}{}, err
+	})
+	return -1
+}
+
+// ub_from_managed imports a versioned tensor, whose ownership it takes
+// (managed_tensor_to_py_object_no_sync steals it): the new array's handle,
+// or 0 with the exception set and the tensor's deleter called.
+//
+//export ub_from_managed
+func ub_from_managed(p C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
+	return newArray("ub_from_managed", dev, func(g *pybridge.GIL) (*entry, error) {
+		t, err := g.ImportManaged(dlpack.UnsafeManaged(uintptr(p), true), nil)
+		if err != nil {
+			return nil, err
+		}
+		return &entry{arr: &t.Array}, nil
+	})
+}
+
+// ub_work_stream is current_work_stream: 0 with *out set, or -1 with the
+// exception set (the caller holds the GIL).
+//
+//export ub_work_stream
+func ub_work_stream(devType, devID C.int32_t, out *C.uintptr_t) C.int {
+	ok := held("ub_work_stream", func(g *pybridge.GIL) (bool, error) {
+		if out == nil {
+			return false, errkind.New(errkind.Value, "usmbridge", "current_work_stream: out_current_stream is NULL")
+		}
+		s, err := g.CurrentWorkStream(dlabi.Device{Type: dlabi.DeviceType(devType), ID: int32(devID)})
+		if err != nil {
+			return false, err
+		}
+		*out = C.uintptr_t(s)
+		return true, nil
+	})
+	if !ok {
+		return -1
 	}
-	return C.UB_TEMPLATE_READY
+	return 0
+}
+
+// ub_alloc is managed_tensor_allocator: a new C-contiguous tensor with the
+// prototype's dtype, ndim, shape and device (kDLCPU: the host backend;
+// kDLOneAPI: device USM through dpctl), exported by dlpack.Export. It
+// returns 0 with *out set, or -1 with *kind (the Python exception's name)
+// and *msg set (malloc'd; the caller frees them) and no Python exception
+// left pending. The caller holds the GIL.
+//
+//export ub_alloc
+func ub_alloc(proto *C.ub_dl_tensor, out **C.ub_dl_managed_versioned, kind, msg **C.char) (r C.int) {
+	r = -1
+	var err error
+	defer func() {
+		if err != nil {
+			*kind, *msg = C.CString(usm.PythonException(err)), C.CString(err.Error())
+		}
+	}()
+	defer boundary.Recover("ub_alloc", &err)
+	boundary.Check("ub_alloc")
+	err = py.Held(func(g *pybridge.GIL) error {
+		if proto == nil || out == nil {
+			return errkind.New(errkind.Value, "managed_tensor_allocator", "prototype or out is NULL")
+		}
+		p := (*dlabi.Tensor)(unsafe.Pointer(proto))
+		var shape []int64
+		if p.Ndim < 0 || p.Ndim > dlpack.MaxNdim || (p.Ndim > 0 && p.Shape == 0) {
+			return errkind.New(errkind.Value, "managed_tensor_allocator", "bad ndim or NULL shape")
+		}
+		if p.Ndim > 0 {
+			shape = append(shape, unsafe.Slice((*int64)(cmem.Ptr(p.Shape)), int(p.Ndim))...)
+		}
+		m, err := g.AllocTensor(p.Device, p.DType, shape)
+		if err != nil {
+			return err
+		}
+		*out = (*C.ub_dl_managed_versioned)(cmem.Ptr(m.Pointer()))
+		return nil
+	})
+	if err == nil {
+		r = 0
+	}
+	return r
+}
+
+// ub_ledger_addr returns dlpack's Ledger: C's export counters and block
+// states are Go's.
+//
+//export ub_ledger_addr
+func ub_ledger_addr() *C.ub_ledger {
+	return (*C.ub_ledger)(cmem.Ptr(dlpack.SharedLedger()))
+}
+
+// ub_blocks fills out[:n] with C memory blocks of size bytes for the fast
+// path's exports (dlpack.ReplayBlocks: Go's allocator, stamped free at
+// magicOffset), and returns how many it filled. C keeps them for reuse.
+//
+//export ub_blocks
+func ub_blocks(out *C.uintptr_t, n C.int, size, magicOffset C.size_t) (filled C.int) {
+	defer boundary.Recover("ub_blocks", nil)
+	boundary.Check("ub_blocks")
+	if out == nil || n <= 0 {
+		return 0
+	}
+	dst := make([]uintptr, int(n))
+	k := dlpack.ReplayBlocks(dst, uintptr(size), uintptr(magicOffset))
+	copy(unsafe.Slice((*uintptr)(unsafe.Pointer(out)), int(n)), dst[:k])
+	return C.int(k)
 }
 
 // ub_stats returns Go's live counts for the leak tests, and the number of
@@ -342,7 +513,8 @@ func ub_stats() C.uintptr_t {
 		s := dlpack.ReadStats()
 		return g.FromGo(map[string]any{"live_exports": s.LiveExports, "live_imports": s.LiveImports,
 			"stray_deletes": s.StrayDeletes, "handles": live.Load(), "panics": s.Panics,
-			"gated_callbacks": boundary.Gated()})
+			"exchange_exports": dlpack.ExchangeExports(), "exchange_imports": pybridge.ExchangeImports(),
+			"gated_callbacks": boundary.Gated(), "dlpack_calls_into_go": dlpackCalls.Load()})
 	})
 }
 

@@ -64,6 +64,19 @@ def parent_objects():
     return {"keep": [q, x], "drop": drop, "x": x}
 
 
+def _exchange(fn, arr):
+    """Calls a function of usmbridge.Array's DLPack C exchange table as a C
+    consumer would (with the GIL; an exception left set is raised)."""
+    import ctypes
+    table = (ctypes.c_void_p * 7).from_address(type(arr).__c_dlpack_exchange_api__)
+    out = ctypes.c_void_p()
+    if fn == "from_py":
+        f = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_void_p)(table[3])
+        return f(arr, ctypes.byref(out))
+    f = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p)(table[6])
+    return f(1, 0, ctypes.byref(out))  # kDLCPU: Go would answer NULL, if it were entered
+
+
 def use_in_forked_child(objs):
     """Every entry point, ROUNDS times; each must raise ForkError. Then drop
     what the parent made. Returns a list of problems."""
@@ -80,6 +93,8 @@ def use_in_forked_child(objs):
         ("__sycl_usm_array_interface__", lambda: usm.__sycl_usm_array_interface__),
         ("repr", lambda: repr(host)),
         ("numpy.from_dlpack", lambda: np.from_dlpack(host)),
+        ("exchange API from_py", lambda: _exchange("from_py", host)),
+        ("exchange API stream", lambda: _exchange("stream", usm)),
     ] + [(p, (lambda p=p: getattr(usm, p))) for p in
          ("shape", "dtype", "strides", "offset", "usm_type", "device", "data", "readonly")]
     for _ in range(ROUNDS):

@@ -48,12 +48,43 @@ CASES = {
     "ub_suai": "a = ub.asarray(usm_array()); raises_panic('ub_suai', lambda: a.__sycl_usm_array_interface__)",
     "ub_dlpack": "raises_panic('ub_dlpack', lambda: h.__dlpack__(copy=True))",
     "ub_stats": "raises_panic('ub_stats', ub._stats)",
+    # The C exchange API's calls into Go.
+    "ub_work_stream": textwrap.dedent("""
+        import ctypes
+        api = (ctypes.c_void_p * 7).from_address(ub.Array.__c_dlpack_exchange_api__)
+        stream = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p)(api[6])
+        raises_panic('ub_work_stream', lambda: stream(1, 0, ctypes.byref(ctypes.c_void_p())))
+        """),
+    "ub_wait": "a = ub.asarray(usm_array()); raises_panic('ub_wait', lambda: ub.from_dlpack(a))",
+    "ub_alloc": textwrap.dedent("""
+        import ctypes
+        api = (ctypes.c_void_p * 7).from_address(ub.Array.__c_dlpack_exchange_api__)
+        SETERR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+        got = []
+        seterr = SETERR(lambda ctx, kind, msg: got.append((kind, msg)))
+        alloc = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, SETERR)(api[2])
+        proto = (ctypes.c_char * 48)()
+        ctypes.c_int32.from_buffer(proto, 8).value = 1
+        proto[20], proto[21], proto[22] = 2, 32, 1
+        ub._inject_panic('ub_alloc')
+        assert alloc(ctypes.addressof(proto), ctypes.byref(ctypes.c_void_p()), None, seterr) == -1
+        assert got and got[0][0] == b"RuntimeError" and b"Go panic in ub_alloc" in got[0][1], got
+        """),
     # Boundaries with no caller to raise to: counted and logged.
     "ub_release": "a = ub.from_dlpack(np.arange(2.0)); ub._inject_panic('ub_release'); del a; gc.collect()",
     "ub_template_fill": textwrap.dedent("""
         a = ub.from_dlpack(np.arange(3.0))
         ub._inject_panic('ub_template_fill')
         assert np.from_dlpack(a).tolist() == [0.0, 1.0, 2.0]  # Go serves what C could not
+        """),
+    "ub_blocks": textwrap.dedent("""
+        ub._inject_panic('ub_blocks')  # the first fast export fetches blocks
+        try:
+            h.__dlpack__()
+        except MemoryError:
+            pass
+        else:
+            raise AssertionError("no MemoryError without blocks")
         """),
     "dlpack deleter": "n = np.from_dlpack(GoCapsule(h)); ub._inject_panic('dlpack deleter'); del n; gc.collect()",
     "pybridge capsule destructor": "c = h.__dlpack__(copy=True, max_version=(1, 0)); ub._inject_panic('pybridge capsule destructor'); del c",

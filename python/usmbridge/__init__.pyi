@@ -1,5 +1,5 @@
 # Type stubs for usmbridge (the extension module's names are bound lazily).
-from typing import Any, Literal, Optional, Tuple
+from typing import Any, ClassVar, Literal, Optional, Tuple
 
 __version__: str
 
@@ -9,6 +9,12 @@ class ForkError(RuntimeError):
 
 class Array:
     """A Go-held, zero-copy view of USM or host memory."""
+
+    # DLPack 1.3 C exchange API: a PyCapsule named "dlpack_exchange_api"
+    # holding the static DLPackExchangeAPI table; the 1.2 int form is its
+    # address.
+    __dlpack_c_exchange_api__: ClassVar[Any]
+    __c_dlpack_exchange_api__: ClassVar[int]
 
     @property
     def __sycl_usm_array_interface__(self) -> dict[str, Any]: ...

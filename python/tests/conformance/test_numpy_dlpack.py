@@ -205,8 +205,7 @@ def test_dlpack_destructor_exception(memory, max_version):
     with pytest.raises(RuntimeError):
         _export_then_raise(a, max_version)
     after = ub._stats()
-    for k in ("live_exports", "c_live_exports"):
-        assert after[k] == before[k], k
+    assert after["live_exports"] == before["live_exports"]  # Go's exports and C's replays alike
     assert after["stray_deletes"] == before["stray_deletes"]
 
 

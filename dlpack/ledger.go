@@ -1,0 +1,76 @@
+package dlpack
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/cmem"
+)
+
+// Ledger is the export record dlpack shares with C code that replays
+// Export without calling Go (the Python extension's __dlpack__ fast path
+// and its DLPack C exchange API, pybridge/ext): one set of counters and the
+// two block states, kept in C memory so that C reads and updates them
+// directly. Go's own exports count in the same fields, so ReadStats is the
+// one place that says what is live, whichever side made the tensor.
+//
+// Its layout is C's ub_ledger (pybridge/ext/ext.h); pybridge/ext's layout
+// test holds the two together.
+type Ledger struct {
+	// LiveMagic and FreeMagic are the states of a block C hands out: a
+	// deleter finding anything but LiveMagic in its block counts a stray
+	// delete and frees nothing (a second call, or a pointer never
+	// exported).
+	LiveMagic, FreeMagic uint64
+	LiveExports          int64 // exported tensors whose deleter has not run (atomic)
+	StrayDeletes         int64 // deleter calls that named no live tensor (atomic)
+	// ExchangeExports counts the tensors C handed out through the DLPack
+	// C exchange API (managed_tensor_from_py_object_no_sync), so a test
+	// can prove a consumer took that path (atomic).
+	ExchangeExports int64
+}
+
+// ExchangeExports returns Ledger.ExchangeExports.
+func ExchangeExports() int64 { return atomic.LoadInt64(&ledger().ExchangeExports) }
+
+// The block states, in one place: "ubblock1" and "ubbfree1".
+const (
+	blockLive = 0x7562626c6f636b31
+	blockFree = 0x7562626672656531
+)
+
+// ledger is process-lifetime C memory: C keeps its address for ever.
+var ledger = sync.OnceValue(func() *Ledger {
+	l := (*Ledger)(cmem.Ptr(cmem.Permanent(unsafe.Sizeof(Ledger{}))))
+	l.LiveMagic, l.FreeMagic = blockLive, blockFree
+	return l
+})
+
+// SharedLedger returns the address of the process's Ledger, for C code
+// that replays exports.
+func SharedLedger() uintptr { return uintptr(unsafe.Pointer(ledger())) }
+
+// ReplayBlocks fills out with blocks of size bytes of C memory, each
+// stamped FreeMagic at magicOffset, for C code that replays exports: the
+// memory is dlpack's (cmem), and the caller keeps the blocks for reuse for
+// as long as the process lives (they stay counted as live C blocks). It
+// returns how many it filled; fewer than len(out) only when memory ran
+// out.
+func ReplayBlocks(out []uintptr, size, magicOffset uintptr) int {
+	if magicOffset+8 > size {
+		return 0
+	}
+	for i := range out {
+		p := cmem.Alloc(size)
+		if p == 0 {
+			return i
+		}
+		*(*uint64)(cmem.Ptr(p + magicOffset)) = blockFree
+		out[i] = p
+	}
+	return len(out)
+}
+
+func addLiveExports(n int64) { atomic.AddInt64(&ledger().LiveExports, n) }
+func addStrayDelete()        { atomic.AddInt64(&ledger().StrayDeletes, 1) }

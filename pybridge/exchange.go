@@ -1,0 +1,435 @@
+package pybridge
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/pyapi"
+	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// The DLPack C exchange API (DLPack 1.2/1.3, docs/python.md, "The DLPack
+// C exchange API"): a producer type carries a static table of C functions
+// that hand tensors over without a Python call and without synchronising.
+// This file is the consumer, and the Go rules the producer in pybridge/ext
+// replays.
+
+// ExchangeAPI is DLPackExchangeAPI (dlpack.h 1.3): a header (version,
+// prev_api) and five function pointers. 56 bytes on LP64.
+type ExchangeAPI struct {
+	Version                         dlpack.Version
+	PrevAPI                         uintptr // *ExchangeAPI of an older major, or 0
+	ManagedTensorAllocator          uintptr
+	ManagedTensorFromPyObjectNoSync uintptr
+	ManagedTensorToPyObjectNoSync   uintptr
+	DLTensorFromPyObjectNoSync      uintptr // may be 0
+	CurrentWorkStream               uintptr
+}
+
+// The names a producer type uses: the 1.3 capsule and its name, and the
+// 1.2 int form.
+const (
+	ExchangeAttr        = "__dlpack_c_exchange_api__"
+	ExchangeAttrInt     = "__c_dlpack_exchange_api__"
+	ExchangeCapsuleName = "dlpack_exchange_api"
+)
+
+var cExchangeCapsuleName = staticC(ExchangeCapsuleName)
+
+// tpFlagsHeapType is Py_TPFLAGS_HEAPTYPE: a type made at run time (a
+// class statement), whose attributes can be set and which can be freed.
+const tpFlagsHeapType = 1 << 9
+
+// exchangeMajor is the only major version of the table this consumer
+// reads (the one whose layout ExchangeAPI is).
+const exchangeMajor = 1
+
+// exchangeCache holds, per producer type, the table found on it. Each key
+// is a type object this cache keeps a reference to, so its address cannot
+// be reused by another type while it is cached. A type without a table is
+// cached (as 0) only when it is static, which makes it immutable and
+// never freed; a Python class is asked again each time (a miss is cheap,
+// pyapi.LookupAttr), since its attributes can change.
+var exchangeCache struct {
+	sync.Mutex
+	m map[uintptr]uintptr
+}
+
+// exchangeImports counts tensors taken through a producer's exchange API
+// (tests prove the path with it).
+var exchangeImports atomic.Int64
+
+// ExchangeImports returns how many tensors FromDLPack took through a
+// producer's DLPack C exchange API.
+func ExchangeImports() int64 { return exchangeImports.Load() }
+
+// exchangeAPI returns the table of type(x), or 0 when the type offers none
+// this consumer can read, in which case FromDLPack uses __dlpack__:
+//   - neither attribute, or an int form of 0;
+//   - a table (and each table its prev_api chain leads to) whose major
+//     version is not 1: a newer producer whose older table is gone still
+//     speaks __dlpack__.
+//
+// A malformed offer is an error naming what is wrong: an attribute that is
+// neither a capsule named "dlpack_exchange_api" nor an int (TypeError), a
+// NULL table, a table with a NULL function the header says must be set
+// (BufferError). An exception the attribute lookup raises (a metaclass
+// property, say) propagates as it is.
+func (g *GIL) exchangeAPI(x Object) (uintptr, error) {
+	a := g.api()
+	typ := a.Type(x.p)
+	exchangeCache.Lock()
+	api, ok := exchangeCache.m[typ]
+	exchangeCache.Unlock()
+	if ok {
+		return api, nil
+	}
+	attr, err := g.typeAttr(typ, ExchangeAttr)
+	if err == nil && attr == 0 {
+		attr, err = g.typeAttr(typ, ExchangeAttrInt)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if attr == 0 {
+		if a.TypeFlags(typ)&tpFlagsHeapType == 0 {
+			// A static type (numpy.ndarray, say) is immutable and never
+			// freed: its answer holds for the process.
+			exchangeCache.Lock()
+			if exchangeCache.m == nil {
+				exchangeCache.m = map[uintptr]uintptr{}
+			}
+			exchangeCache.m[typ] = 0
+			exchangeCache.Unlock()
+		}
+		return 0, nil
+	}
+	defer a.DecRef(attr)
+	var p uintptr
+	switch {
+	case a.Type(attr) == a.CapsuleType:
+		name := pyapi.GoString(a.CapsuleGetName(attr))
+		if name != ExchangeCapsuleName {
+			a.ErrClear()
+			return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the "+ExchangeAttr+" of "+g.objTypeName(x)+" is a capsule named "+quote(name)+", not "+quote(ExchangeCapsuleName))
+		}
+		p = a.CapsuleGetPointer(attr, cExchangeCapsuleName)
+		if p == 0 {
+			return 0, g.fetch("pybridge.FromDLPack")
+		}
+	case a.Type(attr) != a.LongType:
+		return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the DLPack exchange API of "+g.objTypeName(x)+" is neither a "+quote(ExchangeCapsuleName)+" capsule nor an int")
+	default:
+		v, err := g.readPointer(attr)
+		if err != nil {
+			return 0, err
+		}
+		if v == 0 {
+			return 0, nil
+		}
+		p = uintptr(v)
+	}
+	// Find the newest table of the major this consumer reads.
+	for hops := 0; p != 0 && hops < 64; hops++ {
+		t := (*ExchangeAPI)(cmem.Ptr(p))
+		if t.Version.Major == exchangeMajor {
+			if missing := checkExchangeAPI(t); missing != "" {
+				return 0, errkind.New(errkind.Buffer, "pybridge.FromDLPack", "the DLPack exchange API of "+g.objTypeName(x)+": "+missing)
+			}
+			exchangeCache.Lock()
+			if exchangeCache.m == nil {
+				exchangeCache.m = map[uintptr]uintptr{}
+			}
+			if _, dup := exchangeCache.m[typ]; !dup {
+				a.IncRef(typ)
+				exchangeCache.m[typ] = p
+			}
+			exchangeCache.Unlock()
+			return p, nil
+		}
+		p = t.PrevAPI
+	}
+	return 0, nil
+}
+
+// checkExchangeAPI holds a 1.x table to what this consumer calls:
+// managed_tensor_from_py_object_no_sync must be set. The header asks for
+// every function but dltensor_from_py_object_no_sync, yet a consumer that
+// never allocates or converts back does not need them, and tvm-ffi's own
+// test producer leaves the allocator NULL; current_work_stream is checked
+// when a device tensor needs it (waitWorkStream).
+func checkExchangeAPI(t *ExchangeAPI) (missing string) {
+	if t.ManagedTensorFromPyObjectNoSync == 0 {
+		return "managed_tensor_from_py_object_no_sync is NULL"
+	}
+	return ""
+}
+
+// typeAttr reads an attribute of a type object: a new reference, 0 when
+// it has none (no exception left set), or the exception the lookup
+// raised. A miss raises no AttributeError where the interpreter has an
+// optional lookup (pyapi.LookupAttr), so producers without a table pay
+// little for the question.
+func (g *GIL) typeAttr(typ uintptr, name string) (uintptr, error) {
+	a := g.api()
+	n := g.py.internedName(name)
+	if n == 0 {
+		return 0, g.fetch("pybridge.FromDLPack")
+	}
+	v, r := a.LookupAttr(typ, n)
+	if r < 0 {
+		return 0, g.fetch("pybridge.FromDLPack")
+	}
+	return v, nil
+}
+
+// fromExchange takes x's tensor through its producer's table: an owning
+// DLManagedTensorVersioned from managed_tensor_from_py_object_no_sync,
+// imported by dlpack.Import with the rules of every import (version,
+// layout, extents, read-only flag), then placed where device and copy ask
+// by placeLegacy, which applies dlpack.Export's rules, as for a producer
+// that could not do it itself. The producer has not synchronised: for a
+// kDLOneAPI tensor the consumer waits on the producer's current work
+// stream (a SYCL queue) and, as on the __dlpack__ path, on x.sycl_queue.
+//
+// A BufferError from the producer (the header's "cannot be described
+// using DLPack") gives fallback true: __dlpack__, whose dl_device and copy
+// may still get the data out (a sub-device's memory copied to the host),
+// decides. tvm-ffi falls back the same way.
+func (g *GIL) fromExchange(x Object, api uintptr, opts FromDLPackOptions) (t *dlpack.Tensor, fallback bool, err error) {
+	t, err = g.takeExchange(x, api, opts)
+	if err != nil && isPyKind(err, errkind.Buffer) && errors.As(err, new(*Exception)) {
+		g.ReleaseError(err)
+		return nil, true, nil
+	}
+	return t, false, err
+}
+
+func (g *GIL) takeExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpack.Tensor, error) {
+	t := (*ExchangeAPI)(cmem.Ptr(api))
+	// Out-parameters live in C memory: the producer may call Python, and
+	// Python Go (usmbridge's own table does), which can move this stack.
+	blk := cmem.Alloc(8)
+	defer cmem.Free(blk, 8)
+	r := int32(ffi.Fn(t.ManagedTensorFromPyObjectNoSync).Call(x.p, blk))
+	out := *(*uintptr)(cmem.Ptr(blk))
+	if r != 0 || out == 0 {
+		if g.api().ErrOccurred() != 0 {
+			return nil, g.fetch("pybridge.FromDLPack")
+		}
+		if out != 0 {
+			dlpack.UnsafeManaged(out, true).Delete()
+		}
+		return nil, errkind.New(errkind.Value, "pybridge.FromDLPack", "managed_tensor_from_py_object_no_sync of "+g.objTypeName(x)+" failed without setting an exception")
+	}
+	tn, err := g.ImportManaged(dlpack.UnsafeManaged(out, true), opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	exchangeImports.Add(1)
+	if tn.DLDevice.Type == dlabi.OneAPI {
+		if err := g.waitWorkStream(t, tn.DLDevice); err != nil {
+			tn.Release()
+			return nil, err
+		}
+		if err := g.waitProducerQueue(x); err != nil {
+			tn.Release()
+			return nil, err
+		}
+	}
+	return g.placeLegacy(tn, opts)
+}
+
+// waitWorkStream waits on the producer's current work stream of dev, a
+// sycl::queue* (DPCTLSyclQueueRef) for kDLOneAPI; NULL means nothing to
+// wait on.
+func (g *GIL) waitWorkStream(t *ExchangeAPI, dev dlabi.Device) error {
+	if t.CurrentWorkStream == 0 {
+		return errkind.New(errkind.Buffer, "pybridge.FromDLPack", "current_work_stream is NULL: the producer cannot say what to wait on for a tensor on "+dev.String())
+	}
+	blk := cmem.Alloc(8) // C memory, as in takeExchange
+	defer cmem.Free(blk, 8)
+	r := int32(ffi.Fn(t.CurrentWorkStream).Call(uintptr(dev.Type), uintptr(dev.ID), blk))
+	s := *(*uintptr)(cmem.Ptr(blk))
+	if r != 0 {
+		if g.api().ErrOccurred() != 0 {
+			return g.fetch("pybridge.FromDLPack")
+		}
+		return errkind.New(errkind.Buffer, "pybridge.FromDLPack", "current_work_stream failed without setting an exception")
+	}
+	if s == 0 {
+		return nil
+	}
+	d, err := g.dpctlUnderGIL()
+	if err != nil {
+		return errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "waiting on a SYCL queue needs dpctl", err)
+	}
+	return d.waitRef(s)
+}
+
+// ImportManaged takes ownership of a producer's versioned tensor (the C
+// exchange API's import, managed_tensor_to_py_object_no_sync, steals it):
+// dlpack.Import with reg, or the interpreter's dpctl registry for a
+// kDLOneAPI tensor when reg is nil. On error the tensor's deleter has
+// been called.
+func (g *GIL) ImportManaged(m dlpack.Managed, reg *usm.Registry) (*dlpack.Tensor, error) {
+	if m.IsNil() {
+		return nil, errkind.New(errkind.Value, "pybridge.ImportManaged", "NULL managed tensor")
+	}
+	if reg == nil && deviceType(m.Pointer(), m.Versioned()) == dlabi.OneAPI {
+		d, err := g.dpctlUnderGIL()
+		if err != nil {
+			m.Delete()
+			return nil, errkind.Wrap(errkind.Buffer, "pybridge.ImportManaged", "a kDLOneAPI tensor needs dpctl", err)
+		}
+		reg = d.reg
+	}
+	return dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
+}
+
+// CurrentWorkStream is the producer's current_work_stream: NULL for
+// kDLCPU; for kDLOneAPI, the DPCTLSyclQueueRef of the queue usmbridge uses
+// for that device (the one imports of that device are bound to, made once
+// per process). Other devices are a usm.ErrBuffer error.
+func (g *GIL) CurrentWorkStream(dev dlpack.Device) (uintptr, error) {
+	switch dev.Type {
+	case dlabi.CPU:
+		return 0, nil
+	case dlabi.OneAPI:
+		d, err := g.dpctlUnderGIL()
+		if err != nil {
+			return 0, errkind.Wrap(errkind.Buffer, "pybridge.CurrentWorkStream", "a kDLOneAPI device needs dpctl", err)
+		}
+		local, ok := d.LocalDevice(dev)
+		if !ok {
+			return 0, errkind.New(errkind.Buffer, "pybridge.CurrentWorkStream", "no SYCL device "+dev.String())
+		}
+		q, err := d.queue(local)
+		if err != nil {
+			return 0, err
+		}
+		return q.Ref(), nil
+	}
+	return 0, errkind.New(errkind.Buffer, "pybridge.CurrentWorkStream", "usmbridge has no work stream on "+dev.String())
+}
+
+// ExchangeNeedsWait reports whether a no-sync export of arr (the C
+// exchange API's) must wait on the array's queue first: it must unless
+// the array has no queue or its queue is the current work stream of its
+// device (CurrentWorkStream), which is what the consumer orders against.
+//
+// It never lets the GIL go (pybridge/ext fills an array's template under
+// it): an array with a *DpctlQueue was made with dpctl loaded, so
+// CurrentWorkStream does not wait for dpctl's import.
+func (g *GIL) ExchangeNeedsWait(arr *usm.Array) bool {
+	if arr.Queue == nil {
+		return false
+	}
+	q, ok := arr.Queue.(*dpctlQueue)
+	if !ok || arr.DLDevice.Type != dlabi.OneAPI {
+		return true
+	}
+	s, err := g.CurrentWorkStream(arr.DLDevice)
+	return err != nil || s != q.Ref()
+}
+
+// Export is ToDLPack without the capsule: dlpack.Export under pybridge's
+// rule for queues outside their platform's default context.
+func (g *GIL) Export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed, error) {
+	if q, ok := arr.Queue.(*dpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
+		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
+			return dlpack.Managed{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
+		}
+		own := *arr
+		own.Backend = hostCopier{arr.Backend, q}
+		arr = &own
+	}
+	return dlpack.Export(arr, opts)
+}
+
+// AllocTensor is the exchange API's managed_tensor_allocator: a new
+// C-contiguous array of the given dtype and shape on dev (kDLCPU: the host
+// backend; kDLOneAPI: device USM of the interpreter's dpctl), exported as
+// a versioned tensor that owns the memory.
+func (g *GIL) AllocTensor(dev dlpack.Device, dt dlpack.DataType, shape []int64) (dlpack.Managed, error) {
+	ts, err := typestr.FromDataType(dt)
+	if err != nil {
+		return dlpack.Managed{}, errkind.Wrap(errkind.Buffer, "managed_tensor_allocator", "unsupported dtype", err)
+	}
+	arr := &usm.Array{Interface: usm.Interface{Shape: shape, Typestr: ts, Version: usm.Version1}, DLDevice: dev, Device: -1}
+	win, err := arr.Window()
+	if err != nil {
+		return dlpack.Managed{}, errkind.Wrap(errkind.Value, "managed_tensor_allocator", "invalid shape", err)
+	}
+	var al usm.Allocator
+	local, kind := 0, usm.KindHost
+	switch dev.Type {
+	case dlabi.CPU:
+		if dev.ID != 0 {
+			return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "kDLCPU device id must be 0")
+		}
+		al = cpu.Default()
+	case dlabi.OneAPI:
+		d, err := g.dpctlUnderGIL()
+		if err != nil {
+			return dlpack.Managed{}, errkind.Wrap(errkind.Buffer, "managed_tensor_allocator", "a kDLOneAPI device needs dpctl", err)
+		}
+		l, ok := d.LocalDevice(dev)
+		if !ok {
+			return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "no SYCL device "+dev.String())
+		}
+		al, local, kind = d, l, usm.KindDevice
+		arr.Backend, arr.Device = d, l
+	default:
+		return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "usmbridge cannot allocate on "+dev.String())
+	}
+	alloc, err := al.Alloc(local, kind, max(uintptr(win.Len()), uintptr(ts.Size)))
+	if err != nil {
+		return dlpack.Managed{}, err
+	}
+	defer alloc.Release() // the export holds its own reference
+	arr.Data, arr.Owner = alloc.Pointer(), alloc
+	arr.Memory = usm.PointerInfo{Kind: kind, Device: local}
+	if dev.Type == dlabi.CPU {
+		arr.Memory.Device = -1
+	}
+	return dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
+}
+
+// internedNames holds the str objects internedName made, per
+// interpreter; each lives as long as its interpreter.
+var internedNames struct {
+	sync.Mutex
+	m map[*Python]map[string]uintptr
+}
+
+// internedName returns a str object for name, made once per interpreter
+// and kept for its life; 0 with an exception if it cannot be made. The
+// caller holds the GIL.
+func (py *Python) internedName(name string) uintptr {
+	internedNames.Lock()
+	defer internedNames.Unlock()
+	if o, ok := internedNames.m[py][name]; ok {
+		return o
+	}
+	o := py.api.UnicodeFromString(name)
+	if o == 0 {
+		return 0
+	}
+	if internedNames.m == nil {
+		internedNames.m = map[*Python]map[string]uintptr{}
+	}
+	if internedNames.m[py] == nil {
+		internedNames.m[py] = map[string]uintptr{}
+	}
+	internedNames.m[py][name] = o
+	return o
+}
