@@ -214,12 +214,18 @@ typedef struct {
 	int32_t tmpl_state;  /* UB_TEMPLATE_* */
 	ub_template tmpl;    /* valid when tmpl_state is UB_TEMPLATE_READY */
 	PyObject *info;      /* Go's property tuple (ub_info), on first use */
+	PyObject *suai;      /* Go's __sycl_usm_array_interface__ dict, on first use */
+	PyObject *dev_tuple; /* __dlpack_device__'s tuple, on first use */
 } UBArray;
 
 static PyTypeObject UBArray_Type;
 
 /* Interned keyword names, compared by identity first. */
 static PyObject *kw_stream, *kw_max_version, *kw_dl_device, *kw_copy, *kw_device;
+
+/* from_dlpack's fast path: the names it looks up, and the keywords of its
+ * call of __dlpack__, (max_version=<Go's MaxVersion>,), made once. */
+static PyObject *s_dunder_dlpack, *s_dunder_dlpack_device, *kwnames_max_version, *max_version_value;
 
 static UBArray *array_new(void)
 {
@@ -232,6 +238,8 @@ static UBArray *array_new(void)
 	a->tmpl_state = UB_TEMPLATE_UNKNOWN;
 	memset(&a->tmpl, 0, sizeof a->tmpl);
 	a->info = NULL;
+	a->suai = NULL;
+	a->dev_tuple = NULL;
 	return a;
 }
 
@@ -251,6 +259,8 @@ static void array_dealloc(UBArray *self)
 	if (self->tmpl_state == UB_TEMPLATE_READY)
 		free(self->tmpl.tensor.shape); /* shape and strides: one block */
 	Py_XDECREF(self->info);
+	Py_XDECREF(self->suai);
+	Py_XDECREF(self->dev_tuple);
 	PyObject_Free(self);
 }
 
@@ -387,7 +397,12 @@ static PyObject *array_dlpack_device(UBArray *self, PyObject *unused)
 {
 	if (forked())
 		return NULL;
-	return Py_BuildValue("(ii)", (int)self->device.device_type, (int)self->device.device_id);
+	/* The device is fixed when the array is made (put in main.go), so
+	 * the tuple is made once; tuples are immutable. */
+	if (self->dev_tuple == NULL)
+		self->dev_tuple = Py_BuildValue("(ii)", (int)self->device.device_type, (int)self->device.device_id);
+	Py_XINCREF(self->dev_tuple);
+	return self->dev_tuple;
 }
 
 static PyObject *array_info(UBArray *self)
@@ -412,11 +427,26 @@ static PyObject *array_get(UBArray *self, void *index)
 	return v;
 }
 
+/* __sycl_usm_array_interface__: Go builds the dict on the first call
+ * (ub_suai: the AttributeError for host memory, the wait on the queue, the
+ * fields). Every field is fixed for the array's life, so later calls repeat
+ * only what Go does each time, the wait on the array's queue (ub_wait), and
+ * hand out a shallow copy of the first dict: a fresh dict per call, as
+ * dpctl's usm_ndarray gives, so a caller that changes its dict changes no
+ * one else's. An error is never cached: Go decides again on the next call. */
 static PyObject *array_suai(UBArray *self, void *unused)
 {
 	if (forked())
 		return NULL;
-	return (PyObject *)ub_suai(self->handle);
+	if (self->suai == NULL) {
+		PyObject *d = (PyObject *)ub_suai(self->handle);
+		if (d == NULL)
+			return NULL;
+		self->suai = d;
+	} else if (ub_wait(self->handle) < 0) {
+		return NULL;
+	}
+	return PyDict_Copy(self->suai);
 }
 
 static PyObject *array_repr(UBArray *self)
@@ -491,6 +521,61 @@ static PyObject *mod_asarray(PyObject *mod, PyObject *obj)
 	return wrap(a, ub_asarray((uintptr_t)obj, &a->device));
 }
 
+/* dl_device_type reads the device type of the DLPack tensor at p. */
+static int32_t dl_device_type(void *p, int versioned)
+{
+	return versioned ? ((ub_dl_managed_versioned *)p)->dl_tensor.device.device_type
+			 : ((ub_dl_managed *)p)->dl_tensor.device.device_type;
+}
+
+#define UB_DL_CPU 1
+
+/* from_dlpack_fast is from_dlpack(x) without device and copy: the calls
+ * into Python that Go's FromDLPack makes one purego call at a time
+ * (the __dlpack__ and __dlpack_device__ lookups, __dlpack__(max_version=...)
+ * with the keyword Go asks for, the capsule's name) are made here, and Go
+ * is entered once with what they gave: with a fresh capsule of a kDLCPU
+ * tensor, ub_import_host imports it (Go's checks) and C renames the capsule
+ * used_* only if that succeeded; anything else (no producer, an exception,
+ * a capsule of another name or device) goes to ub_from_dlpack_result, the
+ * rest of Go's FromDLPack, which decides. */
+static PyObject *from_dlpack_fast(PyObject *x)
+{
+	UBArray *a = array_new();
+	if (a == NULL)
+		return NULL;
+	PyObject *meth = PyObject_GetAttr(x, s_dunder_dlpack);
+	if (meth == NULL || !PyCallable_Check(meth) || !PyObject_HasAttr(x, s_dunder_dlpack_device)) {
+		Py_XDECREF(meth);
+		PyErr_Clear();
+		return wrap(a, ub_from_dlpack_result((uintptr_t)x, 0, 0, &a->device));
+	}
+	PyObject *argv[2] = {NULL, max_version_value};
+	PyObject *cap = PyObject_Vectorcall(meth, argv + 1, 0 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames_max_version);
+	int64_t h = 0;
+	int done = 0;
+	if (cap != NULL && PyCapsule_CheckExact(cap)) {
+		const char *name = PyCapsule_GetName(cap);
+		int versioned = name != NULL && strcmp(name, name_versioned) == 0;
+		if (versioned || (name != NULL && strcmp(name, name_legacy) == 0)) {
+			void *p = PyCapsule_GetPointer(cap, name);
+			if (p != NULL && dl_device_type(p, versioned) == UB_DL_CPU) {
+				h = ub_import_host((uintptr_t)p, versioned, &a->device);
+				if (h != 0 && PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0)
+					PyErr_Clear(); /* cannot fail for a valid capsule */
+				done = 1;
+			}
+		}
+		if (!done)
+			PyErr_Clear(); /* Go asks the capsule again and reports what is wrong */
+	}
+	if (!done)
+		h = ub_from_dlpack_result((uintptr_t)x, (uintptr_t)meth, (uintptr_t)cap, &a->device);
+	Py_XDECREF(cap);
+	Py_DECREF(meth);
+	return wrap(a, h);
+}
+
 static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
 	if (forked())
@@ -504,6 +589,8 @@ static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, size_t na
 	PyObject *kw[2] = {NULL, NULL};
 	if (kwnames != NULL && parse_kw("from_dlpack", kwnames, args + 1, names, kw, 2) < 0)
 		return NULL;
+	if ((kw[0] == NULL || kw[0] == Py_None) && (kw[1] == NULL || kw[1] == Py_None))
+		return from_dlpack_fast(args[0]);
 	UBArray *a = array_new();
 	if (a == NULL)
 		return NULL;
@@ -605,8 +692,17 @@ PyMODINIT_FUNC PyInit__ext(void)
 	}
 	if (intern(&kw_stream, "stream") < 0 || intern(&kw_max_version, "max_version") < 0 ||
 	    intern(&kw_dl_device, "dl_device") < 0 || intern(&kw_copy, "copy") < 0 ||
-	    intern(&kw_device, "device") < 0)
+	    intern(&kw_device, "device") < 0 || intern(&s_dunder_dlpack, "__dlpack__") < 0 ||
+	    intern(&s_dunder_dlpack_device, "__dlpack_device__") < 0)
 		return NULL;
+	if (kwnames_max_version == NULL) {
+		uint32_t major, minor;
+		ub_max_version(&major, &minor);
+		kwnames_max_version = PyTuple_Pack(1, kw_max_version);
+		max_version_value = Py_BuildValue("(II)", (unsigned int)major, (unsigned int)minor);
+		if (kwnames_max_version == NULL || max_version_value == NULL)
+			return NULL;
+	}
 	if (PyType_Ready(&UBArray_Type) < 0)
 		return NULL;
 	PyObject *m = PyModule_Create(&module_def);

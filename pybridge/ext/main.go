@@ -161,6 +161,75 @@ func ub_from_dlpack(x, device, copyArg C.uintptr_t, dev *C.ub_dl_device) C.int64
 	})
 }
 
+// ub_max_version gives C the max_version ub_from_dlpack asks producers
+// for (pybridge.MaxVersion), so the fast path of from_dlpack (ext.c)
+// passes what Go would.
+//
+//export ub_max_version
+func ub_max_version(major, minor *C.uint32_t) {
+	defer boundary.Recover("ub_max_version", nil)
+	*major, *minor = C.uint32_t(pybridge.MaxVersion.Major), C.uint32_t(pybridge.MaxVersion.Minor)
+}
+
+// ub_import_host is from_dlpack(x) once ext.c's fast path has called
+// x.__dlpack__(max_version=...) and found a fresh DLPack capsule (p is its
+// pointer) of a kDLCPU tensor: Go imports it (pybridge.ImportHostManaged)
+// and C renames the capsule only if that succeeded. A consumer of DLPack's
+// C exchange API can call it with the tensor that API returns.
+//
+//export ub_import_host
+func ub_import_host(p C.uintptr_t, versioned C.int, dev *C.ub_dl_device) C.int64_t {
+	return newArray("ub_import_host", dev, func(g *pybridge.GIL) (*entry, error) {
+		t, err := pybridge.ImportHostManaged(uintptr(p), versioned != 0)
+		if err != nil {
+			return nil, err
+		}
+		return &entry{arr: &t.Array}, nil
+	})
+}
+
+// ub_from_dlpack_result is the rest of from_dlpack(x) after ext.c's fast
+// path left it: meth is x.__dlpack__ (0 when x has no callable __dlpack__
+// or no __dlpack_device__: Go raises the AttributeError), c the result of
+// meth(max_version=...) (borrowed; 0 when the call raised and the exception
+// is still set). Go then does what ub_from_dlpack would
+// (pybridge.GIL.FromDLPackResult).
+//
+//export ub_from_dlpack_result
+func ub_from_dlpack_result(x, meth, c C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
+	return newArray("ub_from_dlpack_result", dev, func(g *pybridge.GIL) (*entry, error) {
+		xo := pybridge.UnsafeObject(uintptr(x))
+		if meth == 0 {
+			return nil, g.NotAProducer(xo)
+		}
+		t, err := g.FromDLPackResult(xo, pybridge.UnsafeObject(uintptr(meth)), pybridge.UnsafeObject(uintptr(c)), pybridge.FromDLPackOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return &entry{arr: &t.Array}, nil
+	})
+}
+
+// ub_wait waits on the array's queue (usm.Array.Wait): what
+// __sycl_usm_array_interface__ does on every call before C hands out a
+// copy of the dict Go built on the first (ext.c). It returns 0, or -1 with
+// the exception set.
+//
+//export ub_wait
+func ub_wait(h C.int64_t) C.int {
+	ok := held("ub_wait", func(g *pybridge.GIL) (bool, error) {
+		e := get(h)
+		if e == nil {
+			return false, usm.ErrValue
+		}
+		return true, e.arr.Wait()
+	})
+	if !ok {
+		return -1
+	}
+	return 0
+}
+
 // ub_release drops an array's Go state (from tp_dealloc, with the GIL). A
 // panic is counted and logged (a deallocator cannot raise); the entry is
 // then leaked.

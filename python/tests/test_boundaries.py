@@ -43,7 +43,13 @@ def raises_panic(where, fn):
 # and checks what the caller sees. `h` is a host array made before.
 CASES = {
     "ub_asarray": "x = usm_array(); raises_panic('ub_asarray', lambda: ub.asarray(x))",
-    "ub_from_dlpack": "raises_panic('ub_from_dlpack', lambda: ub.from_dlpack(np.arange(2.0)))",
+    "ub_from_dlpack": "raises_panic('ub_from_dlpack', lambda: ub.from_dlpack(np.arange(2.0), copy=True))",
+    # from_dlpack without keywords: C calls __dlpack__, then Go imports a
+    # kDLCPU capsule (ub_import_host) or does the rest (ub_from_dlpack_result).
+    "ub_import_host": "raises_panic('ub_import_host', lambda: ub.from_dlpack(np.arange(2.0)))",
+    "ub_from_dlpack_result": "x = usm_array(); raises_panic('ub_from_dlpack_result', lambda: ub.from_dlpack(x))",
+    # The second __sycl_usm_array_interface__ reuses the first dict after Go's wait.
+    "ub_wait": "a = ub.asarray(usm_array()); a.__sycl_usm_array_interface__; raises_panic('ub_wait', lambda: a.__sycl_usm_array_interface__)",
     "ub_info": "a = ub.from_dlpack(np.arange(2.0)); raises_panic('ub_info', lambda: a.shape)",
     "ub_suai": "a = ub.asarray(usm_array()); raises_panic('ub_suai', lambda: a.__sycl_usm_array_interface__)",
     "ub_dlpack": "raises_panic('ub_dlpack', lambda: h.__dlpack__(copy=True))",

@@ -326,3 +326,20 @@ class _Cap:
 
     def __dlpack_device__(self):
         return self.a.__dlpack_device__()
+
+
+def test_suai_is_a_fresh_dict_each_call():
+    # ext.c builds the dict once and hands out copies: what a caller does to
+    # its dict reaches neither the array nor the next caller (dpnp's arrays
+    # give a new dict per call too).
+    dpctl = pytest.importorskip("dpctl")
+    dpt = pytest.importorskip("dpnp.tensor")
+    a = ub.asarray(dpt.arange(6, dtype="f4", sycl_queue=dpctl.SyclQueue("opencl:cpu")).reshape(2, 3))
+    first = a.__sycl_usm_array_interface__
+    want = dict(first)
+    first["shape"], first["data"] = (0,), None
+    del first["syclobj"]
+    second = a.__sycl_usm_array_interface__
+    assert second is not first
+    assert second == want
+    assert a.__sycl_usm_array_interface__ == want
