@@ -47,6 +47,12 @@ type allocRec struct {
 	typ        uint32  // mem* above
 	dev        *device // nil for host USM
 	svm        bool
+	// queried is what clGetMemAllocInfoINTEL reported for the allocation
+	// when it was made (known is then true): the facts of memory this
+	// context allocated do not change while it lives, so QueryPointer
+	// replays them instead of asking the runtime again.
+	queried allocInfo
+	known   bool
 }
 
 func (r allocRec) Span() (base, size uintptr) { return r.base, r.size }
@@ -321,7 +327,14 @@ func (c *Context) usmAlloc(typ uint32, dev *device, size uintptr, alignment uint
 	if err != nil {
 		return 0, err
 	}
-	c.s.register(allocRec{base: p, size: size, typ: typ, dev: dev})
+	rec := allocRec{base: p, size: size, typ: typ, dev: dev}
+	if f.CanQuery() {
+		if mi, err := f.MemAllocInfo(id, p); err == nil && mi.Type == typ && mi.Base == p && mi.Size >= size {
+			rec.queried = allocInfo{typ: mi.Type, base: mi.Base, size: mi.Size, dev: findDevice(mi.Device)}
+			rec.known = true
+		}
+	}
+	c.s.register(rec)
 	return p, nil
 }
 
@@ -359,6 +372,8 @@ func (c *Context) memBlockingFree(ptr uintptr) error {
 func (c *Context) allocInfo(ptr uintptr) (allocInfo, error) {
 	if r, ok := c.s.find(ptr); ok && r.svm {
 		return allocInfo{typ: memShared, base: r.base, size: r.size, dev: r.dev, svm: true}, nil
+	} else if ok && r.known {
+		return r.queried, nil
 	}
 	if c.s.platform == nil || !c.s.platform.usmFuncs().CanQuery() {
 		return allocInfo{typ: memUnknown}, nil
