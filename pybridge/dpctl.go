@@ -602,6 +602,15 @@ func (q *DpctlQueue) Wait() error {
 	return err
 }
 
+// WaitPlan gives the calls Wait makes, for C code that repeats them
+// itself while it keeps q alive (the extension's fast paths): with ref,
+// ev := barrier(ref), then wait(ev) and del(ev); a NULL ev is Wait's
+// error (C then leaves the call to Go, which reports it).
+func (q *DpctlQueue) WaitPlan() (ref, barrier, wait, del uintptr) {
+	a := q.d.api
+	return q.ref, a.QueueSubmitBarrier, a.EventWait, a.EventDelete
+}
+
 // waitRef waits for a queue ref the caller keeps alive: a barrier and a
 // wait on its event, which (unlike DPCTLQueue_Wait) cannot let a C++
 // exception escape.

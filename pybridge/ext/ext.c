@@ -3,13 +3,20 @@
  * Go half is main.go (see there for how it is built).
  *
  * The module and its Array type are C so that Python enters Go with one
- * cgo call (~50 ns) instead of a ctypes call (~1.4 µs). One path never
- * enters Go: __dlpack__ of an array without a queue (host memory), in the
- * plain case (stream None, same device, no copy). It repeats a template Go
- * made once from dlpack.Export's result (ub_template_fill), so the layout
- * rules live in Go alone; each tensor keeps the Array alive, and its
- * deleter drops that reference. This is what NumPy's own __dlpack__ does,
- * and what numpy.from_dlpack is measured against (see RATIONALE.md).
+ * cgo call (~50 ns) instead of a ctypes call (~1.4 µs). Paths that repeat a
+ * decision Go made once per array never enter Go after the first call:
+ *  - __dlpack__ in the plain case (stream None, same device, no copy)
+ *    repeats a template Go made from dlpack.Export's result
+ *    (ub_template_fill), so the layout rules live in Go alone; each tensor
+ *    keeps the Array alive, and its deleter drops that reference. This is
+ *    what NumPy's own __dlpack__ does (see RATIONALE.md). An array on a
+ *    dpctl queue is first waited on, as Export does, with the calls Go
+ *    named (ub_wait_plan_fill).
+ *  - __sycl_usm_array_interface__ hands out a copy of the dict Go built on
+ *    the first call, after the same wait;
+ *  - __dlpack_device__ returns the tuple made on the first call.
+ * from_dlpack(x) without keywords makes its calls into Python here and
+ * enters Go once, to import the capsule (from_dlpack_fast).
  *
  * Everything here runs with the GIL held, except a tensor's deleter, which
  * may be called from any thread and takes the GIL itself.
@@ -215,6 +222,8 @@ typedef struct {
 	ub_template tmpl;    /* valid when tmpl_state is UB_TEMPLATE_READY */
 	PyObject *info;      /* Go's property tuple (ub_info), on first use */
 	PyObject *suai;      /* Go's __sycl_usm_array_interface__ dict, on first use */
+	int32_t wait_state;  /* UB_TEMPLATE_*: whether wait is usable */
+	ub_wait_plan wait;   /* how C waits on the array's queue (ext.h) */
 	PyObject *dev_tuple; /* __dlpack_device__'s tuple, on first use */
 } UBArray;
 
@@ -240,6 +249,8 @@ static UBArray *array_new(void)
 	a->info = NULL;
 	a->suai = NULL;
 	a->dev_tuple = NULL;
+	a->wait_state = UB_TEMPLATE_UNKNOWN;
+	memset(&a->wait, 0, sizeof a->wait);
 	return a;
 }
 
@@ -307,6 +318,26 @@ static int pair(PyObject *v, long long *x, long long *y)
 	return !oa && !ob;
 }
 
+/* wait_fast waits on the array's queue with the plan Go made
+ * (ub_wait_plan_fill): 1 when done (or nothing to wait for), 0 when Go
+ * must wait instead (no plan, or the barrier failed: Go reports why). */
+static int wait_fast(UBArray *self)
+{
+	if (self->wait_state == UB_TEMPLATE_UNKNOWN)
+		self->wait_state = ub_wait_plan_fill(self->handle, &self->wait);
+	if (self->wait_state != UB_TEMPLATE_READY)
+		return 0;
+	const ub_wait_plan *w = &self->wait;
+	if (w->ref == 0)
+		return 1;
+	void *ev = ((void *(*)(void *))w->barrier)((void *)w->ref);
+	if (ev == NULL)
+		return 0;
+	((void (*)(void *))w->event_wait)(ev);
+	((void (*)(void *))w->event_delete)(ev);
+	return 1;
+}
+
 /* export_fast exports from the template: 1 with *out set, 0 when these
  * arguments need Go, -1 with an exception. */
 static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
@@ -334,6 +365,9 @@ static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
 			minor = (uint32_t)mi;
 	}
 	if (!versioned && !t->legacy_ok)
+		return 0;
+	/* stream None: Export waits on the array's queue first; so does C. */
+	if (!wait_fast(self))
 		return 0;
 
 	ub_block *b = block_get();
@@ -430,7 +464,8 @@ static PyObject *array_get(UBArray *self, void *index)
 /* __sycl_usm_array_interface__: Go builds the dict on the first call
  * (ub_suai: the AttributeError for host memory, the wait on the queue, the
  * fields). Every field is fixed for the array's life, so later calls repeat
- * only what Go does each time, the wait on the array's queue (ub_wait), and
+ * only what Go does each time, the wait on the array's queue (with Go's
+ * wait plan, wait_fast, or else in Go: ub_wait), and
  * hand out a shallow copy of the first dict: a fresh dict per call, as
  * dpctl's usm_ndarray gives, so a caller that changes its dict changes no
  * one else's. An error is never cached: Go decides again on the next call. */
@@ -443,7 +478,7 @@ static PyObject *array_suai(UBArray *self, void *unused)
 		if (d == NULL)
 			return NULL;
 		self->suai = d;
-	} else if (ub_wait(self->handle) < 0) {
+	} else if (!wait_fast(self) && ub_wait(self->handle) < 0) {
 		return NULL;
 	}
 	return PyDict_Copy(self->suai);

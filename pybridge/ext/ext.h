@@ -66,7 +66,22 @@ typedef struct {
 	int32_t legacy_ok;      /* 0: a legacy export must be refused (read-only) */
 } ub_template;
 
-/* Fast-path states of an array's template. */
+/*
+ * ub_wait_plan is how C waits on an array's queue as usm.Array.Wait does,
+ * without entering Go: Go fills it once (ub_wait_plan_fill) for a dpctl
+ * queue, from pybridge.DpctlQueue.WaitPlan; C then calls
+ * event_delete(event_wait(barrier(ref))) in that order. ref 0: the array has
+ * no queue, nothing to wait for. The array's Go state keeps the queue
+ * alive while C may use the plan.
+ */
+typedef struct {
+	uintptr_t ref;          /* DPCTLSyclQueueRef, or 0 */
+	uintptr_t barrier;      /* DPCTLQueue_SubmitBarrier */
+	uintptr_t event_wait;   /* DPCTLEvent_Wait */
+	uintptr_t event_delete; /* DPCTLEvent_Delete */
+} ub_wait_plan;
+
+/* Fast-path states of an array's template and wait plan. */
 enum { UB_TEMPLATE_UNKNOWN = 0, UB_TEMPLATE_READY = 1, UB_TEMPLATE_NONE = -1 };
 
 /*

@@ -333,9 +333,10 @@ func ub_dlpack(h C.int64_t, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C
 
 // ub_template_fill fills t with what dlpack.Export gives this array for a
 // versioned, same-device, no-copy export, and returns UB_TEMPLATE_READY;
-// or UB_TEMPLATE_NONE when C must always ask Go: the array has a queue
-// (Export waits on it each time), or Export refuses it (Go then raises the
-// error on every call). A panic is counted and logged and gives
+// or UB_TEMPLATE_NONE when C must always ask Go: the array has a queue C
+// cannot wait on itself (Export waits on it each time; C waits on a dpctl
+// queue with the array's wait plan, ub_wait_plan_fill), or Export or
+// ToDLPack refuses it (Go then raises the error on every call). A panic is counted and logged and gives
 // UB_TEMPLATE_NONE: ub_dlpack then reports what is wrong.
 //
 //export ub_template_fill
@@ -344,8 +345,20 @@ func ub_template_fill(h C.int64_t, t *C.ub_template) (state C.int32_t) {
 	defer boundary.Recover("ub_template_fill", nil)
 	boundary.Check("ub_template_fill")
 	e := get(h)
-	if e == nil || e.arr.Queue != nil {
+	if e == nil {
 		return C.UB_TEMPLATE_NONE
+	}
+	switch q := e.arr.Queue.(type) {
+	case nil:
+	case *pybridge.DpctlQueue:
+		// C waits with the plan (ub_wait_plan_fill) before each export,
+		// as Export does. Memory of a queue outside its platform's default
+		// context is refused by ToDLPack on every call: Go's to report.
+		if e.arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
+			return C.UB_TEMPLATE_NONE
+		}
+	default:
+		return C.UB_TEMPLATE_NONE // a queue C cannot wait on
 	}
 	m, err := dlpack.Export(e.arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion})
 	if err != nil {
@@ -381,6 +394,33 @@ func ub_template_fill(h C.int64_t, t *C.ub_template) (state C.int32_t) {
 	t.legacy_ok = 1
 	if e.arr.ReadOnly {
 		t.legacy_ok = 0
+	}
+	return C.UB_TEMPLATE_READY
+}
+
+// ub_wait_plan_fill fills p with how C waits on the array's queue as
+// usm.Array.Wait does (ext.h, ub_wait_plan) and returns UB_TEMPLATE_READY:
+// for an array without a queue (ref 0) or with a dpctl queue. Any other
+// queue (or a panic, counted and logged) gives UB_TEMPLATE_NONE: C then
+// asks Go to wait each time (ub_wait, or ub_dlpack).
+//
+//export ub_wait_plan_fill
+func ub_wait_plan_fill(h C.int64_t, p *C.ub_wait_plan) (state C.int32_t) {
+	state = C.UB_TEMPLATE_NONE
+	defer boundary.Recover("ub_wait_plan_fill", nil)
+	boundary.Check("ub_wait_plan_fill")
+	e := get(h)
+	if e == nil {
+		return C.UB_TEMPLATE_NONE
+	}
+	switch q := e.arr.Queue.(type) {
+	case nil:
+		*p = C.ub_wait_plan{}
+	case *pybridge.DpctlQueue:
+		ref, barrier, wait, del := q.WaitPlan()
+		*p = C.ub_wait_plan{ref: C.uintptr_t(ref), barrier: C.uintptr_t(barrier), event_wait: C.uintptr_t(wait), event_delete: C.uintptr_t(del)}
+	default:
+		return C.UB_TEMPLATE_NONE
 	}
 	return C.UB_TEMPLATE_READY
 }

@@ -109,3 +109,25 @@ def test_oneapi_queue_stream_and_cpu_dl_device(q):
         with pytest.raises(ValueError):
             a.__dlpack__(stream=s, max_version=(1, 0), dl_device=(1, 0))
     assert np.from_dlpack(_Caps(a.__dlpack__(max_version=(1, 0), dl_device=(1, 0)))).tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("call", ["__dlpack__", "__sycl_usm_array_interface__"])
+def test_oneapi_export_waits_for_pending_work(q, call):
+    # After the first call C waits on the array's queue itself, with the
+    # calls Go named (ub_wait_plan_fill), before it repeats Go's template or
+    # dict: what the queue was still computing must be in memory when the
+    # call returns, as it is when Go waits.
+    n = 1 << 22
+    src = dpt.linspace(0, 1, n, dtype="f4", sycl_queue=q)
+    out = dpt.empty(n, dtype="f4", usm_type="shared", sycl_queue=q)
+    want = np.sin(dpt.asnumpy(src))
+    a = ub.asarray(out)
+    getattr(a, call)() if call == "__dlpack__" else getattr(a, call)  # Go's first call
+    view = np.ctypeslib.as_array((ctypes.c_float * n).from_address(a.data))
+    for _ in range(3):
+        dpt.multiply(src, 0, out=out)
+        q.wait()
+        dpt.sin(src, out=out)  # enqueued, not waited for
+        r = getattr(a, call)() if call == "__dlpack__" else getattr(a, call)
+        assert np.allclose(view, want)
+        del r
