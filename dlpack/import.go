@@ -65,6 +65,24 @@ func (t *Tensor) Release() {
 	}
 }
 
+// ReleaseDeferred is Release for a caller that calls C functions more
+// cheaply than Go can (a cgo extension): when this drops the last reference
+// and the producer's deleter is a foreign C function, the bookkeeping is
+// done and deleter and self are returned for the caller to call
+// deleter(self), exactly once, at once; otherwise it is Release, and both
+// are 0.
+func (t *Tensor) ReleaseDeferred() (deleter, self uintptr) {
+	if !t.refs.Release() {
+		return 0, 0
+	}
+	liveImports.Add(-1)
+	if leg, ver := deleterPtrs(); t.deleter == 0 || t.deleter == leg || t.deleter == ver {
+		callDeleter(t.deleter, t.m.ptr)
+		return 0, 0
+	}
+	return t.deleter, t.m.ptr
+}
+
 // Import takes a producer's tensor. It validates everything before taking
 // ownership: the version (a major other than 1 is refused, and the deleter
 // is called unless KeepOnError), ndim (0..MaxNdim), shape (non-NULL for

@@ -263,8 +263,14 @@ static void array_dealloc(UBArray *self)
 	if (self->handle != 0) {
 		if (ub_forked) /* in a forked child the Go state is leaked */
 			ub_fork_skip();
-		else
-			ub_release(self->handle);
+		else {
+			/* A producer's C deleter is called here, not through
+			 * purego: Go has done the bookkeeping (once). */
+			ub_deleter_call d = {0, 0};
+			ub_release(self->handle, &d);
+			if (d.fn != 0)
+				((void (*)(void *))d.fn)((void *)d.arg);
+		}
 	}
 	PyErr_Restore(et, ev, tb);
 	if (self->tmpl_state == UB_TEMPLATE_READY)

@@ -81,6 +81,13 @@ typedef struct {
 	uintptr_t event_delete; /* DPCTLEvent_Delete */
 } ub_wait_plan;
 
+/* A producer's DLPack deleter that Go's release left for C to call,
+ * exactly once (dlpack.Tensor.ReleaseDeferred); fn 0: nothing to call. */
+typedef struct {
+	uintptr_t fn;
+	uintptr_t arg;
+} ub_deleter_call;
+
 /* Fast-path states of an array's template and wait plan. */
 enum { UB_TEMPLATE_UNKNOWN = 0, UB_TEMPLATE_READY = 1, UB_TEMPLATE_NONE = -1 };
 

@@ -25,8 +25,8 @@ package main
 import "C"
 
 import (
-	"runtime/cgo"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -55,15 +55,55 @@ func put(e *entry, dev *C.ub_dl_device) C.int64_t {
 	live.Add(1)
 	dev.device_type = C.int32_t(e.arr.DLDevice.Type)
 	dev.device_id = C.int32_t(e.arr.DLDevice.ID)
-	return C.int64_t(cgo.NewHandle(e))
+	return C.int64_t(entries.put(e))
 }
 
-func get(h C.int64_t) *entry {
-	if h == 0 {
+func get(h C.int64_t) *entry { return entries.get(int64(h)) }
+
+// entries holds the arrays' Go state; C holds handles into it. A slice
+// with a free list under a mutex (uncontended: callers hold the GIL) costs
+// a fraction of cgo.Handle's concurrent map on the path every array takes.
+// Handles are index+1, so 0 is never one.
+var entries handleTable
+
+type handleTable struct {
+	mu   sync.Mutex
+	tab  []*entry
+	free []int
+}
+
+func (t *handleTable) put(e *entry) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := len(t.free); n > 0 {
+		i := t.free[n-1]
+		t.free = t.free[:n-1]
+		t.tab[i] = e
+		return int64(i + 1)
+	}
+	t.tab = append(t.tab, e)
+	return int64(len(t.tab))
+}
+
+// get returns the entry of h, or nil for 0 or a handle not in use.
+func (t *handleTable) get(h int64) *entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h <= 0 || h > int64(len(t.tab)) {
 		return nil
 	}
-	e, _ := cgo.Handle(h).Value().(*entry)
-	return e
+	return t.tab[h-1]
+}
+
+// remove frees h for reuse (a handle not in use is ignored).
+func (t *handleTable) remove(h int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h <= 0 || h > int64(len(t.tab)) || t.tab[h-1] == nil {
+		return
+	}
+	t.tab[h-1] = nil
+	t.free = append(t.free, int(h-1))
 }
 
 // held runs fn, the body of the export named where, with the GIL, which
@@ -237,24 +277,31 @@ func ub_wait(h C.int64_t) C.int {
 
 // ub_release drops an array's Go state (from tp_dealloc, with the GIL). A
 // panic is counted and logged (a deallocator cannot raise); the entry is
-// then leaked.
+// then leaked. When the array was an imported tensor whose producer's
+// deleter is a C function, the deleter is left in *del for C to call (a
+// direct call instead of one through purego); Go did the rest.
 //
 //export ub_release
-func ub_release(h C.int64_t) {
+func ub_release(h C.int64_t, del *C.ub_deleter_call) {
 	defer boundary.Recover("ub_release", nil)
 	boundary.Check("ub_release")
 	e := get(h)
 	if e == nil {
 		return
 	}
-	cgo.Handle(h).Delete()
+	entries.remove(int64(h))
 	live.Add(-1)
 	_ = py.Held(func(g *pybridge.GIL) error {
 		// Python references are dropped at once: the caller holds the GIL.
-		if r, ok := e.arr.Owner.(*pybridge.Ref); ok {
-			r.ReleaseHeld(g)
-		} else if e.arr.Owner != nil {
-			e.arr.Owner.Release() // an imported tensor: its producer's deleter
+		switch o := e.arr.Owner.(type) {
+		case *pybridge.Ref:
+			o.ReleaseHeld(g)
+		case *dlpack.Tensor: // an imported tensor: its producer's deleter
+			fn, arg := o.ReleaseDeferred()
+			del.fn, del.arg = C.uintptr_t(fn), C.uintptr_t(arg)
+		case nil:
+		default:
+			o.Release()
 		}
 		if e.syclobj != nil {
 			e.syclobj.ReleaseHeld(g)
