@@ -42,7 +42,7 @@ def row_from_dlpack_numpy():
     import numpy as np
     import usmbridge as ub
     h = np.arange(1024, dtype=np.float32)
-    return "numpy.from_dlpack(numpy)", lambda: np.from_dlpack(h), lambda: ub.from_dlpack(h)
+    return "`numpy.from_dlpack(numpy)`", lambda: np.from_dlpack(h), lambda: ub.from_dlpack(h)
 
 
 def row_numpy_of_ours():
@@ -50,7 +50,7 @@ def row_numpy_of_ours():
     import usmbridge as ub
     h = np.arange(1024, dtype=np.float32)
     ours = ub.from_dlpack(h)
-    return "numpy.from_dlpack(numpy)", lambda: np.from_dlpack(h), lambda: np.from_dlpack(ours)
+    return "`numpy.from_dlpack(numpy)`", lambda: np.from_dlpack(h), lambda: np.from_dlpack(ours)
 
 
 def row_suai():
@@ -73,15 +73,15 @@ def row_asarray():
     import dpnp
     import usmbridge as ub
     x = _dpctl_array()
-    return "dpnp.asarray(dpnp)", lambda: dpnp.asarray(x), lambda: ub.asarray(x)
+    return "`dpnp.asarray(dpnp)`", lambda: dpnp.asarray(x), lambda: ub.asarray(x)
 
 
 PY_ROWS = {
-    "from_dlpack": ("usmbridge.from_dlpack(numpy array)", row_from_dlpack_numpy),
-    "numpy_import": ("numpy.from_dlpack of our export", row_numpy_of_ours),
-    "suai": ("__sycl_usm_array_interface__ produced", row_suai),
-    "dpt_from_dlpack": ("dpnp.tensor.from_dlpack of our array", row_dpt_from_dlpack),
-    "asarray": ("usmbridge.asarray(dpnp array)", row_asarray),
+    "from_dlpack": ("`usmbridge.from_dlpack(numpy array)`", row_from_dlpack_numpy),
+    "numpy_import": ("`numpy.from_dlpack` of our export", row_numpy_of_ours),
+    "suai": ("`__sycl_usm_array_interface__` produced", row_suai),
+    "dpt_from_dlpack": ("`dpnp.tensor.from_dlpack` of our array", row_dpt_from_dlpack),
+    "asarray": ("`usmbridge.asarray(dpnp array)`", row_asarray),
 }
 
 
