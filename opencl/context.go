@@ -433,6 +433,14 @@ func (c *Context) svmAlloc(dev *device, size uintptr, alignment uint32) (uintptr
 // clMemBlockingFreeINTEL for those queues. Unknown pointers are refused
 // (usm.ErrValue) without calling the runtime.
 func (c *Context) svmFree(ptr uintptr) error {
+	// The context is held before the record goes, as memBlockingFree
+	// does: a Close that sees no allocation left then waits for this free
+	// to finish instead of closing the context under it.
+	id, err := c.h.RLock("clSVMFree")
+	if err != nil {
+		return err
+	}
+	defer c.h.RUnlock()
 	r, ok := c.s.take(ptr)
 	if !ok || !r.svm {
 		if ok {
@@ -441,12 +449,6 @@ func (c *Context) svmFree(ptr uintptr) error {
 		return errkind.New(errkind.Value, "clSVMFree", "0x"+strconv.FormatUint(uint64(ptr), 16)+" is not the base of a live SVM allocation of this context")
 	}
 	c.s.finishQueues()
-	id, err := c.h.RLock("clSVMFree")
-	if err != nil {
-		c.s.put(r)
-		return err
-	}
-	defer c.h.RUnlock()
 	l, _ := lib()
 	l.SVMFree(clapi.Context(id), ptr)
 	liveAllocations.Add(-1)
