@@ -199,7 +199,7 @@ func (b *Backend) locate(ptr uintptr) (usm.PointerInfo, *bplat) {
 		}
 	}
 	for _, p := range b.plats {
-		if pi := p.ctx.QueryPointer(ptr); pi.Kind != usm.KindUnknown {
+		if pi := p.ctx.queryForeign(ptr); pi.Kind != usm.KindUnknown {
 			return pi, p
 		}
 	}

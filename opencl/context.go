@@ -211,6 +211,23 @@ func (c *Context) QueryPointer(ptr uintptr) usm.PointerInfo {
 		return unknown
 	}
 	ai, err := c.allocInfo(ptr)
+	return c.pointerInfo(ptr, ai, err)
+}
+
+// queryForeign is QueryPointer for a pointer the caller found in none of
+// the context's records (Backend.locate): only the runtime is asked.
+func (c *Context) queryForeign(ptr uintptr) usm.PointerInfo {
+	if c == nil || ptr == 0 {
+		return usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
+	}
+	ai, err := c.runtimeInfo(ptr)
+	return c.pointerInfo(ptr, ai, err)
+}
+
+// pointerInfo turns what allocInfo or runtimeInfo found into QueryPointer's
+// answer.
+func (c *Context) pointerInfo(ptr uintptr, ai allocInfo, err error) usm.PointerInfo {
+	unknown := usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
 	if err != nil {
 		return unknown
 	}
@@ -368,13 +385,21 @@ func (c *Context) memBlockingFree(ptr uintptr) error {
 // allocInfo classifies ptr: for memory of the platform's USM, what
 // clGetMemAllocInfoINTEL reports (interior pointers included; foreign
 // memory is memUnknown, never an error); for SVM memory allocated through
-// this context, the registered extent with typ memShared and svm set.
+// this context, the registered extent with typ memShared and svm set; for
+// USM this context allocated, what the runtime reported when it was made
+// (allocRec.queried), without asking again.
 func (c *Context) allocInfo(ptr uintptr) (allocInfo, error) {
 	if r, ok := c.s.find(ptr); ok && r.svm {
 		return allocInfo{typ: memShared, base: r.base, size: r.size, dev: r.dev, svm: true}, nil
 	} else if ok && r.known {
 		return r.queried, nil
 	}
+	return c.runtimeInfo(ptr)
+}
+
+// runtimeInfo is what clGetMemAllocInfoINTEL reports about ptr
+// (memUnknown where the platform has no USM queries).
+func (c *Context) runtimeInfo(ptr uintptr) (allocInfo, error) {
 	if c.s.platform == nil || !c.s.platform.usmFuncs().CanQuery() {
 		return allocInfo{typ: memUnknown}, nil
 	}
