@@ -40,7 +40,14 @@ type Tensor struct {
 	m       Managed
 	deleter uintptr
 	refs    refcount.Count
+	// dims holds shape and strides of tensors of up to smallNdim
+	// dimensions, so an import makes one allocation (the Tensor) for them.
+	dims [2 * smallNdim]int64
 }
+
+// smallNdim is the largest ndim whose shape and strides live inside the
+// Tensor.
+const smallNdim = 8
 
 // IsCopied reports the producer's IS_COPIED flag: the consumer owns the data
 // exclusively.
@@ -56,6 +63,24 @@ func (t *Tensor) Release() {
 		liveImports.Add(-1)
 		callDeleter(t.deleter, t.m.ptr)
 	}
+}
+
+// ReleaseDeferred is Release for a caller that calls C functions more
+// cheaply than Go can (a cgo extension): when this drops the last reference
+// and the producer's deleter is a foreign C function, the bookkeeping is
+// done and deleter and self are returned for the caller to call
+// deleter(self), exactly once, at once; otherwise it is Release, and both
+// are 0.
+func (t *Tensor) ReleaseDeferred() (deleter, self uintptr) {
+	if !t.refs.Release() {
+		return 0, 0
+	}
+	liveImports.Add(-1)
+	if leg, ver := deleterPtrs(); t.deleter == 0 || t.deleter == leg || t.deleter == ver {
+		callDeleter(t.deleter, t.m.ptr)
+		return 0, 0
+	}
+	return t.deleter, t.m.ptr
 }
 
 // Import takes a producer's tensor. It validates everything before taking
@@ -111,7 +136,12 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 	if err != nil {
 		return nil, importErr(errkind.Buffer, "unsupported dtype", err)
 	}
-	dims := make([]int64, 2*ndim)
+	var dims []int64
+	if ndim <= smallNdim {
+		dims = t.dims[: 2*ndim : 2*ndim]
+	} else {
+		dims = make([]int64, 2*ndim)
+	}
 	shape, strides := dims[:ndim:ndim], []int64(nil)
 	if ndim > 0 {
 		copy(shape, unsafe.Slice((*int64)(cmem.Ptr(dl.Shape)), ndim))
@@ -138,8 +168,8 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 	if dl.Data == 0 && !win.Empty() {
 		return nil, importErr(errkind.Buffer, "data is NULL for a non-empty tensor", nil)
 	}
-	if w, ok := addWindow(data, win); !ok {
-		return nil, importErr(errkind.Buffer, "the tensor's bytes "+w+" wrap around the address space", nil)
+	if !addWindow(data, win) {
+		return nil, importErr(errkind.Buffer, "the tensor's bytes "+win.String()+" wrap around the address space", nil)
 	}
 	// data+Hi in two's complement: addWindow has ruled out a wrap.
 	if !win.Empty() && uint64(data)+uint64(win.Hi) > maxUserAddress {
@@ -174,7 +204,7 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 			}
 			if b != nil {
 				t.Backend, t.Memory, t.Device = b, info, info.Device
-				if sel, err := reg.SelectorFor(b, max(info.Device, 0)); err == nil {
+				if sel := reg.SyclobjFor(b, max(info.Device, 0)); sel != nil {
 					t.Syclobj = sel
 				}
 			}
@@ -188,7 +218,7 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 			return nil, importErr(errkind.Buffer, "device "+dl.Device.String()+" is unknown", err)
 		}
 		t.Backend, t.Device = b, local
-		if sel, err := reg.SelectorFor(b, local); err == nil {
+		if sel := reg.SyclobjFor(b, local); sel != nil {
 			t.Syclobj = sel
 		}
 		if owner != 0 {
@@ -230,14 +260,14 @@ var maxUserAddress = func() uint64 {
 }()
 
 // addWindow checks that the bytes data+win touches stay inside the
-// address space.
-func addWindow(data uintptr, win usm.Window) (string, bool) {
+// address space. It formats nothing: the caller describes a failure.
+func addWindow(data uintptr, win usm.Window) bool {
 	if win.Empty() {
-		return "", true
+		return true
 	}
 	okLo := win.Lo >= 0 || uint64(-win.Lo) <= uint64(data)
 	okHi := win.Hi <= 0 || uint64(win.Hi) <= uint64(^uintptr(0)-data)
-	return win.String(), okLo && okHi
+	return okLo && okHi
 }
 
 func hex(p uintptr) string { return strconv.FormatUint(uint64(p), 16) }

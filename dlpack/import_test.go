@@ -13,6 +13,7 @@ import (
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -279,4 +280,42 @@ func TestDeleterIsIdempotent(t *testing.T) {
 	m.Delete() // misuse: a second call is detected and ignored
 	assert.Equal(t, before+1, dlpack.ReadStats().StrayDeletes)
 	assert.Zero(t, dlpack.ReadStats().LiveExports)
+}
+
+// ReleaseDeferred leaves a foreign deleter to the caller, once, after the
+// last reference, and runs dlpack's own deleters itself: the same deleter
+// calls as Release, by another hand.
+func TestReleaseDeferredHandsOverForeignDeleterOnce(t *testing.T) {
+	buf := cmem.Alloc(64)
+	defer cmem.Free(buf, 64)
+	fo := foreign{versioned: true, major: 1, data: buf, device: cpuDev(), ndim: 1, dtype: f32, shape: []int64{4}, strides: []int64{1}}
+	m, id := fo.build(t)
+	before := dlpack.ReadStats().LiveImports
+	tn, err := dlpack.Import(m, dlpack.ImportOptions{})
+	require.NoError(t, err)
+	require.True(t, tn.Retain())
+	fn, _ := tn.ReleaseDeferred()
+	require.Zero(t, fn, "a reference is left")
+	fn, self := tn.ReleaseDeferred()
+	require.NotZero(t, fn)
+	require.Equal(t, m.Pointer(), self)
+	require.Equal(t, before, dlpack.ReadStats().LiveImports, "the import is over")
+	require.Equal(t, 0, deletesOf(id), "the deleter is the caller's to call")
+	ffi.Fn(fn).Call(self)
+	require.Equal(t, 1, deletesOf(id))
+	fn, _ = tn.ReleaseDeferred()
+	require.Zero(t, fn, "exactly once")
+	tn.Release()
+	require.Equal(t, 1, deletesOf(id))
+
+	// dlpack's own deleter (an export imported back) runs inside.
+	_, a := benchArray(t, 8)
+	em, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0)})
+	require.NoError(t, err)
+	exports := dlpack.ReadStats().LiveExports
+	tn, err = dlpack.Import(em, dlpack.ImportOptions{})
+	require.NoError(t, err)
+	fn, _ = tn.ReleaseDeferred()
+	require.Zero(t, fn)
+	require.Equal(t, exports-1, dlpack.ReadStats().LiveExports)
 }

@@ -189,8 +189,19 @@ func (b *Backend) locate(ptr uintptr) (usm.PointerInfo, *bplat) {
 	if ptr == 0 {
 		return unknown, nil
 	}
+	// Memory the backend allocated is found in its own records first,
+	// whose facts were queried once at allocation (allocRec.queried), so
+	// a copy between backend memory asks no runtime about any pointer;
+	// only foreign pointers go to the platforms' queries, in order.
 	for _, p := range b.plats {
-		if pi := p.ctx.QueryPointer(ptr); pi.Kind != usm.KindUnknown {
+		if _, ok := p.ctx.s.find(ptr); ok {
+			if pi := p.ctx.QueryPointer(ptr); pi.Kind != usm.KindUnknown {
+				return pi, p
+			}
+		}
+	}
+	for _, p := range b.plats {
+		if pi := p.ctx.queryForeign(ptr); pi.Kind != usm.KindUnknown {
 			return pi, p
 		}
 	}

@@ -47,6 +47,12 @@ type allocRec struct {
 	typ        uint32  // mem* above
 	dev        *device // nil for host USM
 	svm        bool
+	// queried is what clGetMemAllocInfoINTEL reported for the allocation
+	// when it was made (known is then true): the facts of memory this
+	// context allocated do not change while it lives, so QueryPointer
+	// replays them instead of asking the runtime again.
+	queried allocInfo
+	known   bool
 }
 
 func (r allocRec) Span() (base, size uintptr) { return r.base, r.size }
@@ -205,6 +211,23 @@ func (c *Context) QueryPointer(ptr uintptr) usm.PointerInfo {
 		return unknown
 	}
 	ai, err := c.allocInfo(ptr)
+	return c.pointerInfo(ptr, ai, err)
+}
+
+// queryForeign is QueryPointer for a pointer the caller found in none of
+// the context's records (Backend.locate): only the runtime is asked.
+func (c *Context) queryForeign(ptr uintptr) usm.PointerInfo {
+	if c == nil || ptr == 0 {
+		return usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
+	}
+	ai, err := c.runtimeInfo(ptr)
+	return c.pointerInfo(ptr, ai, err)
+}
+
+// pointerInfo turns what allocInfo or runtimeInfo found into QueryPointer's
+// answer.
+func (c *Context) pointerInfo(ptr uintptr, ai allocInfo, err error) usm.PointerInfo {
+	unknown := usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
 	if err != nil {
 		return unknown
 	}
@@ -321,7 +344,14 @@ func (c *Context) usmAlloc(typ uint32, dev *device, size uintptr, alignment uint
 	if err != nil {
 		return 0, err
 	}
-	c.s.register(allocRec{base: p, size: size, typ: typ, dev: dev})
+	rec := allocRec{base: p, size: size, typ: typ, dev: dev}
+	if f.CanQuery() {
+		if mi, err := f.MemAllocInfo(id, p); err == nil && mi.Type == typ && mi.Base == p && mi.Size >= size {
+			rec.queried = allocInfo{typ: mi.Type, base: mi.Base, size: mi.Size, dev: findDevice(mi.Device)}
+			rec.known = true
+		}
+	}
+	c.s.register(rec)
 	return p, nil
 }
 
@@ -355,11 +385,21 @@ func (c *Context) memBlockingFree(ptr uintptr) error {
 // allocInfo classifies ptr: for memory of the platform's USM, what
 // clGetMemAllocInfoINTEL reports (interior pointers included; foreign
 // memory is memUnknown, never an error); for SVM memory allocated through
-// this context, the registered extent with typ memShared and svm set.
+// this context, the registered extent with typ memShared and svm set; for
+// USM this context allocated, what the runtime reported when it was made
+// (allocRec.queried), without asking again.
 func (c *Context) allocInfo(ptr uintptr) (allocInfo, error) {
 	if r, ok := c.s.find(ptr); ok && r.svm {
 		return allocInfo{typ: memShared, base: r.base, size: r.size, dev: r.dev, svm: true}, nil
+	} else if ok && r.known {
+		return r.queried, nil
 	}
+	return c.runtimeInfo(ptr)
+}
+
+// runtimeInfo is what clGetMemAllocInfoINTEL reports about ptr
+// (memUnknown where the platform has no USM queries).
+func (c *Context) runtimeInfo(ptr uintptr) (allocInfo, error) {
 	if c.s.platform == nil || !c.s.platform.usmFuncs().CanQuery() {
 		return allocInfo{typ: memUnknown}, nil
 	}
@@ -418,6 +458,14 @@ func (c *Context) svmAlloc(dev *device, size uintptr, alignment uint32) (uintptr
 // clMemBlockingFreeINTEL for those queues. Unknown pointers are refused
 // (usm.ErrValue) without calling the runtime.
 func (c *Context) svmFree(ptr uintptr) error {
+	// The context is held before the record goes, as memBlockingFree
+	// does: a Close that sees no allocation left then waits for this free
+	// to finish instead of closing the context under it.
+	id, err := c.h.RLock("clSVMFree")
+	if err != nil {
+		return err
+	}
+	defer c.h.RUnlock()
 	r, ok := c.s.take(ptr)
 	if !ok || !r.svm {
 		if ok {
@@ -426,12 +474,6 @@ func (c *Context) svmFree(ptr uintptr) error {
 		return errkind.New(errkind.Value, "clSVMFree", "0x"+strconv.FormatUint(uint64(ptr), 16)+" is not the base of a live SVM allocation of this context")
 	}
 	c.s.finishQueues()
-	id, err := c.h.RLock("clSVMFree")
-	if err != nil {
-		c.s.put(r)
-		return err
-	}
-	defer c.h.RUnlock()
 	l, _ := lib()
 	l.SVMFree(clapi.Context(id), ptr)
 	liveAllocations.Add(-1)

@@ -14,6 +14,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/internal/testutil"
+	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -285,4 +286,39 @@ func TestBackendCPUAllocationsAskForHugePages(t *testing.T) {
 			}
 		}
 	})
+}
+
+// QueryPointer answers for memory the backend allocated from the facts
+// clGetMemAllocInfoINTEL gave when it was made (allocRec.queried); they
+// must be what the runtime still reports, at the base and inside, and must
+// go with the allocation.
+func TestQueryPointerCacheAgreesWithRuntime(t *testing.T) {
+	r := find(t, runtimes[1]) // the runtime with USM queries
+	ctx := r.b.devs[r.local].plat.ctx
+	for _, kind := range []usm.Kind{usm.KindHost, usm.KindDevice, usm.KindShared} {
+		t.Run(kind.String(), func(t *testing.T) {
+			a, err := r.b.Alloc(r.local, kind, 1000)
+			require.NoError(t, err)
+			for _, off := range []uintptr{0, 1, 999} {
+				p := a.Pointer() + off
+				rec, ok := ctx.s.find(p)
+				require.True(t, ok)
+				require.True(t, rec.known, "the allocation's facts were queried when it was made")
+				id, err := ctx.h.RLock("test")
+				require.NoError(t, err)
+				mi, err := ctx.s.platform.usmFuncs().MemAllocInfo(clapi.Context(id), p)
+				ctx.h.RUnlock()
+				require.NoError(t, err)
+				require.Equal(t, allocInfo{typ: mi.Type, base: mi.Base, size: mi.Size, dev: findDevice(mi.Device)}, rec.queried)
+				got := r.b.QueryPointer(p)
+				require.Equal(t, kind, got.Kind)
+				require.Equal(t, mi.Base, got.Base)
+				require.Equal(t, mi.Size, got.Size)
+			}
+			p := a.Pointer()
+			require.NoError(t, a.Free())
+			_, ok := ctx.s.find(p)
+			require.False(t, ok, "the facts go with the allocation")
+		})
+	}
 }

@@ -217,7 +217,7 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 			a.DecRef(meth)
 		}
 		a.ErrClear()
-		return nil, errkind.New(errkind.Attribute, "pybridge.FromDLPack", "the argument of type "+g.objTypeName(x)+" does not implement `__dlpack__` and `__dlpack_device__` methods")
+		return nil, g.NotAProducer(x)
 	}
 	defer a.DecRef(meth)
 	// Host memory asked onto a SYCL device: a host producer cannot make
@@ -247,7 +247,6 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 	case dlpack.CopyNever:
 		kw["copy"] = false
 	}
-	legacyKw := map[string]any{}
 	stream := opts.Stream
 	if stream.isNil() {
 		// The consumer passes its queue, so the producer orders it
@@ -259,19 +258,62 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 	}
 	if !stream.isNil() {
 		kw["stream"] = stream
-		legacyKw["stream"] = stream
 	}
 	c, err := g.call(Object{meth}, nil, kw)
+	if err == nil {
+		defer g.DecRef(c)
+	}
+	return g.fromDLPackResult(x, Object{meth}, c, err, stream, opts, onto)
+}
+
+// NotAProducer is FromDLPack's error for an x without a callable
+// __dlpack__ and a __dlpack_device__ (usm.ErrAttribute), for callers that
+// made those checks themselves (the extension's fast path).
+func (g *GIL) NotAProducer(x Object) error {
+	return errkind.New(errkind.Attribute, "pybridge.FromDLPack", "the argument of type "+g.objTypeName(x)+" does not implement `__dlpack__` and `__dlpack_device__` methods")
+}
+
+// FromDLPackResult is FromDLPack after its first call of x.__dlpack__
+// (meth, which the caller keeps alive) with the keywords FromDLPack gives
+// opts: c is the result (a borrowed reference), or nil when that call
+// raised, with the exception still set. It does the rest of FromDLPack (the
+// retry of a pre-2023.12 producer, the import, the wait on the producer's
+// queue), so a caller that made the call more cheaply (the extension's
+// fast path: no Go map, no FromGo) keeps FromDLPack's rules. It is for host
+// producers: opts must not ask for a kDLOneAPI device (FromDLPack decides
+// the move of host memory onto one before it calls the producer), and no
+// consumer stream is made (FromDLPack passes one to kDLOneAPI producers).
+func (g *GIL) FromDLPackResult(x, meth, c Object, opts FromDLPackOptions) (*dlpack.Tensor, error) {
+	if opts.Device != nil && opts.Device.Type == dlabi.OneAPI {
+		return nil, errkind.New(errkind.Value, "pybridge.FromDLPackResult", "a kDLOneAPI device is FromDLPack's to handle")
+	}
+	var err error
+	if c.isNil() {
+		err = g.fetch("")
+	}
+	return g.fromDLPackResult(x, meth, c, err, opts.Stream, opts, nil)
+}
+
+// fromDLPackResult is the rest of FromDLPack: stream is what the first call
+// passed (the consumer's queue, or nil), onto the device host memory is to
+// be copied onto (hostToDevice), or nil.
+func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, opts FromDLPackOptions, onto *dlabi.Device) (*dlpack.Tensor, error) {
 	legacy := false
 	if err != nil && isPyKind(err, errkind.Type) {
 		g.ReleaseError(err) // handled: the retry decides
-		c, err = g.call(Object{meth}, nil, legacyKw)
+		legacyKw := map[string]any{}
+		if !stream.isNil() {
+			legacyKw["stream"] = stream
+		}
+		c, err = g.call(meth, nil, legacyKw)
+		if err == nil {
+			defer g.DecRef(c)
+		}
 		legacy = true
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer g.DecRef(c)
 	t, err := g.importCapsule(c, opts.Registry)
 	if err != nil {
 		return nil, err
@@ -372,6 +414,21 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 		return nil, err
 	}
 	return dlpack.Import(m, dlpack.ImportOptions{Registry: d.reg})
+}
+
+// ImportHostManaged is what FromDLPack does, after the capsule checks, with
+// a kDLCPU tensor from a first __dlpack__ call that succeeded, when no
+// registry was given: dlpack.Import with no registry, the tensor kept on
+// error (the caller's capsule still owns it). The extension's fast path
+// calls it with the capsule's pointer and renames the capsule to used_*
+// only on success; a consumer of DLPack's C exchange API can call it with
+// the tensor that API hands over. Any other device is usm.ErrValue (the
+// caller must take the FromDLPackResult path).
+func ImportHostManaged(p uintptr, versioned bool) (*dlpack.Tensor, error) {
+	if p == 0 || deviceType(p, versioned) != dlabi.CPU {
+		return nil, errkind.New(errkind.Value, "pybridge.ImportHostManaged", "not a kDLCPU tensor")
+	}
+	return dlpack.Import(dlpack.UnsafeManaged(p, versioned), dlpack.ImportOptions{KeepOnError: true})
 }
 
 // placeLegacy does for a tensor from a pre-2023.12 producer what

@@ -599,6 +599,23 @@ func (q *dpctlQueue) Wait() error {
 	return err
 }
 
+// WaitPlan gives the calls q.Wait makes when q is a dpctl queue, for C
+// code that repeats them itself while it keeps q alive (the extension
+// module's fast paths): with ref, ev := barrier(ref), then wait(ev) and
+// del(ev); a NULL ev is Wait's error (C then leaves the call to Go, which
+// reports it). A nil q has nothing to wait for (ok, ref 0). ok is false
+// for any other queue: C must ask Go to wait.
+func WaitPlan(q usm.Queue) (ref, barrier, wait, del uintptr, ok bool) {
+	switch q := q.(type) {
+	case nil:
+		return 0, 0, 0, 0, true
+	case *dpctlQueue:
+		barrier, wait, del = q.d.api.WaitFns()
+		return q.ref, barrier, wait, del, true
+	}
+	return 0, 0, 0, 0, false
+}
+
 // waitRef waits for a queue ref the caller keeps alive: a barrier and a
 // wait on its event, which (unlike DPCTLQueue_Wait) cannot let a C++
 // exception escape.

@@ -2,6 +2,7 @@ package syclobj
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 )
@@ -88,11 +89,14 @@ func FromValue(v any) (Obj, error) {
 	case nil:
 		return nil, &Error{Value: v, Reason: "required (a filter string, SyclContext, SyclQueue or their capsules)"}
 	case string:
+		if o := parsed.get(x); o != nil {
+			return o, nil
+		}
 		sel, err := ParseSelector(x)
 		if err != nil {
 			return nil, err // not a non-nil Obj holding a zero Selector
 		}
-		return sel, nil
+		return parsed.put(x, sel), nil
 	case Selector, ContextRef, QueueRef, CapsuleSource:
 		// Listed explicitly so that pointers such as *ContextRef, which
 		// also have isSyclobj, do not slip into the closed set.
@@ -117,4 +121,42 @@ func Resolve(o Obj) (Obj, error) {
 		return got, nil
 	}
 	return nil, &Error{Value: o, Reason: fmt.Sprintf("_get_capsule returned %T, want a SyclContextRef or SyclQueueRef capsule", got)}
+}
+
+// parsed remembers the selectors FromValue parsed, boxed as Obj: a program
+// hands over the same few strings ("host", "opencl:cpu:0") with every
+// array, and a Selector never changes once parsed, so the parse (and its
+// allocations) is made once per string. Errors are not kept: a bad string
+// is parsed, and reported, every time. The cache is bounded in entries and
+// key length, so hostile input cannot grow it without limit.
+var parsed = selectorCache{m: map[string]Obj{}}
+
+const (
+	selectorCacheMax    = 256
+	selectorCacheKeyMax = 128
+)
+
+type selectorCache struct {
+	mu sync.RWMutex
+	m  map[string]Obj
+}
+
+func (c *selectorCache) get(s string) Obj {
+	c.mu.RLock()
+	o := c.m[s]
+	c.mu.RUnlock()
+	return o
+}
+
+func (c *selectorCache) put(s string, sel Selector) Obj {
+	var o Obj = sel
+	if len(s) > selectorCacheKeyMax {
+		return o
+	}
+	c.mu.Lock()
+	if len(c.m) < selectorCacheMax {
+		c.m[s] = o
+	}
+	c.mu.Unlock()
+	return o
 }

@@ -65,3 +65,21 @@ func BenchmarkByteWindow(b *testing.B) {
 		}
 	}
 }
+
+// Parsing a 4-D map allocates twice whatever the strings (the field reader
+// and the shape/strides block): selectors are parsed once per string
+// (syclobj.FromValue), nothing is formatted on success.
+func TestParseAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	m := strided4D(0x10000)
+	n := testing.AllocsPerRun(100, func() {
+		if _, err := usm.Parse(m); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 2 {
+		t.Errorf("usm.Parse of a 4-D map: %v allocations, want <= 2", n)
+	}
+}

@@ -146,6 +146,13 @@ func cint(r uintptr) int   { return int(int32(r)) }
 
 // --- queues and events ---
 
+// WaitFns returns the C entry points of a host wait on a queue
+// (DPCTLQueue_SubmitBarrier, DPCTLEvent_Wait, DPCTLEvent_Delete), for C
+// code that repeats a wait Go would make.
+func (a *API) WaitFns() (barrier, wait, del uintptr) {
+	return uintptr(a.queueSubmitBarrier), uintptr(a.eventWait), uintptr(a.eventDelete)
+}
+
 // QueueCreate makes a queue on ctx and dev (default handler, properties 0).
 func (a *API) QueueCreate(ctx, dev uintptr) uintptr { return a.queueCreate.Call(ctx, dev, 0, 0) }
 

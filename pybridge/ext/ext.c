@@ -3,15 +3,22 @@
  * Go half is main.go (see there for how it is built).
  *
  * The module and its Array type are C so that Python enters Go with one
- * cgo call (~50 ns) instead of a ctypes call (~1.4 µs). One path never
- * enters Go: __dlpack__ in the plain case (same device, no copy) of an
- * array without a queue (host memory) with stream None, and of a kDLOneAPI
- * array with stream=-1 (no synchronization: what mpi4py asks on every MPI
- * call). It repeats a template Go made once from dlpack.Export's result
- * (ub_template_fill), so the layout and stream rules live in Go alone;
- * each tensor keeps the Array alive, and its deleter drops that reference.
- * This is what NumPy's own __dlpack__ does, and what numpy.from_dlpack is
- * measured against (see RATIONALE.md).
+ * cgo call (~50 ns) instead of a ctypes call (~1.4 µs). Paths that repeat a
+ * decision Go made once per array never enter Go after the first call:
+ *  - __dlpack__ in the plain case (same device, no copy) repeats a template
+ *    Go made from dlpack.Export's result (ub_template_fill), so the layout
+ *    and stream rules live in Go alone; each tensor keeps the Array alive,
+ *    and its deleter drops that reference. This is what NumPy's own
+ *    __dlpack__ does (see RATIONALE.md). With stream None an array on a
+ *    dpctl queue is first waited on, as Export does, with the calls Go
+ *    named (ub_wait_plan_fill); with stream=-1 (no synchronization: what
+ *    mpi4py asks on every MPI call) a kDLOneAPI array is not waited on.
+ *  - the DLPack C exchange API table repeats the same template.
+ *  - __sycl_usm_array_interface__ hands out a copy of the dict Go built on
+ *    the first call, after the same wait;
+ *  - __dlpack_device__ returns the tuple made on the first call.
+ * from_dlpack(x) of a host producer without keywords makes its calls into
+ * Python here and enters Go once, to import the capsule (from_dlpack_fast).
  *
  * Everything here runs with the GIL held, except a tensor's deleter, which
  * may be called from any thread and takes the GIL itself.
@@ -221,12 +228,21 @@ typedef struct {
 	int32_t tmpl_state;  /* UB_TEMPLATE_* */
 	ub_template tmpl;    /* valid when tmpl_state is UB_TEMPLATE_READY */
 	PyObject *info;      /* Go's property tuple (ub_info), on first use */
+	PyObject *suai;      /* Go's __sycl_usm_array_interface__ dict, on first use */
+	int32_t wait_state;  /* UB_TEMPLATE_*: whether wait is usable */
+	ub_wait_plan wait;   /* how C waits on the array's queue (ext.h) */
+	PyObject *dev_tuple; /* __dlpack_device__'s tuple, on first use */
 } UBArray;
 
 static PyTypeObject UBArray_Type;
 
 /* Interned keyword names, compared by identity first. */
 static PyObject *kw_stream, *kw_max_version, *kw_dl_device, *kw_copy, *kw_device;
+
+/* from_dlpack's fast path: the names it looks up, and the keywords of its
+ * call of __dlpack__, (max_version=<Go's MaxVersion>,), made once. */
+static PyObject *s_dunder_dlpack, *s_dunder_dlpack_device, *kwnames_max_version, *max_version_value;
+static PyObject *s_exchange_attr, *s_exchange_attr_int;
 
 static UBArray *array_new(void)
 {
@@ -239,6 +255,10 @@ static UBArray *array_new(void)
 	a->tmpl_state = UB_TEMPLATE_UNKNOWN;
 	memset(&a->tmpl, 0, sizeof a->tmpl);
 	a->info = NULL;
+	a->suai = NULL;
+	a->dev_tuple = NULL;
+	a->wait_state = UB_TEMPLATE_UNKNOWN;
+	memset(&a->wait, 0, sizeof a->wait);
 	return a;
 }
 
@@ -251,13 +271,21 @@ static void array_dealloc(UBArray *self)
 	if (self->handle != 0) {
 		if (ub_forked) /* in a forked child the Go state is leaked */
 			ub_fork_skip();
-		else
-			ub_release(self->handle);
+		else {
+			/* A producer's C deleter is called here, not through
+			 * purego: Go has done the bookkeeping (once). */
+			ub_deleter_call d = {0, 0};
+			ub_release(self->handle, &d);
+			if (d.fn != 0)
+				((void (*)(void *))d.fn)((void *)d.arg);
+		}
 	}
 	PyErr_Restore(et, ev, tb);
 	if (self->tmpl_state == UB_TEMPLATE_READY)
 		free(self->tmpl.tensor.shape); /* shape and strides: one block */
 	Py_XDECREF(self->info);
+	Py_XDECREF(self->suai);
+	Py_XDECREF(self->dev_tuple);
 	PyObject_Free(self);
 }
 
@@ -328,6 +356,26 @@ static void fill_versioned(ub_block *b, UBArray *self, uint32_t minor)
 	b->m.versioned.dl_tensor = self->tmpl.tensor;
 }
 
+/* wait_fast waits on the array's queue with the plan Go made
+ * (ub_wait_plan_fill): 1 when done (or nothing to wait for), 0 when Go
+ * must wait instead (no plan, or the barrier failed: Go reports why). */
+static int wait_fast(UBArray *self)
+{
+	if (self->wait_state == UB_TEMPLATE_UNKNOWN)
+		self->wait_state = ub_wait_plan_fill(self->handle, &self->wait);
+	if (self->wait_state != UB_TEMPLATE_READY)
+		return 0;
+	const ub_wait_plan *w = &self->wait;
+	if (w->ref == 0)
+		return 1;
+	void *ev = ((void *(*)(void *))w->barrier)((void *)w->ref);
+	if (ev == NULL)
+		return 0;
+	((void (*)(void *))w->event_wait)(ev);
+	((void (*)(void *))w->event_delete)(ev);
+	return 1;
+}
+
 /* export_fast exports from the template: 1 with *out set, 0 when these
  * arguments need Go, -1 with an exception. The stream rules are Go's
  * (ub_template_fill): None where __dlpack__ would not wait (dlpack_fast),
@@ -364,6 +412,10 @@ static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
 		}
 	}
 	if (!versioned && !t->legacy_ok)
+		return 0;
+	/* stream None: Export waits on the array's queue first; so does C.
+	 * stream=-1 asks for no synchronization: no wait. */
+	if ((stream == NULL || stream == Py_None) && !wait_fast(self))
 		return 0;
 
 	ub_block *b = block_get();
@@ -422,7 +474,12 @@ static PyObject *array_dlpack_device(UBArray *self, PyObject *unused)
 {
 	if (forked())
 		return NULL;
-	return Py_BuildValue("(ii)", (int)self->device.device_type, (int)self->device.device_id);
+	/* The device is fixed when the array is made (put in main.go), so
+	 * the tuple is made once; tuples are immutable. */
+	if (self->dev_tuple == NULL)
+		self->dev_tuple = Py_BuildValue("(ii)", (int)self->device.device_type, (int)self->device.device_id);
+	Py_XINCREF(self->dev_tuple);
+	return self->dev_tuple;
 }
 
 static PyObject *array_info(UBArray *self)
@@ -447,11 +504,27 @@ static PyObject *array_get(UBArray *self, void *index)
 	return v;
 }
 
+/* __sycl_usm_array_interface__: Go builds the dict on the first call
+ * (ub_suai: the AttributeError for host memory, the wait on the queue, the
+ * fields). Every field is fixed for the array's life, so later calls repeat
+ * only what Go does each time, the wait on the array's queue (with Go's
+ * wait plan, wait_fast, or else in Go: ub_wait), and
+ * hand out a shallow copy of the first dict: a fresh dict per call, as
+ * dpctl's usm_ndarray gives, so a caller that changes its dict changes no
+ * one else's. An error is never cached: Go decides again on the next call. */
 static PyObject *array_suai(UBArray *self, void *unused)
 {
 	if (forked())
 		return NULL;
-	return (PyObject *)ub_suai(self->handle);
+	if (self->suai == NULL) {
+		PyObject *d = (PyObject *)ub_suai(self->handle);
+		if (d == NULL)
+			return NULL;
+		self->suai = d;
+	} else if (!wait_fast(self) && ub_wait(self->handle) < 0) {
+		return NULL;
+	}
+	return PyDict_Copy(self->suai);
 }
 
 static PyObject *array_repr(UBArray *self)
@@ -681,6 +754,87 @@ static PyObject *mod_asarray(PyObject *mod, PyObject *obj)
 	return wrap(a, ub_asarray((uintptr_t)obj, &a->device));
 }
 
+/* dl_device_type reads the device type of the DLPack tensor at p. */
+static int32_t dl_device_type(void *p, int versioned)
+{
+	return versioned ? ((ub_dl_managed_versioned *)p)->dl_tensor.device.device_type
+			 : ((ub_dl_managed *)p)->dl_tensor.device.device_type;
+}
+
+#define UB_DL_CPU 1
+
+/* host_producer: x's type offers no DLPack C exchange table (Go's
+ * from_dlpack takes that first) and x.__dlpack_device__() is (kDLCPU, id):
+ * the one case from_dlpack_fast may take. For a kDLOneAPI producer Go's
+ * from_dlpack passes the consumer's queue as the stream, which C does not
+ * make. Anything else, an exception included, is left to Go's from_dlpack,
+ * which decides and reports with all its rules. */
+static int host_producer(PyObject *x)
+{
+	PyTypeObject *t = Py_TYPE(x);
+	if (Py_TYPE(t) != &PyType_Type || _PyType_Lookup(t, s_exchange_attr) != NULL ||
+	    _PyType_Lookup(t, s_exchange_attr_int) != NULL)
+		return 0;
+	PyObject *dev = PyObject_CallMethodNoArgs(x, s_dunder_dlpack_device);
+	if (dev == NULL) {
+		PyErr_Clear();
+		return 0;
+	}
+	long long type, id;
+	int ok = pair(dev, &type, &id) && type == UB_DL_CPU;
+	Py_DECREF(dev);
+	return ok;
+}
+
+/* from_dlpack_fast is from_dlpack(x) without device and copy, of a host
+ * producer (host_producer): the calls
+ * into Python that Go's FromDLPack makes one purego call at a time
+ * (the __dlpack__ and __dlpack_device__ lookups, __dlpack__(max_version=...)
+ * with the keyword Go asks for, the capsule's name) are made here, and Go
+ * is entered once with what they gave: with a fresh capsule of a kDLCPU
+ * tensor, ub_import_host imports it (Go's checks) and C renames the capsule
+ * used_* only if that succeeded; anything else (no producer, an exception,
+ * a capsule of another name or device) goes to ub_from_dlpack_result, the
+ * rest of Go's FromDLPack, which decides. */
+static PyObject *from_dlpack_fast(PyObject *x)
+{
+	UBArray *a = array_new();
+	if (a == NULL)
+		return NULL;
+	if (!host_producer(x))
+		return wrap(a, ub_from_dlpack((uintptr_t)x, 0, 0, &a->device));
+	PyObject *meth = PyObject_GetAttr(x, s_dunder_dlpack);
+	if (meth == NULL || !PyCallable_Check(meth) || !PyObject_HasAttr(x, s_dunder_dlpack_device)) {
+		Py_XDECREF(meth);
+		PyErr_Clear();
+		return wrap(a, ub_from_dlpack_result((uintptr_t)x, 0, 0, &a->device));
+	}
+	PyObject *argv[2] = {NULL, max_version_value};
+	PyObject *cap = PyObject_Vectorcall(meth, argv + 1, 0 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames_max_version);
+	int64_t h = 0;
+	int done = 0;
+	if (cap != NULL && PyCapsule_CheckExact(cap)) {
+		const char *name = PyCapsule_GetName(cap);
+		int versioned = name != NULL && strcmp(name, name_versioned) == 0;
+		if (versioned || (name != NULL && strcmp(name, name_legacy) == 0)) {
+			void *p = PyCapsule_GetPointer(cap, name);
+			if (p != NULL && dl_device_type(p, versioned) == UB_DL_CPU) {
+				h = ub_import_host((uintptr_t)p, versioned, &a->device);
+				if (h != 0 && PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0)
+					PyErr_Clear(); /* cannot fail for a valid capsule */
+				done = 1;
+			}
+		}
+		if (!done)
+			PyErr_Clear(); /* Go asks the capsule again and reports what is wrong */
+	}
+	if (!done)
+		h = ub_from_dlpack_result((uintptr_t)x, (uintptr_t)meth, (uintptr_t)cap, &a->device);
+	Py_XDECREF(cap);
+	Py_DECREF(meth);
+	return wrap(a, h);
+}
+
 static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
 	if (forked())
@@ -694,6 +848,8 @@ static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, size_t na
 	PyObject *kw[2] = {NULL, NULL};
 	if (kwnames != NULL && parse_kw("from_dlpack", kwnames, args + 1, names, kw, 2) < 0)
 		return NULL;
+	if ((kw[0] == NULL || kw[0] == Py_None) && (kw[1] == NULL || kw[1] == Py_None))
+		return from_dlpack_fast(args[0]);
 	UBArray *a = array_new();
 	if (a == NULL)
 		return NULL;
@@ -789,8 +945,19 @@ PyMODINIT_FUNC PyInit__ext(void)
 	ledger = ub_ledger_addr();
 	if (intern(&kw_stream, "stream") < 0 || intern(&kw_max_version, "max_version") < 0 ||
 	    intern(&kw_dl_device, "dl_device") < 0 || intern(&kw_copy, "copy") < 0 ||
-	    intern(&kw_device, "device") < 0)
+	    intern(&kw_device, "device") < 0 || intern(&s_dunder_dlpack, "__dlpack__") < 0 ||
+	    intern(&s_dunder_dlpack_device, "__dlpack_device__") < 0 ||
+	    intern(&s_exchange_attr, "__dlpack_c_exchange_api__") < 0 ||
+	    intern(&s_exchange_attr_int, "__c_dlpack_exchange_api__") < 0)
 		return NULL;
+	if (kwnames_max_version == NULL) {
+		uint32_t major, minor;
+		ub_max_version(&major, &minor);
+		kwnames_max_version = PyTuple_Pack(1, kw_max_version);
+		max_version_value = Py_BuildValue("(II)", (unsigned int)major, (unsigned int)minor);
+		if (kwnames_max_version == NULL || max_version_value == NULL)
+			return NULL;
+	}
 	if (PyType_Ready(&UBArray_Type) < 0 || add_exchange_api() < 0)
 		return NULL;
 	PyObject *m = PyModule_Create(&module_def);

@@ -118,7 +118,30 @@ typedef struct {
 	int64_t exchange_exports; /* tensors handed out by the C exchange API */
 } ub_ledger;
 
-/* Fast-path states of an array's template. */
+
+/*
+ * ub_wait_plan is how C waits on an array's queue as usm.Array.Wait does,
+ * without entering Go: Go fills it once (ub_wait_plan_fill) for a dpctl
+ * queue, from pybridge.WaitPlan; C then calls
+ * event_delete(event_wait(barrier(ref))) in that order. ref 0: the array has
+ * no queue, nothing to wait for. The array's Go state keeps the queue
+ * alive while C may use the plan.
+ */
+typedef struct {
+	uintptr_t ref;          /* DPCTLSyclQueueRef, or 0 */
+	uintptr_t barrier;      /* DPCTLQueue_SubmitBarrier */
+	uintptr_t event_wait;   /* DPCTLEvent_Wait */
+	uintptr_t event_delete; /* DPCTLEvent_Delete */
+} ub_wait_plan;
+
+/* A producer's DLPack deleter that Go's release left for C to call,
+ * exactly once (dlpack.Tensor.ReleaseDeferred); fn 0: nothing to call. */
+typedef struct {
+	uintptr_t fn;
+	uintptr_t arg;
+} ub_deleter_call;
+
+/* Fast-path states of an array's template and wait plan. */
 enum { UB_TEMPLATE_UNKNOWN = 0, UB_TEMPLATE_READY = 1, UB_TEMPLATE_NONE = -1 };
 
 /*

@@ -7,21 +7,26 @@
 //
 //	go build -buildmode=c-shared -o usmbridge/libusmbridge.so .
 //
+// -O2 is in the cgo directive because the builds set CGO_CFLAGS (for
+// Python's include directory), which replaces cgo's default "-g -O2": ext.c
+// would otherwise be compiled unoptimised, with CPython's inline helpers
+// (Py_TYPE, Py_DECREF) as calls on every fast path.
+//
 // Python's headers are found at /usr/include/python3.11 unless CGO_CFLAGS
 // names others (python -c 'import sysconfig; print(sysconfig.get_paths()["include"])').
 // Without them the library builds but has no module in it, and importing
 // usmbridge says so.
 package main
 
-// #cgo CFLAGS: -I/usr/include/python3.11
+// #cgo CFLAGS: -I/usr/include/python3.11 -O2
 // #cgo LDFLAGS: -Wl,--unresolved-symbols=ignore-all
 // #include <stdlib.h>
 // #include "ext.h"
 import "C"
 
 import (
-	"runtime/cgo"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -54,15 +59,55 @@ func put(e *entry, dev *C.ub_dl_device) C.int64_t {
 	live.Add(1)
 	dev.device_type = C.int32_t(e.arr.DLDevice.Type)
 	dev.device_id = C.int32_t(e.arr.DLDevice.ID)
-	return C.int64_t(cgo.NewHandle(e))
+	return C.int64_t(entries.put(e))
 }
 
-func get(h C.int64_t) *entry {
-	if h == 0 {
+func get(h C.int64_t) *entry { return entries.get(int64(h)) }
+
+// entries holds the arrays' Go state; C holds handles into it. A slice
+// with a free list under a mutex (uncontended: callers hold the GIL) costs
+// a fraction of cgo.Handle's concurrent map on the path every array takes.
+// Handles are index+1, so 0 is never one.
+var entries handleTable
+
+type handleTable struct {
+	mu   sync.Mutex
+	tab  []*entry
+	free []int
+}
+
+func (t *handleTable) put(e *entry) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := len(t.free); n > 0 {
+		i := t.free[n-1]
+		t.free = t.free[:n-1]
+		t.tab[i] = e
+		return int64(i + 1)
+	}
+	t.tab = append(t.tab, e)
+	return int64(len(t.tab))
+}
+
+// get returns the entry of h, or nil for 0 or a handle not in use.
+func (t *handleTable) get(h int64) *entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h <= 0 || h > int64(len(t.tab)) {
 		return nil
 	}
-	e, _ := cgo.Handle(h).Value().(*entry)
-	return e
+	return t.tab[h-1]
+}
+
+// remove frees h for reuse (a handle not in use is ignored).
+func (t *handleTable) remove(h int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h <= 0 || h > int64(len(t.tab)) || t.tab[h-1] == nil {
+		return
+	}
+	t.tab[h-1] = nil
+	t.free = append(t.free, int(h-1))
 }
 
 // held runs fn, the body of the export named where, with the GIL, which
@@ -165,26 +210,103 @@ func ub_from_dlpack(x, device, copyArg C.uintptr_t, dev *C.ub_dl_device) C.int64
 	})
 }
 
+// ub_max_version gives C the max_version ub_from_dlpack asks producers
+// for (dlpack.ProducerVersion, as pybridge's FromDLPack does), so the fast path of from_dlpack (ext.c)
+// passes what Go would.
+//
+//export ub_max_version
+func ub_max_version(major, minor *C.uint32_t) {
+	defer boundary.Recover("ub_max_version", nil)
+	*major, *minor = C.uint32_t(dlpack.ProducerVersion.Major), C.uint32_t(dlpack.ProducerVersion.Minor)
+}
+
+// ub_import_host is from_dlpack(x) once ext.c's fast path has called
+// x.__dlpack__(max_version=...) and found a fresh DLPack capsule (p is its
+// pointer) of a kDLCPU tensor: Go imports it (pybridge.ImportHostManaged)
+// and C renames the capsule only if that succeeded. A consumer of DLPack's
+// C exchange API can call it with the tensor that API returns.
+//
+//export ub_import_host
+func ub_import_host(p C.uintptr_t, versioned C.int, dev *C.ub_dl_device) C.int64_t {
+	return newArray("ub_import_host", dev, func(g *pybridge.GIL) (*entry, error) {
+		t, err := pybridge.ImportHostManaged(uintptr(p), versioned != 0)
+		if err != nil {
+			return nil, err
+		}
+		return &entry{arr: &t.Array}, nil
+	})
+}
+
+// ub_from_dlpack_result is the rest of from_dlpack(x) after ext.c's fast
+// path left it: meth is x.__dlpack__ (0 when x has no callable __dlpack__
+// or no __dlpack_device__: Go raises the AttributeError), c the result of
+// meth(max_version=...) (borrowed; 0 when the call raised and the exception
+// is still set). Go then does what ub_from_dlpack would
+// (pybridge.GIL.FromDLPackResult).
+//
+//export ub_from_dlpack_result
+func ub_from_dlpack_result(x, meth, c C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
+	return newArray("ub_from_dlpack_result", dev, func(g *pybridge.GIL) (*entry, error) {
+		xo := pybridge.UnsafeObject(uintptr(x))
+		if meth == 0 {
+			return nil, g.NotAProducer(xo)
+		}
+		t, err := g.FromDLPackResult(xo, pybridge.UnsafeObject(uintptr(meth)), pybridge.UnsafeObject(uintptr(c)), pybridge.FromDLPackOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return &entry{arr: &t.Array}, nil
+	})
+}
+
+// ub_wait waits on the array's queue (usm.Array.Wait), where C cannot
+// wait itself: what __sycl_usm_array_interface__ does on every call before
+// C hands out a copy of the dict Go built on the first (ext.c), and the C
+// exchange API when the template says exchange_wait. It returns 0, or -1
+// with the exception set.
+//
+//export ub_wait
+func ub_wait(h C.int64_t) C.int {
+	ok := held("ub_wait", func(g *pybridge.GIL) (bool, error) {
+		e := get(h)
+		if e == nil {
+			return false, usm.ErrValue
+		}
+		return true, e.arr.Wait()
+	})
+	if !ok {
+		return -1
+	}
+	return 0
+}
+
 // ub_release drops an array's Go state (from tp_dealloc, with the GIL). A
 // panic is counted and logged (a deallocator cannot raise); the entry is
-// then leaked.
+// then leaked. When the array was an imported tensor whose producer's
+// deleter is a C function, the deleter is left in *del for C to call (a
+// direct call instead of one through purego); Go did the rest.
 //
 //export ub_release
-func ub_release(h C.int64_t) {
+func ub_release(h C.int64_t, del *C.ub_deleter_call) {
 	defer boundary.Recover("ub_release", nil)
 	boundary.Check("ub_release")
 	e := get(h)
 	if e == nil {
 		return
 	}
-	cgo.Handle(h).Delete()
+	entries.remove(int64(h))
 	live.Add(-1)
 	_ = py.Held(func(g *pybridge.GIL) error {
 		// Python references are dropped at once: the caller holds the GIL.
-		if r, ok := e.arr.Owner.(*pybridge.Ref); ok {
-			r.ReleaseHeld(g)
-		} else if e.arr.Owner != nil {
-			e.arr.Owner.Release() // an imported tensor: its producer's deleter
+		switch o := e.arr.Owner.(type) {
+		case *pybridge.Ref:
+			o.ReleaseHeld(g)
+		case *dlpack.Tensor: // an imported tensor: its producer's deleter
+			fn, arg := o.ReleaseDeferred()
+			del.fn, del.arg = C.uintptr_t(fn), C.uintptr_t(arg)
+		case nil:
+		default:
+			o.Release()
 		}
 		if e.syclobj != nil {
 			e.syclobj.ReleaseHeld(g)
@@ -273,8 +395,9 @@ func ub_dlpack(h C.int64_t, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C
 // or UB_TEMPLATE_NONE when the export is refused (Go then raises the error
 // on every call: ub_dlpack, ub_exchange_refuse). It also records Go's
 // decisions about replaying it: dlpack_fast, whether __dlpack__ with
-// stream None may (not for an array with a queue: Export waits on it each
-// time); no_sync_ok, whether __dlpack__(stream=-1) may
+// stream None may (for an array on a queue C cannot wait on itself, Export
+// waits on it each time, in Go; C waits on a dpctl queue with the array's
+// wait plan, ub_wait_plan_fill); no_sync_ok, whether __dlpack__(stream=-1) may
 // (pybridge.AcceptsNoSyncStream); and exchange_wait, whether the C
 // exchange API must wait on the array's queue first
 // (GIL.ExchangeNeedsWait). stream=-1 matters for speed beyond the call
@@ -302,7 +425,8 @@ func ub_template_fill(h C.int64_t, t *C.ub_template) (state C.int32_t) {
 		defer m.Delete()
 		if fillTemplate(t, m) {
 			t.legacy_ok = boolC(!e.arr.ReadOnly)
-			t.dlpack_fast = boolC(e.arr.Queue == nil)
+			_, _, _, _, waitable := pybridge.WaitPlan(e.arr.Queue)
+			t.dlpack_fast = boolC(waitable)
 			t.no_sync_ok = boolC(pybridge.AcceptsNoSyncStream(e.arr.DLDevice))
 			t.exchange_wait = boolC(g.ExchangeNeedsWait(e.arr))
 			state = C.UB_TEMPLATE_READY
@@ -356,27 +480,6 @@ func fillTemplate(t *C.ub_template, m dlpack.Managed) bool {
 		t.minor_for[k] = C.uint32_t(v.Minor)
 	}
 	return true
-}
-
-// ub_wait waits on the array's queue (the C exchange API, when the
-// template says exchange_wait): 0, or -1 with the exception set.
-//
-//export ub_wait
-func ub_wait(h C.int64_t) C.int {
-	ok := held("ub_wait", func(g *pybridge.GIL) (bool, error) {
-		e := get(h)
-		if e == nil {
-			return false, usm.ErrValue
-		}
-		if err := e.arr.Wait(); err != nil {
-			return false, err
-		}
-		return true, nil
-	})
-	if !ok {
-		return -1
-	}
-	return 0
 }
 
 // ub_exchange_refuse raises, for an array whose template is
@@ -502,6 +605,29 @@ func ub_blocks(out *C.uintptr_t, n C.int, size, magicOffset C.size_t) (filled C.
 	k := dlpack.ReplayBlocks(dst, uintptr(size), uintptr(magicOffset))
 	copy(unsafe.Slice((*uintptr)(unsafe.Pointer(out)), int(n)), dst[:k])
 	return C.int(k)
+}
+
+// ub_wait_plan_fill fills p with how C waits on the array's queue as
+// usm.Array.Wait does (ext.h, ub_wait_plan) and returns UB_TEMPLATE_READY:
+// for an array without a queue (ref 0) or with a dpctl queue. Any other
+// queue (or a panic, counted and logged) gives UB_TEMPLATE_NONE: C then
+// asks Go to wait each time (ub_wait, or ub_dlpack).
+//
+//export ub_wait_plan_fill
+func ub_wait_plan_fill(h C.int64_t, p *C.ub_wait_plan) (state C.int32_t) {
+	state = C.UB_TEMPLATE_NONE
+	defer boundary.Recover("ub_wait_plan_fill", nil)
+	boundary.Check("ub_wait_plan_fill")
+	e := get(h)
+	if e == nil {
+		return C.UB_TEMPLATE_NONE
+	}
+	ref, barrier, wait, del, ok := pybridge.WaitPlan(e.arr.Queue)
+	if !ok {
+		return C.UB_TEMPLATE_NONE
+	}
+	*p = C.ub_wait_plan{ref: C.uintptr_t(ref), barrier: C.uintptr_t(barrier), event_wait: C.uintptr_t(wait), event_delete: C.uintptr_t(del)}
+	return C.UB_TEMPLATE_READY
 }
 
 // ub_stats returns Go's live counts for the leak tests, and the number of

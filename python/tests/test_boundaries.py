@@ -43,7 +43,34 @@ def raises_panic(where, fn):
 # and checks what the caller sees. `h` is a host array made before.
 CASES = {
     "ub_asarray": "x = usm_array(); raises_panic('ub_asarray', lambda: ub.asarray(x))",
-    "ub_from_dlpack": "raises_panic('ub_from_dlpack', lambda: ub.from_dlpack(np.arange(2.0)))",
+    "ub_from_dlpack": "raises_panic('ub_from_dlpack', lambda: ub.from_dlpack(np.arange(2.0), copy=True))",
+    # from_dlpack without keywords: C calls __dlpack__, then Go imports a
+    # kDLCPU capsule (ub_import_host) or does the rest (ub_from_dlpack_result).
+    "ub_import_host": "raises_panic('ub_import_host', lambda: ub.from_dlpack(np.arange(2.0)))",
+    # A host producer from before DLPack 1.0 refuses max_version: Go retries.
+    "ub_from_dlpack_result": textwrap.dedent("""
+        class Old:
+            def __dlpack__(self, stream=None): return np.arange(2.0).__dlpack__()
+            def __dlpack_device__(self): return (1, 0)
+        raises_panic('ub_from_dlpack_result', lambda: ub.from_dlpack(Old()))
+        """),
+    # Later __sycl_usm_array_interface__ calls reuse the first dict after a
+    # wait C makes with Go's plan (ub_wait_plan_fill); without a plan Go
+    # waits (ub_wait). A panic in the plan's fill is counted, and Go waits.
+    "ub_wait_plan_fill": textwrap.dedent("""
+        a = ub.asarray(usm_array())
+        want = a.__sycl_usm_array_interface__
+        ub._inject_panic('ub_wait_plan_fill')
+        assert a.__sycl_usm_array_interface__ == want
+        """),
+    "ub_wait": textwrap.dedent("""
+        a = ub.asarray(usm_array())
+        a.__sycl_usm_array_interface__
+        ub._inject_panic('ub_wait_plan_fill')
+        a.__sycl_usm_array_interface__  # no plan now: Go waits from here on
+        before = ub._stats()["panics"]
+        raises_panic('ub_wait', lambda: a.__sycl_usm_array_interface__)
+        """),
     "ub_info": "a = ub.from_dlpack(np.arange(2.0)); raises_panic('ub_info', lambda: a.shape)",
     "ub_suai": "a = ub.asarray(usm_array()); raises_panic('ub_suai', lambda: a.__sycl_usm_array_interface__)",
     "ub_dlpack": "raises_panic('ub_dlpack', lambda: h.__dlpack__(copy=True))",

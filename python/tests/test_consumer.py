@@ -157,3 +157,90 @@ def test_host_producer_onto_a_sycl_device(q):
             ub.from_dlpack(BadDevice(np.arange(4.0), bad), device=dev)
     with pytest.raises(BufferError):
         ub.from_dlpack(np.arange(4.0), device=(14, 2 ** 20))  # no such SYCL device
+class Recorder:
+    """A producer that records the keywords of each __dlpack__ call and
+    hands over a, or raises exc."""
+
+    def __init__(self, a, exc=None):
+        self.a, self.exc, self.calls = a, exc, []
+
+    def __dlpack__(self, **kw):
+        self.calls.append(sorted(kw))
+        if self.exc is not None and len(self.calls) == 1:
+            raise self.exc
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def _view(a):
+    return (a.shape, a.strides, a.dtype, a.offset, a.data, a.readonly, a.usm_type, a.device, a.__dlpack_device__())
+
+
+def _host_arrays():
+    base = np.arange(2 * 3 * 4, dtype="f4").reshape(2, 3, 4)
+    ro = np.arange(5, dtype="i8")
+    ro.flags.writeable = False
+    return {
+        "contiguous": base,
+        "strided": base[:, ::2, 1:],
+        "negative": base[::-1, :, ::-2],
+        "0-d": np.array(7, dtype="u2"),
+        "empty": np.empty((0, 3), dtype="c8"),
+        "read-only": ro,
+        "bool": np.array([True, False]),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_host_arrays()))
+def test_from_dlpack_fast_path_agrees_with_go(name):
+    # from_dlpack(x) is served by ext.c's fast path; with device=(1, 0) the
+    # same import goes through Go's FromDLPack all the way (pybridge/ext).
+    x = _host_arrays()[name]
+    fast, slow = ub.from_dlpack(x), ub.from_dlpack(x, device=(1, 0))
+    assert _view(fast) == _view(slow)
+    assert np.from_dlpack(fast).tolist() == x.tolist()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: object(),
+    lambda: type("NoDevice", (), {"__dlpack__": lambda self, **kw: None})(),
+    lambda: type("NotCallable", (), {"__dlpack__": 1, "__dlpack_device__": lambda self: (1, 0)})(),
+    lambda: Recorder(np.arange(3.0), ValueError("producer refuses")),
+    lambda: type("NotACapsule", (), {"__dlpack__": lambda self, **kw: 1, "__dlpack_device__": lambda self: (1, 0)})(),
+])
+def test_from_dlpack_fast_path_errors_agree_with_go(make):
+    errs = []
+    for kw in ({}, {"copy": None, "device": (1, 0)}):
+        with pytest.raises(Exception) as e:
+            ub.from_dlpack(make(), **kw)
+        errs.append((type(e.value), str(e.value)))
+    assert errs[0] == errs[1]
+
+
+def test_from_dlpack_fast_path_retries_legacy_producers_as_go_does():
+    calls = []
+    for kw in ({}, {"device": (1, 0)}):
+        r = Recorder(np.arange(3.0), TypeError("unexpected keyword"))
+        assert np.from_dlpack(ub.from_dlpack(r, **kw)).tolist() == [0.0, 1.0, 2.0]
+        calls.append(r.calls)
+    assert calls[0] == [["max_version"], []]
+    assert calls[1] == [["dl_device", "max_version"], []]
+
+
+def test_from_dlpack_fast_path_consumes_the_capsule_once():
+    caps = []
+
+    class Keep:
+        def __dlpack__(self, **kw):
+            caps.append(np.arange(2.0).__dlpack__(**kw))
+            return caps[-1]
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    ub.from_dlpack(Keep())
+    with pytest.raises(ValueError, match="consumed multiple times"):
+        ub.from_dlpack(type("Again", (), {"__dlpack__": lambda self, **kw: caps[0],
+                                          "__dlpack_device__": lambda self: (1, 0)})())

@@ -157,14 +157,36 @@ def test_oneapi_minus_one_never_enters_go(q, usm_type):
     assert (t["shape"], t["strides"]) == ([2, 3, 2], [12, -4, 2])
     y = ub.from_dlpack(_OneAPI(caps[1], a))
     assert dpt.asnumpy(dpt.from_dlpack(y)).tolist() == dpt.asnumpy(x).tolist()
-    # Everything else still asks Go: stream None waits on the queue, a copy, other streams.
+    # A copy and other streams still ask Go (stream None is C's after a wait:
+    # test_oneapi_export_waits_for_pending_work).
     n0 = ub._stats()["dlpack_calls_into_go"]
-    keep = [a.__dlpack__(max_version=(1, 0)), a.__dlpack__(stream=-1, max_version=(1, 0), copy=True),
-            a.__dlpack__(stream=q, max_version=(1, 0))]
-    assert ub._stats()["dlpack_calls_into_go"] - n0 == 3
+    keep = [a.__dlpack__(stream=-1, max_version=(1, 0), copy=True), a.__dlpack__(stream=q, max_version=(1, 0))]
+    assert ub._stats()["dlpack_calls_into_go"] - n0 == 2
     for s, exc in [(True, TypeError), (-2, ValueError), (2**70, ValueError)]:
         with pytest.raises(exc):
             a.__dlpack__(stream=s, max_version=(1, 0))
     del caps, go, y, keep
     s2 = ub._stats()
     assert s2["live_exports"] == s0["live_exports"]
+
+
+@pytest.mark.parametrize("call", ["__dlpack__", "__sycl_usm_array_interface__"])
+def test_oneapi_export_waits_for_pending_work(q, call):
+    # After the first call C waits on the array's queue itself, with the
+    # calls Go named (ub_wait_plan_fill), before it repeats Go's template or
+    # dict: what the queue was still computing must be in memory when the
+    # call returns, as it is when Go waits.
+    n = 1 << 22
+    src = dpt.linspace(0, 1, n, dtype="f4", sycl_queue=q)
+    out = dpt.empty(n, dtype="f4", usm_type="shared", sycl_queue=q)
+    want = np.sin(dpt.asnumpy(src))
+    a = ub.asarray(out)
+    getattr(a, call)() if call == "__dlpack__" else getattr(a, call)  # Go's first call
+    view = np.ctypeslib.as_array((ctypes.c_float * n).from_address(a.data))
+    for _ in range(3):
+        dpt.multiply(src, 0, out=out)
+        q.wait()
+        dpt.sin(src, out=out)  # enqueued, not waited for
+        r = getattr(a, call)() if call == "__dlpack__" else getattr(a, call)
+        assert np.allclose(view, want)
+        del r

@@ -343,3 +343,20 @@ def test_fast_export_version_is_gos_answer(request_, minor):
         m, _ = _take(a.__dlpack__(max_version=request_))
         assert (m.major, m.minor) == (1, minor)
         ctypes.CFUNCTYPE(None, ctypes.c_void_p)(m.deleter)(ctypes.addressof(m))
+
+
+def test_suai_is_a_fresh_dict_each_call():
+    # ext.c builds the dict once and hands out copies: what a caller does to
+    # its dict reaches neither the array nor the next caller (dpnp's arrays
+    # give a new dict per call too).
+    dpctl = pytest.importorskip("dpctl")
+    dpt = pytest.importorskip("dpnp.tensor")
+    a = ub.asarray(dpt.arange(6, dtype="f4", sycl_queue=dpctl.SyclQueue("opencl:cpu"))[::2])
+    first = a.__sycl_usm_array_interface__
+    want = dict(first)
+    first["shape"], first["data"] = (0,), None
+    del first["syclobj"]
+    second = a.__sycl_usm_array_interface__
+    assert second is not first
+    assert second == want
+    assert a.__sycl_usm_array_interface__ == want

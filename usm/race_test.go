@@ -1,0 +1,5 @@
+//go:build race
+
+package usm_test
+
+const raceEnabled = true
