@@ -193,21 +193,22 @@ func Load(lib *ffi.Lib) (*API, error) {
 	if err := lib.Resolve(syms...); err != nil {
 		return nil, err
 	}
+	// One of each family is required, whichever the interpreter has; what
+	// is missing is reported in one error with the rest of the family.
+	var family []ffi.Symbol
 	if !a.getOptionalAttr.Present() && !a.lookupAttrOld.Present() {
-		if err := lib.Resolve(ffi.Required(&a.getAttr, "PyObject_GetAttr")); err != nil {
-			return nil, err
-		}
+		family = append(family, ffi.Required(&a.getAttr, "PyObject_GetAttr"))
 	}
 	if a.errGetRaised.Present() {
-		if err := lib.Resolve(ffi.Required(&a.errSetRaised, "PyErr_SetRaisedException")); err != nil {
-			return nil, err
-		}
-	} else if err := lib.Resolve(
-		ffi.Required(&a.errFetch, "PyErr_Fetch"), ffi.Required(&a.errNormalize, "PyErr_NormalizeException"),
-		ffi.Required(&a.errRestore, "PyErr_Restore"),
-		ffi.Required(&a.exceptionGetTraceback, "PyException_GetTraceback"),
-		ffi.Required(&a.exceptionSetTraceback, "PyException_SetTraceback"),
-	); err != nil {
+		family = append(family, ffi.Required(&a.errSetRaised, "PyErr_SetRaisedException"))
+	} else {
+		family = append(family,
+			ffi.Required(&a.errFetch, "PyErr_Fetch"), ffi.Required(&a.errNormalize, "PyErr_NormalizeException"),
+			ffi.Required(&a.errRestore, "PyErr_Restore"),
+			ffi.Required(&a.exceptionGetTraceback, "PyException_GetTraceback"),
+			ffi.Required(&a.exceptionSetTraceback, "PyException_SetTraceback"))
+	}
+	if err := lib.Resolve(family...); err != nil {
 		return nil, err
 	}
 	for i, n := range excNames {

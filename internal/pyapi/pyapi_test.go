@@ -32,10 +32,14 @@ var called = []string{
 	"PyFloat_FromDouble", "PyFloat_AsDouble",
 }
 
-// Exceptions before 3.12, and after.
+// Exceptions before 3.12, and after; attributes that may be missing
+// (3.7 to 3.12, 3.13 on, and the plain lookup where neither exists).
 var (
 	fetchFamily  = []string{"PyErr_Fetch", "PyErr_NormalizeException", "PyErr_Restore", "PyException_GetTraceback", "PyException_SetTraceback"}
 	raisedFamily = []string{"PyErr_GetRaisedException", "PyErr_SetRaisedException"}
+	lookupOld    = []string{"_PyObject_LookupAttr"}
+	lookupNew    = []string{"PyObject_GetOptionalAttr"}
+	lookupPlain  = []string{"PyObject_GetAttr"}
 )
 
 func objects() []string {
@@ -61,17 +65,20 @@ func TestLoadRequiresOnlyWhatIsCalled(t *testing.T) {
 		vars    []string
 		missing []string // nil: loads
 	}{
-		{name: "called, 3.11 exceptions", funcs: slices.Concat(called, fetchFamily), vars: objects()},
-		{name: "called, 3.12 exceptions", funcs: slices.Concat(called, raisedFamily), vars: objects()},
-		{name: "no exception family", funcs: called, vars: objects(), missing: fetchFamily},
+		{name: "called, 3.11 exceptions", funcs: slices.Concat(called, fetchFamily, lookupOld), vars: objects()},
+		{name: "called, 3.12 exceptions", funcs: slices.Concat(called, raisedFamily, lookupOld), vars: objects()},
+		{name: "3.13 attribute lookup", funcs: slices.Concat(called, raisedFamily, lookupNew), vars: objects()},
+		{name: "plain attribute lookup", funcs: slices.Concat(called, raisedFamily, lookupPlain), vars: objects()},
+		{name: "no exception family", funcs: slices.Concat(called, lookupOld), vars: objects(), missing: fetchFamily},
 		{
-			name:  "half of the 3.12 family",
-			funcs: slices.Concat(called, raisedFamily[:1]), vars: objects(),
-			missing: raisedFamily[1:],
+			name:    "no attribute lookup, half of the 3.12 family",
+			funcs:   slices.Concat(called, raisedFamily[:1]),
+			vars:    objects(),
+			missing: slices.Concat(lookupPlain, raisedFamily[1:]),
 		},
 		{
 			name:  "two required missing",
-			funcs: without(slices.Concat(called, fetchFamily), "Py_IncRef", "PyCapsule_New"),
+			funcs: without(slices.Concat(called, fetchFamily, lookupOld), "Py_IncRef", "PyCapsule_New"),
 			vars:  without(objects(), "PyExc_TypeError"),
 			// Reported in table order, all of them.
 			missing: []string{"Py_IncRef", "PyCapsule_New", "PyExc_TypeError"},
