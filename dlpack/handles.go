@@ -141,6 +141,6 @@ type Stats struct {
 func ReadStats() Stats {
 	l := ledger()
 	c := cmem.Snapshot()
-	return Stats{LiveExports: int(atomic.LoadInt64(&l.LiveExports)), LiveCBlocks: c.LiveBlocks, LiveCBytes: c.LiveBytes,
+	return Stats{LiveExports: int(atomic.LoadInt64(&l.LiveExports) + atomic.LoadInt64(&l.ReplayedLive)), LiveCBlocks: c.LiveBlocks, LiveCBytes: c.LiveBytes,
 		StrayDeletes: atomic.LoadInt64(&l.StrayDeletes), LiveImports: liveImports.Load(), Panics: boundary.Panics()}
 }

@@ -27,6 +27,7 @@ func cLayout() map[string]uintptr {
 		"Ledger":                           unsafe.Sizeof(l),
 		"Ledger.FreeMagic":                 unsafe.Offsetof(l.free_magic),
 		"Ledger.LiveExports":               unsafe.Offsetof(l.live_exports),
+		"Ledger.ReplayedLive":              unsafe.Offsetof(l.replayed_live),
 		"Ledger.StrayDeletes":              unsafe.Offsetof(l.stray_deletes),
 		"Tensor":                           unsafe.Sizeof(t),
 		"Tensor.Device":                    unsafe.Offsetof(t.device),

@@ -162,6 +162,15 @@ static ub_block *block_get(void)
 	return b;
 }
 
+/* replayed_live_add counts C's live exports (ub_ledger.replayed_live).
+ * Every caller holds the GIL, so a relaxed load and store suffice: no
+ * locked instruction on the export path. */
+static void replayed_live_add(int64_t d)
+{
+	int64_t *c = &ledger->replayed_live;
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + d, __ATOMIC_RELAXED);
+}
+
 static void block_put(ub_block *b)
 {
 	b->magic = ledger->free_magic;
@@ -180,7 +189,7 @@ static void block_release(ub_block *b, PyObject *owner)
 	if (b->magic != ledger->live_magic) {
 		__atomic_fetch_add(&ledger->stray_deletes, 1, __ATOMIC_RELAXED);
 	} else {
-		__atomic_fetch_sub(&ledger->live_exports, 1, __ATOMIC_RELAXED);
+		replayed_live_add(-1);
 		block_put(b);
 		Py_DECREF(owner);
 	}
@@ -439,7 +448,7 @@ static int export_fast(UBArray *self, PyObject **kw, PyObject **out)
 		return -1;
 	}
 	b->magic = ledger->live_magic;
-	__atomic_fetch_add(&ledger->live_exports, 1, __ATOMIC_RELAXED);
+	replayed_live_add(1);
 	Py_INCREF(self);
 	*out = cap;
 	return 1;
@@ -632,7 +641,7 @@ static int xch_from_py(void *obj, ub_dl_managed_versioned **out)
 	}
 	fill_versioned(b, self, self->tmpl.minor);
 	b->magic = ledger->live_magic;
-	__atomic_fetch_add(&ledger->live_exports, 1, __ATOMIC_RELAXED);
+	replayed_live_add(1);
 	__atomic_fetch_add(&ledger->exchange_exports, 1, __ATOMIC_RELAXED);
 	Py_INCREF(self);
 	*out = &b->m.versioned;

@@ -116,6 +116,7 @@ typedef struct {
 	int64_t live_exports;
 	int64_t stray_deletes;
 	int64_t exchange_exports; /* tensors handed out by the C exchange API */
+	int64_t replayed_live;    /* C's live exports: changed only with the GIL held */
 } ub_ledger;
 
 

@@ -30,6 +30,7 @@ func TestCLayoutMatchesDLABI(t *testing.T) {
 		"ExchangeAPI.DLTensorFromPyObject": 40,
 		"ExchangeAPI.CurrentWorkStream":    48,
 		"Ledger.ExchangeExports":           unsafe.Offsetof(l.ExchangeExports),
+		"Ledger.ReplayedLive":              unsafe.Offsetof(l.ReplayedLive),
 		"Ledger":                           unsafe.Sizeof(l),
 		"Ledger.FreeMagic":                 unsafe.Offsetof(l.FreeMagic),
 		"Ledger.LiveExports":               unsafe.Offsetof(l.LiveExports),
