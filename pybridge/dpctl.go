@@ -623,7 +623,7 @@ func (d *Dpctl) waitRef(ref uintptr) error {
 	a := d.api
 	ev := a.QueueSubmitBarrier(ref)
 	if ev == 0 {
-		return errkind.New(errkind.Value, "pybridge.DpctlQueue.Wait", "DPCTLQueue_SubmitBarrier failed")
+		return errkind.New(errkind.Value, "pybridge.dpctlQueue.Wait", "DPCTLQueue_SubmitBarrier failed")
 	}
 	a.EventWait(ev)
 	a.EventDelete(ev)
@@ -749,7 +749,7 @@ func (q *dpctlQueue) Copy(dst, src, n uintptr) error {
 	ev := a.QueueMemcpy(q.ref, dst, src, n)
 	runtime.KeepAlive(q)
 	if ev == 0 {
-		return errkind.New(errkind.Value, "pybridge.DpctlQueue.Copy", "DPCTLQueue_Memcpy failed")
+		return errkind.New(errkind.Value, "pybridge.dpctlQueue.Copy", "DPCTLQueue_Memcpy failed")
 	}
 	a.EventWait(ev)
 	a.EventDelete(ev)

@@ -327,7 +327,7 @@ func (g *GIL) CurrentWorkStream(dev dlpack.Device) (uintptr, error) {
 // device (CurrentWorkStream), which is what the consumer orders against.
 //
 // It never lets the GIL go (pybridge/ext fills an array's template under
-// it): an array with a *DpctlQueue was made with dpctl loaded, so
+// it): an array with a *dpctlQueue was made with dpctl loaded, so
 // CurrentWorkStream does not wait for dpctl's import.
 func (g *GIL) ExchangeNeedsWait(arr *usm.Array) bool {
 	if arr.Queue == nil {

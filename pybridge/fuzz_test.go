@@ -312,7 +312,7 @@ var fuzzEntries = []string{"AsArray", "ParseSUAI", "FromDLPack", "ParseDLPackArg
 
 // documentedError reports whether err is what the boundary may return: a
 // Python exception (propagated or raised for the object) or an error of
-// one of usm's kinds, or ErrHostStream (NumPy's RuntimeError for a stream on
+// one of usm's kinds, or errHostStream (NumPy's RuntimeError for a stream on
 // a host array).
 func documentedError(err error) bool {
 	var e *Exception

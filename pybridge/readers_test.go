@@ -77,7 +77,7 @@ var readerCases = []string{
 // The same dict gives the same Interface, or the same error kind on the
 // same field, whichever reader reads it: JSON text (usm.ParseJSON), Go
 // values (usm.Parse of the dict decoded with UseNumber) and live Python
-// objects (GIL.ParseSUAI of the dict json.loads makes). The cases are the
+// objects (GIL.parseSUAI of the dict json.loads makes). The cases are the
 // table above and the corpus of usm's FuzzParse.
 func TestReadersAgree(t *testing.T) {
 	py := embedded(t)

@@ -342,8 +342,9 @@ static int pair(PyObject *v, long long *x, long long *y)
 }
 
 /* no_sync_stream: stream is the int -1, the array API's "do not
- * synchronize" (pybridge.AcceptsNoSyncStream says for which arrays). Only an exact int: a subclass, a
- * bool, anything else goes to Go, which decides. */
+ * synchronize" (pybridge.AcceptsNoSyncStream says for which arrays). Only
+ * an exact int: a subclass, a bool, anything else goes to Go, which
+ * decides. */
 static int no_sync_stream(PyObject *stream)
 {
 	if (!PyLong_CheckExact(stream))

@@ -59,7 +59,7 @@ def outcome(f):
         pass
     except RuntimeError as e:
         # NumPy's kind for a stream other than None on a kDLCPU array
-        # (pybridge.ErrHostStream); no other RuntimeError is documented.
+        # (pybridge.errHostStream); no other RuntimeError is documented.
         if "only stream=None is supported" not in str(e):
             raise
 
