@@ -7,6 +7,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -32,7 +33,8 @@ var handles struct {
 
 // Live exports and stray deletes (deleter calls whose handle was not live:
 // a second call, or a pointer we never exported; they are ignored) are
-// counted in the Ledger, which C code that replays exports shares.
+// counted in the export ledger (internal/exportledger), which C code that
+// replays exports shares.
 
 func register(block, size uintptr, owner usm.Owner) uintptr {
 	handles.mu.Lock()
@@ -47,7 +49,7 @@ func register(block, size uintptr, owner usm.Owner) uintptr {
 	s := &handles.slots[i]
 	s.gen++
 	s.inUse, s.block, s.size, s.owner = true, block, size, owner
-	addLiveExports(1)
+	exportledger.AddLive(1)
 	h := uintptr(s.gen)<<32 | uintptr(i+1)
 	handles.mu.Unlock()
 	return h
@@ -70,7 +72,7 @@ func unregister(h, block uintptr) (slot, bool) {
 	got := *s
 	s.inUse, s.block, s.owner = false, 0, nil
 	handles.free = append(handles.free, i)
-	addLiveExports(-1)
+	exportledger.AddLive(-1)
 	return got, true
 }
 
@@ -84,7 +86,7 @@ func deleteExported(self uintptr, ctxOffset uintptr) {
 	ctx := (*uintptr)(unsafe.Add(cmem.Ptr(self), ctxOffset))
 	s, ok := unregister(*ctx, self)
 	if !ok {
-		addStrayDelete()
+		exportledger.AddStray()
 		return
 	}
 	*ctx = 0
@@ -139,7 +141,7 @@ type Stats struct {
 
 // ReadStats returns the current counters.
 func ReadStats() Stats {
-	l := ledger()
+	l := exportledger.Shared()
 	c := cmem.Snapshot()
 	return Stats{LiveExports: int(atomic.LoadInt64(&l.LiveExports) + atomic.LoadInt64(&l.ReplayedLive)), LiveCBlocks: c.LiveBlocks, LiveCBytes: c.LiveBytes,
 		StrayDeletes: atomic.LoadInt64(&l.StrayDeletes), LiveImports: liveImports.Load(), Panics: boundary.Panics()}

@@ -37,12 +37,12 @@ type ExchangeAPI struct {
 // The names a producer type uses: the 1.3 capsule and its name, and the
 // 1.2 int form.
 const (
-	ExchangeAttr        = "__dlpack_c_exchange_api__"
-	ExchangeAttrInt     = "__c_dlpack_exchange_api__"
-	ExchangeCapsuleName = "dlpack_exchange_api"
+	exchangeAttr        = "__dlpack_c_exchange_api__"
+	exchangeAttrInt     = "__c_dlpack_exchange_api__"
+	exchangeCapsuleName = "dlpack_exchange_api"
 )
 
-var cExchangeCapsuleName = staticC(ExchangeCapsuleName)
+var cExchangeCapsuleName = staticC(exchangeCapsuleName)
 
 // tpFlagsHeapType is Py_TPFLAGS_HEAPTYPE: a type made at run time (a
 // class statement), whose attributes can be set and which can be freed.
@@ -92,9 +92,9 @@ func (g *GIL) exchangeAPI(x Object) (uintptr, error) {
 	if ok {
 		return api, nil
 	}
-	attr, err := g.typeAttr(typ, ExchangeAttr)
+	attr, err := g.typeAttr(typ, exchangeAttr)
 	if err == nil && attr == 0 {
-		attr, err = g.typeAttr(typ, ExchangeAttrInt)
+		attr, err = g.typeAttr(typ, exchangeAttrInt)
 	}
 	if err != nil {
 		return 0, err
@@ -117,16 +117,16 @@ func (g *GIL) exchangeAPI(x Object) (uintptr, error) {
 	switch {
 	case a.Type(attr) == a.CapsuleType:
 		name := pyapi.GoString(a.CapsuleGetName(attr))
-		if name != ExchangeCapsuleName {
+		if name != exchangeCapsuleName {
 			a.ErrClear()
-			return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the "+ExchangeAttr+" of "+g.objTypeName(x)+" is a capsule named "+quote(name)+", not "+quote(ExchangeCapsuleName))
+			return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the "+exchangeAttr+" of "+g.objTypeName(x)+" is a capsule named "+quote(name)+", not "+quote(exchangeCapsuleName))
 		}
 		p = a.CapsuleGetPointer(attr, cExchangeCapsuleName)
 		if p == 0 {
 			return 0, g.fetch("pybridge.FromDLPack")
 		}
 	case a.Type(attr) != a.LongType:
-		return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the DLPack exchange API of "+g.objTypeName(x)+" is neither a "+quote(ExchangeCapsuleName)+" capsule nor an int")
+		return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the DLPack exchange API of "+g.objTypeName(x)+" is neither a "+quote(exchangeCapsuleName)+" capsule nor an int")
 	default:
 		v, err := g.readPointer(attr)
 		if err != nil {

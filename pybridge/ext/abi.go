@@ -7,7 +7,7 @@ import "unsafe"
 
 // cLayout reports the C compiler's layout of ext.h's DLPack structs and
 // of ub_ledger, for layout_test.go to hold against internal/dlabi and
-// dlpack.Ledger (cgo is not allowed in
+// exportledger.Ledger (cgo is not allowed in
 // test files).
 func cLayout() map[string]uintptr {
 	var t C.ub_dl_tensor

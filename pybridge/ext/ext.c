@@ -122,7 +122,7 @@ static int forked(void)
 
 /* ub_block is one exported tensor. The managed struct comes first, so a
  * deleter's argument is the block. Blocks are Go's memory (ub_blocks,
- * dlpack.ReplayBlocks), fetched in batches and kept here for reuse, never
+ * exportledger.ReplayBlocks), fetched in batches and kept here for reuse, never
  * freed: a block stays mapped, so reading its magic is always safe. magic
  * holds one of the ledger's two block states, so a second call of a
  * deleter is counted as a stray delete instead of freeing twice (while the

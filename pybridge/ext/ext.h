@@ -104,7 +104,7 @@ typedef struct {
 } ub_template;
 
 /*
- * ub_ledger is dlpack.Ledger (dlpack/ledger.go), the export record Go owns
+ * ub_ledger is exportledger.Ledger (internal/exportledger), the export record Go owns
  * and C shares: the two block states and the one set of export counters,
  * which Go's exports and C's replays both update (atomically). Go makes it
  * once, in memory that lives as long as the process; C gets its address

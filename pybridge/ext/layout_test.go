@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/pybridge"
 )
 
@@ -19,7 +19,7 @@ func TestCLayoutMatchesDLABI(t *testing.T) {
 	var tn dlabi.Tensor
 	var m dlabi.ManagedTensor
 	var v dlabi.ManagedTensorVersioned
-	var l dlpack.Ledger
+	var l exportledger.Ledger
 	var x pybridge.ExchangeAPI
 	want := map[string]uintptr{
 		"ExchangeAPI":                      56, // dlpack.h 1.3 on LP64

@@ -35,6 +35,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/pybridge"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -582,16 +583,16 @@ func ub_alloc(proto *C.ub_dl_tensor, out **C.ub_dl_managed_versioned, kind, msg 
 	return r
 }
 
-// ub_ledger_addr returns dlpack's Ledger: C's export counters and block
+// ub_ledger_addr returns the export ledger (internal/exportledger): C's export counters and block
 // states are Go's.
 //
 //export ub_ledger_addr
 func ub_ledger_addr() *C.ub_ledger {
-	return (*C.ub_ledger)(cmem.Ptr(dlpack.SharedLedger()))
+	return (*C.ub_ledger)(cmem.Ptr(exportledger.Addr()))
 }
 
 // ub_blocks fills out[:n] with C memory blocks of size bytes for the fast
-// path's exports (dlpack.ReplayBlocks: Go's allocator, stamped free at
+// path's exports (exportledger.ReplayBlocks: Go's allocator, stamped free at
 // magicOffset), and returns how many it filled. C keeps them for reuse.
 //
 //export ub_blocks
@@ -602,7 +603,7 @@ func ub_blocks(out *C.uintptr_t, n C.int, size, magicOffset C.size_t) (filled C.
 		return 0
 	}
 	dst := make([]uintptr, int(n))
-	k := dlpack.ReplayBlocks(dst, uintptr(size), uintptr(magicOffset))
+	k := exportledger.ReplayBlocks(dst, uintptr(size), uintptr(magicOffset))
 	copy(unsafe.Slice((*uintptr)(unsafe.Pointer(out)), int(n)), dst[:k])
 	return C.int(k)
 }
@@ -639,7 +640,7 @@ func ub_stats() C.uintptr_t {
 		s := dlpack.ReadStats()
 		return g.FromGo(map[string]any{"live_exports": s.LiveExports, "live_imports": s.LiveImports,
 			"stray_deletes": s.StrayDeletes, "handles": live.Load(), "panics": s.Panics,
-			"exchange_exports": dlpack.ExchangeExports(), "exchange_imports": pybridge.ExchangeImports(),
+			"exchange_exports": exportledger.ExchangeExports(), "exchange_imports": pybridge.ExchangeImports(),
 			"gated_callbacks": boundary.Gated(), "dlpack_calls_into_go": dlpackCalls.Load()})
 	})
 }

@@ -1,4 +1,9 @@
-package dlpack
+// Package exportledger is the export record package dlpack shares with C
+// code that replays its exports without calling Go (the Python extension
+// module's __dlpack__ fast path and its DLPack C exchange API,
+// pybridge/ext). It is internal: a Go user of dlpack reads the counts
+// through dlpack.ReadStats.
+package exportledger
 
 import (
 	"sync"
@@ -9,11 +14,11 @@ import (
 )
 
 // Ledger is the export record dlpack shares with C code that replays
-// Export without calling Go (the Python extension's __dlpack__ fast path
+// dlpack.Export without calling Go (the Python extension's __dlpack__ fast path
 // and its DLPack C exchange API, pybridge/ext): one set of counters and the
 // two block states, kept in C memory so that C reads and updates them
-// directly. Go's own exports count in the same fields, so ReadStats is the
-// one place that says what is live, whichever side made the tensor.
+// directly. Go's own exports count in the same fields, so dlpack.ReadStats is
+// the one place that says what is live, whichever side made the tensor.
 //
 // Its layout is C's ub_ledger (pybridge/ext/ext.h); pybridge/ext's layout
 // test holds the two together.
@@ -40,7 +45,7 @@ type Ledger struct {
 }
 
 // ExchangeExports returns Ledger.ExchangeExports.
-func ExchangeExports() int64 { return atomic.LoadInt64(&ledger().ExchangeExports) }
+func ExchangeExports() int64 { return atomic.LoadInt64(&Shared().ExchangeExports) }
 
 // The block states, in one place: "ubblock1" and "ubbfree1".
 const (
@@ -48,16 +53,17 @@ const (
 	blockFree = 0x7562626672656531
 )
 
-// ledger is process-lifetime C memory: C keeps its address for ever.
-var ledger = sync.OnceValue(func() *Ledger {
+// Shared is the process's Ledger, in process-lifetime C memory: C keeps
+// its address for ever.
+var Shared = sync.OnceValue(func() *Ledger {
 	l := (*Ledger)(cmem.Ptr(cmem.Permanent(unsafe.Sizeof(Ledger{}))))
 	l.LiveMagic, l.FreeMagic = blockLive, blockFree
 	return l
 })
 
-// SharedLedger returns the address of the process's Ledger, for C code
-// that replays exports.
-func SharedLedger() uintptr { return uintptr(unsafe.Pointer(ledger())) }
+// Addr returns the address of the process's Ledger, for C code that
+// replays exports.
+func Addr() uintptr { return uintptr(unsafe.Pointer(Shared())) }
 
 // ReplayBlocks fills out with blocks of size bytes of C memory, each
 // stamped FreeMagic at magicOffset, for C code that replays exports: the
@@ -80,5 +86,8 @@ func ReplayBlocks(out []uintptr, size, magicOffset uintptr) int {
 	return len(out)
 }
 
-func addLiveExports(n int64) { atomic.AddInt64(&ledger().LiveExports, n) }
-func addStrayDelete()        { atomic.AddInt64(&ledger().StrayDeletes, 1) }
+// AddLive counts Go's exports made (n > 0) or ended (n < 0).
+func AddLive(n int64) { atomic.AddInt64(&Shared().LiveExports, n) }
+
+// AddStray counts a deleter call that named no live tensor.
+func AddStray() { atomic.AddInt64(&Shared().StrayDeletes, 1) }
