@@ -247,13 +247,22 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 	case dlpack.CopyNever:
 		kw["copy"] = false
 	}
-	stream := opts.Stream
+	stream, copyHere := opts.Stream, false
 	if stream.isNil() {
 		// The consumer passes its queue, so the producer orders it
 		// (consumerStream); a pre-2023.12 producer gets it too.
 		if s := g.consumerStream(x, opts); !s.isNil() {
 			defer g.DecRef(s)
 			stream = s
+			// A copy is made here, from the array the producer ordered
+			// our queue after, not asked of the producer: dpnp 0.20's
+			// __dlpack__(copy=True) reads an array on an out-of-order
+			// queue before the work pending on it has written it
+			// (RATIONALE.md, "Queue ordering on the device").
+			if opts.Copy == dlpack.CopyAlways {
+				delete(kw, "copy")
+				copyHere = true
+			}
 		}
 	}
 	if !stream.isNil() {
@@ -263,7 +272,7 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 	if err == nil {
 		defer g.DecRef(c)
 	}
-	return g.fromDLPackResult(x, Object{meth}, c, err, stream, opts, onto)
+	return g.fromDLPackResult(x, Object{meth}, c, err, stream, copyHere, opts, onto)
 }
 
 // NotAProducer is FromDLPack's error for an x without a callable
@@ -291,13 +300,14 @@ func (g *GIL) FromDLPackResult(x, meth, c Object, opts FromDLPackOptions) (*dlpa
 	if c.isNil() {
 		err = g.fetch("")
 	}
-	return g.fromDLPackResult(x, meth, c, err, opts.Stream, opts, nil)
+	return g.fromDLPackResult(x, meth, c, err, opts.Stream, false, opts, nil)
 }
 
 // fromDLPackResult is the rest of FromDLPack: stream is what the first call
-// passed (the consumer's queue, or nil), onto the device host memory is to
-// be copied onto (hostToDevice), or nil.
-func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, opts FromDLPackOptions, onto *dlabi.Device) (*dlpack.Tensor, error) {
+// passed (the consumer's queue, or nil), copyHere whether the copy opts ask
+// for is to be made here rather than by the producer, onto the device host
+// memory is to be copied onto (hostToDevice), or nil.
+func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, copyHere bool, opts FromDLPackOptions, onto *dlabi.Device) (*dlpack.Tensor, error) {
 	legacy := false
 	if err != nil && isPyKind(err, errkind.Type) {
 		g.ReleaseError(err) // handled: the retry decides
@@ -329,7 +339,7 @@ func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, opts
 			return nil, err
 		}
 	}
-	if legacy {
+	if legacy || copyHere {
 		if t, err = g.placeLegacy(t, opts); err != nil {
 			return nil, err
 		}

@@ -125,6 +125,27 @@ def kernel(how, producer, consumer):
 ROUNDS = 5
 
 
+def import_copy(producer):
+    """from_dlpack(x, copy=True) of a dpnp array a fill kernel is still
+    writing on its queue; the copy is then read through usmbridge's own
+    host copy. Prints how many of COPY_ROUNDS copies held anything but the
+    fill's value."""
+    props = ["in_order"] if producer == "in_order" else []
+    p = dpctl.SyclQueue("opencl:cpu", property=props)
+    n, stale = 1 << 20, 0
+    for _ in range(COPY_ROUNDS):
+        x = dpt.full((n,), 7.0, dtype="f4", sycl_queue=p)
+        a = ub.from_dlpack(x, copy=True)
+        stale += int(not (np.from_dlpack(a, device="cpu") == 7).all())
+        p.wait()
+    print(json.dumps({"stale": stale, "rounds": COPY_ROUNDS}))
+    sys.stdout.flush()
+    os._exit(0)
+
+
+COPY_ROUNDS = 40
+
+
 def legacy():
     """A pre-2023.12 producer (stream is its only keyword, and it ignores
     it) over memory its sycl_queue is still writing: from_dlpack(copy=True)
@@ -171,4 +192,6 @@ if __name__ == "__main__":
         legacy()
     if sys.argv[1] == "kernel":
         kernel(*sys.argv[2:5])
+    if sys.argv[1] == "import_copy":
+        import_copy(sys.argv[2])
     main(*sys.argv[1:3])

@@ -76,6 +76,16 @@ def test_consumer_sees_kernel_result(how, producer, consumer):
     assert r["stale"] == 0, r
 
 
+@pytest.mark.parametrize("producer", ["in_order", "out_of_order"])
+def test_copy_from_producer_queue_is_complete(producer):
+    # from_dlpack(x, copy=True) passes the consumer's queue as the stream
+    # and asks dpnp for a copy; dpnp 0.20 does not order that queue after
+    # the copy it makes (about 1 import in 10 read stale data), so the
+    # producer's queue is also waited for, as for a pre-2023.12 producer.
+    r = _run("import_copy", producer)
+    assert r["stale"] == 0, r
+
+
 def test_legacy_producer_with_sycl_queue_is_waited_for():
     # It gets the stream but may ignore it (this one does): its
     # sycl_queue is waited on before from_dlpack copies the data.
