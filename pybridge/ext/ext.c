@@ -915,7 +915,11 @@ static PyMethodDef module_methods[] = {
 	 "never does (BufferError or ValueError when a copy would be needed).\n"
 	 "A producer that does not take max_version, dl_device and copy is\n"
 	 "called again without them, and usmbridge does the copy or host move\n"
-	 "itself. Exceptions the producer raises reach the caller unchanged."},
+	 "itself. A SYCL (kDLOneAPI) producer is passed the queue the array\n"
+	 "lands on as stream, so it orders that queue after its pending work\n"
+	 "without a host wait; with copy=True usmbridge copies the array it\n"
+	 "gets, after that ordering. Exceptions the producer raises reach the\n"
+	 "caller unchanged."},
 	{"_stats", (PyCFunction)mod_stats, METH_NOARGS,
 	 "Live counts, for leak tests, and the C exchange API counters (exchange_exports: tensors our\n"
 	 "table handed out; exchange_imports: tensors from_dlpack took through a producer's table)."},
