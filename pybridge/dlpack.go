@@ -143,12 +143,9 @@ func (g *GIL) importCapsule(c Object, reg *usm.Registry) (*dlpack.Tensor, error)
 	if p == 0 {
 		return nil, g.fetch("pybridge.ImportCapsule")
 	}
-	if reg == nil && deviceType(p, versioned) == dlabi.OneAPI {
-		d, err := g.dpctlUnderGIL()
-		if err != nil {
-			return nil, errkind.Wrap(errkind.Buffer, "pybridge.ImportCapsule", "a kDLOneAPI tensor needs dpctl", err)
-		}
-		reg = d.reg
+	reg, err := g.importRegistry(reg, p, versioned, "pybridge.ImportCapsule")
+	if err != nil {
+		return nil, err
 	}
 	t, err := dlpack.Import(dlpack.UnsafeManaged(p, versioned), dlpack.ImportOptions{Registry: reg, KeepOnError: true})
 	if err != nil {
@@ -458,16 +455,21 @@ func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions) (*dlpack.Ten
 	if err != nil {
 		return nil, err
 	}
-	reg := opts.Registry
-	if reg == nil && deviceType(m.Pointer(), m.Versioned()) == dlabi.OneAPI {
-		d, err := g.dpctlUnderGIL()
-		if err != nil {
-			m.Delete()
-			return nil, errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "a kDLOneAPI tensor needs dpctl", err)
-		}
-		reg = d.reg
+	return g.ImportManaged(m, opts.Registry)
+}
+
+// importRegistry is the registry the tensor at p is imported with: reg
+// when given; else, for a kDLOneAPI tensor, the interpreter's dpctl
+// registry, and nil (dlpack.Import's host default) for any other device.
+func (g *GIL) importRegistry(reg *usm.Registry, p uintptr, versioned bool, op string) (*usm.Registry, error) {
+	if reg != nil || deviceType(p, versioned) != dlabi.OneAPI {
+		return reg, nil
 	}
-	return dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
+	d, err := g.dpctlUnderGIL()
+	if err != nil {
+		return nil, errkind.Wrap(errkind.Buffer, op, "a kDLOneAPI tensor needs dpctl", err)
+	}
+	return d.reg, nil
 }
 
 // waitProducerQueue waits on x.sycl_queue if it is a dpctl.SyclQueue,

@@ -284,13 +284,10 @@ func (g *GIL) ImportManaged(m dlpack.Managed, reg *usm.Registry) (*dlpack.Tensor
 	if m.IsNil() {
 		return nil, errkind.New(errkind.Value, "pybridge.ImportManaged", "NULL managed tensor")
 	}
-	if reg == nil && deviceType(m.Pointer(), m.Versioned()) == dlabi.OneAPI {
-		d, err := g.dpctlUnderGIL()
-		if err != nil {
-			m.Delete()
-			return nil, errkind.Wrap(errkind.Buffer, "pybridge.ImportManaged", "a kDLOneAPI tensor needs dpctl", err)
-		}
-		reg = d.reg
+	reg, err := g.importRegistry(reg, m.Pointer(), m.Versioned(), "pybridge.ImportManaged")
+	if err != nil {
+		m.Delete()
+		return nil, err
 	}
 	return dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
 }
