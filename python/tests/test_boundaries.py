@@ -82,7 +82,6 @@ CASES = {
         stream = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p)(api[6])
         raises_panic('ub_work_stream', lambda: stream(1, 0, ctypes.byref(ctypes.c_void_p())))
         """),
-    "ub_wait": "a = ub.asarray(usm_array()); raises_panic('ub_wait', lambda: ub.from_dlpack(a))",
     "ub_alloc": textwrap.dedent("""
         import ctypes
         api = (ctypes.c_void_p * 7).from_address(ub.Array.__c_dlpack_exchange_api__)
