@@ -76,8 +76,19 @@ func (t *Tensor) ReleaseDeferred() (deleter, self uintptr) {
 		return 0, 0
 	}
 	liveImports.Add(-1)
-	if leg, ver := deleterPtrs(); t.deleter == 0 || t.deleter == leg || t.deleter == ver {
+	deleter, self = t.ForeignDeleter()
+	if deleter == 0 {
 		callDeleter(t.deleter, t.m.ptr)
+	}
+	return deleter, self
+}
+
+// ForeignDeleter returns what ReleaseDeferred hands a C caller when the
+// last reference goes: the producer's deleter and its argument when the
+// deleter is a foreign C function; 0, 0 when there is none, or when it is
+// this package's own (Release calls those in Go).
+func (t *Tensor) ForeignDeleter() (deleter, self uintptr) {
+	if leg, ver := deleterPtrs(); t.deleter == 0 || t.deleter == leg || t.deleter == ver {
 		return 0, 0
 	}
 	return t.deleter, t.m.ptr

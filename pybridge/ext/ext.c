@@ -241,7 +241,20 @@ typedef struct {
 	int32_t wait_state;  /* UB_TEMPLATE_*: whether wait is usable */
 	ub_wait_plan wait;   /* how C waits on the array's queue (ext.h) */
 	PyObject *dev_tuple; /* __dlpack_device__'s tuple, on first use */
+	ub_deleter_call crelease; /* the release Go left to C, until Go sees handle again (ext.h) */
 } UBArray;
+
+int64_t ub_released[UB_RELEASED_MAX];
+int32_t ub_nreleased;
+
+/* go_handle is the array's handle for a call into Go that may take a
+ * reference to its tensor: from then on Go decides its release again. */
+static int64_t go_handle(UBArray *self)
+{
+	self->crelease.fn = 0;
+	self->crelease.arg = 0;
+	return self->handle;
+}
 
 static PyTypeObject UBArray_Type;
 
@@ -268,6 +281,8 @@ static UBArray *array_new(void)
 	a->dev_tuple = NULL;
 	a->wait_state = UB_TEMPLATE_UNKNOWN;
 	memset(&a->wait, 0, sizeof a->wait);
+	a->crelease.fn = 0;
+	a->crelease.arg = 0;
 	return a;
 }
 
@@ -280,7 +295,12 @@ static void array_dealloc(UBArray *self)
 	if (self->handle != 0) {
 		if (ub_forked) /* in a forked child the Go state is leaked */
 			ub_fork_skip();
-		else {
+		else if (self->crelease.fn != 0 && ub_nreleased < UB_RELEASED_MAX) {
+			/* Go's decision at import, replayed: the producer's
+			 * deleter, once; Go counts the release on its next entry. */
+			ub_released[ub_nreleased++] = self->handle;
+			((void (*)(void *))self->crelease.fn)((void *)self->crelease.arg);
+		} else {
 			/* A producer's C deleter is called here, not through
 			 * purego: Go has done the bookkeeping (once). */
 			ub_deleter_call d = {0, 0};
@@ -372,7 +392,7 @@ static void fill_versioned(ub_block *b, UBArray *self, uint32_t minor)
 static int wait_fast(UBArray *self)
 {
 	if (self->wait_state == UB_TEMPLATE_UNKNOWN)
-		self->wait_state = ub_wait_plan_fill(self->handle, &self->wait);
+		self->wait_state = ub_wait_plan_fill(go_handle(self), &self->wait);
 	if (self->wait_state != UB_TEMPLATE_READY)
 		return 0;
 	const ub_wait_plan *w = &self->wait;
@@ -469,14 +489,14 @@ static PyObject *array_dlpack(UBArray *self, PyObject *const *args, size_t nargs
 	if (kwnames != NULL && parse_kw("__dlpack__", kwnames, args, names, kw, 4) < 0)
 		return NULL;
 	if (self->tmpl_state == UB_TEMPLATE_UNKNOWN)
-		self->tmpl_state = ub_template_fill(self->handle, &self->tmpl);
+		self->tmpl_state = ub_template_fill(go_handle(self), &self->tmpl);
 	if (self->tmpl_state == UB_TEMPLATE_READY) {
 		PyObject *cap;
 		int r = export_fast(self, kw, &cap);
 		if (r != 0)
 			return r > 0 ? cap : NULL;
 	}
-	return (PyObject *)ub_dlpack(self->handle, (uintptr_t)kw[0], (uintptr_t)kw[1], (uintptr_t)kw[2],
+	return (PyObject *)ub_dlpack(go_handle(self), (uintptr_t)kw[0], (uintptr_t)kw[1], (uintptr_t)kw[2],
 				     (uintptr_t)kw[3]);
 }
 
@@ -527,11 +547,11 @@ static PyObject *array_suai(UBArray *self, void *unused)
 	if (forked())
 		return NULL;
 	if (self->suai == NULL) {
-		PyObject *d = (PyObject *)ub_suai(self->handle);
+		PyObject *d = (PyObject *)ub_suai(go_handle(self));
 		if (d == NULL)
 			return NULL;
 		self->suai = d;
-	} else if (!wait_fast(self) && ub_wait(self->handle) < 0) {
+	} else if (!wait_fast(self) && ub_wait(go_handle(self)) < 0) {
 		return NULL;
 	}
 	return PyDict_Copy(self->suai);
@@ -617,12 +637,12 @@ static int xch_array(void *obj, UBArray **out)
 	}
 	UBArray *self = (UBArray *)o;
 	if (self->tmpl_state == UB_TEMPLATE_UNKNOWN)
-		self->tmpl_state = ub_template_fill(self->handle, &self->tmpl);
+		self->tmpl_state = ub_template_fill(go_handle(self), &self->tmpl);
 	if (self->tmpl_state != UB_TEMPLATE_READY)
-		return ub_exchange_refuse(self->handle); /* raises Go's refusal */
+		return ub_exchange_refuse(go_handle(self)); /* raises Go's refusal */
 	/* Go's wait, made in C where Go gave a plan (wait_fast), as
 	 * __dlpack__ and the SUAI do. */
-	if (self->tmpl.exchange_wait && !wait_fast(self) && ub_wait(self->handle) < 0)
+	if (self->tmpl.exchange_wait && !wait_fast(self) && ub_wait(go_handle(self)) < 0)
 		return -1;
 	*out = self;
 	return 0;
@@ -831,7 +851,7 @@ static PyObject *from_dlpack_fast(PyObject *x)
 		if (versioned || (name != NULL && strcmp(name, name_legacy) == 0)) {
 			void *p = PyCapsule_GetPointer(cap, name);
 			if (p != NULL && dl_device_type(p, versioned) == UB_DL_CPU) {
-				h = ub_import_host((uintptr_t)p, versioned, &a->device);
+				h = ub_import_host((uintptr_t)p, versioned, &a->device, &a->crelease);
 				if (h != 0 && PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0)
 					PyErr_Clear(); /* cannot fail for a valid capsule */
 				done = 1;

@@ -142,6 +142,18 @@ typedef struct {
 	uintptr_t arg;
 } ub_deleter_call;
 
+/*
+ * Releases C replays. When Go imports a fresh tensor whose producer's
+ * deleter is a C function and nothing but the new array holds it, Go hands
+ * C that deleter (ub_import_host's crelease): while Go has not seen the
+ * array's handle again, the array's tp_dealloc calls the deleter itself and
+ * leaves the handle here, and Go finishes the bookkeeping (counts, handle
+ * table) on its next entry, before anything else. Guarded by the GIL.
+ */
+#define UB_RELEASED_MAX 64
+extern int64_t ub_released[UB_RELEASED_MAX];
+extern int32_t ub_nreleased;
+
 /* Fast-path states of an array's template and wait plan. */
 enum { UB_TEMPLATE_UNKNOWN = 0, UB_TEMPLATE_READY = 1, UB_TEMPLATE_NONE = -1 };
 

@@ -25,6 +25,7 @@ package main
 import "C"
 
 import (
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,50 @@ func main() {}
 type entry struct {
 	arr     *usm.Array
 	syclobj *pybridge.Ref // the producer's SyclQueue/SyclContext, if any
+	// cReleased: Go let C call the producer's deleter (ub_import_host), so
+	// a handle in ext.c's ub_released list is finished by finishCReleases.
+	cReleased bool
+}
+
+// finishCReleases does Go's part of the releases C made since Go last ran
+// (ext.h, "Releases C replays"): the producer's deleter has been called,
+// so each entry leaves the table, and its tensor's last reference is
+// dropped without calling the deleter again. The caller holds the GIL,
+// which guards the list. A handle that Go never let C release means a
+// deleter was called while something else could still read the memory: a
+// bug, recovered as a panic (counted and logged) without touching the
+// tensor again.
+func finishCReleases(atLeast int) {
+	n := int(C.ub_nreleased)
+	if n == 0 || n < atLeast {
+		return
+	}
+	// Copied first: nothing below should reach Python, but a release
+	// that did could not overwrite the handles still to finish.
+	var hs [C.UB_RELEASED_MAX]C.int64_t
+	copy(hs[:n], (*[C.UB_RELEASED_MAX]C.int64_t)(unsafe.Pointer(&C.ub_released))[:n])
+	C.ub_nreleased = 0
+	for _, h := range hs[:n] {
+		finishCRelease(h)
+	}
+}
+
+func finishCRelease(h C.int64_t) {
+	defer boundary.Recover("ub_released", nil)
+	boundary.Check("ub_released")
+	e := entries.take(int64(h))
+	if e == nil {
+		panic(fmt.Sprintf("C released handle %d, which is not in use", h))
+	}
+	live.Add(-1)
+	t, ok := e.arr.Owner.(*dlpack.Tensor)
+	if !ok || !e.cReleased {
+		panic(fmt.Sprintf("C released handle %d, which Go did not leave to C", h))
+	}
+	if fn, _ := t.ReleaseDeferred(); fn == 0 {
+		panic(fmt.Sprintf("C released handle %d while its tensor was still held", h))
+	}
+	cReleases.Add(1)
 }
 
 var (
@@ -54,6 +99,9 @@ var (
 	// dlpackCalls counts the __dlpack__ calls C left to Go (ub_dlpack), so
 	// that tests can tell which requests C answered from the template.
 	dlpackCalls atomic.Int64
+	// cReleases counts the releases C made with Go's leave (finishCRelease),
+	// so that tests can tell which path an array's release took.
+	cReleases atomic.Int64
 )
 
 func put(e *entry, dev *C.ub_dl_device) C.int64_t {
@@ -100,6 +148,19 @@ func (t *handleTable) get(h int64) *entry {
 	return t.tab[h-1]
 }
 
+// take removes h and returns its entry (nil for a handle not in use).
+func (t *handleTable) take(h int64) *entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h <= 0 || h > int64(len(t.tab)) || t.tab[h-1] == nil {
+		return nil
+	}
+	e := t.tab[h-1]
+	t.tab[h-1] = nil
+	t.free = append(t.free, int(h-1))
+	return e
+}
+
 // remove frees h for reuse (a handle not in use is ignored).
 func (t *handleTable) remove(h int64) {
 	t.mu.Lock()
@@ -123,6 +184,8 @@ func held[T any](where string, fn func(g *pybridge.GIL) (T, error)) T {
 	func() {
 		defer boundary.Recover(where, &err)
 		boundary.Check(where)
+		// Batched: only the counts of ub_stats wait for them.
+		finishCReleases(C.UB_RELEASED_MAX / 2)
 		err = py.Held(func(g *pybridge.GIL) error {
 			v, err := fn(g)
 			r = v
@@ -227,14 +290,21 @@ func ub_max_version(major, minor *C.uint32_t) {
 // and C renames the capsule only if that succeeded. A consumer of DLPack's
 // C exchange API can call it with the tensor that API returns.
 //
+// When the producer's deleter is a C function, Go also decides here that
+// C may release the array itself (*crelease, ext.h "Releases C replays"):
+// the new array is the tensor's only holder, and C gives that up as soon
+// as it passes the handle back to Go for anything that could take another.
+//
 //export ub_import_host
-func ub_import_host(p C.uintptr_t, versioned C.int, dev *C.ub_dl_device) C.int64_t {
+func ub_import_host(p C.uintptr_t, versioned C.int, dev *C.ub_dl_device, crelease *C.ub_deleter_call) C.int64_t {
 	return newArray("ub_import_host", dev, func(g *pybridge.GIL) (*entry, error) {
 		t, err := pybridge.ImportHostManaged(uintptr(p), versioned != 0)
 		if err != nil {
 			return nil, err
 		}
-		return &entry{arr: &t.Array}, nil
+		fn, arg := t.ForeignDeleter()
+		crelease.fn, crelease.arg = C.uintptr_t(fn), C.uintptr_t(arg)
+		return &entry{arr: &t.Array, cReleased: fn != 0}, nil
 	})
 }
 
@@ -291,6 +361,7 @@ func ub_wait(h C.int64_t) C.int {
 func ub_release(h C.int64_t, del *C.ub_deleter_call) {
 	defer boundary.Recover("ub_release", nil)
 	boundary.Check("ub_release")
+	finishCReleases(0) // C's list is full, or C could not use it
 	e := get(h)
 	if e == nil {
 		return
@@ -637,11 +708,13 @@ func ub_wait_plan_fill(h C.int64_t, p *C.ub_wait_plan) (state C.int32_t) {
 //export ub_stats
 func ub_stats() C.uintptr_t {
 	return call("ub_stats", func(g *pybridge.GIL) (pybridge.Object, error) {
+		finishCReleases(0) // the counts include the releases C made
 		s := dlpack.ReadStats()
 		return g.FromGo(map[string]any{"live_exports": s.LiveExports, "live_imports": s.LiveImports,
 			"stray_deletes": s.StrayDeletes, "handles": live.Load(), "panics": s.Panics,
 			"exchange_exports": exportledger.ExchangeExports(), "exchange_imports": pybridge.ExchangeImports(),
-			"gated_callbacks": boundary.Gated(), "dlpack_calls_into_go": dlpackCalls.Load()})
+			"gated_callbacks": boundary.Gated(), "dlpack_calls_into_go": dlpackCalls.Load(),
+			"c_releases": cReleases.Load()})
 	})
 }
 

@@ -97,7 +97,15 @@ CASES = {
         assert got and got[0][0] == b"RuntimeError" and b"Go panic in ub_alloc" in got[0][1], got
         """),
     # Boundaries with no caller to raise to: counted and logged.
-    "ub_release": "a = ub.from_dlpack(np.arange(2.0)); ub._inject_panic('ub_release'); del a; gc.collect()",
+    # An array whose release Go makes: Go has seen it since the import (a
+    # fresh host import is released by C, see ub_released below).
+    "ub_release": textwrap.dedent("""
+        a = ub.from_dlpack(np.arange(2.0))
+        np.from_dlpack(a)
+        ub._inject_panic('ub_release'); del a; gc.collect()
+        """),
+    # C released a fresh host import; Go finishes it on its next entry.
+    "ub_released": "a = ub.from_dlpack(np.arange(2.0)); ub._inject_panic('ub_released'); del a; gc.collect()",
     "ub_template_fill": textwrap.dedent("""
         a = ub.from_dlpack(np.arange(3.0))
         ub._inject_panic('ub_template_fill')
