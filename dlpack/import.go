@@ -26,6 +26,12 @@ type ImportOptions struct {
 	// every case and calls the deleter itself when it fails, as dlpack.h
 	// requires for a major-version mismatch.
 	KeepOnError bool
+	// Reuse is a Tensor from an earlier Import whose last reference has
+	// been released, to be filled instead of a new one: a pool, for a
+	// caller that imports at a high rate and holds the only pointer left
+	// to it (the Python package's fast path). A Tensor still live is not
+	// reused.
+	Reuse *Tensor
 }
 
 // Tensor is an imported DLPack tensor: a usm.Array view of the producer's
@@ -107,7 +113,7 @@ func (t *Tensor) ForeignDeleter() (deleter, self uintptr) {
 // (RATIONALE.md, "Extent checks nobody else does"). Errors are
 // usm.ErrBuffer unless noted in the message.
 func Import(m Managed, opts ImportOptions) (*Tensor, error) {
-	t, err := inspect(m, opts.Registry)
+	t, err := inspect(m, opts.Registry, opts.Reuse)
 	if err != nil {
 		if !opts.KeepOnError && !m.IsNil() {
 			m.Delete()
@@ -118,11 +124,17 @@ func Import(m Managed, opts ImportOptions) (*Tensor, error) {
 	return t, nil
 }
 
-func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
+func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 	if m.IsNil() {
 		return nil, importErr(errkind.Value, "NULL managed tensor", nil)
 	}
-	t := &Tensor{m: m, deleter: m.deleterPtr()}
+	t := reuse
+	if t == nil || t.refs.Live() {
+		t = new(Tensor)
+	} else {
+		*t = Tensor{}
+	}
+	t.m, t.deleter = m, m.deleterPtr()
 	var dl *DLTensor
 	if m.versioned {
 		v := m.versionedView()

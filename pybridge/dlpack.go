@@ -430,12 +430,13 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 // calls it with the capsule's pointer and renames the capsule to used_*
 // only on success; a consumer of DLPack's C exchange API can call it with
 // the tensor that API hands over. Any other device is usm.ErrValue (the
-// caller must take the FromDLPackResult path).
-func ImportHostManaged(p uintptr, versioned bool) (*dlpack.Tensor, error) {
+// caller must take the FromDLPackResult path). reuse is passed on as
+// dlpack.ImportOptions.Reuse (nil: a new Tensor).
+func ImportHostManaged(p uintptr, versioned bool, reuse *dlpack.Tensor) (*dlpack.Tensor, error) {
 	if p == 0 || deviceType(p, versioned) != dlabi.CPU {
 		return nil, errkind.New(errkind.Value, "pybridge.ImportHostManaged", "not a kDLCPU tensor")
 	}
-	return dlpack.Import(dlpack.UnsafeManaged(p, versioned), dlpack.ImportOptions{KeepOnError: true})
+	return dlpack.Import(dlpack.UnsafeManaged(p, versioned), dlpack.ImportOptions{KeepOnError: true, Reuse: reuse})
 }
 
 // placeLegacy does for a tensor from a pre-2023.12 producer what

@@ -906,6 +906,16 @@ static PyObject *mod_inject_panic(PyObject *mod, PyObject *where)
 	Py_RETURN_NONE;
 }
 
+/* _enter_go makes one call into Go that does nothing: the floor every
+ * path that enters Go pays (python/bench/bench_floor.py). */
+static PyObject *mod_enter_go(PyObject *mod, PyObject *unused)
+{
+	if (forked())
+		return NULL;
+	ub_enter();
+	Py_RETURN_NONE;
+}
+
 /* _fork_skips is the one function that works in a forked child: it is C
  * only, and says how many releases the child skipped (leaked). */
 static PyObject *mod_fork_skips(PyObject *mod, PyObject *unused)
@@ -945,6 +955,8 @@ static PyMethodDef module_methods[] = {
 	{"_stats", (PyCFunction)mod_stats, METH_NOARGS,
 	 "Live counts, for leak tests, and the C exchange API counters (exchange_exports: tensors our\n"
 	 "table handed out; exchange_imports: tensors from_dlpack took through a producer's table)."},
+	{"_enter_go", (PyCFunction)mod_enter_go, METH_NOARGS,
+	 "Enter Go once and do nothing (benchmarks: the cost of a call into Go)."},
 	{"_fork_skips", (PyCFunction)mod_fork_skips, METH_NOARGS,
 	 "Releases a forked child skipped rather than enter Go (works in a forked child)."},
 	{"_inject_panic", (PyCFunction)mod_inject_panic, METH_O,

@@ -50,6 +50,36 @@ type entry struct {
 	// cReleased: Go let C call the producer's deleter (ub_import_host), so
 	// a handle in ext.c's ub_released list is finished by finishCReleases.
 	cReleased bool
+	// tensor is arr's dlpack.Tensor when cReleased: once C has released
+	// it, no pointer to either is left but this entry's, so both are
+	// reused (spare).
+	tensor *dlpack.Tensor
+}
+
+// spareEntries keeps the entries, and their tensors, of arrays C released
+// (finishCRelease), for the next fast imports: that path then allocates
+// nothing, and the collector has nothing of it to collect. Guarded by the
+// GIL.
+type spareEntries struct{ list []*entry }
+
+const maxSpare = C.UB_RELEASED_MAX
+
+var spare spareEntries
+
+func (s *spareEntries) get() *entry {
+	if n := len(s.list); n > 0 {
+		e := s.list[n-1]
+		s.list[n-1] = nil
+		s.list = s.list[:n-1]
+		return e
+	}
+	return new(entry)
+}
+
+func (s *spareEntries) put(e *entry) {
+	if len(s.list) < maxSpare {
+		s.list = append(s.list, e)
+	}
 }
 
 // finishCReleases does Go's part of the releases C made since Go last ran
@@ -91,6 +121,8 @@ func finishCRelease(h C.int64_t) {
 		panic(fmt.Sprintf("C released handle %d while its tensor was still held", h))
 	}
 	cReleases.Add(1)
+	*e = entry{tensor: e.tensor}
+	spare.put(e)
 }
 
 var (
@@ -126,51 +158,50 @@ type handleTable struct {
 }
 
 func (t *handleTable) put(e *entry) int64 {
+	// No defers here or below: nothing between Lock and Unlock can panic
+	// but an index out of range, which the checks rule out, and these run
+	// on every array's way in and out.
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	var h int64
 	if n := len(t.free); n > 0 {
 		i := t.free[n-1]
 		t.free = t.free[:n-1]
 		t.tab[i] = e
-		return int64(i + 1)
+		h = int64(i + 1)
+	} else {
+		t.tab = append(t.tab, e)
+		h = int64(len(t.tab))
 	}
-	t.tab = append(t.tab, e)
-	return int64(len(t.tab))
+	t.mu.Unlock()
+	return h
 }
 
 // get returns the entry of h, or nil for 0 or a handle not in use.
 func (t *handleTable) get(h int64) *entry {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if h <= 0 || h > int64(len(t.tab)) {
-		return nil
+	var e *entry
+	if h > 0 && h <= int64(len(t.tab)) {
+		e = t.tab[h-1]
 	}
-	return t.tab[h-1]
+	t.mu.Unlock()
+	return e
 }
 
 // take removes h and returns its entry (nil for a handle not in use).
 func (t *handleTable) take(h int64) *entry {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if h <= 0 || h > int64(len(t.tab)) || t.tab[h-1] == nil {
-		return nil
+	var e *entry
+	if h > 0 && h <= int64(len(t.tab)) && t.tab[h-1] != nil {
+		e = t.tab[h-1]
+		t.tab[h-1] = nil
+		t.free = append(t.free, int(h-1))
 	}
-	e := t.tab[h-1]
-	t.tab[h-1] = nil
-	t.free = append(t.free, int(h-1))
+	t.mu.Unlock()
 	return e
 }
 
 // remove frees h for reuse (a handle not in use is ignored).
-func (t *handleTable) remove(h int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if h <= 0 || h > int64(len(t.tab)) || t.tab[h-1] == nil {
-		return
-	}
-	t.tab[h-1] = nil
-	t.free = append(t.free, int(h-1))
-}
+func (t *handleTable) remove(h int64) { t.take(h) }
 
 // held runs fn, the body of the export named where, with the GIL, which
 // the C caller holds. An error becomes the Python exception (a Python
@@ -298,13 +329,16 @@ func ub_max_version(major, minor *C.uint32_t) {
 //export ub_import_host
 func ub_import_host(p C.uintptr_t, versioned C.int, dev *C.ub_dl_device, crelease *C.ub_deleter_call) C.int64_t {
 	return newArray("ub_import_host", dev, func(g *pybridge.GIL) (*entry, error) {
-		t, err := pybridge.ImportHostManaged(uintptr(p), versioned != 0)
+		e := spare.get()
+		t, err := pybridge.ImportHostManaged(uintptr(p), versioned != 0, e.tensor)
 		if err != nil {
+			spare.put(e)
 			return nil, err
 		}
 		fn, arg := t.ForeignDeleter()
 		crelease.fn, crelease.arg = C.uintptr_t(fn), C.uintptr_t(arg)
-		return &entry{arr: &t.Array, cReleased: fn != 0}, nil
+		*e = entry{arr: &t.Array, cReleased: fn != 0, tensor: t}
+		return e, nil
 	})
 }
 
@@ -717,6 +751,12 @@ func ub_stats() C.uintptr_t {
 			"c_releases": cReleases.Load()})
 	})
 }
+
+// ub_enter does nothing: it is what a call into Go costs before any work
+// (usmbridge._enter_go, for benchmarks).
+//
+//export ub_enter
+func ub_enter() {}
 
 // ub_inject_panic makes the next call of the boundary named where panic
 // (tests: each boundary must turn it into an exception or a count).

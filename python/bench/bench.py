@@ -208,6 +208,20 @@ def main(argv):
             print("| %s | %s | %s | %s | %.2f | %s |" % (r["row"], r["peer"], fmt_time(r["peer_ns"]), fmt_time(r["ours_ns"]),
                                                        r["ours_ns"] / r["peer_ns"], allocs))
         sys.stdout.flush()
+    if not wanted or "from_dlpack" in wanted:
+        # What the from_dlpack row's usmbridge time is made of (bench_floor.py).
+        print()
+        floor = [sys.executable, os.path.join(here, "bench_floor.py"), "--rounds", str(rounds)]
+        out = subprocess.run(floor + (["--number", "10"] if smoke else []), capture_output=True, text=True)
+        if out.returncode != 0:
+            print("from_dlpack breakdown failed: %s" % (out.stderr.strip().splitlines() or ["?"])[-1])
+            status = 1
+        else:
+            print("`usmbridge.from_dlpack(numpy array)`, piece by piece (python/bench/bench_floor.py):")
+            print()
+            print("```")
+            print(out.stdout.rstrip())
+            print("```")
     return status
 
 

@@ -24,7 +24,7 @@ import threading as _threading
 __version__ = "0.1.0"  # the package's version (pyproject.toml reads it from here)
 
 __all__ = ["Array", "ForkError", "asarray", "from_dlpack"]
-_NAMES = frozenset(__all__ + ["_stats", "_inject_panic", "_fork_skips"])
+_NAMES = frozenset(__all__ + ["_stats", "_inject_panic", "_fork_skips", "_enter_go"])
 _lock = _threading.Lock()
 
 
