@@ -835,8 +835,9 @@ static PyObject *from_dlpack_fast(PyObject *x)
 		return NULL;
 	if (!host_producer(x))
 		return wrap(a, ub_from_dlpack((uintptr_t)x, 0, 0, &a->device));
+	/* host_producer called x.__dlpack_device__(): x has one. */
 	PyObject *meth = PyObject_GetAttr(x, s_dunder_dlpack);
-	if (meth == NULL || !PyCallable_Check(meth) || !PyObject_HasAttr(x, s_dunder_dlpack_device)) {
+	if (meth == NULL || !PyCallable_Check(meth)) {
 		Py_XDECREF(meth);
 		PyErr_Clear();
 		return wrap(a, ub_from_dlpack_result((uintptr_t)x, 0, 0, &a->device));
