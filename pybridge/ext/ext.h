@@ -96,7 +96,7 @@ typedef struct {
 	ub_dl_tensor tensor;
 	uint64_t flags;         /* of a versioned export */
 	uint32_t minor;         /* the minor of a versioned export for max_version >= (2, 0), and of the exchange API's */
-	uint32_t minor_for[UB_MINOR_SLOTS]; /* the minor for max_version=(1, k) (dlpack.NegotiateVersion) */
+	uint32_t minor_for[UB_MINOR_SLOTS]; /* the minor for max_version=(1, k) (dlabi.NegotiateVersion) */
 	int32_t legacy_ok;      /* 0: a legacy export must be refused (read-only) */
 	int32_t no_sync_ok;     /* 1: stream=-1 may be answered from the template */
 	int32_t dlpack_fast;    /* 1: __dlpack__ may replay it (Export would not wait) */

@@ -448,7 +448,7 @@ func boolC(b bool) C.int32_t {
 // malloc'd block of 2*ndim int64 that the array owns (ext.c frees it).
 func fillTemplate(t *C.ub_template, m dlpack.Managed) bool {
 	mt := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
-	if v, _ := dlpack.NegotiateVersion(&dlpack.Version{Major: 2}); v != mt.Version {
+	if v, _ := dlabi.NegotiateVersion(&dlpack.Version{Major: 2}, dlpack.ProducerVersion); v != mt.Version {
 		return false // minor would not answer a newer major as Go does
 	}
 	src := mt.DLTensor
@@ -477,7 +477,7 @@ func fillTemplate(t *C.ub_template, m dlpack.Managed) bool {
 	t.flags = C.uint64_t(mt.Flags)
 	t.minor = C.uint32_t(mt.Version.Minor)
 	for k := range t.minor_for {
-		v, _ := dlpack.NegotiateVersion(&dlpack.Version{Major: 1, Minor: uint32(k)})
+		v, _ := dlabi.NegotiateVersion(&dlpack.Version{Major: 1, Minor: uint32(k)}, dlpack.ProducerVersion)
 		t.minor_for[k] = C.uint32_t(v.Minor)
 	}
 	return true
