@@ -123,7 +123,7 @@ typedef struct {
 /*
  * ub_wait_plan is how C waits on an array's queue as usm.Array.Wait does,
  * without entering Go: Go fills it once (ub_wait_plan_fill) for a dpctl
- * queue, from pybridge.WaitPlan; C then calls
+ * queue, from pybridge's waitPlan; C then calls
  * event_delete(event_wait(barrier(ref))) in that order. ref 0: the array has
  * no queue, nothing to wait for. The array's Go state keeps the queue
  * alive while C may use the plan.
