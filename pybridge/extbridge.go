@@ -12,12 +12,12 @@ import (
 // through an internal bridge").
 func init() {
 	extbridge.Set(extbridge.Ops[GIL, Object]{
-		Attach: func() (func(fn func(g *GIL) error) error, error) {
+		Attach: func() (func() *GIL, func(), error) {
 			py, err := attach()
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			return py.held, nil
+			return py.enterHeld, exitHeld, nil
 		},
 
 		Object:       func(p uintptr) Object { return Object{p} },

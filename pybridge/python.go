@@ -50,7 +50,7 @@ type Python struct {
 
 	types cachedTypes
 
-	// gil is the one GIL value Do and held hand out (it holds nothing but
+	// gil is the one GIL value Do and enterHeld hand out (it holds nothing but
 	// py), so that entering the interpreter allocates nothing.
 	gil GIL
 
@@ -293,19 +293,30 @@ func (py *Python) Do(fn func(g *GIL) error) (err error) {
 	return fn(&py.gil)
 }
 
-// held runs fn for code that Python itself called with the GIL held (an
-// entry point of a c-shared library loaded with ctypes.PyDLL): it skips
+// enterHeld and exitHeld bracket code that Python itself called with the
+// GIL held (every entry point of the extension module): they skip
 // PyGILState_Ensure/Release, which would only confirm what the caller
-// guarantees. Calling it without the GIL corrupts the interpreter.
-func (py *Python) held(fn func(g *GIL) error) error {
+// guarantees. Calling enterHeld without the GIL corrupts the interpreter.
+// They are two calls rather than one taking a func so that the
+// extension, which calls them through extbridge's function values, does
+// not make each entry's closure escape to the heap.
+func (py *Python) enterHeld() *GIL {
 	runtime.LockOSThread() // a cgo callback already runs on the caller's thread
-	defer runtime.UnlockOSThread()
+	entered := false
+	defer func() {
+		if !entered {
+			runtime.UnlockOSThread() // dropReleased panicked: exitHeld will not run
+		}
+	}()
 	py.gil.dropReleased()
-	return fn(&py.gil)
+	entered = true
+	return &py.gil
 }
 
+func exitHeld() { runtime.UnlockOSThread() }
+
 // GIL is the capability to call the C API: it exists only inside Do (or,
-// in the extension module, held).
+// in the extension module, between enterHeld and exitHeld).
 type GIL struct{ py *Python }
 
 func (g *GIL) api() *pyapi.API { return g.py.api }

@@ -60,10 +60,11 @@ type pyRef = extbridge.Ref[pybridge.GIL, pybridge.Object]
 var br, brOK = extbridge.Get[pybridge.GIL, pybridge.Object]()
 
 var (
-	// pyHeld enters the interpreter ub_init attached to, from a caller
-	// that holds the GIL (every export below).
-	pyHeld func(fn func(g *pybridge.GIL) error) error
-	live   atomic.Int64 // entries not yet released
+	// pyEnter and pyExit enter and leave the interpreter ub_init attached
+	// to, for a caller that holds the GIL (every export below).
+	pyEnter func() *pybridge.GIL
+	pyExit  func()
+	live    atomic.Int64 // entries not yet released
 	// dlpackCalls counts the __dlpack__ calls C left to Go (ub_dlpack), so
 	// that tests can tell which requests C answered from the template.
 	dlpackCalls atomic.Int64
@@ -152,6 +153,14 @@ func held[T any](where string, fn func(g *pybridge.GIL) (T, error)) T {
 	return r
 }
 
+// pyHeld runs fn with the GIL the caller (Python) holds. It is a direct
+// call, so fn, a closure over each export's locals, stays on the stack.
+func pyHeld(fn func(g *pybridge.GIL) error) error {
+	g := pyEnter()
+	defer pyExit()
+	return fn(g)
+}
+
 // call is held for the functions that return a PyObject* (a new reference).
 func call(where string, fn func(g *pybridge.GIL) (pybridge.Object, error)) C.uintptr_t {
 	return C.uintptr_t(br.Ptr(held(where, fn)))
@@ -191,11 +200,11 @@ func ub_init() (msg *C.char) {
 	if !brOK {
 		return C.CString("usmbridge: internal error: pybridge did not publish its extension operations")
 	}
-	h, err := br.Attach()
+	enter, exit, err := br.Attach()
 	if err != nil {
 		return C.CString("usmbridge: cannot attach to the running Python: " + err.Error())
 	}
-	pyHeld = h
+	pyEnter, pyExit = enter, exit
 	return nil
 }
 

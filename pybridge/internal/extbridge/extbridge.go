@@ -12,11 +12,14 @@ import (
 // (pybridge's tests check that none is nil).
 type Ops[G, O any] struct {
 	// Attach finds the interpreter of the Python process that loaded the
-	// extension (pybridge's counterpart of Embed) and returns its held:
-	// held runs fn for code Python called with the GIL held (every entry
-	// point of the extension), skipping PyGILState_Ensure/Release. Calling
-	// it without the GIL corrupts the interpreter.
-	Attach func() (held func(fn func(g *G) error) error, err error)
+	// extension (pybridge's counterpart of Embed) and returns how to enter
+	// it from code Python called with the GIL held (every entry point of
+	// the extension): enter returns the GIL (on a locked OS thread,
+	// skipping PyGILState_Ensure), exit leaves; calling enter without the
+	// GIL corrupts the interpreter. They are a pair rather than a function
+	// taking fn because a func passed through a function value escapes:
+	// every entry's closure would be a heap allocation.
+	Attach func() (enter func() *G, exit func(), err error)
 
 	// Object wraps a raw PyObject* the caller guarantees is live (or 0,
 	// NULL); Ptr is its inverse.
