@@ -6,6 +6,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -85,7 +86,7 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 	if err != nil {
 		return Managed{}, exportErr(errkind.Buffer, "invalid layout", err)
 	}
-	version, versioned := NegotiateVersion(opts.MaxVersion)
+	version, versioned := dlabi.NegotiateVersion(opts.MaxVersion, ProducerVersion)
 	if !versioned && a.ReadOnly {
 		return Managed{}, exportErr(errkind.Buffer, "cannot export a read-only array as a legacy DLManagedTensor, which cannot signal read-only (ask for max_version >= (1, 0))", nil)
 	}
@@ -159,22 +160,6 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		return Managed{}, exportErr(errkind.Memory, "out of memory for the tensor struct", nil)
 	}
 	return m, nil
-}
-
-// NegotiateVersion is Export's answer to a consumer's max_version: a
-// versioned tensor for a major of 1 or more, carrying 1.min(minor,
-// ProducerVersion.Minor) for major 1 and ProducerVersion for a newer
-// major; a legacy tensor for nil or major 0. C code that replays exports
-// (pybridge/ext) reads its answers from a table Go fills with it.
-func NegotiateVersion(maxVersion *Version) (v Version, versioned bool) {
-	if maxVersion == nil || maxVersion.Major < 1 {
-		return Version{}, false
-	}
-	v = ProducerVersion
-	if maxVersion.Major == 1 && maxVersion.Minor < v.Minor {
-		v.Minor = maxVersion.Minor
-	}
-	return v, true
 }
 
 // belowElement0 returns how many bytes below element 0 the array reaches

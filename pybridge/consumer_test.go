@@ -111,7 +111,7 @@ func TestFromDLPackKeywordOrder(t *testing.T) {
 			if !errors.Is(err, usm.ErrType) {
 				t.Fatalf("got %v, want the retry's TypeError", err)
 			}
-			g.ReleaseError(err)
+			g.releaseError(err)
 			return nil
 		})
 		if err != nil {
@@ -270,7 +270,7 @@ dev = dpt.empty(0, sycl_queue=q).__dlpack_device__()
 					if !c.err(err) {
 						t.Errorf("error %v (%T)", err, err)
 					}
-					g.ReleaseError(err)
+					g.releaseError(err)
 					return nil
 				}
 				if err != nil {

@@ -79,7 +79,7 @@ func capsuleDestructor(c uintptr) {
 // its context: the host copy is made by that queue (RATIONALE.md, "Host
 // copies of memory in a sub-device's context").
 func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error) {
-	m, err := g.Export(arr, opts)
+	m, err := g.export(arr, opts)
 	if err != nil {
 		return Object{}, err
 	}
@@ -214,7 +214,7 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 			a.DecRef(meth)
 		}
 		a.ErrClear()
-		return nil, g.NotAProducer(x)
+		return nil, g.notAProducer(x)
 	}
 	defer a.DecRef(meth)
 	// Host memory asked onto a SYCL device: a host producer cannot make
@@ -272,26 +272,26 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 	return g.fromDLPackResult(x, Object{meth}, c, err, stream, copyHere, opts, onto)
 }
 
-// NotAProducer is FromDLPack's error for an x without a callable
+// notAProducer is FromDLPack's error for an x without a callable
 // __dlpack__ and a __dlpack_device__ (usm.ErrAttribute), for callers that
 // made those checks themselves (the extension's fast path).
-func (g *GIL) NotAProducer(x Object) error {
+func (g *GIL) notAProducer(x Object) error {
 	return errkind.New(errkind.Attribute, "pybridge.FromDLPack", "the argument of type "+g.objTypeName(x)+" does not implement `__dlpack__` and `__dlpack_device__` methods")
 }
 
-// FromDLPackResult is FromDLPack after its first call of x.__dlpack__
+// fromDLPackAfterCall is FromDLPack after its first call of x.__dlpack__
 // (meth, which the caller keeps alive) with the keywords FromDLPack gives
 // opts: c is the result (a borrowed reference), or nil when that call
 // raised, with the exception still set. It does the rest of FromDLPack (the
 // retry of a pre-2023.12 producer, the import, the wait on the producer's
 // queue), so a caller that made the call more cheaply (the extension's
-// fast path: no Go map, no FromGo) keeps FromDLPack's rules. It is for host
+// fast path: no Go map, no fromGo) keeps FromDLPack's rules. It is for host
 // producers: opts must not ask for a kDLOneAPI device (FromDLPack decides
 // the move of host memory onto one before it calls the producer), and no
 // consumer stream is made (FromDLPack passes one to kDLOneAPI producers).
-func (g *GIL) FromDLPackResult(x, meth, c Object, opts FromDLPackOptions) (*dlpack.Tensor, error) {
+func (g *GIL) fromDLPackAfterCall(x, meth, c Object, opts FromDLPackOptions) (*dlpack.Tensor, error) {
 	if opts.Device != nil && opts.Device.Type == dlabi.OneAPI {
-		return nil, errkind.New(errkind.Value, "pybridge.FromDLPackResult", "a kDLOneAPI device is FromDLPack's to handle")
+		return nil, errkind.New(errkind.Value, "pybridge.fromDLPackAfterCall", "a kDLOneAPI device is FromDLPack's to handle")
 	}
 	var err error
 	if c.isNil() {
@@ -307,7 +307,7 @@ func (g *GIL) FromDLPackResult(x, meth, c Object, opts FromDLPackOptions) (*dlpa
 func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, copyHere bool, opts FromDLPackOptions, onto *dlabi.Device) (*dlpack.Tensor, error) {
 	legacy := false
 	if err != nil && isPyKind(err, errkind.Type) {
-		g.ReleaseError(err) // handled: the retry decides
+		g.releaseError(err) // handled: the retry decides
 		legacyKw := map[string]any{}
 		if !stream.isNil() {
 			legacyKw["stream"] = stream
@@ -423,18 +423,18 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 	return dlpack.Import(m, dlpack.ImportOptions{Registry: d.reg})
 }
 
-// ImportHostManaged is what FromDLPack does, after the capsule checks, with
+// importHostManaged is what FromDLPack does, after the capsule checks, with
 // a kDLCPU tensor from a first __dlpack__ call that succeeded, when no
 // registry was given: dlpack.Import with no registry, the tensor kept on
 // error (the caller's capsule still owns it). The extension's fast path
 // calls it with the capsule's pointer and renames the capsule to used_*
 // only on success; a consumer of DLPack's C exchange API can call it with
 // the tensor that API hands over. Any other device is usm.ErrValue (the
-// caller must take the FromDLPackResult path). reuse is passed on as
+// caller must take the fromDLPackAfterCall path). reuse is passed on as
 // dlpack.ImportOptions.Reuse (nil: a new Tensor).
-func ImportHostManaged(p uintptr, versioned bool, reuse *dlpack.Tensor) (*dlpack.Tensor, error) {
+func importHostManaged(p uintptr, versioned bool, reuse *dlpack.Tensor) (*dlpack.Tensor, error) {
 	if p == 0 || deviceType(p, versioned) != dlabi.CPU {
-		return nil, errkind.New(errkind.Value, "pybridge.ImportHostManaged", "not a kDLCPU tensor")
+		return nil, errkind.New(errkind.Value, "pybridge.importHostManaged", "not a kDLCPU tensor")
 	}
 	return dlpack.Import(dlpack.UnsafeManaged(p, versioned), dlpack.ImportOptions{KeepOnError: true, Reuse: reuse})
 }
@@ -456,7 +456,7 @@ func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions) (*dlpack.Ten
 	if err != nil {
 		return nil, err
 	}
-	return g.ImportManaged(m, opts.Registry)
+	return g.importManaged(m, opts.Registry)
 }
 
 // importRegistry is the registry the tensor at p is imported with: reg
@@ -509,7 +509,7 @@ func isPyKind(err error, k *errkind.Kind) bool {
 	return ok && e.kind == k
 }
 
-// ParseDLPackArgs validates __dlpack__'s keywords for an array on device
+// parseDLPackArgs validates __dlpack__'s keywords for an array on device
 // dev (its __dlpack_device__) as the array API, NumPy and dpctl do:
 // max_version and dl_device are None or 2-tuples of integers (TypeError
 // otherwise; an exception an item's __index__ raises propagates), copy is
@@ -536,7 +536,7 @@ func isPyKind(err error, k *errkind.Kind) bool {
 //
 // Callers that parse only dl_device and copy (an import) pass a nil stream;
 // dev is then not looked at.
-func (g *GIL) ParseDLPackArgs(dev dlpack.Device, stream, maxVersion, dlDevice, copyArg Object) (dlpack.ExportOptions, error) {
+func (g *GIL) parseDLPackArgs(dev dlpack.Device, stream, maxVersion, dlDevice, copyArg Object) (dlpack.ExportOptions, error) {
 	var o dlpack.ExportOptions
 	mv, ok, err := g.dlpackPair(maxVersion, "max_version", "integers `(major, minor)`")
 	if err != nil {
@@ -609,11 +609,11 @@ func (g *GIL) copyFlag(c Object) (bool, error) {
 // every non-CPU producer.
 const noSyncStream = -1
 
-// AcceptsNoSyncStream reports whether ParseDLPackArgs accepts
+// acceptsNoSyncStream reports whether parseDLPackArgs accepts
 // stream=noSyncStream (an int, not a bool) for an array on dev, with
 // dl_device None or dev: only kDLOneAPI arrays have streams at all
 // (RATIONALE.md, "__dlpack__'s stream").
-func AcceptsNoSyncStream(dev dlpack.Device) bool { return dev.Type == dlpack.OneAPI }
+func acceptsNoSyncStream(dev dlpack.Device) bool { return dev.Type == dlpack.OneAPI }
 
 // streamQueue returns the dpctl.SyclQueue stream (checked by dlpackStream)
 // as a queue that dlpack.Export can order after the array's: borrowed,
@@ -635,15 +635,15 @@ func (g *GIL) streamQueue(stream Object) usm.Queue {
 	return d.borrowQueue(ref)
 }
 
-// errHostStream is ParseDLPackArgs's error for a stream other than None
+// errHostStream is parseDLPackArgs's error for a stream other than None
 // on an array that is not kDLOneAPI. It has no error kind, so Python sees a
 // RuntimeError: the exception NumPy raises for the same call.
 var errHostStream = errors.New("__dlpack__: only stream=None is supported for an array on a device without streams (kDLCPU)")
 
-// dlpackStream applies ParseDLPackArgs's stream rules to a stream that is
+// dlpackStream applies parseDLPackArgs's stream rules to a stream that is
 // not None; noSync is true for -1 on a kDLOneAPI array.
 func (g *GIL) dlpackStream(dev dlpack.Device, stream Object, dlDevice *dlpack.Device) (noSync bool, err error) {
-	if !AcceptsNoSyncStream(dev) {
+	if !acceptsNoSyncStream(dev) {
 		return false, errHostStream
 	}
 	if dlDevice != nil && dlDevice.Type == dlpack.CPU {

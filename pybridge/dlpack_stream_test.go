@@ -49,7 +49,7 @@ func TestParseDLPackArgsStream(t *testing.T) {
 			s, dd := eval(t, g, c.stream), eval(t, g, c.dlDevice)
 			defer g.DecRef(s)
 			defer g.DecRef(dd)
-			o, err := g.ParseDLPackArgs(c.dev, s, Object{}, dd, Object{})
+			o, err := g.parseDLPackArgs(c.dev, s, Object{}, dd, Object{})
 			switch c.want {
 			case "sync", "nosync":
 				require.NoError(t, err, name)

@@ -13,6 +13,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
+	"github.com/usmbridge/usmbridge/pybridge/internal/extbridge"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -424,7 +425,7 @@ const queueCacheSize = 8
 // entries are made only where the Python object is known (ReadSUAI with an
 // exact dpctl.SyclQueue, holding the GIL); capsules and contexts take the
 // uncached path. Entries are dropped oldest first, or all at once by
-// DropQueueCache; the reference is then given back with the GIL.
+// dropQueueCache; the reference is then given back with the GIL.
 type queueCache struct {
 	mu sync.Mutex
 	e  []*queueFacts // oldest first
@@ -542,12 +543,12 @@ func (d *Dpctl) dropFacts(g *GIL, f *queueFacts) {
 	g.api().DecRef(f.obj)
 }
 
-// DropQueueCache forgets the dpctl.SyclQueue objects that AsArray and
+// dropQueueCache forgets the dpctl.SyclQueue objects that AsArray and
 // ReadSUAI have cached (at most eight, see queueCache) and releases the
 // references that kept them alive. Call it with the GIL, for example
 // before the interpreter finalises or when a queue must be collected now;
 // later arrays repopulate the cache.
-func (d *Dpctl) DropQueueCache(g *GIL) {
+func (d *Dpctl) dropQueueCache(g *GIL) {
 	c := &d.queues
 	c.mu.Lock()
 	e := c.e
@@ -599,21 +600,22 @@ func (q *dpctlQueue) Wait() error {
 	return err
 }
 
-// WaitPlan gives the calls q.Wait makes when q is a dpctl queue, for C
+// waitPlan gives the calls q.Wait makes when q is a dpctl queue, for C
 // code that repeats them itself while it keeps q alive (the extension
-// module's fast paths): with ref, ev := barrier(ref), then wait(ev) and
-// del(ev); a NULL ev is Wait's error (C then leaves the call to Go, which
-// reports it). A nil q has nothing to wait for (ok, ref 0). ok is false
-// for any other queue: C must ask Go to wait.
-func WaitPlan(q usm.Queue) (ref, barrier, wait, del uintptr, ok bool) {
+// module's fast paths): with p.Ref, ev := Barrier(ref), then
+// EventWait(ev) and EventDelete(ev); a NULL ev is Wait's error (C then
+// leaves the call to Go, which reports it). A nil q has nothing to wait
+// for (ok, Ref 0). ok is false for any other queue: C must ask Go to wait.
+func waitPlan(q usm.Queue) (p extbridge.WaitPlan, ok bool) {
 	switch q := q.(type) {
 	case nil:
-		return 0, 0, 0, 0, true
+		return extbridge.WaitPlan{}, true
 	case *dpctlQueue:
-		barrier, wait, del = q.d.api.WaitFns()
-		return q.ref, barrier, wait, del, true
+		p.Barrier, p.EventWait, p.EventDelete = q.d.api.WaitFns()
+		p.Ref = q.ref
+		return p, true
 	}
-	return 0, 0, 0, 0, false
+	return extbridge.WaitPlan{}, false
 }
 
 // waitRef waits for a queue ref the caller keeps alive: a barrier and a

@@ -36,7 +36,7 @@ sys.meta_path.insert(0, SlowDpctl())
 			o := eval(t, g, "object()")
 			defer g.DecRef(o)
 			_, err := g.AsArray(o, nil) // needs dpctl's registry
-			g.ReleaseError(err)
+			g.releaseError(err)
 			return nil
 		})
 		if err != nil {

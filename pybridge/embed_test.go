@@ -63,7 +63,7 @@ func TestGoErrorsRaiseTheRightException(t *testing.T) {
 		{errors.New("plain"), "RuntimeError"},
 	} {
 		err := py.Do(func(g *GIL) error {
-			g.Raise(c.err)
+			g.raise(c.err)
 			return g.fetch("")
 		})
 		var pe *Exception

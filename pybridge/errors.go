@@ -12,14 +12,14 @@ import (
 
 // Exception is a Python exception seen from Go. It holds a strong
 // reference to the exception object itself (its traceback attached), so
-// that GIL.Raise gives Python back the very same object: a producer's
+// that GIL.raise gives Python back the very same object: a producer's
 // BufferError subclass stays that subclass, a custom exception stays
 // itself, and the traceback is kept. Type and Message are read once, when
 // Go takes the exception, so that Error works on any goroutine.
 //
 // The reference is dropped after the Exception becomes unreachable: the
 // garbage collector queues it, and the next entry into the interpreter
-// (Python.Do or Held, which hold the GIL) releases it. Nothing takes the
+// (Python.Do or held, which hold the GIL) releases it. Nothing takes the
 // GIL for it, so a collection during or after interpreter shutdown touches
 // no Python state.
 type Exception struct {
@@ -32,7 +32,7 @@ type Exception struct {
 
 // heldException is the reference, separate from Exception so that a copy
 // of an Exception value shares it instead of outliving it. p is 0 once
-// the reference was dropped (GIL.ReleaseError, or after collection).
+// the reference was dropped (GIL.releaseError, or after collection).
 type heldException struct{ ref *excRef }
 
 type excRef struct{ p atomic.Uintptr }
@@ -68,7 +68,7 @@ func (e *Exception) Is(target error) bool { return e.kind != nil && target == er
 // Object returns a new reference to the exception object, or NULL for an
 // exception Go made up (a C API call that failed without setting one) or
 // one already released.
-func (e *Exception) Object(g *GIL) Object {
+func (e *Exception) object(g *GIL) Object {
 	if e.held == nil {
 		return Object{}
 	}
@@ -80,14 +80,14 @@ func (e *Exception) Object(g *GIL) Object {
 	return Object{p}
 }
 
-// ReleaseError drops the Python exception err carries at once, for a
+// releaseError drops the Python exception err carries at once, for a
 // caller that holds the GIL and is done with err: it raised it (Raise
 // gives Python its own reference) or handled it (a retry after a
 // TypeError). The object, its traceback and the frames the traceback
 // keeps alive then do not wait for Go's garbage collector. err still
 // reads the same afterwards; raising it again raises a new exception of
 // the same class and message. Errors without one are ignored.
-func (g *GIL) ReleaseError(err error) {
+func (g *GIL) releaseError(err error) {
 	var pe *Exception
 	if errors.As(err, &pe) && pe.held != nil {
 		if p := pe.held.take(); p != 0 {
@@ -186,7 +186,7 @@ func (g *GIL) typeName(t uintptr) string {
 //     RuntimeError for none), with err.Error() as the message. If it wraps
 //     a Python exception — a Go error that gave it another meaning — that
 //     exception becomes the new one's __cause__.
-func (g *GIL) Raise(err error) {
+func (g *GIL) raise(err error) {
 	if err == nil {
 		return
 	}

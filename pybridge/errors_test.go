@@ -18,12 +18,12 @@ import (
 // then has pending, and stores it in __main__ as name.
 func raiseAndCatch(t *testing.T, g *GIL, err error, name string) *Exception {
 	t.Helper()
-	g.Raise(err)
+	g.raise(err)
 	var got *Exception
 	if !errors.As(g.fetch(""), &got) {
 		t.Fatalf("Raise(%v) set no exception", err)
 	}
-	o := got.Object(g)
+	o := got.object(g)
 	defer g.DecRef(o)
 	if err := g.SetMain(name, o); err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestGoErrorChainsThePythonCause(t *testing.T) {
 		}
 		defer g.DecRef(f)
 		_, perr := g.call(f, nil, nil)
-		o := perr.(*Exception).Object(g) //nolint:errorlint // call returns the *Exception itself
+		o := perr.(*Exception).object(g) //nolint:errorlint // call returns the *Exception itself
 		defer g.DecRef(o)
 		if err := g.SetMain("orig", o); err != nil {
 			return err
@@ -179,7 +179,7 @@ def boom(): raise Big()
 			_ = perr // dropped here
 		}
 		_, perr := g.call(f, nil, nil)
-		o := perr.(*Exception).Object(g) //nolint:errorlint // call returns the *Exception itself
+		o := perr.(*Exception).object(g) //nolint:errorlint // call returns the *Exception itself
 		defer g.DecRef(o)
 		wr, err := g.Eval("weakref.ref")
 		if err != nil {
@@ -216,7 +216,7 @@ def boom(): raise Big()
 }
 
 // An exception Go handled (the from_dlpack retry after a producer's
-// TypeError) or is done with (ReleaseError) is let go at once: its
+// TypeError) or is done with (releaseError) is let go at once: its
 // traceback keeps the producer's frames alive, so waiting for Go's
 // collector would keep arrays alive for as long as Go does not allocate.
 func TestHandledExceptionsAreReleasedAtOnce(t *testing.T) {
@@ -244,8 +244,8 @@ class Legacy:
 		got := raiseAndCatch(t, g, err, "first")
 		assert.True(t, truth(t, g, "isinstance(first, IndexError)"), "%v", got)
 		held := heldExceptions.Load() // raiseAndCatch holds what it caught
-		g.ReleaseError(err)
-		assert.Equal(t, held-1, heldExceptions.Load(), "ReleaseError let the exception go")
+		g.releaseError(err)
+		assert.Equal(t, held-1, heldExceptions.Load(), "releaseError let the exception go")
 		assert.Equal(t, "list index out of range", err.(*Exception).Message, "the Go error still reads the same") //nolint:errorlint // Eval returns the *Exception itself
 		raiseAndCatch(t, g, err, "second")
 		assert.True(t, truth(t, g, "isinstance(second, IndexError) and second is not first and str(second) == str(first)"),

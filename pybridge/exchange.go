@@ -22,18 +22,6 @@ import (
 // This file is the consumer, and the Go rules the producer in pybridge/ext
 // replays.
 
-// ExchangeAPI is DLPackExchangeAPI (dlpack.h 1.3): a header (version,
-// prev_api) and five function pointers. 56 bytes on LP64.
-type ExchangeAPI struct {
-	Version                         dlpack.Version
-	PrevAPI                         uintptr // *ExchangeAPI of an older major, or 0
-	ManagedTensorAllocator          uintptr
-	ManagedTensorFromPyObjectNoSync uintptr
-	ManagedTensorToPyObjectNoSync   uintptr
-	DLTensorFromPyObjectNoSync      uintptr // may be 0
-	CurrentWorkStream               uintptr
-}
-
 // The names a producer type uses: the 1.3 capsule and its name, and the
 // 1.2 int form.
 const (
@@ -49,7 +37,7 @@ var cExchangeCapsuleName = staticC(exchangeCapsuleName)
 const tpFlagsHeapType = 1 << 9
 
 // exchangeMajor is the only major version of the table this consumer
-// reads (the one whose layout ExchangeAPI is).
+// reads (the one whose layout dlabi.ExchangeAPI is).
 const exchangeMajor = 1
 
 // exchangeCache holds, per producer type, the table found on it. Each key
@@ -66,10 +54,6 @@ var exchangeCache struct {
 // exchangeImports counts tensors taken through a producer's exchange API
 // (tests prove the path with it).
 var exchangeImports atomic.Int64
-
-// ExchangeImports returns how many tensors FromDLPack took through a
-// producer's DLPack C exchange API.
-func ExchangeImports() int64 { return exchangeImports.Load() }
 
 // exchangeAPI returns the table of type(x), or 0 when the type offers none
 // this consumer can read, in which case FromDLPack uses __dlpack__:
@@ -139,7 +123,7 @@ func (g *GIL) exchangeAPI(x Object) (uintptr, error) {
 	}
 	// Find the newest table of the major this consumer reads.
 	for hops := 0; p != 0 && hops < 64; hops++ {
-		t := (*ExchangeAPI)(cmem.Ptr(p))
+		t := (*dlabi.ExchangeAPI)(cmem.Ptr(p))
 		if t.Version.Major == exchangeMajor {
 			if missing := checkExchangeAPI(t); missing != "" {
 				return 0, errkind.New(errkind.Buffer, "pybridge.FromDLPack", "the DLPack exchange API of "+g.objTypeName(x)+": "+missing)
@@ -166,7 +150,7 @@ func (g *GIL) exchangeAPI(x Object) (uintptr, error) {
 // never allocates or converts back does not need them, and tvm-ffi's own
 // test producer leaves the allocator NULL; current_work_stream is checked
 // when a device tensor needs it (waitWorkStream).
-func checkExchangeAPI(t *ExchangeAPI) (missing string) {
+func checkExchangeAPI(t *dlabi.ExchangeAPI) (missing string) {
 	if t.ManagedTensorFromPyObjectNoSync == 0 {
 		return "managed_tensor_from_py_object_no_sync is NULL"
 	}
@@ -207,14 +191,14 @@ func (g *GIL) typeAttr(typ uintptr, name string) (uintptr, error) {
 func (g *GIL) fromExchange(x Object, api uintptr, opts FromDLPackOptions) (t *dlpack.Tensor, fallback bool, err error) {
 	t, err = g.takeExchange(x, api, opts)
 	if err != nil && isPyKind(err, errkind.Buffer) && errors.As(err, new(*Exception)) {
-		g.ReleaseError(err)
+		g.releaseError(err)
 		return nil, true, nil
 	}
 	return t, false, err
 }
 
 func (g *GIL) takeExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpack.Tensor, error) {
-	t := (*ExchangeAPI)(cmem.Ptr(api))
+	t := (*dlabi.ExchangeAPI)(cmem.Ptr(api))
 	// Out-parameters live in C memory: the producer may call Python, and
 	// Python Go (usmbridge's own table does), which can move this stack.
 	blk := cmem.Alloc(8)
@@ -230,7 +214,7 @@ func (g *GIL) takeExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpa
 		}
 		return nil, errkind.New(errkind.Value, "pybridge.FromDLPack", "managed_tensor_from_py_object_no_sync of "+g.objTypeName(x)+" failed without setting an exception")
 	}
-	tn, err := g.ImportManaged(dlpack.UnsafeManaged(out, true), opts.Registry)
+	tn, err := g.importManaged(dlpack.UnsafeManaged(out, true), opts.Registry)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +235,7 @@ func (g *GIL) takeExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpa
 // waitWorkStream waits on the producer's current work stream of dev, a
 // sycl::queue* (DPCTLSyclQueueRef) for kDLOneAPI; NULL means nothing to
 // wait on.
-func (g *GIL) waitWorkStream(t *ExchangeAPI, dev dlabi.Device) error {
+func (g *GIL) waitWorkStream(t *dlabi.ExchangeAPI, dev dlabi.Device) error {
 	if t.CurrentWorkStream == 0 {
 		return errkind.New(errkind.Buffer, "pybridge.FromDLPack", "current_work_stream is NULL: the producer cannot say what to wait on for a tensor on "+dev.String())
 	}
@@ -275,16 +259,16 @@ func (g *GIL) waitWorkStream(t *ExchangeAPI, dev dlabi.Device) error {
 	return d.waitRef(s)
 }
 
-// ImportManaged takes ownership of a producer's versioned tensor (the C
+// importManaged takes ownership of a producer's versioned tensor (the C
 // exchange API's import, managed_tensor_to_py_object_no_sync, steals it):
 // dlpack.Import with reg, or the interpreter's dpctl registry for a
 // kDLOneAPI tensor when reg is nil. On error the tensor's deleter has
 // been called.
-func (g *GIL) ImportManaged(m dlpack.Managed, reg *usm.Registry) (*dlpack.Tensor, error) {
+func (g *GIL) importManaged(m dlpack.Managed, reg *usm.Registry) (*dlpack.Tensor, error) {
 	if m.IsNil() {
-		return nil, errkind.New(errkind.Value, "pybridge.ImportManaged", "NULL managed tensor")
+		return nil, errkind.New(errkind.Value, "pybridge.importManaged", "NULL managed tensor")
 	}
-	reg, err := g.importRegistry(reg, m.Pointer(), m.Versioned(), "pybridge.ImportManaged")
+	reg, err := g.importRegistry(reg, m.Pointer(), m.Versioned(), "pybridge.importManaged")
 	if err != nil {
 		m.Delete()
 		return nil, err
@@ -292,22 +276,22 @@ func (g *GIL) ImportManaged(m dlpack.Managed, reg *usm.Registry) (*dlpack.Tensor
 	return dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
 }
 
-// CurrentWorkStream is the producer's current_work_stream: NULL for
+// currentWorkStream is the producer's current_work_stream: NULL for
 // kDLCPU; for kDLOneAPI, the DPCTLSyclQueueRef of the queue usmbridge uses
 // for that device (the one imports of that device are bound to, made once
 // per process). Other devices are a usm.ErrBuffer error.
-func (g *GIL) CurrentWorkStream(dev dlpack.Device) (uintptr, error) {
+func (g *GIL) currentWorkStream(dev dlpack.Device) (uintptr, error) {
 	switch dev.Type {
 	case dlabi.CPU:
 		return 0, nil
 	case dlabi.OneAPI:
 		d, err := g.dpctlUnderGIL()
 		if err != nil {
-			return 0, errkind.Wrap(errkind.Buffer, "pybridge.CurrentWorkStream", "a kDLOneAPI device needs dpctl", err)
+			return 0, errkind.Wrap(errkind.Buffer, "pybridge.currentWorkStream", "a kDLOneAPI device needs dpctl", err)
 		}
 		local, ok := d.LocalDevice(dev)
 		if !ok {
-			return 0, errkind.New(errkind.Buffer, "pybridge.CurrentWorkStream", "no SYCL device "+dev.String())
+			return 0, errkind.New(errkind.Buffer, "pybridge.currentWorkStream", "no SYCL device "+dev.String())
 		}
 		q, err := d.queue(local)
 		if err != nil {
@@ -315,18 +299,18 @@ func (g *GIL) CurrentWorkStream(dev dlpack.Device) (uintptr, error) {
 		}
 		return q.Ref(), nil
 	}
-	return 0, errkind.New(errkind.Buffer, "pybridge.CurrentWorkStream", "usmbridge has no work stream on "+dev.String())
+	return 0, errkind.New(errkind.Buffer, "pybridge.currentWorkStream", "usmbridge has no work stream on "+dev.String())
 }
 
-// ExchangeNeedsWait reports whether a no-sync export of arr (the C
+// exchangeNeedsWait reports whether a no-sync export of arr (the C
 // exchange API's) must wait on the array's queue first: it must unless
 // the array has no queue or its queue is the current work stream of its
-// device (CurrentWorkStream), which is what the consumer orders against.
+// device (currentWorkStream), which is what the consumer orders against.
 //
 // It never lets the GIL go (pybridge/ext fills an array's template under
 // it): an array with a *dpctlQueue was made with dpctl loaded, so
-// CurrentWorkStream does not wait for dpctl's import.
-func (g *GIL) ExchangeNeedsWait(arr *usm.Array) bool {
+// currentWorkStream does not wait for dpctl's import.
+func (g *GIL) exchangeNeedsWait(arr *usm.Array) bool {
 	if arr.Queue == nil {
 		return false
 	}
@@ -334,13 +318,13 @@ func (g *GIL) ExchangeNeedsWait(arr *usm.Array) bool {
 	if !ok || arr.DLDevice.Type != dlabi.OneAPI {
 		return true
 	}
-	s, err := g.CurrentWorkStream(arr.DLDevice)
+	s, err := g.currentWorkStream(arr.DLDevice)
 	return err != nil || s != q.Ref()
 }
 
 // Export is ToDLPack without the capsule: dlpack.Export under pybridge's
 // rule for queues outside their platform's default context.
-func (g *GIL) Export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed, error) {
+func (g *GIL) export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed, error) {
 	if q, ok := arr.Queue.(*dpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
 		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
 			return dlpack.Managed{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
@@ -352,11 +336,11 @@ func (g *GIL) Export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed,
 	return dlpack.Export(arr, opts)
 }
 
-// AllocTensor is the exchange API's managed_tensor_allocator: a new
+// allocTensor is the exchange API's managed_tensor_allocator: a new
 // C-contiguous array of the given dtype and shape on dev (kDLCPU: the host
 // backend; kDLOneAPI: device USM of the interpreter's dpctl), exported as
 // a versioned tensor that owns the memory.
-func (g *GIL) AllocTensor(dev dlpack.Device, dt dlpack.DataType, shape []int64) (dlpack.Managed, error) {
+func (g *GIL) allocTensor(dev dlpack.Device, dt dlpack.DataType, shape []int64) (dlpack.Managed, error) {
 	ts, err := typestr.FromDataType(dt)
 	if err != nil {
 		return dlpack.Managed{}, errkind.Wrap(errkind.Buffer, "managed_tensor_allocator", "unsupported dtype", err)

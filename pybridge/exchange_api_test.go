@@ -99,7 +99,7 @@ func TestFromDLPackExchangeAPI(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			calls0 := evalGo(t, py, "calls[0]").(int64)
-			imports0 := ExchangeImports()
+			imports0 := exchangeImports.Load()
 			err := py.Do(func(g *GIL) error {
 				x, err := g.Eval("cases[" + quote(c.name) + "]")
 				if err != nil {
@@ -132,8 +132,8 @@ func TestFromDLPackExchangeAPI(t *testing.T) {
 				t.Fatal(err)
 			}
 			called := evalGo(t, py, "calls[0]").(int64) != calls0
-			if called != c.viaTable || (ExchangeImports() != imports0) != c.viaTable {
-				t.Errorf("through the table: %v (counted %d), want %v", called, ExchangeImports()-imports0, c.viaTable)
+			if called != c.viaTable || (exchangeImports.Load() != imports0) != c.viaTable {
+				t.Errorf("through the table: %v (counted %d), want %v", called, exchangeImports.Load()-imports0, c.viaTable)
 			}
 		})
 	}

@@ -188,7 +188,7 @@ func TestDpctlNativeContextReleased(t *testing.T) {
 	require.NoError(t, err)
 	arr.Owner.Release()
 	assert.Equal(t, before+1, refs(), "the queue-cache entry holds one reference")
-	require.NoError(t, py.Do(func(g *GIL) error { d.DropQueueCache(g); return nil }))
+	require.NoError(t, py.Do(func(g *GIL) error { d.dropQueueCache(g); return nil }))
 	assert.Equal(t, before, refs(), "evicting the entry released it")
 }
 

@@ -258,7 +258,7 @@ class ViaCapsule:
         return dict(self.x.__sycl_usm_array_interface__, syclobj=q._get_capsule())
 `)
 	require.NoError(t, py.Do(func(g *GIL) error {
-		d.DropQueueCache(g)
+		d.dropQueueCache(g)
 		qo := eval(t, g, "q")
 		defer g.DecRef(qo)
 		ref := syclobj.UnsafeQueueRef(uintptr(evalInt(t, g, "q.addressof_ref()")))
@@ -266,7 +266,7 @@ class ViaCapsule:
 			x := eval(t, g, "xs['"+kind+"']")
 			ptr := uintptr(evalInt(t, g, "xs['"+kind+"'].__sycl_usm_array_interface__['data'][0]"))
 
-			d.DropQueueCache(g)
+			d.dropQueueCache(g)
 			base := g.refCount(qo)
 			missInfo, missQ, ok, err := d.BindRef(ref, ptr)
 			require.True(t, ok)
@@ -314,7 +314,7 @@ class ViaCapsule:
 			}
 			g.DecRef(x)
 		}
-		d.DropQueueCache(g)
+		d.dropQueueCache(g)
 		return nil
 	}))
 }
@@ -335,7 +335,7 @@ func TestQueueCacheEvictionReleasesReference(t *testing.T) {
 	n := queueCacheSize + 2
 	run(t, py, "qs = [dpctl.SyclQueue('opencl:cpu') for _ in range("+strconv.Itoa(n)+")]\nqxs = [dpt.ones(4, sycl_queue=qq) for qq in qs]")
 	require.NoError(t, py.Do(func(g *GIL) error {
-		d.DropQueueCache(g)
+		d.dropQueueCache(g)
 		qs := make([]Object, n)
 		base := make([]int, n)
 		for i := range qs {
@@ -364,10 +364,10 @@ func TestQueueCacheEvictionReleasesReference(t *testing.T) {
 		for _, arr := range arrs {
 			require.NoError(t, arr.Wait(), "an evicted entry's queue copy lives on with its arrays")
 		}
-		d.DropQueueCache(g)
+		d.dropQueueCache(g)
 		assert.Zero(t, queueCacheLen(d))
 		for i := range qs {
-			assert.Equal(t, base[i], g.refCount(qs[i]), "queue %d after DropQueueCache", i)
+			assert.Equal(t, base[i], g.refCount(qs[i]), "queue %d after dropQueueCache", i)
 		}
 		for _, arr := range arrs {
 			arr.Owner.Release()
@@ -394,7 +394,7 @@ class NoUSMQ:
                                         shape=(4,), typestr='<i8', version=1, syclobj=q_no_usm)
 `)
 	require.NoError(t, py.Do(func(g *GIL) error {
-		d.DropQueueCache(g)
+		d.dropQueueCache(g)
 		o := eval(t, g, "NoUSMQ()")
 		defer g.DecRef(o)
 		qo := eval(t, g, "q_no_usm")
@@ -407,7 +407,7 @@ class NoUSMQ:
 			require.True(t, cached, "attempt %d", i)
 			assert.False(t, f.usm)
 		}
-		d.DropQueueCache(g)
+		d.dropQueueCache(g)
 		return nil
 	}))
 }
@@ -442,7 +442,7 @@ func TestQueueCacheConcurrent(t *testing.T) {
 			}
 			err := py.Do(func(g *GIL) error {
 				if it%25 == 0 {
-					d.DropQueueCache(g)
+					d.dropQueueCache(g)
 				}
 				x, err := g.Eval("cqxs[" + strconv.Itoa(i) + "]")
 				if err != nil {
@@ -462,7 +462,7 @@ func TestQueueCacheConcurrent(t *testing.T) {
 		}
 		return nil
 	})
-	require.NoError(t, py.Do(func(g *GIL) error { d.DropQueueCache(g); return nil }))
+	require.NoError(t, py.Do(func(g *GIL) error { d.dropQueueCache(g); return nil }))
 }
 
 // Which dicts count as dpctl.memory's (whose read-only flag means

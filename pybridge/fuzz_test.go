@@ -308,7 +308,7 @@ func (p *fuzzProgram) producer() string {
 }
 
 // fuzzEntry names the entry point a program drives.
-var fuzzEntries = []string{"AsArray", "ParseSUAI", "FromDLPack", "ParseDLPackArgs", "ImportCapsule"}
+var fuzzEntries = []string{"AsArray", "ParseSUAI", "FromDLPack", "parseDLPackArgs", "ImportCapsule"}
 
 // documentedError reports whether err is what the boundary may return: a
 // Python exception (propagated or raised for the object) or an error of
@@ -329,7 +329,7 @@ func documentedError(err error) bool {
 
 // FuzzBoundary builds hostile Python objects from fuzz input (see
 // fuzzProgram) and hands them to every Python-facing entry point: AsArray,
-// ParseSUAI, FromDLPack, ParseDLPackArgs and ImportCapsule. Whatever the
+// ParseSUAI, FromDLPack, parseDLPackArgs and ImportCapsule. Whatever the
 // object, the process lives, no Go panic escapes, the result is success or
 // a documented error, and reference counts and live counters are back at
 // their baseline once Go has let go.
@@ -358,7 +358,7 @@ func FuzzBoundary(f *testing.F) {
 			exprs = []string{p.suai()}
 		case "FromDLPack":
 			exprs = []string{p.producer()}
-		case "ParseDLPackArgs":
+		case "parseDLPackArgs":
 			for range 4 {
 				exprs = append(exprs, p.value(0))
 			}
@@ -397,7 +397,7 @@ func FuzzBoundary(f *testing.F) {
 						g.DecRef(o)
 					}
 					t.Logf("constructing %s: %v", e, err)
-					g.ReleaseError(err)
+					g.releaseError(err)
 					return nil
 				}
 				objs[i] = o
@@ -416,11 +416,11 @@ func FuzzBoundary(f *testing.F) {
 				if tn, err = g.FromDLPack(objs[0], FromDLPackOptions{Registry: reg}); err == nil {
 					tn.Release()
 				}
-			case "ParseDLPackArgs":
+			case "parseDLPackArgs":
 				// The stream rules differ by the array's device: both are fuzzed.
-				_, err = g.ParseDLPackArgs(dlpack.Device{Type: dlpack.CPU}, objs[0], objs[1], objs[2], objs[3])
-				if _, e := g.ParseDLPackArgs(dlpack.Device{Type: dlpack.OneAPI}, objs[0], objs[1], objs[2], objs[3]); e != nil && !documentedError(e) {
-					t.Errorf("ParseDLPackArgs(kDLOneAPI; %s): undocumented error %T: %v", strings.Join(exprs, "; "), e, e)
+				_, err = g.parseDLPackArgs(dlpack.Device{Type: dlpack.CPU}, objs[0], objs[1], objs[2], objs[3])
+				if _, e := g.parseDLPackArgs(dlpack.Device{Type: dlpack.OneAPI}, objs[0], objs[1], objs[2], objs[3]); e != nil && !documentedError(e) {
+					t.Errorf("parseDLPackArgs(kDLOneAPI; %s): undocumented error %T: %v", strings.Join(exprs, "; "), e, e)
 				}
 			case "ImportCapsule":
 				var tn *dlpack.Tensor
@@ -433,7 +433,7 @@ func FuzzBoundary(f *testing.F) {
 				if !documentedError(err) {
 					t.Errorf("%s(%s): undocumented error %T: %v", entry, strings.Join(exprs, "; "), err, err)
 				}
-				g.ReleaseError(err)
+				g.releaseError(err)
 			}
 			for _, o := range objs {
 				g.DecRef(o)

@@ -115,7 +115,7 @@ func init() {
 	}
 	fromGo := func(v any) func(*testing.T, *GIL, Object) string {
 		return func(t *testing.T, g *GIL, _ Object) string {
-			o, err := g.FromGo(v)
+			o, err := g.fromGo(v)
 			if err != nil {
 				return exceptionName(err)
 			}

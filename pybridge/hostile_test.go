@@ -277,7 +277,7 @@ class Raises:
 			mv, dd := eval(t, g, c.maxVersion), eval(t, g, c.dlDevice)
 			defer g.DecRef(mv)
 			defer g.DecRef(dd)
-			o, err := g.ParseDLPackArgs(dlpack.Device{}, Object{}, mv, dd, Object{})
+			o, err := g.parseDLPackArgs(dlpack.Device{}, Object{}, mv, dd, Object{})
 			if c.want != "ok" {
 				assert.Equal(t, c.want, exceptionName(err), "%s: %v", name, err)
 				return nil
@@ -311,7 +311,7 @@ fake, raising = FakeQueue(), Raising()
 				got := "ok"
 				if err != nil {
 					got = exceptionName(err)
-					g.ReleaseError(err) // its traceback holds the raising frame, and so o
+					g.releaseError(err) // its traceback holds the raising frame, and so o
 				} else {
 					assert.Equal(t, uintptr(0x1000), ref)
 				}

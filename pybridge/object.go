@@ -16,15 +16,8 @@ import (
 // give it back with GIL.DecRef. The zero Object is NULL.
 type Object struct{ p uintptr }
 
-// Ptr returns the raw PyObject*.
-func (o Object) Ptr() uintptr { return o.p }
-
 // isNil reports a NULL object.
 func (o Object) isNil() bool { return o.p == 0 }
-
-// UnsafeObject wraps a raw PyObject* (for example one received from
-// Python through ctypes). The caller guarantees it is a live object.
-func UnsafeObject(p uintptr) Object { return Object{p} }
 
 func typeObjectName(t uintptr) string { return pyapi.TypeObjectName(t) }
 
@@ -69,7 +62,7 @@ func (g *GIL) getAttr(o Object, name string) (Object, error) {
 func (g *GIL) hasAttr(o Object, name string) bool { return g.api().HasAttrString(o.p, name) }
 
 // call calls fn(*args, **kwargs). args and kwargs values are Objects (not
-// consumed) or Go values converted with FromGo; the keywords are passed in
+// consumed) or Go values converted with fromGo; the keywords are passed in
 // the order of their names, so that fn sees the same call every time.
 func (g *GIL) call(fn Object, args []any, kwargs map[string]any) (Object, error) {
 	a := g.api()
@@ -79,7 +72,7 @@ func (g *GIL) call(fn Object, args []any, kwargs map[string]any) (Object, error)
 	}
 	defer a.DecRef(t)
 	for i, v := range args {
-		o, err := g.FromGo(v)
+		o, err := g.fromGo(v)
 		if err != nil {
 			return Object{}, err
 		}
@@ -162,16 +155,16 @@ func (g *GIL) Eval(expr string) (Object, error) {
 	return g.call(ev, []any{expr, ns}, nil)
 }
 
-// FromGo converts a Go value to a new Python object: nil → None, Object
+// fromGo converts a Go value to a new Python object: nil → None, Object
 // (a new reference to the same object), bool, integers, floats, string,
 // []byte (bytes are not supported: a TypeError), slices and arrays →
 // tuple, map[string]any → dict (keys inserted in sorted order). A value
 // nested deeper than 64 containers (one that contains itself, say) is a
 // usm.ErrValue error.
-func (g *GIL) FromGo(v any) (Object, error) { return g.fromGo(v, 0) }
+func (g *GIL) fromGo(v any) (Object, error) { return g.fromGoAt(v, 0) }
 
-// fromGo converts v, which is depth containers deep.
-func (g *GIL) fromGo(v any, depth int) (Object, error) {
+// fromGoAt converts v, which is depth containers deep.
+func (g *GIL) fromGoAt(v any, depth int) (Object, error) {
 	a := g.api()
 	var r uintptr
 	switch x := v.(type) {
@@ -218,18 +211,18 @@ func (g *GIL) fromGo(v any, depth int) (Object, error) {
 		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 			r = a.LongFromUint64(rv.Uint())
 		default:
-			return Object{}, errkind.New(errkind.Type, "pybridge.FromGo", "cannot convert "+rv.Type().String()+" to Python")
+			return Object{}, errkind.New(errkind.Type, "pybridge.fromGo", "cannot convert "+rv.Type().String()+" to Python")
 		}
 	}
 	if r == 0 {
-		return Object{}, g.fetch("pybridge.FromGo")
+		return Object{}, g.fetch("pybridge.fromGo")
 	}
 	return Object{r}, nil
 }
 
-// errTooDeep is FromGo's error for a value nested beyond maxNesting.
+// errTooDeep is fromGo's error for a value nested beyond maxNesting.
 func errTooDeep() error {
-	return errkind.New(errkind.Value, "pybridge.FromGo", "value nested deeper than "+itoa(maxNesting)+" containers (does it contain itself?)")
+	return errkind.New(errkind.Value, "pybridge.fromGo", "value nested deeper than "+itoa(maxNesting)+" containers (does it contain itself?)")
 }
 
 // dictOf returns a new dict of m, a container depth deep, with the keys
@@ -249,7 +242,7 @@ func (g *GIL) dictOf(m map[string]any, depth int) (uintptr, error) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		o, err := g.fromGo(m[k], depth+1)
+		o, err := g.fromGoAt(m[k], depth+1)
 		if err != nil {
 			a.DecRef(d)
 			return 0, err
@@ -274,7 +267,7 @@ func (g *GIL) tupleOf(n, depth int, at func(int) any) (Object, error) {
 		return Object{}, g.fetch("tuple")
 	}
 	for i := 0; i < n; i++ {
-		o, err := g.fromGo(at(i), depth+1)
+		o, err := g.fromGoAt(at(i), depth+1)
 		if err != nil {
 			a.DecRef(t)
 			return Object{}, err
@@ -320,7 +313,7 @@ func (g *GIL) String(o Object) (string, error) {
 	return r, nil
 }
 
-// maxNesting bounds how deep ToGo and FromGo follow containers (each
+// maxNesting bounds how deep toGo and fromGo follow containers (each
 // level is a Go call): deeper values, and values that contain themselves,
 // are a usm.ErrValue error instead of a stack overflow.
 const maxNesting = 64
@@ -582,15 +575,20 @@ func (g *GIL) truth(v uintptr) (bool, error) {
 // itoa is strconv.Itoa, kept short for messages.
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// SetMain binds name to v in __main__ (v is not consumed; Go values are
-// converted with FromGo).
+// SetMain binds name to v in __main__: an Object (not consumed), or a Go
+// value converted to a new Python object: nil → None, bool, integers,
+// floats, string, slices and arrays → tuple, map[string]any → dict (keys
+// inserted in sorted order); []byte and other types are a TypeError, and a
+// value nested deeper than 64 containers (one that contains itself, say)
+// is a usm.ErrValue error. This is how an embedding program passes values
+// to the Python code it runs with Exec and Eval.
 func (g *GIL) SetMain(name string, v any) error {
 	ns, err := g.mainDict()
 	if err != nil {
 		return err
 	}
 	defer g.DecRef(ns)
-	o, err := g.FromGo(v)
+	o, err := g.fromGo(v)
 	if err != nil {
 		return err
 	}

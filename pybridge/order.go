@@ -61,20 +61,20 @@ func (g *GIL) dlpackDeviceOf(x Object) (dlabi.Device, bool) {
 	a := g.api()
 	m, err := g.getAttr(x, "__dlpack_device__")
 	if err != nil {
-		g.ReleaseError(err)
+		g.releaseError(err)
 		return dlabi.Device{}, false
 	}
 	defer g.DecRef(m)
 	r, err := g.call(m, nil, nil)
 	if err != nil {
-		g.ReleaseError(err)
+		g.releaseError(err)
 		return dlabi.Device{}, false
 	}
 	defer g.DecRef(r)
 	p, ok, err := g.dlpackPair(r, "__dlpack_device__", "integers")
 	if err != nil || !ok {
 		if err != nil {
-			g.ReleaseError(err)
+			g.releaseError(err)
 		}
 		a.ErrClear()
 		return dlabi.Device{}, false

@@ -35,7 +35,7 @@ func (m interpMode) String() string {
 }
 
 // Python is a CPython interpreter in this process. There is at most one per
-// process; Embed and Attach return the same value on every call. All
+// process; Embed and attach return the same value on every call. All
 // methods are safe for concurrent use from any goroutine.
 type Python struct {
 	api     *pyapi.API
@@ -50,7 +50,7 @@ type Python struct {
 
 	types cachedTypes
 
-	// gil is the one GIL value Do and Held hand out (it holds nothing but
+	// gil is the one GIL value Do and enterHeld hand out (it holds nothing but
 	// py), so that entering the interpreter allocates nothing.
 	gil GIL
 
@@ -108,7 +108,7 @@ print(json.dumps({"libdir": v("LIBDIR") or "", "instsoname": v("INSTSONAME") or 
 // The library is opened RTLD_GLOBAL, because extension modules resolve the
 // Py* symbols from the global scope. A missing or static-only interpreter
 // is a usm.ErrNotAvailable error. Embed in a process that already runs
-// Python (see Attach) is an error; a second Embed returns the first result.
+// Python (the extension module's case, attach) is an error; a second Embed returns the first result.
 func Embed(python string) (*Python, error) {
 	procMu.Lock()
 	defer procMu.Unlock()
@@ -209,7 +209,7 @@ func (g *GIL) configureSys(info interpInfo) error {
 		name string
 		v    any
 	}{{"path", paths}, {"prefix", info.Prefix}, {"exec_prefix", info.ExecPrefix}, {"executable", info.Executable}} {
-		o, err := g.FromGo(kv.v)
+		o, err := g.fromGo(kv.v)
 		if err != nil {
 			return err
 		}
@@ -222,17 +222,17 @@ func (g *GIL) configureSys(info interpInfo) error {
 	return nil
 }
 
-// Attach finds the interpreter of the Python process this Go code runs in
+// attach finds the interpreter of the Python process this Go code runs in
 // (a c-shared library loaded with ctypes, or a Go library dlopened by an
 // extension): libpython3.X.so.1.0 if it is loaded (RTLD_NOLOAD), otherwise
 // the symbols of the process itself (a python executable that links the
 // interpreter statically). Python must already be initialised.
-func Attach() (*Python, error) {
+func attach() (*Python, error) {
 	procMu.Lock()
 	defer procMu.Unlock()
 	if procPy != nil {
 		if procPy.mode != modeAttached {
-			return nil, errkind.New(errkind.Value, "pybridge.Attach", "this process embeds Python (use Embed)")
+			return nil, errkind.New(errkind.Value, "pybridge.attach", "this process embeds Python (use Embed)")
 		}
 		return procPy, nil
 	}
@@ -247,14 +247,14 @@ func Attach() (*Python, error) {
 	} else if lib, err = openSelf(); err != nil {
 		// The executable itself: dlopen("") is the main program, whose
 		// dlsym searches the global scope.
-		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Attach", "no Python in this process", err)
+		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.attach", "no Python in this process", err)
 	}
 	api, err := pyapi.Load(lib)
 	if err != nil {
 		return nil, err
 	}
 	if !api.IsInitialized() {
-		return nil, errkind.New(errkind.NotAvailable, "pybridge.Attach", "Python is not initialised in this process")
+		return nil, errkind.New(errkind.NotAvailable, "pybridge.attach", "Python is not initialised in this process")
 	}
 	py := &Python{api: api, mode: modeAttached, library: library}
 	py.gil.py = py
@@ -293,18 +293,30 @@ func (py *Python) Do(fn func(g *GIL) error) (err error) {
 	return fn(&py.gil)
 }
 
-// Held runs fn for code that Python itself called with the GIL held (an
-// entry point of a c-shared library loaded with ctypes.PyDLL): it skips
+// enterHeld and exitHeld bracket code that Python itself called with the
+// GIL held (every entry point of the extension module): they skip
 // PyGILState_Ensure/Release, which would only confirm what the caller
-// guarantees. Calling it without the GIL corrupts the interpreter.
-func (py *Python) Held(fn func(g *GIL) error) error {
+// guarantees. Calling enterHeld without the GIL corrupts the interpreter.
+// They are two calls rather than one taking a func so that the
+// extension, which calls them through extbridge's function values, does
+// not make each entry's closure escape to the heap.
+func (py *Python) enterHeld() *GIL {
 	runtime.LockOSThread() // a cgo callback already runs on the caller's thread
-	defer runtime.UnlockOSThread()
+	entered := false
+	defer func() {
+		if !entered {
+			runtime.UnlockOSThread() // dropReleased panicked: exitHeld will not run
+		}
+	}()
 	py.gil.dropReleased()
-	return fn(&py.gil)
+	entered = true
+	return &py.gil
 }
 
-// GIL is the capability to call the C API: it exists only inside Do or Held.
+func exitHeld() { runtime.UnlockOSThread() }
+
+// GIL is the capability to call the C API: it exists only inside Do (or,
+// in the extension module, between enterHeld and exitHeld).
 type GIL struct{ py *Python }
 
 func (g *GIL) api() *pyapi.API { return g.py.api }

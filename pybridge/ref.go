@@ -8,37 +8,40 @@ import (
 	"github.com/usmbridge/usmbridge/internal/refcount"
 )
 
-// Ref is a strong reference to a Python object that lives outside the GIL:
-// it can be stored in Go structures and released from any goroutine. It is
-// a usm.Owner (Retain/Release counting on top of the one Python reference).
-type Ref struct {
+// pyRef is a strong reference to a Python object that lives outside the
+// GIL: it can be stored in Go structures and released from any goroutine.
+// It is a usm.Owner (Retain/Release counting on top of the one Python
+// reference): the Owner of the arrays AsArray makes, which users hold as
+// usm.Owner, so the type itself is not exported. The extension module
+// holds the syclobj AsArray bound to as an extbridge.Ref.
+type pyRef struct {
 	py   *Python
 	p    uintptr
 	refs refcount.Count
 }
 
-func (py *Python) newRef(o Object) *Ref {
+func (py *Python) newRef(o Object) *pyRef {
 	py.api.IncRef(o.p)
-	r := &Ref{py: py, p: o.p}
+	r := &pyRef{py: py, p: o.p}
 	r.refs.Init()
 	return r
 }
 
-// newRef returns a Ref holding a new reference to o.
-func (g *GIL) newRef(o Object) *Ref { return g.py.newRef(o) }
+// newRef returns a pyRef holding a new reference to o.
+func (g *GIL) newRef(o Object) *pyRef { return g.py.newRef(o) }
 
-// Object returns the object; use it only while holding the GIL and the Ref.
-func (r *Ref) Object() Object { return Object{r.p} }
+// Object returns the object; use it only while holding the GIL and the pyRef.
+func (r *pyRef) Object() Object { return Object{r.p} }
 
 // Retain adds a reference; false once the Python reference was dropped.
-func (r *Ref) Retain() bool { return r.refs.Retain() }
+func (r *pyRef) Retain() bool { return r.refs.Retain() }
 
 // Release drops a reference; the last one drops the Python reference,
-// taking the GIL on the calling thread: a Ref keeps memory alive (a
+// taking the GIL on the calling thread: a pyRef keeps memory alive (a
 // producer's array), which must go when the last user lets go, not at some
 // later entry into the interpreter. After interpreter shutdown the object
 // is leaked rather than touched.
-func (r *Ref) Release() {
+func (r *pyRef) Release() {
 	if !r.refs.Release() {
 		return
 	}
@@ -49,16 +52,16 @@ func (r *Ref) Release() {
 }
 
 // ReleaseHeld is Release for a caller that holds the GIL (inside Do or
-// Held, or a deallocator that Python calls): the last reference is dropped
+// held, or a deallocator that Python calls): the last reference is dropped
 // at once, without Py_IsInitialized and PyGILState_Ensure/Release. The
 // interpreter is running, since the caller holds its GIL.
-func (r *Ref) ReleaseHeld(g *GIL) {
+func (r *pyRef) ReleaseHeld(g *GIL) {
 	if r.refs.Release() {
 		g.api().DecRef(r.p)
 	}
 }
 
-func (r *Ref) String() string { return "pybridge.Ref(0x" + strconv.FormatUint(uint64(r.p), 16) + ")" }
+func (r *pyRef) String() string { return "pybridge.Ref(0x" + strconv.FormatUint(uint64(r.p), 16) + ")" }
 
 // Python references that Go let go of where it may not take the GIL (the
 // garbage collector's cleanups of *Exception values) wait here until the

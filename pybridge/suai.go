@@ -807,15 +807,12 @@ func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
 	return arr, err
 }
 
-// AsArrayKeepSyclobj is AsArray that also returns the SUAI's syclobj when
-// it is a dpctl.SyclQueue or dpctl.SyclContext (nil otherwise), so that a
-// re-export can name the same queue or context: the very object the array
-// was bound to, not whatever the dict holds by then.
-func (g *GIL) AsArrayKeepSyclobj(obj Object, reg *usm.Registry) (*usm.Array, *Ref, error) {
-	return g.asArray(obj, reg, true)
-}
-
-func (g *GIL) asArray(obj Object, reg *usm.Registry, keepSyclobj bool) (*usm.Array, *Ref, error) {
+// asArray is AsArray; with keepSyclobj it also returns the SUAI's syclobj
+// when it is a dpctl.SyclQueue or dpctl.SyclContext (nil otherwise), so
+// that a re-export can name the same queue or context: the very object the
+// array was bound to, not whatever the dict holds by then (the extension
+// module's asarray, through extbridge).
+func (g *GIL) asArray(obj Object, reg *usm.Registry, keepSyclobj bool) (*usm.Array, *pyRef, error) {
 	if reg == nil {
 		d, err := g.dpctlUnderGIL()
 		if err != nil {
@@ -833,7 +830,7 @@ func (g *GIL) asArray(obj Object, reg *usm.Registry, keepSyclobj bool) (*usm.Arr
 		return nil, nil, err
 	}
 	arr.Owner = g.py.newRef(obj)
-	var so *Ref
+	var so *pyRef
 	if p := s.vals[keySyclobj]; keepSyclobj && p != 0 {
 		if ty := g.dpctlTypes(); ty.queue != 0 && (g.api().Type(p) == ty.queue || g.api().Type(p) == ty.context) {
 			so = g.py.newRef(Object{p})

@@ -362,7 +362,7 @@ static int pair(PyObject *v, long long *x, long long *y)
 }
 
 /* no_sync_stream: stream is the int -1, the array API's "do not
- * synchronize" (pybridge.AcceptsNoSyncStream says for which arrays). Only
+ * synchronize" (pybridge's acceptsNoSyncStream says for which arrays). Only
  * an exact int: a subclass, a bool, anything else goes to Go, which
  * decides. */
 static int no_sync_stream(PyObject *stream)
@@ -615,7 +615,7 @@ static PyTypeObject UBArray_Type = {
  * Go decided for the array (its template: layout from Go's export, and
  * whether to wait on its queue first), or calls Go. None synchronises
  * beyond what Go decided: an array whose queue is not the current work
- * stream of its device is waited on (see pybridge.GIL.ExchangeNeedsWait). */
+ * stream of its device is waited on (see pybridge's exchangeNeedsWait). */
 
 static PyObject *wrap(UBArray *a, int64_t handle);
 

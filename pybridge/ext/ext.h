@@ -96,7 +96,7 @@ typedef struct {
 	ub_dl_tensor tensor;
 	uint64_t flags;         /* of a versioned export */
 	uint32_t minor;         /* the minor of a versioned export for max_version >= (2, 0), and of the exchange API's */
-	uint32_t minor_for[UB_MINOR_SLOTS]; /* the minor for max_version=(1, k) (dlpack.NegotiateVersion) */
+	uint32_t minor_for[UB_MINOR_SLOTS]; /* the minor for max_version=(1, k) (dlabi.NegotiateVersion) */
 	int32_t legacy_ok;      /* 0: a legacy export must be refused (read-only) */
 	int32_t no_sync_ok;     /* 1: stream=-1 may be answered from the template */
 	int32_t dlpack_fast;    /* 1: __dlpack__ may replay it (Export would not wait) */
@@ -123,7 +123,7 @@ typedef struct {
 /*
  * ub_wait_plan is how C waits on an array's queue as usm.Array.Wait does,
  * without entering Go: Go fills it once (ub_wait_plan_fill) for a dpctl
- * queue, from pybridge.WaitPlan; C then calls
+ * queue, from pybridge's waitPlan; C then calls
  * event_delete(event_wait(barrier(ref))) in that order. ref 0: the array has
  * no queue, nothing to wait for. The array's Go state keeps the queue
  * alive while C may use the plan.

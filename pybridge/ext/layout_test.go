@@ -10,7 +10,6 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
-	"github.com/usmbridge/usmbridge/pybridge"
 )
 
 // The C half hands tensors to consumers that read them with dlpack.h's
@@ -20,7 +19,7 @@ func TestCLayoutMatchesDLABI(t *testing.T) {
 	var m dlabi.ManagedTensor
 	var v dlabi.ManagedTensorVersioned
 	var l exportledger.Ledger
-	var x pybridge.ExchangeAPI
+	var x dlabi.ExchangeAPI
 	want := map[string]uintptr{
 		"ExchangeAPI":                      56, // dlpack.h 1.3 on LP64
 		"ExchangeAPI.PrevAPI":              8,
@@ -53,7 +52,7 @@ func TestCLayoutMatchesDLABI(t *testing.T) {
 		"Versioned.Version.Minor":          unsafe.Offsetof(v.Version.Minor),
 	}
 	assert.Equal(t, want, cLayout())
-	// Go's consumer reads producers' tables with pybridge.ExchangeAPI.
+	// Go's consumer reads producers' tables with dlabi.ExchangeAPI.
 	assert.Equal(t, []uintptr{56, 8, 16, 24, 32, 40, 48}, []uintptr{unsafe.Sizeof(x), unsafe.Offsetof(x.PrevAPI),
 		unsafe.Offsetof(x.ManagedTensorAllocator), unsafe.Offsetof(x.ManagedTensorFromPyObjectNoSync),
 		unsafe.Offsetof(x.ManagedTensorToPyObjectNoSync), unsafe.Offsetof(x.DLTensorFromPyObjectNoSync),

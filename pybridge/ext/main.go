@@ -38,6 +38,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/pybridge"
+	"github.com/usmbridge/usmbridge/pybridge/internal/extbridge"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -46,7 +47,7 @@ func main() {}
 // entry is one usmbridge.Array's Go state; the C object holds its handle.
 type entry struct {
 	arr     *usm.Array
-	syclobj *pybridge.Ref // the producer's SyclQueue/SyclContext, if any
+	syclobj pyRef // the producer's SyclQueue/SyclContext, if any
 	// cReleased: Go let C call the producer's deleter (ub_import_host), so
 	// a handle in ext.c's ub_released list is finished by finishCReleases.
 	cReleased bool
@@ -125,9 +126,22 @@ func finishCRelease(h C.int64_t) {
 	spare.put(e)
 }
 
+// pyRef is pybridge's strong reference to a Python object, as the
+// extension holds it.
+type pyRef = extbridge.Ref[pybridge.GIL, pybridge.Object]
+
+// br is pybridge's side of the extension (internal/extbridge): what only
+// an extension module needs, kept out of pybridge's public API. brOK is
+// false only if pybridge did not publish it for these types (ub_init
+// then refuses to load).
+var br, brOK = extbridge.Get[pybridge.GIL, pybridge.Object]()
+
 var (
-	py   *pybridge.Python
-	live atomic.Int64 // entries not yet released
+	// pyEnter and pyExit enter and leave the interpreter ub_init attached
+	// to, for a caller that holds the GIL (every export below).
+	pyEnter func() *pybridge.GIL
+	pyExit  func()
+	live    atomic.Int64 // entries not yet released
 	// dlpackCalls counts the __dlpack__ calls C left to Go (ub_dlpack), so
 	// that tests can tell which requests C answered from the template.
 	dlpackCalls atomic.Int64
@@ -205,10 +219,10 @@ func (t *handleTable) remove(h int64) { t.take(h) }
 
 // held runs fn, the body of the export named where, with the GIL, which
 // the C caller holds. An error becomes the Python exception (a Python
-// exception that crossed Go is raised as the same object: GIL.Raise), and
-// the result is then T's zero value, which C reads as failure (a NULL
-// PyObject*, a 0 handle). A Go panic is recovered here, counted and
-// logged, and raised as RuntimeError: it must not unwind into C.
+// exception that crossed Go is raised as the same object: extbridge's
+// Raise), and the result is then T's zero value, which C reads as failure
+// (a NULL PyObject*, a 0 handle). A Go panic is recovered here, counted
+// and logged, and raised as RuntimeError: it must not unwind into C.
 func held[T any](where string, fn func(g *pybridge.GIL) (T, error)) T {
 	var r T
 	var err error
@@ -217,7 +231,7 @@ func held[T any](where string, fn func(g *pybridge.GIL) (T, error)) T {
 		boundary.Check(where)
 		// Batched: only the counts of ub_stats wait for them.
 		finishCReleases(C.UB_RELEASED_MAX / 2)
-		err = py.Held(func(g *pybridge.GIL) error {
+		err = pyHeld(func(g *pybridge.GIL) error {
 			v, err := fn(g)
 			r = v
 			return err
@@ -226,16 +240,24 @@ func held[T any](where string, fn func(g *pybridge.GIL) (T, error)) T {
 	if err != nil {
 		// Python now holds the exception; Go lets its reference go at once
 		// so the traceback's frames do not wait for Go's collector.
-		_ = py.Held(func(g *pybridge.GIL) error { g.Raise(err); g.ReleaseError(err); return nil })
+		_ = pyHeld(func(g *pybridge.GIL) error { br.Raise(g, err); br.ReleaseError(g, err); return nil })
 		var zero T
 		return zero
 	}
 	return r
 }
 
+// pyHeld runs fn with the GIL the caller (Python) holds. It is a direct
+// call, so fn, a closure over each export's locals, stays on the stack.
+func pyHeld(fn func(g *pybridge.GIL) error) error {
+	g := pyEnter()
+	defer pyExit()
+	return fn(g)
+}
+
 // call is held for the functions that return a PyObject* (a new reference).
 func call(where string, fn func(g *pybridge.GIL) (pybridge.Object, error)) C.uintptr_t {
-	return C.uintptr_t(held(where, fn).Ptr())
+	return C.uintptr_t(br.Ptr(held(where, fn)))
 }
 
 // newArray is held for the functions that make an array: the new entry's
@@ -269,18 +291,21 @@ func ub_init() (msg *C.char) {
 	if !boundary.SetGate(func(goFn uintptr) uintptr { return uintptr(C.ub_gate(C.uintptr_t(goFn))) }) {
 		return C.CString("usmbridge: internal error: a Go callback was made before the fork gate was installed")
 	}
-	p, err := pybridge.Attach()
+	if !brOK {
+		return C.CString("usmbridge: internal error: pybridge did not publish its extension operations")
+	}
+	enter, exit, err := br.Attach()
 	if err != nil {
 		return C.CString("usmbridge: cannot attach to the running Python: " + err.Error())
 	}
-	py = p
+	pyEnter, pyExit = enter, exit
 	return nil
 }
 
 //export ub_asarray
 func ub_asarray(obj C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
 	return newArray("ub_asarray", dev, func(g *pybridge.GIL) (*entry, error) {
-		arr, so, err := g.AsArrayKeepSyclobj(pybridge.UnsafeObject(uintptr(obj)), nil)
+		arr, so, err := br.AsArrayKeepSyclobj(g, br.Object(uintptr(obj)))
 		if err != nil {
 			return nil, err
 		}
@@ -293,11 +318,11 @@ func ub_asarray(obj C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
 //export ub_from_dlpack
 func ub_from_dlpack(x, device, copyArg C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
 	return newArray("ub_from_dlpack", dev, func(g *pybridge.GIL) (*entry, error) {
-		o, err := g.ParseDLPackArgs(dlpack.Device{}, pybridge.Object{}, pybridge.Object{}, pybridge.UnsafeObject(uintptr(device)), pybridge.UnsafeObject(uintptr(copyArg)))
+		o, err := br.ParseDLPackArgs(g, dlpack.Device{}, pybridge.Object{}, pybridge.Object{}, br.Object(uintptr(device)), br.Object(uintptr(copyArg)))
 		if err != nil {
 			return nil, err
 		}
-		t, err := g.FromDLPack(pybridge.UnsafeObject(uintptr(x)), pybridge.FromDLPackOptions{Device: o.Device, Copy: o.Copy})
+		t, err := g.FromDLPack(br.Object(uintptr(x)), pybridge.FromDLPackOptions{Device: o.Device, Copy: o.Copy})
 		if err != nil {
 			return nil, err
 		}
@@ -317,7 +342,7 @@ func ub_max_version(major, minor *C.uint32_t) {
 
 // ub_import_host is from_dlpack(x) once ext.c's fast path has called
 // x.__dlpack__(max_version=...) and found a fresh DLPack capsule (p is its
-// pointer) of a kDLCPU tensor: Go imports it (pybridge.ImportHostManaged)
+// pointer) of a kDLCPU tensor: Go imports it (extbridge's ImportHostManaged)
 // and C renames the capsule only if that succeeded. A consumer of DLPack's
 // C exchange API can call it with the tensor that API returns.
 //
@@ -330,7 +355,7 @@ func ub_max_version(major, minor *C.uint32_t) {
 func ub_import_host(p C.uintptr_t, versioned C.int, dev *C.ub_dl_device, crelease *C.ub_deleter_call) C.int64_t {
 	return newArray("ub_import_host", dev, func(g *pybridge.GIL) (*entry, error) {
 		e := spare.get()
-		t, err := pybridge.ImportHostManaged(uintptr(p), versioned != 0, e.tensor)
+		t, err := br.ImportHostManaged(uintptr(p), versioned != 0, e.tensor)
 		if err != nil {
 			spare.put(e)
 			return nil, err
@@ -347,16 +372,16 @@ func ub_import_host(p C.uintptr_t, versioned C.int, dev *C.ub_dl_device, creleas
 // or no __dlpack_device__: Go raises the AttributeError), c the result of
 // meth(max_version=...) (borrowed; 0 when the call raised and the exception
 // is still set). Go then does what ub_from_dlpack would
-// (pybridge.GIL.FromDLPackResult).
+// (extbridge's FromDLPackAfterCall).
 //
 //export ub_from_dlpack_result
 func ub_from_dlpack_result(x, meth, c C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
 	return newArray("ub_from_dlpack_result", dev, func(g *pybridge.GIL) (*entry, error) {
-		xo := pybridge.UnsafeObject(uintptr(x))
+		xo := br.Object(uintptr(x))
 		if meth == 0 {
-			return nil, g.NotAProducer(xo)
+			return nil, br.NotAProducer(g, xo)
 		}
-		t, err := g.FromDLPackResult(xo, pybridge.UnsafeObject(uintptr(meth)), pybridge.UnsafeObject(uintptr(c)), pybridge.FromDLPackOptions{})
+		t, err := br.FromDLPackAfterCall(g, xo, br.Object(uintptr(meth)), br.Object(uintptr(c)))
 		if err != nil {
 			return nil, err
 		}
@@ -402,10 +427,10 @@ func ub_release(h C.int64_t, del *C.ub_deleter_call) {
 	}
 	entries.remove(int64(h))
 	live.Add(-1)
-	_ = py.Held(func(g *pybridge.GIL) error {
+	_ = pyHeld(func(g *pybridge.GIL) error {
 		// Python references are dropped at once: the caller holds the GIL.
 		switch o := e.arr.Owner.(type) {
-		case *pybridge.Ref:
+		case pyRef:
 			o.ReleaseHeld(g)
 		case *dlpack.Tensor: // an imported tensor: its producer's deleter
 			fn, arg := o.ReleaseDeferred()
@@ -437,7 +462,7 @@ func ub_info(h C.int64_t) C.uintptr_t {
 		if a.Strides != nil {
 			strides = a.Strides
 		}
-		return g.FromGo([]any{a.Shape, a.Typestr.String(), strides, a.Offset, usmType(a),
+		return br.FromGo(g, []any{a.Shape, a.Typestr.String(), strides, a.Offset, usmType(a),
 			[]any{int64(a.DLDevice.Type), int64(a.DLDevice.ID)}, uint64(a.ElementPointer()), a.ReadOnly})
 	})
 }
@@ -470,7 +495,7 @@ func ub_suai(h C.int64_t) C.uintptr_t {
 			// dpctl's convention: the device's position in get_devices().
 			m["syclobj"] = strconv.Itoa(int(a.DLDevice.ID))
 		}
-		return g.FromGo(m)
+		return br.FromGo(g, m)
 	})
 }
 
@@ -486,8 +511,8 @@ func ub_dlpack(h C.int64_t, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C
 		if e == nil {
 			return pybridge.Object{}, usm.ErrValue
 		}
-		o, err := g.ParseDLPackArgs(e.arr.DLDevice, pybridge.UnsafeObject(uintptr(stream)), pybridge.UnsafeObject(uintptr(maxVersion)),
-			pybridge.UnsafeObject(uintptr(dlDevice)), pybridge.UnsafeObject(uintptr(copyArg)))
+		o, err := br.ParseDLPackArgs(g, e.arr.DLDevice, br.Object(uintptr(stream)), br.Object(uintptr(maxVersion)),
+			br.Object(uintptr(dlDevice)), br.Object(uintptr(copyArg)))
 		if err != nil {
 			return pybridge.Object{}, err
 		}
@@ -495,7 +520,7 @@ func ub_dlpack(h C.int64_t, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C
 	})
 }
 
-// ub_template_fill fills t with what Go's export (pybridge's GIL.Export,
+// ub_template_fill fills t with what Go's export (extbridge's Export,
 // dlpack.Export's rules) gives this array for a versioned, same-device,
 // no-copy export without synchronisation, and returns UB_TEMPLATE_READY;
 // or UB_TEMPLATE_NONE when the export is refused (Go then raises the error
@@ -504,9 +529,9 @@ func ub_dlpack(h C.int64_t, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C
 // stream None may (for an array on a queue C cannot wait on itself, Export
 // waits on it each time, in Go; C waits on a dpctl queue with the array's
 // wait plan, ub_wait_plan_fill); no_sync_ok, whether __dlpack__(stream=-1) may
-// (pybridge.AcceptsNoSyncStream); and exchange_wait, whether the C
+// (extbridge's AcceptsNoSyncStream); and exchange_wait, whether the C
 // exchange API must wait on the array's queue first
-// (GIL.ExchangeNeedsWait). stream=-1 matters for speed beyond the call
+// (extbridge's ExchangeNeedsWait). stream=-1 matters for speed beyond the call
 // itself: mpi4py asks for it on every MPI call, and a call into Go from a
 // Python thread wakes Go's sysmon and idle Ms, which preempt MPI ranks on
 // a machine whose cores they keep busy (RATIONALE.md, "The Python package
@@ -522,19 +547,19 @@ func ub_template_fill(h C.int64_t, t *C.ub_template) (state C.int32_t) {
 	if e == nil {
 		return C.UB_TEMPLATE_NONE
 	}
-	_ = py.Held(func(g *pybridge.GIL) error {
-		m, err := g.Export(e.arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
+	_ = pyHeld(func(g *pybridge.GIL) error {
+		m, err := br.Export(g, e.arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
 		if err != nil {
-			g.ReleaseError(err)
+			br.ReleaseError(g, err)
 			return nil
 		}
 		defer m.Delete()
 		if fillTemplate(t, m) {
 			t.legacy_ok = boolC(!e.arr.ReadOnly)
-			_, _, _, _, waitable := pybridge.WaitPlan(e.arr.Queue)
+			_, waitable := br.WaitPlan(e.arr.Queue)
 			t.dlpack_fast = boolC(waitable)
-			t.no_sync_ok = boolC(pybridge.AcceptsNoSyncStream(e.arr.DLDevice))
-			t.exchange_wait = boolC(g.ExchangeNeedsWait(e.arr))
+			t.no_sync_ok = boolC(br.AcceptsNoSyncStream(e.arr.DLDevice))
+			t.exchange_wait = boolC(br.ExchangeNeedsWait(g, e.arr))
 			state = C.UB_TEMPLATE_READY
 		}
 		return nil
@@ -553,7 +578,7 @@ func boolC(b bool) C.int32_t {
 // malloc'd block of 2*ndim int64 that the array owns (ext.c frees it).
 func fillTemplate(t *C.ub_template, m dlpack.Managed) bool {
 	mt := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
-	if v, _ := dlpack.NegotiateVersion(&dlpack.Version{Major: 2}); v != mt.Version {
+	if v, _ := dlabi.NegotiateVersion(&dlpack.Version{Major: 2}, dlpack.ProducerVersion); v != mt.Version {
 		return false // minor would not answer a newer major as Go does
 	}
 	src := mt.DLTensor
@@ -582,7 +607,7 @@ func fillTemplate(t *C.ub_template, m dlpack.Managed) bool {
 	t.flags = C.uint64_t(mt.Flags)
 	t.minor = C.uint32_t(mt.Version.Minor)
 	for k := range t.minor_for {
-		v, _ := dlpack.NegotiateVersion(&dlpack.Version{Major: 1, Minor: uint32(k)})
+		v, _ := dlabi.NegotiateVersion(&dlpack.Version{Major: 1, Minor: uint32(k)}, dlpack.ProducerVersion)
 		t.minor_for[k] = C.uint32_t(v.Minor)
 	}
 	return true
@@ -598,7 +623,7 @@ func ub_exchange_refuse(h C.int64_t) C.int {
 		if e == nil {
 			return struct{}{}, usm.ErrValue
 		}
-		m, err := g.Export(e.arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
+		m, err := br.Export(g, e.arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
 		if err == nil {
 			m.Delete()
 			err = errkind.New(errkind.Buffer, "usmbridge", "the array cannot be exported (internal error: its export template is missing)")
@@ -615,7 +640,7 @@ func ub_exchange_refuse(h C.int64_t) C.int {
 //export ub_from_managed
 func ub_from_managed(p C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
 	return newArray("ub_from_managed", dev, func(g *pybridge.GIL) (*entry, error) {
-		t, err := g.ImportManaged(dlpack.UnsafeManaged(uintptr(p), true), nil)
+		t, err := br.ImportManaged(g, dlpack.UnsafeManaged(uintptr(p), true))
 		if err != nil {
 			return nil, err
 		}
@@ -632,7 +657,7 @@ func ub_work_stream(devType, devID C.int32_t, out *C.uintptr_t) C.int {
 		if out == nil {
 			return false, errkind.New(errkind.Value, "usmbridge", "current_work_stream: out_current_stream is NULL")
 		}
-		s, err := g.CurrentWorkStream(dlabi.Device{Type: dlabi.DeviceType(devType), ID: int32(devID)})
+		s, err := br.CurrentWorkStream(g, dlabi.Device{Type: dlabi.DeviceType(devType), ID: int32(devID)})
 		if err != nil {
 			return false, err
 		}
@@ -663,7 +688,7 @@ func ub_alloc(proto *C.ub_dl_tensor, out **C.ub_dl_managed_versioned, kind, msg 
 	}()
 	defer boundary.Recover("ub_alloc", &err)
 	boundary.Check("ub_alloc")
-	err = py.Held(func(g *pybridge.GIL) error {
+	err = pyHeld(func(g *pybridge.GIL) error {
 		if proto == nil || out == nil {
 			return errkind.New(errkind.Value, "managed_tensor_allocator", "prototype or out is NULL")
 		}
@@ -675,7 +700,7 @@ func ub_alloc(proto *C.ub_dl_tensor, out **C.ub_dl_managed_versioned, kind, msg 
 		if p.Ndim > 0 {
 			shape = append(shape, unsafe.Slice((*int64)(cmem.Ptr(p.Shape)), int(p.Ndim))...)
 		}
-		m, err := g.AllocTensor(p.Device, p.DType, shape)
+		m, err := br.AllocTensor(g, p.Device, p.DType, shape)
 		if err != nil {
 			return err
 		}
@@ -728,11 +753,11 @@ func ub_wait_plan_fill(h C.int64_t, p *C.ub_wait_plan) (state C.int32_t) {
 	if e == nil {
 		return C.UB_TEMPLATE_NONE
 	}
-	ref, barrier, wait, del, ok := pybridge.WaitPlan(e.arr.Queue)
+	w, ok := br.WaitPlan(e.arr.Queue)
 	if !ok {
 		return C.UB_TEMPLATE_NONE
 	}
-	*p = C.ub_wait_plan{ref: C.uintptr_t(ref), barrier: C.uintptr_t(barrier), event_wait: C.uintptr_t(wait), event_delete: C.uintptr_t(del)}
+	*p = C.ub_wait_plan{ref: C.uintptr_t(w.Ref), barrier: C.uintptr_t(w.Barrier), event_wait: C.uintptr_t(w.EventWait), event_delete: C.uintptr_t(w.EventDelete)}
 	return C.UB_TEMPLATE_READY
 }
 
@@ -744,9 +769,9 @@ func ub_stats() C.uintptr_t {
 	return call("ub_stats", func(g *pybridge.GIL) (pybridge.Object, error) {
 		finishCReleases(0) // the counts include the releases C made
 		s := dlpack.ReadStats()
-		return g.FromGo(map[string]any{"live_exports": s.LiveExports, "live_imports": s.LiveImports,
+		return br.FromGo(g, map[string]any{"live_exports": s.LiveExports, "live_imports": s.LiveImports,
 			"stray_deletes": s.StrayDeletes, "handles": live.Load(), "panics": s.Panics,
-			"exchange_exports": exportledger.ExchangeExports(), "exchange_imports": pybridge.ExchangeImports(),
+			"exchange_exports": exportledger.ExchangeExports(), "exchange_imports": br.ExchangeImports(),
 			"gated_callbacks": boundary.Gated(), "dlpack_calls_into_go": dlpackCalls.Load(),
 			"c_releases": cReleases.Load()})
 	})

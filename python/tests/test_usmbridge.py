@@ -337,7 +337,7 @@ class _Cap:
                                              ((1, 2**31), 2), ((2, 0), 2), ((3, 5), 2)])
 def test_fast_export_version_is_gos_answer(request_, minor):
     # the fast path answers max_version from the table Go fills with
-    # dlpack.NegotiateVersion; larger minors go to Go: the same answers
+    # internal/dlabi's NegotiateVersion; larger minors go to Go: the same answers
     a = ub.from_dlpack(np.arange(3.0))
     for _ in range(2):  # the first call makes the template, the second uses it
         m, _ = _take(a.__dlpack__(max_version=request_))
