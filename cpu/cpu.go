@@ -31,10 +31,10 @@ type region struct {
 func (r region) Span() (base, size uintptr) { return r.base, r.size }
 
 var (
-	_ usm.Backend       = (*Backend)(nil)
-	_ usm.Allocator     = (*Backend)(nil)
-	_ usm.Copier        = (*Backend)(nil)
-	_ usm.QueueProvider = (*Backend)(nil)
+	_ usm.Backend   = (*Backend)(nil)
+	_ usm.Allocator = (*Backend)(nil)
+	// Copy and Queue serve the usm registry, typed copies and dlpack:
+	// usm's backends_test.go checks them against the interfaces there.
 )
 
 // New returns an empty host backend.

@@ -189,9 +189,17 @@ func belowElement0(a *usm.Array, win usm.Window) int64 {
 // copyWindow copies the bytes the array touches into a new allocation of
 // the given kind on the array's backend and returns it with the address of
 // element 0 in the copy (strides stay as they are).
+//
+// copier is what the copy needs of the backend besides usm.Allocator:
+// every backend of this module has this Copy method (usm declares its own
+// copier for the typed copies; backends_test.go in usm checks them).
+type copier interface {
+	Copy(dst, src, n uintptr) error
+}
+
 func copyWindow(a *usm.Array, win usm.Window, kind usm.Kind) (*usm.Allocation, uintptr, error) {
 	al, ok1 := a.Backend.(usm.Allocator)
-	cp, ok2 := a.Backend.(usm.Copier)
+	cp, ok2 := a.Backend.(copier)
 	dev := a.Device
 	if (a.Backend == nil || !ok1 || !ok2) && a.DLDevice.Type == CPU {
 		// Host memory no backend knows (a NumPy array, say): the host

@@ -83,6 +83,14 @@ func (t *Tensor) ReleaseDeferred() (deleter, self uintptr) {
 	return t.deleter, t.m.ptr
 }
 
+// queueProvider is a backend with a default queue per device (every
+// backend of this module): an imported kDLOneAPI tensor gets its device's
+// queue, which export and the typed copies wait on. usm's backends_test.go
+// checks the backends against it.
+type queueProvider interface {
+	Queue(device int) (usm.Queue, error)
+}
+
 // Import takes a producer's tensor. It validates everything before taking
 // ownership: the version (a major other than 1 is refused, and the deleter
 // is called unless KeepOnError), ndim (0..MaxNdim), shape (non-NULL for
@@ -228,7 +236,7 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 			}
 			t.Memory = info
 		}
-		if qp, ok := b.(usm.QueueProvider); ok {
+		if qp, ok := b.(queueProvider); ok {
 			if q, err := qp.Queue(local); err == nil {
 				t.Queue = q
 			}

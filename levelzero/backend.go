@@ -11,8 +11,8 @@ import (
 
 // Backend is usmbridge's Level Zero backend: every root device of every
 // driver, one context per driver, and per device an immediate command list
-// for copies and waits. It implements usm.Backend, usm.Allocator,
-// usm.Copier and usm.QueueProvider; register it in a usm.Registry and
+// for copies and waits. It implements usm.Backend and usm.Allocator, and
+// copies (Copy) and queues (Queue) for the registry; register it in a usm.Registry and
 // filter selectors such as "level_zero:gpu:0" resolve to its devices.
 // Methods are safe for concurrent use; work on one device is serialised,
 // as Level Zero requires for one command list.
@@ -39,10 +39,10 @@ type devState struct {
 }
 
 var (
-	_ usm.Backend       = (*Backend)(nil)
-	_ usm.Allocator     = (*Backend)(nil)
-	_ usm.Copier        = (*Backend)(nil)
-	_ usm.QueueProvider = (*Backend)(nil)
+	_ usm.Backend   = (*Backend)(nil)
+	_ usm.Allocator = (*Backend)(nil)
+	// Copy and Queue serve the usm registry, typed copies and dlpack:
+	// usm's backends_test.go checks them against the interfaces there.
 )
 
 // New initialises Level Zero (once per process: the loader caches its

@@ -39,10 +39,10 @@ type bdev struct {
 }
 
 var (
-	_ usm.Backend       = (*Backend)(nil)
-	_ usm.Allocator     = (*Backend)(nil)
-	_ usm.Copier        = (*Backend)(nil)
-	_ usm.QueueProvider = (*Backend)(nil)
+	_ usm.Backend   = (*Backend)(nil)
+	_ usm.Allocator = (*Backend)(nil)
+	// Copy and Queue serve the usm registry, typed copies and dlpack:
+	// usm's backends_test.go checks them against the interfaces there.
 )
 
 // New opens every OpenCL platform. With no loader or no platform, the

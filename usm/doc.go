@@ -25,15 +25,17 @@
 // # Backends
 //
 // A Backend classifies pointers (QueryPointer: kind, device, allocation base
-// and size). Optional interfaces add allocation (Allocator), copies
-// (Copier), queues (QueueProvider), SYCL context/queue references
-// (RefBinder) and device numbering (DLPackDevicer). Allocation is reference
-// counted so that memory handed to a DLPack consumer outlives Free.
+// and size); an Allocator also allocates. The backends are the module's
+// own (cpu, opencl, levelzero, pybridge's dpctl bridge): what else they
+// offer the registry and the typed copies (host copies, a default queue
+// per device, SYCL context/queue references, dpctl's device numbering) is
+// reached through unexported interfaces, not part of the API.
+// Allocation is reference counted so that memory handed to a DLPack
+// consumer outlives Free.
 //
-// A Queue is waited on; a queue that is also an Orderer can make another
-// queue wait for it on the device instead. Order decides which: on the
-// device where the producer's runtime accepts the consumer, on the host
-// only where nothing else is possible.
+// A Queue is waited on; Order makes a consumer queue wait for a producer
+// queue on the device where the producer's runtime accepts the consumer,
+// and on the host only where nothing else is possible.
 //
 // # Errors
 //

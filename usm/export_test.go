@@ -13,6 +13,15 @@ var (
 	ElementCount  = elementCount
 )
 
+// The optional backend interfaces, for backends_test.go.
+type (
+	Copier        = copier
+	QueueProvider = queueProvider
+	RefBinder     = refBinder
+	DLPackDevicer = dlpackDevicer
+	Orderer       = orderer
+)
+
 func (r *Registry) Add(b Backend)                           { r.add(b) }
 func (r *Registry) Backends() []Backend                     { return r.rankedBackends() }
 func (r *Registry) Device(global int) (Backend, int, error) { return r.deviceAt(global) }

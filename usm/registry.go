@@ -171,7 +171,7 @@ func (r *Registry) DLPackDevice(b Backend, local int) (DLDevice, error) {
 	if b == nil || b.Name() == syclobj.Host {
 		return dlabi.Device{Type: dlabi.CPU, ID: 0}, nil
 	}
-	if d, ok := b.(DLPackDevicer); ok {
+	if d, ok := b.(dlpackDevicer); ok {
 		return d.DLPackDevice(local)
 	}
 	g := r.globalIndex(b, local)
@@ -189,7 +189,7 @@ func (r *Registry) FromDLPackDevice(d DLDevice) (Backend, int, error) {
 		return nil, -1, errkind.New(errkind.Buffer, "usm.Registry.FromDLPackDevice", "device "+d.String()+" is not kDLOneAPI")
 	}
 	for _, b := range r.rankedBackends() {
-		if dd, ok := b.(DLPackDevicer); ok {
+		if dd, ok := b.(dlpackDevicer); ok {
 			if local, ok := dd.LocalDevice(d); ok {
 				return b, local, nil
 			}
@@ -199,7 +199,7 @@ func (r *Registry) FromDLPackDevice(d DLDevice) (Backend, int, error) {
 	if err != nil {
 		return nil, -1, err
 	}
-	if _, ok := b.(DLPackDevicer); ok || b.Name() == syclobj.Host {
+	if _, ok := b.(dlpackDevicer); ok || b.Name() == syclobj.Host {
 		return nil, -1, errkind.New(errkind.Buffer, "usm.Registry.FromDLPackDevice", "no SYCL device with kDLOneAPI id "+strconv.Itoa(int(d.ID)))
 	}
 	return b, local, nil
@@ -269,7 +269,7 @@ func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
 			return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Reason: "backend " + b.Name().String() + " does not know this pointer"}
 		}
 		var q Queue
-		if qp, ok := b.(QueueProvider); ok {
+		if qp, ok := b.(queueProvider); ok {
 			if q, err = qp.Queue(dev); err != nil {
 				return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Err: err}
 			}
@@ -277,7 +277,7 @@ func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
 		return binding{b: b, info: info, device: dev, q: q}, nil
 	case syclobj.ContextRef, syclobj.QueueRef:
 		for _, b := range r.rankedBackends() {
-			rb, ok := b.(RefBinder)
+			rb, ok := b.(refBinder)
 			if !ok {
 				continue
 			}

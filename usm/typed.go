@@ -187,8 +187,8 @@ func Values[T Element](a *Array) (iter.Seq[T], error) {
 // CopyToSlice waits on the array's queue and copies its elements, in C
 // order, into dst, which must have exactly as many elements as the array.
 // Host-accessible memory is read directly; other memory through the owning
-// backend's Copier: one copy for a contiguous array, and for a strided one
-// either one copy of the bytes it spans (when they are at most a few times
+// backend's Copy method: one copy for a contiguous array, and for a strided
+// one either one copy of the bytes it spans (when they are at most a few times
 // its elements) or one copy per contiguous run of elements.
 func CopyToSlice[T Element](dst []T, a *Array) error {
 	return copySlice("usm.CopyToSlice", a, dst, false)
@@ -198,8 +198,8 @@ func CopyToSlice[T Element](dst []T, a *Array) error {
 // waiting on the array's queue so no queued work still uses them. src must
 // have exactly as many elements as the array, and the array must not be
 // read-only. Bytes between strided elements are never written: device
-// memory is written through the owning backend's Copier one contiguous run
-// at a time.
+// memory is written through the owning backend's Copy method one
+// contiguous run at a time.
 func CopyFromSlice[T Element](a *Array, src []T) error {
 	return copySlice("usm.CopyFromSlice", a, src, true)
 }
@@ -220,10 +220,10 @@ func copySlice[T Element](op string, a *Array, s []T, toArray bool) error {
 	if int64(len(s)) != n {
 		return accessErr(errkind.Value, op, "the slice has "+strconv.Itoa(len(s))+" elements, the array "+strconv.FormatInt(n, 10))
 	}
-	var cp Copier
+	var cp copier
 	if !a.Memory.Kind.HostAccessible() {
 		var ok bool
-		if cp, ok = a.Backend.(Copier); !ok {
+		if cp, ok = a.Backend.(copier); !ok {
 			return accessErr(errkind.NotSupported, op, a.Memory.Kind.String()+" memory is not host-accessible and its backend cannot copy")
 		}
 	}
