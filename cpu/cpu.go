@@ -11,6 +11,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/internal/live"
 	"github.com/usmbridge/usmbridge/internal/spans"
+	"github.com/usmbridge/usmbridge/internal/usmhook"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -93,7 +94,7 @@ func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocatio
 	b.mu.Unlock()
 	liveAllocations.Add(1)
 	liveBytes.Add(int64(size))
-	return usm.NewAllocation(b, r.base, size, usm.KindHost, 0, func() error { return b.free(r.base) }), nil
+	return newAllocation(b, r.base, size, usm.KindHost, 0, func() error { return b.free(r.base) }), nil
 }
 
 // AllocHost is Alloc(0, usm.KindHost, size).
@@ -162,3 +163,7 @@ var (
 // are alive ("allocations") and their total size ("bytes"). A program (or
 // test) that freed everything it allocated sees only zeros.
 func Live() map[string]int64 { return counters.Snapshot() }
+
+// newAllocation is usm's constructor for memory a backend allocated
+// (usmhook.NewAllocation).
+var newAllocation = usmhook.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)

@@ -15,6 +15,7 @@ import (
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/usmhook"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -90,6 +91,9 @@ func (f *fakeSYCL) QueryPointer(p uintptr) usm.PointerInfo {
 	return info
 }
 
+// newAllocation is how the module's backends wrap what they allocate.
+var newAllocation = usmhook.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)
+
 func (f *fakeSYCL) Alloc(dev int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
 	inner, err := f.host.AllocHost(size)
 	if err != nil {
@@ -98,7 +102,7 @@ func (f *fakeSYCL) Alloc(dev int, kind usm.Kind, size uintptr) (*usm.Allocation,
 	f.mu.Lock()
 	f.kinds[inner.Pointer()] = kind
 	f.mu.Unlock()
-	return usm.NewAllocation(f, inner.Pointer(), size, kind, dev, func() error {
+	return newAllocation(f, inner.Pointer(), size, kind, dev, func() error {
 		f.mu.Lock()
 		delete(f.kinds, inner.Pointer())
 		f.mu.Unlock()

@@ -9,6 +9,8 @@ import (
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/refcount"
+	"github.com/usmbridge/usmbridge/internal/usmhook"
+	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -82,6 +84,10 @@ func (t *Tensor) ReleaseDeferred() (deleter, self uintptr) {
 	}
 	return t.deleter, t.m.ptr
 }
+
+// syclobjFor is the registry's selector of a device as a syclobj.Obj,
+// boxed once per device (usmhook.SyclobjFor; nil if not registered).
+var syclobjFor = usmhook.SyclobjFor.(func(*usm.Registry, usm.Backend, int) syclobj.Obj)
 
 // queueProvider is a backend with a default queue per device (every
 // backend of this module): an imported kDLOneAPI tensor gets its device's
@@ -212,7 +218,7 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 			}
 			if b != nil {
 				t.Backend, t.Memory, t.Device = b, info, info.Device
-				if sel := reg.SyclobjFor(b, max(info.Device, 0)); sel != nil {
+				if sel := syclobjFor(reg, b, max(info.Device, 0)); sel != nil {
 					t.Syclobj = sel
 				}
 			}
@@ -226,7 +232,7 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 			return nil, importErr(errkind.Buffer, "device "+dl.Device.String()+" is unknown", err)
 		}
 		t.Backend, t.Device = b, local
-		if sel := reg.SyclobjFor(b, local); sel != nil {
+		if sel := syclobjFor(reg, b, local); sel != nil {
 			t.Syclobj = sel
 		}
 		if owner != 0 {

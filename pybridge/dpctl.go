@@ -13,6 +13,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
+	"github.com/usmbridge/usmbridge/internal/usmhook"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -712,7 +713,7 @@ func (d *Dpctl) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocation,
 		_ = hugepage.Advise(p, size)
 	}
 	api := d.api
-	return usm.NewAllocation(d, p, size, kind, device, func() error {
+	return newAllocation(d, p, size, kind, device, func() error {
 		api.FreeWithQueue(p, q.ref)
 		return nil
 	}), nil
@@ -753,3 +754,7 @@ func (q *dpctlQueue) Copy(dst, src, n uintptr) error {
 	a.EventDelete(ev)
 	return nil
 }
+
+// newAllocation is usm's constructor for memory a backend allocated
+// (usmhook.NewAllocation).
+var newAllocation = usmhook.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)

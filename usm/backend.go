@@ -132,16 +132,17 @@ type Allocation struct {
 	refs      refcount.Count
 	freed     atomic.Bool // Free has been called
 	freeErr   atomic.Pointer[error]
-	listed    bool // in owners (see NewAllocation)
+	listed    bool // in owners (see newAllocation)
 }
 
-// NewAllocation wraps memory a backend allocated. free returns it to the
-// backend and is called exactly once, when the last reference goes.
+// newAllocation wraps memory a backend allocated (the backends reach it as
+// usmhook.NewAllocation). free returns it to the backend and is called
+// exactly once, when the last reference goes.
 //
 // While it is live the allocation is listed under its backend (a non-nil,
 // comparable one), so that Registry.Parse and Bind make it the Owner of
 // arrays whose pointer lies in it.
-func NewAllocation(b Backend, ptr, size uintptr, kind Kind, device int, free func() error) *Allocation {
+func newAllocation(b Backend, ptr, size uintptr, kind Kind, device int, free func() error) *Allocation {
 	a := &Allocation{ptr: ptr, size: size, kind: kind, device: device, backend: b, free: free}
 	a.refs.Init()
 	a.listed = owners.add(a)

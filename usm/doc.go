@@ -7,15 +7,13 @@
 //
 // Interface is the SUAI dict as a Go value. The parser applies dpctl's
 // checks in dpctl's order, with the exception kinds dpctl raises, reading
-// each field once, with the type it expects, from a Fields: ParseFields
-// takes any implementation, Parse reads a dict of Go values, ParseJSON
-// reads JSON text, and pybridge reads live Python objects (through usm.Fields).
-// No container is converted or walked generically, so values that contain
-// themselves are just values of the wrong type. A Fields reports a value
-// of the wrong form with a *ReadError, which the parser turns into a
-// *MalformedError naming the field.
+// each field once, with the type it expects: Parse reads a dict of Go
+// values, ParseJSON reads JSON text, and pybridge reads live Python
+// objects with the same parser. No container is converted or walked
+// generically, so values that contain themselves are just values of the
+// wrong type. A malformed field is a *MalformedError naming it.
 //
-// Registry.Parse and Registry.ParseFields additionally check, at dpctl's
+// Registry.Parse and pybridge's readers additionally check, at dpctl's
 // step 6, that the pointer is a USM pointer of the context named by
 // syclobj, and — where the backend can report the allocation's extent —
 // that the array's bytes stay inside that allocation (an *ExtentError

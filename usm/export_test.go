@@ -13,6 +13,9 @@ var (
 	ElementCount  = elementCount
 )
 
+// NewAllocation is the backends' constructor (usmhook.NewAllocation).
+var NewAllocation = newAllocation
+
 // The optional backend interfaces, for backends_test.go.
 type (
 	Copier        = copier
@@ -20,6 +23,8 @@ type (
 	RefBinder     = refBinder
 	DLPackDevicer = dlpackDevicer
 	Orderer       = orderer
+
+	AccessError = accessError
 )
 
 func (r *Registry) Add(b Backend)                           { r.add(b) }

@@ -23,7 +23,7 @@ type Registry struct {
 	devices   []globalDevice
 	descs     []syclobj.Device
 	selectors map[globalDevice]syclobj.Selector // SelectorFor results
-	syclobjs  map[globalDevice]syclobj.Obj      // the same, boxed once (SyclobjFor)
+	syclobjs  map[globalDevice]syclobj.Obj      // the same, boxed once (syclobjFor)
 }
 
 type globalDevice struct {
@@ -137,11 +137,11 @@ func (r *Registry) SelectorFor(b Backend, local int) (syclobj.Selector, error) {
 	return sel, nil
 }
 
-// SyclobjFor is SelectorFor as a syclobj.Obj (nil when the device is not
+// syclobjFor is SelectorFor as a syclobj.Obj (nil when the device is not
 // registered): the interface value is made once, when the device is
 // registered, so an import that sets an Interface's Syclobj allocates
 // nothing for it.
-func (r *Registry) SyclobjFor(b Backend, local int) syclobj.Obj {
+func (r *Registry) syclobjFor(b Backend, local int) syclobj.Obj {
 	r.mu.RLock()
 	o := r.syclobjs[globalDevice{b, local}]
 	r.mu.RUnlock()
@@ -310,7 +310,7 @@ func (r *Registry) Parse(m map[string]any) (*Array, error) {
 	if m == nil {
 		return nil, errNotADict()
 	}
-	return r.ParseFields(newMapFields(m))
+	return r.parseFields(newMapFields(m))
 }
 
 // Bind validates a hand-built Interface and binds it like Parse (Owner

@@ -25,22 +25,24 @@ type Element interface {
 		~float32 | ~float64 | ~complex64 | ~complex128
 }
 
-// AccessError reports why typed access to an array was refused: a Go type
+// accessError reports why typed access to an array was refused: a Go type
 // that does not match the typestr (ErrType), a byte-swapped typestr, memory
 // the host cannot read, a layout View cannot express or a read-only array
 // asked to be written (ErrBuffer), or an index or slice length that does
-// not fit the array (ErrValue).
-type AccessError struct {
+// not fit the array (ErrValue). It is unexported: a caller tells the
+// refusals apart by kind (errors.Is), and Op and Reason are only the
+// message.
+type accessError struct {
 	Op     string // "usm.View", "usm.At", ...
 	Reason string
 	kind   *errkind.Kind
 }
 
-func (e *AccessError) Error() string        { return e.Op + ": " + e.Reason }
-func (e *AccessError) Is(target error) bool { return target == error(e.kind) }
+func (e *accessError) Error() string        { return e.Op + ": " + e.Reason }
+func (e *accessError) Is(target error) bool { return target == error(e.kind) }
 
 func accessErr(k *errkind.Kind, op, reason string) error {
-	return &AccessError{Op: op, Reason: reason, kind: k}
+	return &accessError{Op: op, Reason: reason, kind: k}
 }
 
 // elementTypes maps the kinds of Element's types to native typestrings.
@@ -85,8 +87,10 @@ func checkHost(op string, a *Array) error {
 // writable, C-contiguous (after NumPy's relaxed rules) and of element type
 // T in host byte order, and its first element must be aligned for T; a
 // bool array must hold only bytes 0 and 1 when viewed. Anything else is an
-// *AccessError naming what was wrong. For read-only or
-// strided arrays use Values, At or CopyToSlice. The slice is valid while
+// error naming what was wrong: ErrType for a T that is not the typestr's,
+// ErrBuffer for memory or a layout View cannot serve, ErrValue for a bool
+// byte that is neither 0 nor 1. For read-only or strided arrays use
+// Values, At or CopyToSlice. The slice is valid while
 // the array's memory is (see Array.Owner).
 func View[T Element](a *Array) ([]T, error) {
 	const op = "usm.View"
