@@ -30,7 +30,7 @@ func Example() {
 	}
 	fmt.Println(m.Versioned(), t.Version, t.DLDevice, t.Shape, t.EffectiveStrides(), t.Typestr)
 	t.Release()
-	fmt.Println("live exports:", dlpack.ReadStats().LiveExports)
+	fmt.Println("live exports:", dlpack.Live()["exports"])
 	// Output:
 	// true {1 0} (kDLCPU, 0) [2 3] [3 1] |f8
 	// live exports: 0

@@ -6,6 +6,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -134,7 +135,7 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		if err != nil {
 			return Managed{}, err
 		}
-		owner, data, flags = alloc, e0, FlagIsCopied
+		owner, data, flags = alloc, e0, dlabi.FlagIsCopied
 	} else if a.Owner != nil {
 		if !a.Owner.Retain() {
 			return Managed{}, exportErr(errkind.Value, "the array's memory has already been freed", nil)
@@ -142,7 +143,7 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		owner = a.Owner
 	}
 	if a.ReadOnly {
-		flags |= FlagReadOnly
+		flags |= dlabi.FlagReadOnly
 	}
 
 	strides := a.EffectiveStrides()
@@ -232,10 +233,10 @@ func copyWindow(a *usm.Array, win usm.Window, kind usm.Kind) (*usm.Allocation, u
 
 // build writes one C block: the managed struct followed by shape and
 // strides, and registers it. ok is false only when C memory is exhausted.
-func build(versioned bool, v Version, data uintptr, byteOffset uint64, dev Device, dt DataType, shape, strides []int64, flags uint64, owner usm.Owner) (Managed, bool) {
-	head := unsafe.Sizeof(ManagedTensor{})
+func build(versioned bool, v Version, data uintptr, byteOffset uint64, dev Device, dt dlabi.DataType, shape, strides []int64, flags uint64, owner usm.Owner) (Managed, bool) {
+	head := unsafe.Sizeof(dlabi.ManagedTensor{})
 	if versioned {
-		head = unsafe.Sizeof(ManagedTensorVersioned{})
+		head = unsafe.Sizeof(dlabi.ManagedTensorVersioned{})
 	}
 	ndim := len(shape)
 	size := head + uintptr(2*ndim)*8
@@ -250,14 +251,14 @@ func build(versioned bool, v Version, data uintptr, byteOffset uint64, dev Devic
 		copy(unsafe.Slice((*int64)(cmem.Ptr(shapeP)), ndim), shape)
 		copy(unsafe.Slice((*int64)(cmem.Ptr(stridesP)), ndim), strides)
 	}
-	t := DLTensor{Data: data, Device: dev, Ndim: int32(ndim), DType: dt, Shape: shapeP, Strides: stridesP, ByteOffset: byteOffset}
+	t := dlabi.Tensor{Data: data, Device: dev, Ndim: int32(ndim), DType: dt, Shape: shapeP, Strides: stridesP, ByteOffset: byteOffset}
 	h := register(block, size, owner)
 	legacyFn, versionedFn := deleterPtrs()
 	if versioned {
-		*(*ManagedTensorVersioned)(cmem.Ptr(block)) = ManagedTensorVersioned{
+		*(*dlabi.ManagedTensorVersioned)(cmem.Ptr(block)) = dlabi.ManagedTensorVersioned{
 			Version: v, ManagerCtx: h, Deleter: versionedFn, Flags: flags, DLTensor: t}
 	} else {
-		*(*ManagedTensor)(cmem.Ptr(block)) = ManagedTensor{DLTensor: t, ManagerCtx: h, Deleter: legacyFn}
+		*(*dlabi.ManagedTensor)(cmem.Ptr(block)) = dlabi.ManagedTensor{DLTensor: t, ManagerCtx: h, Deleter: legacyFn}
 	}
 	return Managed{ptr: block, versioned: versioned}, true
 }

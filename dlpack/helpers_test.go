@@ -14,6 +14,8 @@ import (
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/usmhook"
 	"github.com/usmbridge/usmbridge/syclobj"
@@ -25,7 +27,7 @@ import (
 // by the tests is still alive at the end (cilium/ebpf-style leak check).
 func TestMain(m *testing.M) {
 	code := m.Run()
-	s := dlpack.ReadStats()
+	s := exportledger.Read()
 	host := cpu.Live() // every host backend of the process
 	n, bytes := host["allocations"], host["bytes"]
 	if code == 0 && (s.LiveExports != 0 || s.LiveImports != 0 || s.LiveCBlocks != foreignLive.Load() || n != 0) {
@@ -160,7 +162,7 @@ type foreign struct {
 	data       uintptr
 	device     dlpack.Device
 	ndim       int32
-	dtype      dlpack.DataType
+	dtype      dlabi.DataType
 	shape      []int64 // nil: NULL pointer
 	strides    []int64 // nil: NULL pointer
 	byteOffset uint64
@@ -187,17 +189,17 @@ func (f foreign) build(t testing.TB) (dlpack.Managed, uintptr) {
 		arrays += uintptr(8 * max(len(v), 1))
 		return p
 	}
-	tn := dlpack.DLTensor{Data: f.data, Device: f.device, Ndim: f.ndim, DType: f.dtype,
+	tn := dlabi.Tensor{Data: f.data, Device: f.device, Ndim: f.ndim, DType: f.dtype,
 		Shape: put(f.shape), Strides: put(f.strides), ByteOffset: f.byteOffset}
 	del := foreignDeleterPtr
 	if f.noDeleter {
 		del = 0
 	}
 	if f.versioned {
-		*(*dlpack.ManagedTensorVersioned)(cmem.Ptr(block)) = dlpack.ManagedTensorVersioned{
+		*(*dlabi.ManagedTensorVersioned)(cmem.Ptr(block)) = dlabi.ManagedTensorVersioned{
 			Version: dlpack.Version{Major: f.major, Minor: f.minor}, ManagerCtx: id, Deleter: del, Flags: f.flags, DLTensor: tn}
 	} else {
-		*(*dlpack.ManagedTensor)(cmem.Ptr(block)) = dlpack.ManagedTensor{DLTensor: tn, ManagerCtx: id, Deleter: del}
+		*(*dlabi.ManagedTensor)(cmem.Ptr(block)) = dlabi.ManagedTensor{DLTensor: tn, ManagerCtx: id, Deleter: del}
 	}
 	return dlpack.UnsafeManaged(block, f.versioned), id
 }

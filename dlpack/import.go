@@ -3,19 +3,18 @@ package dlpack
 import (
 	"runtime"
 	"strconv"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/refcount"
 	"github.com/usmbridge/usmbridge/internal/usmhook"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
-
-var liveImports atomic.Int64
 
 // ImportOptions configure Import.
 type ImportOptions struct {
@@ -37,7 +36,7 @@ type ImportOptions struct {
 type Tensor struct {
 	usm.Array
 	Version Version // {0, 0} for a legacy tensor
-	Flags   uint64  // 0 for a legacy tensor
+	Flags   uint64  // dlpack.h's DLPACK_FLAG_BITMASK_* bits; 0 for a legacy tensor (see IsCopied, Array.ReadOnly)
 
 	m       Managed
 	deleter uintptr
@@ -53,7 +52,7 @@ const smallNdim = 8
 
 // IsCopied reports the producer's IS_COPIED flag: the consumer owns the data
 // exclusively.
-func (t *Tensor) IsCopied() bool { return t.Flags&FlagIsCopied != 0 }
+func (t *Tensor) IsCopied() bool { return t.Flags&dlabi.FlagIsCopied != 0 }
 
 // Retain adds a reference; false once the producer's deleter has run.
 func (t *Tensor) Retain() bool { return t.refs.Retain() }
@@ -62,7 +61,7 @@ func (t *Tensor) Retain() bool { return t.refs.Retain() }
 // deleter is called, exactly once. Further calls do nothing.
 func (t *Tensor) Release() {
 	if t.refs.Release() {
-		liveImports.Add(-1)
+		exportledger.AddImports(-1)
 		callDeleter(t.deleter, t.m.ptr)
 	}
 }
@@ -77,7 +76,7 @@ func (t *Tensor) ReleaseDeferred() (deleter, self uintptr) {
 	if !t.refs.Release() {
 		return 0, 0
 	}
-	liveImports.Add(-1)
+	exportledger.AddImports(-1)
 	if leg, ver := deleterPtrs(); t.deleter == 0 || t.deleter == leg || t.deleter == ver {
 		callDeleter(t.deleter, t.m.ptr)
 		return 0, 0
@@ -117,7 +116,7 @@ func Import(m Managed, opts ImportOptions) (*Tensor, error) {
 		}
 		return nil, err
 	}
-	liveImports.Add(1)
+	exportledger.AddImports(1)
 	return t, nil
 }
 
@@ -126,7 +125,7 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 		return nil, importErr(errkind.Value, "NULL managed tensor", nil)
 	}
 	t := &Tensor{m: m, deleter: m.deleterPtr()}
-	var dl *DLTensor
+	var dl *dlabi.Tensor
 	if m.versioned {
 		v := m.versionedView()
 		if v.Version.Major != 1 {
@@ -174,7 +173,7 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 		return nil, importErr(errkind.Buffer, "data + byte_offset overflows the address space", nil)
 	}
 	t.Interface = usm.Interface{Shape: shape, Typestr: ts, Data: data, Strides: strides, Version: usm.Version1,
-		ReadOnly: t.Flags&FlagReadOnly != 0}
+		ReadOnly: t.Flags&dlabi.FlagReadOnly != 0}
 	win, err := t.Window()
 	if err != nil {
 		return nil, importErr(errkind.Buffer, "invalid layout", err)
