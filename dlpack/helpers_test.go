@@ -17,7 +17,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/ffi"
-	"github.com/usmbridge/usmbridge/internal/usmhook"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -94,7 +94,7 @@ func (f *fakeSYCL) QueryPointer(p uintptr) usm.PointerInfo {
 }
 
 // newAllocation is how the module's backends wrap what they allocate.
-var newAllocation = usmhook.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)
+var newAllocation = hooks.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)
 
 func (f *fakeSYCL) Alloc(dev int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
 	inner, err := f.host.AllocHost(size)

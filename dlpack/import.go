@@ -9,8 +9,8 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/refcount"
-	"github.com/usmbridge/usmbridge/internal/usmhook"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -85,8 +85,8 @@ func (t *Tensor) ReleaseDeferred() (deleter, self uintptr) {
 }
 
 // syclobjFor is the registry's selector of a device as a syclobj.Obj,
-// boxed once per device (usmhook.SyclobjFor; nil if not registered).
-var syclobjFor = usmhook.SyclobjFor.(func(*usm.Registry, usm.Backend, int) syclobj.Obj)
+// boxed once per device (hooks.SyclobjFor; nil if not registered).
+var syclobjFor = hooks.SyclobjFor.(func(*usm.Registry, usm.Backend, int) syclobj.Obj)
 
 // queueProvider is a backend with a default queue per device (every
 // backend of this module): an imported kDLOneAPI tensor gets its device's

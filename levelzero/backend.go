@@ -4,7 +4,7 @@ import (
 	"sync"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
-	"github.com/usmbridge/usmbridge/internal/usmhook"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
@@ -268,5 +268,5 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 }
 
 // newAllocation is usm's constructor for memory a backend allocated
-// (usmhook.NewAllocation).
-var newAllocation = usmhook.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)
+// (hooks.NewAllocation).
+var newAllocation = hooks.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)

@@ -7,8 +7,8 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
-	"github.com/usmbridge/usmbridge/internal/usmhook"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
@@ -349,5 +349,5 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 }
 
 // newAllocation is usm's constructor for memory a backend allocated
-// (usmhook.NewAllocation).
-var newAllocation = usmhook.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)
+// (hooks.NewAllocation).
+var newAllocation = hooks.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)

@@ -7,9 +7,9 @@ import (
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
 	"github.com/usmbridge/usmbridge/internal/suaifields"
-	"github.com/usmbridge/usmbridge/internal/usmhook"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -339,10 +339,14 @@ type suaiDict struct {
 
 var _ suaifields.Fields = (*suaiDict)(nil)
 
-// usm's parser over a suaifields.Fields (usmhook.ParseFields, BindFields).
+// usm's parser over a suaifields.Fields (hooks.ParseFields, BindFields).
 var (
-	parseFields = usmhook.ParseFields.(func(suaifields.Fields) (usm.Interface, error))
-	bindFields  = usmhook.BindFields.(func(*usm.Registry, suaifields.Fields) (*usm.Array, error))
+	parseFields = hooks.ParseFields.(func(suaifields.Fields) (usm.Interface, error))
+	bindFields  = hooks.BindFields.(func(*usm.Registry, suaifields.Fields) (*usm.Array, error))
+	// The syclobj values the reader makes: a str parsed as the parser
+	// does, and a source for objects with _get_capsule.
+	syclobjFromValue = hooks.SyclobjFromValue.(func(any) (syclobj.Obj, error))
+	fromCapsuleFunc  = hooks.FromCapsuleFunc.(func(func() (syclobj.Obj, error)) syclobj.Obj)
 )
 
 // Release drops the references the SUAI holds; a capsule source in the
@@ -377,11 +381,11 @@ func (s *suaiDict) Release(g *GIL) {
 // values at the SUAI keys, as dpctl's parser does before checking them,
 // and returns them for parseFields or bindFields.
 // "syclobj" is read as a filter string, a syclobj.QueueRef or ContextRef
-// (exact dpctl.SyclQueue and dpctl.SyclContext objects), or a syclobj
-// CapsuleSource for "SyclQueueRef"/"SyclContextRef" capsules and objects
-// with _get_capsule: the capsule is taken (renamed to used_*) when the
-// registry resolves it, at dpctl's step 6, and only if it still has its
-// fresh name. The CapsuleSource calls Python, so parse while holding the
+// (exact dpctl.SyclQueue and dpctl.SyclContext objects), or a capsule
+// source (fromCapsuleFunc) for "SyclQueueRef"/"SyclContextRef" capsules and
+// objects with _get_capsule: the capsule is taken (renamed to used_*) when
+// the registry resolves it, at dpctl's step 6, and only if it still has its
+// fresh name. The capsule source calls Python, so parse while holding the
 // GIL and before Release.
 //
 // Integers are read as numbers (int, int subclasses and bool by value,
@@ -671,14 +675,14 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 			a.ErrClear()
 			return nil, &suaifields.ReadError{Kind: errkind.Value, Found: "a str that is not valid UTF-8"}
 		}
-		o, err := syclobj.FromValue(str)
+		o, err := syclobjFromValue(str)
 		if err != nil {
 			return nil, &suaifields.ReadError{Kind: errkind.Value, Found: "str", Err: err}
 		}
 		return o, nil
 	}
 	if t == a.CapsuleType {
-		return syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) {
+		return fromCapsuleFunc(func() (syclobj.Obj, error) {
 			if s.released {
 				return nil, errReleased()
 			}
@@ -720,7 +724,7 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		return syclobj.UnsafeContextRef(ref), nil
 	}
 	if a.HasAttrString(so, "_get_capsule") {
-		return syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) {
+		return fromCapsuleFunc(func() (syclobj.Obj, error) {
 			if s.released {
 				return nil, errReleased()
 			}

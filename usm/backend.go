@@ -136,7 +136,7 @@ type Allocation struct {
 }
 
 // newAllocation wraps memory a backend allocated (the backends reach it as
-// usmhook.NewAllocation). free returns it to the backend and is called
+// hooks.NewAllocation). free returns it to the backend and is called
 // exactly once, when the last reference goes.
 //
 // While it is live the allocation is listed under its backend (a non-nil,

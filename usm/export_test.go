@@ -13,7 +13,7 @@ var (
 	ElementCount  = elementCount
 )
 
-// NewAllocation is the backends' constructor (usmhook.NewAllocation).
+// NewAllocation is the backends' constructor (hooks.NewAllocation).
 var NewAllocation = newAllocation
 
 // The optional backend interfaces, for backends_test.go.

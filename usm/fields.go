@@ -66,14 +66,14 @@ func parseFields(f suaifields.Fields, bind binder) (Interface, error) {
 	// 6: syclobj and the pointer's binding to it.
 	o, err := f.Syclobj()
 	if err == nil && o == nil {
-		_, err = syclobj.FromValue(nil)
+		_, err = syclobjFromValue(nil)
 	}
 	if err != nil {
 		var re *suaifields.ReadError
 		if errors.As(err, &re) {
 			err = re.Err
 			if err == nil {
-				err = &syclobj.Error{Value: re.Found, Reason: "unsupported type " + re.Found + " (want a filter string, SyclContext, SyclQueue or their capsules)"}
+				err = &syclobjError{Value: re.Found, Reason: "unsupported type " + re.Found + " (want a filter string, SyclContext, SyclQueue or their capsules)"}
 			}
 		} else if !isSyclobjError(err) {
 			return in, err
@@ -145,9 +145,9 @@ func parseFields(f suaifields.Fields, bind binder) (Interface, error) {
 	return in, nil
 }
 
-// isSyclobjError reports the errors syclobj.FromValue returns.
+// isSyclobjError reports the errors syclobjFromValue returns.
 func isSyclobjError(err error) bool {
-	var se *syclobj.Error
+	var se *syclobjError
 	var sel *syclobj.SelectorError
 	return errors.As(err, &se) || errors.As(err, &sel)
 }

@@ -167,7 +167,7 @@ func (f *jsonFields) Syclobj() (syclobj.Obj, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, err
 	}
-	o, err := syclobj.FromValue(s)
+	o, err := syclobjFromValue(s)
 	if err != nil {
 		return nil, &suaifields.ReadError{Kind: errkind.Value, Found: "str", Err: err}
 	}

@@ -57,7 +57,7 @@ func (f *mapFields) Syclobj() (syclobj.Obj, error) {
 	if v == nil {
 		return nil, nil
 	}
-	o, err := syclobj.FromValue(v)
+	o, err := syclobjFromValue(v)
 	if err != nil {
 		return nil, &suaifields.ReadError{Kind: errkind.Value, Found: typeName(v), Err: err}
 	}

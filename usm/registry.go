@@ -251,7 +251,7 @@ type binding struct {
 }
 
 func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
-	o, err := syclobj.Resolve(o)
+	o, err := resolveSyclobj(o)
 	if err != nil {
 		return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Err: err}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -205,12 +206,16 @@ func TestRegistryParseZeroSizeAllocation(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 }
 
+// fromCapsuleFunc is how pybridge makes the syclobj of a Python object
+// with _get_capsule (see internal/hooks).
+var fromCapsuleFunc = hooks.FromCapsuleFunc.(func(func() (syclobj.Obj, error)) syclobj.Obj)
+
 func TestRegistryRefsWithoutBinder(t *testing.T) {
 	reg, _, alloc := hostArray(t, 64)
 	for _, so := range []syclobj.Obj{
 		syclobj.UnsafeContextRef(0x1000),
 		syclobj.UnsafeQueueRef(0x2000),
-		syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { return syclobj.UnsafeQueueRef(0x3000), nil }),
+		fromCapsuleFunc(func() (syclobj.Obj, error) { return syclobj.UnsafeQueueRef(0x3000), nil }),
 	} {
 		_, err := reg.Parse(suai(alloc.Pointer(), so, 4))
 		requireKind(t, err, usm.ErrValue)
@@ -220,7 +225,7 @@ func TestRegistryRefsWithoutBinder(t *testing.T) {
 	}
 	// A failing _get_capsule is a BindingError too.
 	boom := errors.New("boom")
-	_, err := reg.Parse(suai(alloc.Pointer(), syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { return nil, boom }), 4))
+	_, err := reg.Parse(suai(alloc.Pointer(), fromCapsuleFunc(func() (syclobj.Obj, error) { return nil, boom }), 4))
 	var be *usm.BindingError
 	require.ErrorAs(t, err, &be)
 	assert.Contains(t, err.Error(), "boom")
@@ -296,7 +301,7 @@ func TestRegistryRefBinder(t *testing.T) {
 	for _, so := range []syclobj.Obj{
 		syclobj.UnsafeContextRef(0x1),
 		syclobj.UnsafeQueueRef(0x1),
-		syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { return syclobj.UnsafeContextRef(0x1), nil }),
+		fromCapsuleFunc(func() (syclobj.Obj, error) { return syclobj.UnsafeContextRef(0x1), nil }),
 	} {
 		a, err := reg.Parse(suai(0x7000_0010, so, 4))
 		require.NoError(t, err)
@@ -308,7 +313,7 @@ func TestRegistryRefBinder(t *testing.T) {
 		m, err := a.SUAI()
 		require.NoError(t, err)
 		assert.Equal(t, before+1, rb.q.Load(), "SUAI waits on the queue")
-		if _, isCap := so.(syclobj.CapsuleSource); !isCap {
+		if _, isCap := so.(interface{ GetCapsule() (syclobj.Obj, error) }); !isCap {
 			assert.Equal(t, so, m["syclobj"])
 		}
 
