@@ -47,12 +47,12 @@ var Default = sync.OnceValue(New)
 // Name returns syclobj.Host.
 func (b *Backend) Name() syclobj.Backend { return syclobj.Host }
 
-// DeviceName is the name of the backend's one device.
-const DeviceName = "usmbridge host (mmap)"
+// deviceName is the name of the backend's one device (Devices()[0].Name).
+const deviceName = "usmbridge host (mmap)"
 
 // Devices returns the backend's single host device.
 func (b *Backend) Devices() []syclobj.Device {
-	return []syclobj.Device{{Backend: syclobj.Host, Type: syclobj.HostDevice, Name: DeviceName}}
+	return []syclobj.Device{{Backend: syclobj.Host, Type: syclobj.HostDevice, Name: deviceName}}
 }
 
 // QueryPointer reports KindHost with the allocation's base and size for any
