@@ -16,8 +16,10 @@ import (
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-// Backend is the host backend. The zero value is not usable; call New or
-// Default.
+// Backend is the host backend. Programs use Default, the process's one,
+// which pybridge and dlpack share; new(Backend) is an empty host backend
+// of its own (its own allocations and pointer ownership, as the module's
+// tests use for isolation), ready to use.
 type Backend struct {
 	mu      sync.RWMutex
 	regions spans.Set[region]
@@ -38,11 +40,8 @@ var (
 	// usm's backends_test.go checks them against the interfaces there.
 )
 
-// New returns an empty host backend.
-func New() *Backend { return &Backend{} }
-
 // Default returns the process-wide host backend.
-var Default = sync.OnceValue(New)
+var Default = sync.OnceValue(func() *Backend { return new(Backend) })
 
 // Name returns syclobj.Host.
 func (b *Backend) Name() syclobj.Backend { return syclobj.Host }

@@ -25,7 +25,7 @@ import (
 func v(major, minor uint32) *dlpack.Version { return &dlpack.Version{Major: major, Minor: minor} }
 
 func TestExportVersionNegotiation(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 2, 3)
 	defer alloc.Free()
@@ -72,7 +72,7 @@ func TestExportVersionNegotiation(t *testing.T) {
 }
 
 func TestExportLayouts(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	alloc, err := host.AllocHost(4 * 24)
 	require.NoError(t, err)
@@ -142,7 +142,7 @@ func TestExportLayouts(t *testing.T) {
 }
 
 func TestExportFlagsAndRefusals(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 4)
 	defer alloc.Free()
@@ -195,7 +195,7 @@ func TestExportFlagsAndRefusals(t *testing.T) {
 }
 
 func TestExportKeepsMemoryAlive(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 8)
 	m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0)})
@@ -213,7 +213,7 @@ func TestExportKeepsMemoryAlive(t *testing.T) {
 }
 
 func TestExportCopy(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 3, 4)
 	defer alloc.Free()
@@ -329,7 +329,7 @@ func TestExportCopyForeignHost(t *testing.T) {
 // panic would unwind through C and abort, so the case runs in a child.
 func TestDeleterPanicIsCounted(t *testing.T) {
 	if testutil.InChild("deleter-panic") {
-		host := cpu.New()
+		host := new(cpu.Backend)
 		reg := usm.NewRegistry(host)
 		a, alloc := hostArray(t, reg, host, 4)
 		defer alloc.Free()
@@ -374,7 +374,7 @@ func TestParsedArrayExportOutlivesFree(t *testing.T) {
 		alloc func(t *testing.T) (usm.Backend, *usm.Allocation)
 	}{
 		{"cpu", func(t *testing.T) (usm.Backend, *usm.Allocation) {
-			h := cpu.New()
+			h := new(cpu.Backend)
 			al, err := h.AllocHost(64)
 			require.NoError(t, err)
 			return h, al
@@ -524,7 +524,7 @@ func TestLive(t *testing.T) {
 	before := dlpack.Live()
 	assert.Equal(t, asMap(exportledger.Read()), before)
 
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 8)
 	defer alloc.Free()

@@ -53,7 +53,7 @@ func FuzzImport(f *testing.F) {
 	f.Add(seed(1, 1, 1, 2, 32, 1, 1, 0, 3, 1<<63, false, 2, -1))
 
 	sycl := newFakeSYCL()
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(sycl, host)
 	dev, err := sycl.Alloc(0, usm.KindShared, 64)
 	if err != nil {

@@ -71,7 +71,7 @@ type fakeSYCL struct {
 	waits atomic.Int64
 }
 
-func newFakeSYCL() *fakeSYCL { return &fakeSYCL{host: cpu.New(), kinds: map[uintptr]usm.Kind{}} }
+func newFakeSYCL() *fakeSYCL { return &fakeSYCL{host: new(cpu.Backend), kinds: map[uintptr]usm.Kind{}} }
 
 func (f *fakeSYCL) Name() syclobj.Backend { return syclobj.OpenCL }
 func (f *fakeSYCL) Devices() []syclobj.Device {

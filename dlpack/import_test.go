@@ -25,7 +25,7 @@ var f32 = dlabi.DataType{Code: 2, Bits: 32, Lanes: 1}
 func cpuDev() dlpack.Device { return dlpack.Device{Type: dlpack.CPU} }
 
 func TestRoundTrip(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 2, 3, 4)
 	defer alloc.Free()
@@ -187,7 +187,7 @@ func TestImportForeign(t *testing.T) {
 
 func TestImportOneAPI(t *testing.T) {
 	f := newFakeSYCL()
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host, f) // the fake sorts first: it is global device 0
 	alloc, err := f.Alloc(0, usm.KindDevice, 64)
 	require.NoError(t, err)
@@ -271,7 +271,7 @@ func TestErrorKindIsExactlyOne(t *testing.T) {
 }
 
 func TestDeleterIsIdempotent(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 4)
 	defer alloc.Free()

@@ -24,7 +24,7 @@ func TestLeakMillionRoundTrips(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		n = 100_000 // the race detector makes each trip ~20x slower
 	}
-	host := cpu.New()
+	host := new(cpu.Backend)
 	base := liveHostAllocations()
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 3, 5)
@@ -55,7 +55,7 @@ func TestLeakMillionRoundTrips(t *testing.T) {
 // 16 goroutines export, import, re-export and release at once, sharing
 // one allocation and each owning another.
 func TestConcurrentConversions(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	base := liveHostAllocations()
 	reg := usm.NewRegistry(host)
 	shared, sharedAlloc := hostArray(t, reg, host, 64)
@@ -121,7 +121,7 @@ func TestDeleterOnForeignThread(t *testing.T) {
 	var create, join ffi.Fn
 	require.NoError(t, libc.Resolve(ffi.Required(&create, "pthread_create"), ffi.Required(&join, "pthread_join")))
 
-	host := cpu.New()
+	host := new(cpu.Backend)
 	base := liveHostAllocations()
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 8)

@@ -735,7 +735,7 @@ func TestFailHalfway(t *testing.T) {
 // SUAI and DLPack export and import as kDLOneAPI.
 func TestBackendRegistry(t *testing.T) {
 	b := newBackend(t)
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host, b)
 	devs := reg.Devices()
 	if len(devs) != wantDevices()+1 || devs[0].Backend != syclobj.LevelZero || devs[len(devs)-1].Backend != syclobj.Host {

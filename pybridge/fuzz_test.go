@@ -338,7 +338,7 @@ func FuzzBoundary(f *testing.F) {
 	// The seed corpus, testdata/fuzz/FuzzBoundary, has one input per
 	// hostile class, named after it.
 	py := embedded(f)
-	host := cpu.New()
+	host := new(cpu.Backend)
 	alloc, err := host.AllocHost(256)
 	if err != nil {
 		f.Fatal(err)

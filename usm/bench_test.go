@@ -37,7 +37,7 @@ func BenchmarkParse4DStrided(b *testing.B) {
 }
 
 func BenchmarkRegistryParse(b *testing.B) {
-	be := cpu.New()
+	be := new(cpu.Backend)
 	alloc, err := be.AllocHost(strided4DBytes)
 	if err != nil {
 		b.Fatal(err)

@@ -23,7 +23,7 @@ import (
 // registry holding it.
 func hostArray(t *testing.T, size uintptr) (*usm.Registry, *cpu.Backend, *usm.Allocation) {
 	t.Helper()
-	be := cpu.New()
+	be := new(cpu.Backend)
 	alloc, err := be.AllocHost(size)
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -299,7 +299,7 @@ func (r *refBackend) BindRef(ref syclobj.Obj, ptr uintptr) (usm.PointerInfo, usm
 func TestRegistryRefBinder(t *testing.T) {
 	rb := &refBackend{fakeBackend: *newFake(syclobj.LevelZero, "l0", syclobj.GPU)}
 	rb.lo, rb.size, rb.kind = 0x7000_0000, 1024, usm.KindDevice
-	reg := usm.NewRegistry(cpu.New(), rb)
+	reg := usm.NewRegistry(new(cpu.Backend), rb)
 
 	for _, so := range []syclobj.Obj{
 		syclobj.UnsafeContextRef(0x1),
@@ -348,7 +348,7 @@ func TestRegistryRefBinder(t *testing.T) {
 }
 
 func TestRegistryDeviceOrder(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	ocl1 := newFake(syclobj.OpenCL, "ocl1", syclobj.CPU, syclobj.GPU)
 	l0 := newFake(syclobj.LevelZero, "l0", syclobj.GPU, syclobj.GPU)
 	ocl2 := newFake(syclobj.OpenCL, "ocl2", syclobj.GPU)
@@ -453,7 +453,7 @@ func TestRegistryDeviceOrder(t *testing.T) {
 }
 
 func TestRegistryLookup(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	alloc, err := host.AllocHost(128)
 	require.NoError(t, err)
 	defer alloc.Free()
@@ -576,7 +576,7 @@ func TestArrayBytes(t *testing.T) {
 }
 
 func TestAllocationLifetime(t *testing.T) {
-	be := cpu.New()
+	be := new(cpu.Backend)
 	before := cpu.Live() // the process's host allocations; usm's tests are not parallel
 	alloc, err := be.AllocHost(100)
 	require.NoError(t, err)
