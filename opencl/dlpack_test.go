@@ -30,9 +30,10 @@ func TestSelectors(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, usm.Backend(r.b), b)
 		assert.Equal(t, r.local, local)
-		d, err := reg.DLPackDevice(r.b, r.local)
+		b, local, err = reg.FromDLPackDevice(dlpack.Device{Type: dlpack.OneAPI, ID: int32(r.local)})
 		require.NoError(t, err)
-		assert.Equal(t, dlpack.Device{Type: dlpack.OneAPI, ID: int32(r.local)}, d, "OpenCL devices lead the global order here")
+		assert.Equal(t, usm.Backend(r.b), b, "OpenCL devices lead the global order here")
+		assert.Equal(t, r.local, local)
 
 		s0, err := syclobj.ParseSelector("opencl:cpu:0")
 		require.NoError(t, err)

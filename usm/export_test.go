@@ -27,6 +27,9 @@ type (
 	AccessError = accessError
 )
 
+func (r *Registry) DLPackDevice(b Backend, local int) (DLDevice, error) {
+	return r.dlpackDevice(b, local)
+}
 func (r *Registry) Add(b Backend)                           { r.add(b) }
 func (r *Registry) Backends() []Backend                     { return r.rankedBackends() }
 func (r *Registry) Device(global int) (Backend, int, error) { return r.deviceAt(global) }

@@ -164,10 +164,10 @@ func (r *Registry) Lookup(ptr uintptr) (Backend, PointerInfo) {
 	return nil, PointerInfo{Device: -1}
 }
 
-// DLPackDevice returns the DLPack device of memory on a backend-local
-// device: (kDLCPU, 0) for the host backend, (kDLOneAPI, global index) for
+// dlpackDevice returns the DLPack device of memory on a backend-local
+// device (what arrays get as DLDevice): (kDLCPU, 0) for the host backend, (kDLOneAPI, global index) for
 // SYCL backends unless the backend numbers devices itself.
-func (r *Registry) DLPackDevice(b Backend, local int) (DLDevice, error) {
+func (r *Registry) dlpackDevice(b Backend, local int) (DLDevice, error) {
 	if b == nil || b.Name() == syclobj.Host {
 		return dlabi.Device{Type: dlabi.CPU, ID: 0}, nil
 	}
@@ -338,7 +338,7 @@ func (r *Registry) finish(in Interface, bd binding) (*Array, error) {
 	if dev < 0 {
 		dev = bd.info.Device
 	}
-	d, err := r.DLPackDevice(bd.b, dev)
+	d, err := r.dlpackDevice(bd.b, dev)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ var exportBudget = map[string]int{
 	"pybridge":  61, // +NotAProducer, FromDLPackResult, ImportHostManaged, WaitPlan: the extension's C fast paths repeat these decisions; +AcceptsNoSyncStream and the DLPack C exchange API (ExchangeAPI, GIL.Export, ImportManaged, CurrentWorkStream, ExchangeNeedsWait, AllocTensor, ExchangeImports): what a Go-built extension module needs to offer and consume the table
 	"syclobj":   38, // -FromValue, Resolve, Error: the SUAI parser's, now in usm; -CapsuleSource, FromCapsuleFunc: pybridge makes capsule sources through internal/hooks
 	"typestr":   38,
-	"usm":       80, // +Order: ordering a consumer queue on the device; -the backend-only interfaces (Copier, QueueProvider, RefBinder, DLPackDevicer, Orderer), NewAllocation, Registry.SyclobjFor, the SUAI reader interface (Fields, ReadError, ParseFields, Registry.ParseFields: internal/suaifields, internal/hooks) and AccessError
+	"usm":       79, // +Order: ordering a consumer queue on the device; -the backend-only interfaces (Copier, QueueProvider, RefBinder, DLPackDevicer, Orderer), NewAllocation, Registry.SyclobjFor, Registry.DLPackDevice (arrays carry it), the SUAI reader interface (Fields, ReadError, ParseFields, Registry.ParseFields: internal/suaifields, internal/hooks) and AccessError
 }
 
 // TestExportBudget keeps the public surface from growing unnoticed; -v
