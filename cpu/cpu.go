@@ -8,6 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/internal/live"
 	"github.com/usmbridge/usmbridge/internal/spans"
@@ -15,8 +16,10 @@ import (
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-// Backend is the host backend. The zero value is not usable; call New or
-// Default.
+// Backend is the host backend. Programs use Default, the process's one,
+// which pybridge and dlpack share; new(Backend) is an empty host backend
+// of its own (its own allocations and pointer ownership, as the module's
+// tests use for isolation), ready to use.
 type Backend struct {
 	mu      sync.RWMutex
 	regions spans.Set[region]
@@ -31,27 +34,24 @@ type region struct {
 func (r region) Span() (base, size uintptr) { return r.base, r.size }
 
 var (
-	_ usm.Backend       = (*Backend)(nil)
-	_ usm.Allocator     = (*Backend)(nil)
-	_ usm.Copier        = (*Backend)(nil)
-	_ usm.QueueProvider = (*Backend)(nil)
+	_ usm.Backend   = (*Backend)(nil)
+	_ usm.Allocator = (*Backend)(nil)
+	// Copy and Queue serve the usm registry, typed copies and dlpack:
+	// usm's backends_test.go checks them against the interfaces there.
 )
 
-// New returns an empty host backend.
-func New() *Backend { return &Backend{} }
-
 // Default returns the process-wide host backend.
-var Default = sync.OnceValue(New)
+var Default = sync.OnceValue(func() *Backend { return new(Backend) })
 
 // Name returns syclobj.Host.
 func (b *Backend) Name() syclobj.Backend { return syclobj.Host }
 
-// DeviceName is the name of the backend's one device.
-const DeviceName = "usmbridge host (mmap)"
+// deviceName is the name of the backend's one device (Devices()[0].Name).
+const deviceName = "usmbridge host (mmap)"
 
 // Devices returns the backend's single host device.
 func (b *Backend) Devices() []syclobj.Device {
-	return []syclobj.Device{{Backend: syclobj.Host, Type: syclobj.HostDevice, Name: DeviceName}}
+	return []syclobj.Device{{Backend: syclobj.Host, Type: syclobj.HostDevice, Name: deviceName}}
 }
 
 // QueryPointer reports KindHost with the allocation's base and size for any
@@ -93,7 +93,7 @@ func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocatio
 	b.mu.Unlock()
 	liveAllocations.Add(1)
 	liveBytes.Add(int64(size))
-	return usm.NewAllocation(b, r.base, size, usm.KindHost, 0, func() error { return b.free(r.base) }), nil
+	return newAllocation(b, r.base, size, usm.KindHost, 0, func() error { return b.free(r.base) }), nil
 }
 
 // AllocHost is Alloc(0, usm.KindHost, size).
@@ -162,3 +162,7 @@ var (
 // are alive ("allocations") and their total size ("bytes"). A program (or
 // test) that freed everything it allocated sees only zeros.
 func Live() map[string]int64 { return counters.Snapshot() }
+
+// newAllocation is usm's constructor for memory a backend allocated
+// (hooks.NewAllocation).
+var newAllocation = hooks.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)

@@ -17,7 +17,7 @@ import (
 
 func TestAllocQueryFree(t *testing.T) {
 	before := cpu.Live()
-	b := cpu.New()
+	b := new(cpu.Backend)
 	a, err := b.AllocHost(100)
 	require.NoError(t, err)
 	assert.Equal(t, usm.KindHost, a.Kind())
@@ -45,7 +45,7 @@ func TestAllocQueryFree(t *testing.T) {
 }
 
 func TestZeroSizeAllocationHasAPointer(t *testing.T) {
-	b := cpu.New()
+	b := new(cpu.Backend)
 	a, err := b.AllocHost(0)
 	require.NoError(t, err)
 	defer a.Free()
@@ -55,7 +55,7 @@ func TestZeroSizeAllocationHasAPointer(t *testing.T) {
 }
 
 func TestManyAllocationsStaySorted(t *testing.T) {
-	b := cpu.New()
+	b := new(cpu.Backend)
 	var as []*usm.Allocation
 	for i := range 64 {
 		a, err := b.AllocHost(uintptr(1 + i*100))
@@ -81,7 +81,7 @@ func TestManyAllocationsStaySorted(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	b := cpu.New()
+	b := new(cpu.Backend)
 	_, err := b.Alloc(1, usm.KindHost, 8)
 	assert.ErrorIs(t, err, usm.ErrValue)
 	_, err = b.Alloc(0, usm.KindHost, 1<<60)
@@ -93,7 +93,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestCopyAndQueue(t *testing.T) {
-	b := cpu.New()
+	b := new(cpu.Backend)
 	a, err := b.AllocHost(16)
 	require.NoError(t, err)
 	defer a.Free()
@@ -106,7 +106,7 @@ func TestCopyAndQueue(t *testing.T) {
 }
 
 func TestDevicesAndSelector(t *testing.T) {
-	b := cpu.New()
+	b := new(cpu.Backend)
 	assert.Equal(t, syclobj.Host, b.Name())
 	reg := usm.NewRegistry(b)
 	for _, s := range []string{"host", "host:host", "host:host:0", "*:host", "0"} {
@@ -121,7 +121,7 @@ func TestDevicesAndSelector(t *testing.T) {
 }
 
 func TestConcurrentAllocQuery(t *testing.T) {
-	b := cpu.New()
+	b := new(cpu.Backend)
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for range 16 {
@@ -153,7 +153,7 @@ func TestConcurrentAllocQuery(t *testing.T) {
 }
 
 func BenchmarkQueryPointer(b *testing.B) {
-	be := cpu.New()
+	be := new(cpu.Backend)
 	var as []*usm.Allocation
 	for range 1000 {
 		a, err := be.AllocHost(256)
@@ -183,7 +183,7 @@ func TestLargeAllocationsAskForHugePages(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
 		t.Skip("kernel without transparent huge pages: ", err)
 	}
-	b := cpu.New()
+	b := new(cpu.Backend)
 	for _, c := range []struct {
 		size uintptr
 		want bool

@@ -2,30 +2,23 @@ package dlpack
 
 import "github.com/usmbridge/usmbridge/internal/dlabi"
 
-// The DLPack 1.x C ABI. Sizes and offsets equal dlpack.h on LP64 Linux
-// (amd64, arm64); layout_test.go asserts each of them.
+// The parts of the DLPack 1.x C ABI a Go user names: the version
+// (max_version, a tensor's version) and the device (dl_device,
+// __dlpack_device__). Sizes equal dlpack.h on LP64 Linux (amd64, arm64);
+// layout_test.go asserts them. The structs themselves (DLTensor, the two
+// managed layouts), the element type (typestr.DataType) and the flag bits
+// are internal/dlabi's: Export writes them, Import reads them into a
+// Tensor, and a Go program that hands a Managed to C passes its Pointer.
 type (
-	Version                = dlabi.Version                // DLPackVersion, 8 bytes
-	DeviceType             = dlabi.DeviceType             // DLDeviceType, 4 bytes
-	Device                 = dlabi.Device                 // DLDevice, 8 bytes
-	TypeCode               = dlabi.TypeCode               // DLDataTypeCode, stored as uint8
-	DataType               = dlabi.DataType               // DLDataType, 4 bytes
-	DLTensor               = dlabi.Tensor                 // DLTensor, 48 bytes
-	ManagedTensor          = dlabi.ManagedTensor          // legacy DLManagedTensor, 64 bytes
-	ManagedTensorVersioned = dlabi.ManagedTensorVersioned // DLManagedTensorVersioned, 80 bytes
+	Version    = dlabi.Version    // DLPackVersion, 8 bytes
+	DeviceType = dlabi.DeviceType // DLDeviceType, 4 bytes
+	Device     = dlabi.Device     // DLDevice, 8 bytes
 )
 
 // Device types used by usmbridge (all of dlpack.h's are in internal/dlabi).
 const (
 	CPU    DeviceType = dlabi.CPU    // kDLCPU = 1
 	OneAPI DeviceType = dlabi.OneAPI // kDLOneAPI = 14
-)
-
-// Flag bits of ManagedTensorVersioned.Flags.
-const (
-	FlagReadOnly            = dlabi.FlagReadOnly
-	FlagIsCopied            = dlabi.FlagIsCopied
-	FlagIsSubbyteTypePadded = dlabi.FlagIsSubbyteTypePadded
 )
 
 // ProducerVersion is the DLPack version usmbridge implements: 1.2, whose

@@ -11,7 +11,7 @@ import (
 
 // benchArray is a 1-D uint8 array of n bytes (the cost must not depend on n).
 func benchArray(b testing.TB, n int64) (*usm.Registry, *usm.Array) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	alloc, err := host.AllocHost(uintptr(n))
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 // Export an array to a DLPack consumer and take it back, as a consumer in
 // another library would.
 func Example() {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	alloc, _ := host.AllocHost(6 * 8)
 	defer alloc.Free()
@@ -30,7 +30,7 @@ func Example() {
 	}
 	fmt.Println(m.Versioned(), t.Version, t.DLDevice, t.Shape, t.EffectiveStrides(), t.Typestr)
 	t.Release()
-	fmt.Println("live exports:", dlpack.ReadStats().LiveExports)
+	fmt.Println("live exports:", dlpack.Live()["exports"])
 	// Output:
 	// true {1 0} (kDLCPU, 0) [2 3] [3 1] |f8
 	// live exports: 0
@@ -38,7 +38,7 @@ func Example() {
 
 // Refusals carry the Python exception the array API standard requires.
 func ExampleExport_refusal() {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	alloc, _ := host.AllocHost(8)
 	defer alloc.Free()

@@ -135,7 +135,7 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		if err != nil {
 			return Managed{}, err
 		}
-		owner, data, flags = alloc, e0, FlagIsCopied
+		owner, data, flags = alloc, e0, dlabi.FlagIsCopied
 	} else if a.Owner != nil {
 		if !a.Owner.Retain() {
 			return Managed{}, exportErr(errkind.Value, "the array's memory has already been freed", nil)
@@ -143,7 +143,7 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		owner = a.Owner
 	}
 	if a.ReadOnly {
-		flags |= FlagReadOnly
+		flags |= dlabi.FlagReadOnly
 	}
 
 	strides := a.EffectiveStrides()
@@ -174,9 +174,17 @@ func belowElement0(a *usm.Array, win usm.Window) int64 {
 // copyWindow copies the bytes the array touches into a new allocation of
 // the given kind on the array's backend and returns it with the address of
 // element 0 in the copy (strides stay as they are).
+//
+// copier is what the copy needs of the backend besides usm.Allocator:
+// every backend of this module has this Copy method (usm declares its own
+// copier for the typed copies; backends_test.go in usm checks them).
+type copier interface {
+	Copy(dst, src, n uintptr) error
+}
+
 func copyWindow(a *usm.Array, win usm.Window, kind usm.Kind) (*usm.Allocation, uintptr, error) {
 	al, ok1 := a.Backend.(usm.Allocator)
-	cp, ok2 := a.Backend.(usm.Copier)
+	cp, ok2 := a.Backend.(copier)
 	dev := a.Device
 	if (a.Backend == nil || !ok1 || !ok2) && a.DLDevice.Type == CPU {
 		// Host memory no backend knows (a NumPy array, say): the host
@@ -209,10 +217,10 @@ func copyWindow(a *usm.Array, win usm.Window, kind usm.Kind) (*usm.Allocation, u
 
 // build writes one C block: the managed struct followed by shape and
 // strides, and registers it. ok is false only when C memory is exhausted.
-func build(versioned bool, v Version, data uintptr, byteOffset uint64, dev Device, dt DataType, shape, strides []int64, flags uint64, owner usm.Owner) (Managed, bool) {
-	head := unsafe.Sizeof(ManagedTensor{})
+func build(versioned bool, v Version, data uintptr, byteOffset uint64, dev Device, dt dlabi.DataType, shape, strides []int64, flags uint64, owner usm.Owner) (Managed, bool) {
+	head := unsafe.Sizeof(dlabi.ManagedTensor{})
 	if versioned {
-		head = unsafe.Sizeof(ManagedTensorVersioned{})
+		head = unsafe.Sizeof(dlabi.ManagedTensorVersioned{})
 	}
 	ndim := len(shape)
 	size := head + uintptr(2*ndim)*8
@@ -227,14 +235,14 @@ func build(versioned bool, v Version, data uintptr, byteOffset uint64, dev Devic
 		copy(unsafe.Slice((*int64)(cmem.Ptr(shapeP)), ndim), shape)
 		copy(unsafe.Slice((*int64)(cmem.Ptr(stridesP)), ndim), strides)
 	}
-	t := DLTensor{Data: data, Device: dev, Ndim: int32(ndim), DType: dt, Shape: shapeP, Strides: stridesP, ByteOffset: byteOffset}
+	t := dlabi.Tensor{Data: data, Device: dev, Ndim: int32(ndim), DType: dt, Shape: shapeP, Strides: stridesP, ByteOffset: byteOffset}
 	h := register(block, size, owner)
 	legacyFn, versionedFn := deleterPtrs()
 	if versioned {
-		*(*ManagedTensorVersioned)(cmem.Ptr(block)) = ManagedTensorVersioned{
+		*(*dlabi.ManagedTensorVersioned)(cmem.Ptr(block)) = dlabi.ManagedTensorVersioned{
 			Version: v, ManagerCtx: h, Deleter: versionedFn, Flags: flags, DLTensor: t}
 	} else {
-		*(*ManagedTensor)(cmem.Ptr(block)) = ManagedTensor{DLTensor: t, ManagerCtx: h, Deleter: legacyFn}
+		*(*dlabi.ManagedTensor)(cmem.Ptr(block)) = dlabi.ManagedTensor{DLTensor: t, ManagerCtx: h, Deleter: legacyFn}
 	}
 	return Managed{ptr: block, versioned: versioned}, true
 }

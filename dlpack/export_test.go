@@ -13,6 +13,8 @@ import (
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/syclobj"
@@ -23,7 +25,7 @@ import (
 func v(major, minor uint32) *dlpack.Version { return &dlpack.Version{Major: major, Minor: minor} }
 
 func TestExportVersionNegotiation(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 2, 3)
 	defer alloc.Free()
@@ -46,21 +48,21 @@ func TestExportVersionNegotiation(t *testing.T) {
 			require.NoError(t, err)
 			defer m.Delete()
 			assert.Equal(t, tc.versioned, m.Versioned())
-			var tn dlpack.DLTensor
+			var tn dlabi.Tensor
 			if m.Versioned() {
-				mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+				mv := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
 				assert.Equal(t, tc.want, mv.Version)
 				assert.Zero(t, mv.Flags)
 				assert.NotZero(t, mv.Deleter)
 				tn = mv.DLTensor
 			} else {
-				tn = (*dlpack.ManagedTensor)(cmem.Ptr(m.Pointer())).DLTensor
+				tn = (*dlabi.ManagedTensor)(cmem.Ptr(m.Pointer())).DLTensor
 			}
 			assert.Equal(t, a.Data, tn.Data)
 			assert.Zero(t, tn.ByteOffset)
 			assert.Equal(t, dlpack.Device{Type: dlpack.CPU, ID: 0}, tn.Device)
 			assert.EqualValues(t, 2, tn.Ndim)
-			assert.Equal(t, dlpack.DataType{Code: 2, Bits: 32, Lanes: 1}, tn.DType)
+			assert.Equal(t, dlabi.DataType{Code: 2, Bits: 32, Lanes: 1}, tn.DType)
 			require.NotZero(t, tn.Shape)
 			require.NotZero(t, tn.Strides, "strides are set for ndim > 0 (DLPack 1.2)")
 			assert.Equal(t, []int64{2, 3}, unsafe.Slice((*int64)(cmem.Ptr(tn.Shape)), 2))
@@ -70,7 +72,7 @@ func TestExportVersionNegotiation(t *testing.T) {
 }
 
 func TestExportLayouts(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	alloc, err := host.AllocHost(4 * 24)
 	require.NoError(t, err)
@@ -108,7 +110,7 @@ func TestExportLayouts(t *testing.T) {
 			m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0)})
 			require.NoError(t, err)
 			defer m.Delete()
-			tn := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer())).DLTensor
+			tn := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer())).DLTensor
 			require.EqualValues(t, len(tc.shape), tn.Ndim)
 			if len(tc.shape) == 0 {
 				assert.Zero(t, tn.Shape, "0-d: shape is NULL")
@@ -140,7 +142,7 @@ func TestExportLayouts(t *testing.T) {
 }
 
 func TestExportFlagsAndRefusals(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 4)
 	defer alloc.Free()
@@ -149,7 +151,7 @@ func TestExportFlagsAndRefusals(t *testing.T) {
 	ro.ReadOnly = true
 	m, err := dlpack.Export(&ro, dlpack.ExportOptions{MaxVersion: v(1, 0)})
 	require.NoError(t, err)
-	assert.Equal(t, dlpack.FlagReadOnly, (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer())).Flags)
+	assert.Equal(t, dlabi.FlagReadOnly, (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer())).Flags)
 	m.Delete()
 
 	refusals := []struct {
@@ -189,11 +191,11 @@ func TestExportFlagsAndRefusals(t *testing.T) {
 	m, err = dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0), Device: &dlpack.Device{Type: dlpack.CPU}})
 	require.NoError(t, err)
 	m.Delete()
-	assert.Zero(t, dlpack.ReadStats().LiveExports)
+	assert.Zero(t, exportledger.Read().LiveExports)
 }
 
 func TestExportKeepsMemoryAlive(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 8)
 	m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0)})
@@ -211,7 +213,7 @@ func TestExportKeepsMemoryAlive(t *testing.T) {
 }
 
 func TestExportCopy(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 3, 4)
 	defer alloc.Free()
@@ -223,8 +225,8 @@ func TestExportCopy(t *testing.T) {
 
 	m, err := dlpack.Export(view, dlpack.ExportOptions{MaxVersion: v(1, 0), Copy: dlpack.CopyAlways})
 	require.NoError(t, err)
-	mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
-	assert.Equal(t, dlpack.FlagIsCopied, mv.Flags)
+	mv := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+	assert.Equal(t, dlabi.FlagIsCopied, mv.Flags)
 	e0 := mv.DLTensor.Data + uintptr(mv.DLTensor.ByteOffset)
 	assert.NotEqual(t, view.ElementPointer(), e0)
 	assert.EqualValues(t, 8*4, mv.DLTensor.ByteOffset, "data is the lowest byte of the copy")
@@ -280,9 +282,9 @@ func TestExportToHost(t *testing.T) {
 			}
 			require.NoError(t, err)
 			defer m.Delete()
-			mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+			mv := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
 			assert.Equal(t, dlpack.Device{Type: dlpack.CPU, ID: 0}, mv.DLTensor.Device)
-			assert.Equal(t, tc.wantCopy, mv.Flags&dlpack.FlagIsCopied != 0)
+			assert.Equal(t, tc.wantCopy, mv.Flags&dlabi.FlagIsCopied != 0)
 			assert.Equal(t, tc.zeroCopy, mv.DLTensor.Data == alloc.Pointer())
 			assert.Equal(t, "0123456789abcdef", string(cmem.Bytes(mv.DLTensor.Data, 16)))
 			assert.EqualValues(t, 1, f.waits.Load(), "the producer's queue is waited on before export")
@@ -307,8 +309,8 @@ func TestExportCopyForeignHost(t *testing.T) {
 
 	c, err := dlpack.Export(&tn.Array, dlpack.ExportOptions{MaxVersion: v(1, 0), Copy: dlpack.CopyAlways})
 	require.NoError(t, err)
-	mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(c.Pointer()))
-	assert.Equal(t, dlpack.FlagIsCopied, mv.Flags)
+	mv := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(c.Pointer()))
+	assert.Equal(t, dlabi.FlagIsCopied, mv.Flags)
 	e0 := mv.DLTensor.Data + uintptr(mv.DLTensor.ByteOffset)
 	assert.NotEqual(t, tn.ElementPointer(), e0)
 	for i := range int64(4) {
@@ -327,7 +329,7 @@ func TestExportCopyForeignHost(t *testing.T) {
 // panic would unwind through C and abort, so the case runs in a child.
 func TestDeleterPanicIsCounted(t *testing.T) {
 	if testutil.InChild("deleter-panic") {
-		host := cpu.New()
+		host := new(cpu.Backend)
 		reg := usm.NewRegistry(host)
 		a, alloc := hostArray(t, reg, host, 4)
 		defer alloc.Free()
@@ -335,14 +337,14 @@ func TestDeleterPanicIsCounted(t *testing.T) {
 			m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: max})
 			require.NoError(t, err)
 			deleter := *(*uintptr)(cmem.Ptr(m.Pointer() + deleterOffset(m)))
-			before := dlpack.ReadStats()
+			before := exportledger.Read()
 			boundary.InjectPanic("dlpack deleter")
 			ffi.Fn(deleter).Call(m.Pointer()) // a C consumer calls it
-			after := dlpack.ReadStats()
+			after := exportledger.Read()
 			require.Equal(t, before.Panics+1, after.Panics)
 			require.Equal(t, before.LiveExports, after.LiveExports, "the panicking call freed nothing")
 			ffi.Fn(deleter).Call(m.Pointer())
-			require.Equal(t, before.LiveExports-1, dlpack.ReadStats().LiveExports)
+			require.Equal(t, before.LiveExports-1, exportledger.Read().LiveExports)
 		}
 		t.Log("deleter panics counted")
 		return
@@ -353,9 +355,9 @@ func TestDeleterPanicIsCounted(t *testing.T) {
 
 func deleterOffset(m dlpack.Managed) uintptr {
 	if m.Versioned() {
-		return unsafe.Offsetof(dlpack.ManagedTensorVersioned{}.Deleter)
+		return unsafe.Offsetof(dlabi.ManagedTensorVersioned{}.Deleter)
 	}
-	return unsafe.Offsetof(dlpack.ManagedTensor{}.Deleter)
+	return unsafe.Offsetof(dlabi.ManagedTensor{}.Deleter)
 }
 
 // An array that Registry.Parse (or Bind) found in memory usmbridge
@@ -372,7 +374,7 @@ func TestParsedArrayExportOutlivesFree(t *testing.T) {
 		alloc func(t *testing.T) (usm.Backend, *usm.Allocation)
 	}{
 		{"cpu", func(t *testing.T) (usm.Backend, *usm.Allocation) {
-			h := cpu.New()
+			h := new(cpu.Backend)
 			al, err := h.AllocHost(64)
 			require.NoError(t, err)
 			return h, al
@@ -412,7 +414,7 @@ func TestParsedArrayExportOutlivesFree(t *testing.T) {
 			// handed out.
 			_, err = dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0)})
 			assert.ErrorIs(t, err, usm.ErrValue)
-			assert.Zero(t, dlpack.ReadStats().LiveExports)
+			assert.Zero(t, exportledger.Read().LiveExports)
 		})
 	}
 }
@@ -444,7 +446,7 @@ func TestExportNoSync(t *testing.T) {
 			m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0), Copy: tc.copy, NoSync: tc.noSync})
 			require.NoError(t, err)
 			defer m.Delete()
-			mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+			mv := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
 			assert.Equal(t, tc.wantCopy, mv.DLTensor.Data != alloc.Pointer())
 			assert.Equal(t, tc.wantWaits, f.waits.Load())
 		})
@@ -507,4 +509,36 @@ func TestExportStreamOrdersOnDevice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Live gives users the ledger's counters under fixed keys, and follows an
+// export and an import as they come and go.
+func TestLive(t *testing.T) {
+	asMap := func(s exportledger.Stats) map[string]int64 {
+		return map[string]int64{
+			"exports": int64(s.LiveExports), "imports": s.LiveImports,
+			"c_blocks": s.LiveCBlocks, "c_bytes": s.LiveCBytes,
+			"stray_deletes": s.StrayDeletes, "panics": s.Panics,
+		}
+	}
+	before := dlpack.Live()
+	assert.Equal(t, asMap(exportledger.Read()), before)
+
+	host := new(cpu.Backend)
+	reg := usm.NewRegistry(host)
+	a, alloc := hostArray(t, reg, host, 8)
+	defer alloc.Free()
+	m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0)})
+	require.NoError(t, err)
+	exported := dlpack.Live()
+	assert.Equal(t, before["exports"]+1, exported["exports"])
+	assert.Equal(t, before["c_blocks"]+1, exported["c_blocks"])
+	assert.Greater(t, exported["c_bytes"], before["c_bytes"])
+	assert.Equal(t, asMap(exportledger.Read()), exported)
+
+	tn, err := dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
+	require.NoError(t, err)
+	assert.Equal(t, before["imports"]+1, dlpack.Live()["imports"])
+	tn.Release()
+	assert.Equal(t, before, dlpack.Live(), "the import released the export; nothing else changed")
 }

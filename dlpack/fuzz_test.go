@@ -7,6 +7,7 @@ import (
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -52,7 +53,7 @@ func FuzzImport(f *testing.F) {
 	f.Add(seed(1, 1, 1, 2, 32, 1, 1, 0, 3, 1<<63, false, 2, -1))
 
 	sycl := newFakeSYCL()
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(sycl, host)
 	dev, err := sycl.Alloc(0, usm.KindShared, 64)
 	if err != nil {
@@ -70,7 +71,7 @@ func FuzzImport(f *testing.F) {
 			versioned: in[0]&1 == 1,
 			major:     uint32(in[1]),
 			ndim:      int32(binary.LittleEndian.Uint32(in[2:])),
-			dtype:     dlpack.DataType{Code: dlpack.TypeCode(in[6]), Bits: in[7], Lanes: binary.LittleEndian.Uint16(in[8:])},
+			dtype:     dlabi.DataType{Code: dlabi.TypeCode(in[6]), Bits: in[7], Lanes: binary.LittleEndian.Uint16(in[8:])},
 			device:    dlpack.Device{Type: dlpack.DeviceType(int32(binary.LittleEndian.Uint32(in[10:]))), ID: int32(binary.LittleEndian.Uint32(in[14:]))},
 		}
 		switch in[18] % 4 {

@@ -2,11 +2,11 @@ package dlpack
 
 import (
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -97,8 +97,8 @@ func deleteExported(self uintptr, ctxOffset uintptr) {
 }
 
 const (
-	legacyCtxOffset    = unsafe.Offsetof(ManagedTensor{}.ManagerCtx)
-	versionedCtxOffset = unsafe.Offsetof(ManagedTensorVersioned{}.ManagerCtx)
+	legacyCtxOffset    = unsafe.Offsetof(dlabi.ManagedTensor{}.ManagerCtx)
+	versionedCtxOffset = unsafe.Offsetof(dlabi.ManagedTensorVersioned{}.ManagerCtx)
 )
 
 // deleterBoundary names the deleters for boundary.Recover and InjectPanic.
@@ -125,24 +125,23 @@ var deleterPtrs = sync.OnceValues(func() (legacy, versioned uintptr) {
 	return boundary.Callback(legacyDeleter), boundary.Callback(versionedDeleter)
 })
 
-// Stats are process-wide counters for leak checks.
-type Stats struct {
-	LiveExports  int   // exported tensors whose deleter has not run (Go's and those C replayed)
-	LiveCBlocks  int64 // blocks of C memory held by usmbridge (exports)
-	LiveCBytes   int64
-	StrayDeletes int64 // deleter calls that named no live tensor (ignored)
-	LiveImports  int64 // imported tensors not yet released
-	// Panics counts Go panics recovered where C calls usmbridge (DLPack
-	// deleters, Python capsule destructors, the extension module's
-	// entry points), process-wide. Each was logged; a deleter that
-	// panicked leaked its tensor. Anything but 0 is a bug to report.
-	Panics int64
-}
-
-// ReadStats returns the current counters.
-func ReadStats() Stats {
-	l := exportledger.Shared()
-	c := cmem.Snapshot()
-	return Stats{LiveExports: int(atomic.LoadInt64(&l.LiveExports) + atomic.LoadInt64(&l.ReplayedLive)), LiveCBlocks: c.LiveBlocks, LiveCBytes: c.LiveBytes,
-		StrayDeletes: atomic.LoadInt64(&l.StrayDeletes), LiveImports: liveImports.Load(), Panics: boundary.Panics()}
+// Live returns the process-wide DLPack counts for leak checks, as cpu,
+// opencl and levelzero give theirs: "exports" (tensors handed out whose
+// deleter has not run, Go's and those the Python extension's C code
+// made), "imports" (imported Tensors not yet released), "c_blocks" and
+// "c_bytes" (the C memory usmbridge holds for exports), and two counts
+// since the process started that are 0 in a correct program:
+// "stray_deletes" (deleter calls that named no live tensor, such as a
+// consumer's second call; ignored) and "panics" (Go panics recovered where
+// C calls usmbridge: DLPack deleters, Python capsule destructors, the
+// extension module's entry points; each was logged, and a deleter that
+// panicked leaked its tensor). A program that released everything sees
+// only zeros.
+func Live() map[string]int64 {
+	s := exportledger.Read()
+	return map[string]int64{
+		"exports": int64(s.LiveExports), "imports": s.LiveImports,
+		"c_blocks": s.LiveCBlocks, "c_bytes": s.LiveCBytes,
+		"stray_deletes": s.StrayDeletes, "panics": s.Panics,
+	}
 }

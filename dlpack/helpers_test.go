@@ -14,7 +14,10 @@ import (
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -24,7 +27,7 @@ import (
 // by the tests is still alive at the end (cilium/ebpf-style leak check).
 func TestMain(m *testing.M) {
 	code := m.Run()
-	s := dlpack.ReadStats()
+	s := exportledger.Read()
 	host := cpu.Live() // every host backend of the process
 	n, bytes := host["allocations"], host["bytes"]
 	if code == 0 && (s.LiveExports != 0 || s.LiveImports != 0 || s.LiveCBlocks != foreignLive.Load() || n != 0) {
@@ -68,7 +71,7 @@ type fakeSYCL struct {
 	waits atomic.Int64
 }
 
-func newFakeSYCL() *fakeSYCL { return &fakeSYCL{host: cpu.New(), kinds: map[uintptr]usm.Kind{}} }
+func newFakeSYCL() *fakeSYCL { return &fakeSYCL{host: new(cpu.Backend), kinds: map[uintptr]usm.Kind{}} }
 
 func (f *fakeSYCL) Name() syclobj.Backend { return syclobj.OpenCL }
 func (f *fakeSYCL) Devices() []syclobj.Device {
@@ -90,6 +93,9 @@ func (f *fakeSYCL) QueryPointer(p uintptr) usm.PointerInfo {
 	return info
 }
 
+// newAllocation is how the module's backends wrap what they allocate.
+var newAllocation = hooks.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)
+
 func (f *fakeSYCL) Alloc(dev int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
 	inner, err := f.host.AllocHost(size)
 	if err != nil {
@@ -98,7 +104,7 @@ func (f *fakeSYCL) Alloc(dev int, kind usm.Kind, size uintptr) (*usm.Allocation,
 	f.mu.Lock()
 	f.kinds[inner.Pointer()] = kind
 	f.mu.Unlock()
-	return usm.NewAllocation(f, inner.Pointer(), size, kind, dev, func() error {
+	return newAllocation(f, inner.Pointer(), size, kind, dev, func() error {
 		f.mu.Lock()
 		delete(f.kinds, inner.Pointer())
 		f.mu.Unlock()
@@ -156,7 +162,7 @@ type foreign struct {
 	data       uintptr
 	device     dlpack.Device
 	ndim       int32
-	dtype      dlpack.DataType
+	dtype      dlabi.DataType
 	shape      []int64 // nil: NULL pointer
 	strides    []int64 // nil: NULL pointer
 	byteOffset uint64
@@ -183,17 +189,17 @@ func (f foreign) build(t testing.TB) (dlpack.Managed, uintptr) {
 		arrays += uintptr(8 * max(len(v), 1))
 		return p
 	}
-	tn := dlpack.DLTensor{Data: f.data, Device: f.device, Ndim: f.ndim, DType: f.dtype,
+	tn := dlabi.Tensor{Data: f.data, Device: f.device, Ndim: f.ndim, DType: f.dtype,
 		Shape: put(f.shape), Strides: put(f.strides), ByteOffset: f.byteOffset}
 	del := foreignDeleterPtr
 	if f.noDeleter {
 		del = 0
 	}
 	if f.versioned {
-		*(*dlpack.ManagedTensorVersioned)(cmem.Ptr(block)) = dlpack.ManagedTensorVersioned{
+		*(*dlabi.ManagedTensorVersioned)(cmem.Ptr(block)) = dlabi.ManagedTensorVersioned{
 			Version: dlpack.Version{Major: f.major, Minor: f.minor}, ManagerCtx: id, Deleter: del, Flags: f.flags, DLTensor: tn}
 	} else {
-		*(*dlpack.ManagedTensor)(cmem.Ptr(block)) = dlpack.ManagedTensor{DLTensor: tn, ManagerCtx: id, Deleter: del}
+		*(*dlabi.ManagedTensor)(cmem.Ptr(block)) = dlabi.ManagedTensor{DLTensor: tn, ManagerCtx: id, Deleter: del}
 	}
 	return dlpack.UnsafeManaged(block, f.versioned), id
 }

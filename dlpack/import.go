@@ -3,17 +3,18 @@ package dlpack
 import (
 	"runtime"
 	"strconv"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/refcount"
+	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
-
-var liveImports atomic.Int64
 
 // ImportOptions configure Import.
 type ImportOptions struct {
@@ -41,7 +42,7 @@ type ImportOptions struct {
 type Tensor struct {
 	usm.Array
 	Version Version // {0, 0} for a legacy tensor
-	Flags   uint64  // 0 for a legacy tensor
+	Flags   uint64  // dlpack.h's DLPACK_FLAG_BITMASK_* bits; 0 for a legacy tensor (see IsCopied, Array.ReadOnly)
 
 	m       Managed
 	deleter uintptr
@@ -57,7 +58,7 @@ const smallNdim = 8
 
 // IsCopied reports the producer's IS_COPIED flag: the consumer owns the data
 // exclusively.
-func (t *Tensor) IsCopied() bool { return t.Flags&FlagIsCopied != 0 }
+func (t *Tensor) IsCopied() bool { return t.Flags&dlabi.FlagIsCopied != 0 }
 
 // Retain adds a reference; false once the producer's deleter has run.
 func (t *Tensor) Retain() bool { return t.refs.Retain() }
@@ -66,7 +67,7 @@ func (t *Tensor) Retain() bool { return t.refs.Retain() }
 // deleter is called, exactly once. Further calls do nothing.
 func (t *Tensor) Release() {
 	if t.refs.Release() {
-		liveImports.Add(-1)
+		exportledger.AddImports(-1)
 		callDeleter(t.deleter, t.m.ptr)
 	}
 }
@@ -81,7 +82,7 @@ func (t *Tensor) ReleaseDeferred() (deleter, self uintptr) {
 	if !t.refs.Release() {
 		return 0, 0
 	}
-	liveImports.Add(-1)
+	exportledger.AddImports(-1)
 	deleter, self = t.ForeignDeleter()
 	if deleter == 0 {
 		callDeleter(t.deleter, t.m.ptr)
@@ -98,6 +99,18 @@ func (t *Tensor) ForeignDeleter() (deleter, self uintptr) {
 		return 0, 0
 	}
 	return t.deleter, t.m.ptr
+}
+
+// syclobjFor is the registry's selector of a device as a syclobj.Obj,
+// boxed once per device (hooks.SyclobjFor; nil if not registered).
+var syclobjFor = hooks.SyclobjFor.(func(*usm.Registry, usm.Backend, int) syclobj.Obj)
+
+// queueProvider is a backend with a default queue per device (every
+// backend of this module): an imported kDLOneAPI tensor gets its device's
+// queue, which export and the typed copies wait on. usm's backends_test.go
+// checks the backends against it.
+type queueProvider interface {
+	Queue(device int) (usm.Queue, error)
 }
 
 // Import takes a producer's tensor. It validates everything before taking
@@ -120,7 +133,7 @@ func Import(m Managed, opts ImportOptions) (*Tensor, error) {
 		}
 		return nil, err
 	}
-	liveImports.Add(1)
+	exportledger.AddImports(1)
 	return t, nil
 }
 
@@ -135,7 +148,7 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 		*t = Tensor{}
 	}
 	t.m, t.deleter = m, m.deleterPtr()
-	var dl *DLTensor
+	var dl *dlabi.Tensor
 	if m.versioned {
 		v := m.versionedView()
 		if v.Version.Major != 1 {
@@ -183,7 +196,7 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 		return nil, importErr(errkind.Buffer, "data + byte_offset overflows the address space", nil)
 	}
 	t.Interface = usm.Interface{Shape: shape, Typestr: ts, Data: data, Strides: strides, Version: usm.Version1,
-		ReadOnly: t.Flags&FlagReadOnly != 0}
+		ReadOnly: t.Flags&dlabi.FlagReadOnly != 0}
 	win, err := t.Window()
 	if err != nil {
 		return nil, importErr(errkind.Buffer, "invalid layout", err)
@@ -227,7 +240,7 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 			}
 			if b != nil {
 				t.Backend, t.Memory, t.Device = b, info, info.Device
-				if sel := reg.SyclobjFor(b, max(info.Device, 0)); sel != nil {
+				if sel := syclobjFor(reg, b, max(info.Device, 0)); sel != nil {
 					t.Syclobj = sel
 				}
 			}
@@ -241,7 +254,7 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 			return nil, importErr(errkind.Buffer, "device "+dl.Device.String()+" is unknown", err)
 		}
 		t.Backend, t.Device = b, local
-		if sel := reg.SyclobjFor(b, local); sel != nil {
+		if sel := syclobjFor(reg, b, local); sel != nil {
 			t.Syclobj = sel
 		}
 		if owner != 0 {
@@ -251,7 +264,7 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 			}
 			t.Memory = info
 		}
-		if qp, ok := b.(usm.QueueProvider); ok {
+		if qp, ok := b.(queueProvider); ok {
 			if q, err := qp.Queue(local); err == nil {
 				t.Queue = q
 			}

@@ -12,18 +12,20 @@ import (
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-var f32 = dlpack.DataType{Code: 2, Bits: 32, Lanes: 1}
+var f32 = dlabi.DataType{Code: 2, Bits: 32, Lanes: 1}
 
 func cpuDev() dlpack.Device { return dlpack.Device{Type: dlpack.CPU} }
 
 func TestRoundTrip(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 2, 3, 4)
 	defer alloc.Free()
@@ -45,10 +47,10 @@ func TestRoundTrip(t *testing.T) {
 		m2, err := dlpack.Export(&tn.Array, dlpack.ExportOptions{MaxVersion: v(1, 0)})
 		require.NoError(t, err)
 		tn.Release()
-		assert.Equal(t, 2, dlpack.ReadStats().LiveExports, "the first export is held by the re-export")
+		assert.Equal(t, 2, exportledger.Read().LiveExports, "the first export is held by the re-export")
 		m2.Delete()
-		assert.Zero(t, dlpack.ReadStats().LiveExports)
-		assert.Zero(t, dlpack.ReadStats().LiveImports)
+		assert.Zero(t, exportledger.Read().LiveExports)
+		assert.Zero(t, exportledger.Read().LiveImports)
 	}
 }
 
@@ -77,7 +79,7 @@ func TestImportForeign(t *testing.T) {
 	})
 	t.Run("NULL strides are C-contiguous, byte_offset honoured, flags kept", func(t *testing.T) {
 		f := good
-		f.strides, f.byteOffset, f.flags = nil, 8, dlpack.FlagReadOnly|dlpack.FlagIsCopied
+		f.strides, f.byteOffset, f.flags = nil, 8, dlabi.FlagReadOnly|dlabi.FlagIsCopied
 		m, id := f.build(t)
 		tn, err := dlpack.Import(m, dlpack.ImportOptions{})
 		require.NoError(t, err)
@@ -91,7 +93,7 @@ func TestImportForeign(t *testing.T) {
 		assert.Equal(t, 1, deletesOf(id))
 	})
 	t.Run("legacy, 0-d, NULL shape", func(t *testing.T) {
-		f := foreign{data: buf, device: cpuDev(), dtype: dlpack.DataType{Code: 6, Bits: 8, Lanes: 1}}
+		f := foreign{data: buf, device: cpuDev(), dtype: dlabi.DataType{Code: 6, Bits: 8, Lanes: 1}}
 		m, id := f.build(t)
 		tn, err := dlpack.Import(m, dlpack.ImportOptions{})
 		require.NoError(t, err)
@@ -139,12 +141,12 @@ func TestImportForeign(t *testing.T) {
 		{"negative stride below address 0", func(f *foreign) { f.data, f.strides = 64, []int64{-8, 1} }, usm.ErrBuffer, "wrap"},
 		{"byte_offset overflow", func(f *foreign) { f.byteOffset = math.MaxUint64 - 4 }, usm.ErrBuffer, "overflow"},
 		{"NULL data, non-empty", func(f *foreign) { f.data = 0 }, usm.ErrBuffer, "data is NULL"},
-		{"bfloat16", func(f *foreign) { f.dtype = dlpack.DataType{Code: 4, Bits: 16, Lanes: 1} }, usm.ErrBuffer, "kDLBfloat"},
-		{"fp8", func(f *foreign) { f.dtype = dlpack.DataType{Code: 10, Bits: 8, Lanes: 1} }, usm.ErrBuffer, "kDLFloat8"},
-		{"unknown code", func(f *foreign) { f.dtype = dlpack.DataType{Code: 99, Bits: 32, Lanes: 1} }, usm.ErrBuffer, "DLDataTypeCode(99)"},
+		{"bfloat16", func(f *foreign) { f.dtype = dlabi.DataType{Code: 4, Bits: 16, Lanes: 1} }, usm.ErrBuffer, "kDLBfloat"},
+		{"fp8", func(f *foreign) { f.dtype = dlabi.DataType{Code: 10, Bits: 8, Lanes: 1} }, usm.ErrBuffer, "kDLFloat8"},
+		{"unknown code", func(f *foreign) { f.dtype = dlabi.DataType{Code: 99, Bits: 32, Lanes: 1} }, usm.ErrBuffer, "DLDataTypeCode(99)"},
 		{"lanes 4", func(f *foreign) { f.dtype.Lanes = 4 }, usm.ErrBuffer, "lanes 4"},
-		{"fp4 sub-byte", func(f *foreign) { f.dtype = dlpack.DataType{Code: 17, Bits: 4, Lanes: 1} }, usm.ErrBuffer, "bit width 4"},
-		{"bool of 16 bits", func(f *foreign) { f.dtype = dlpack.DataType{Code: 6, Bits: 16, Lanes: 1} }, usm.ErrBuffer, "kDLBool"},
+		{"fp4 sub-byte", func(f *foreign) { f.dtype = dlabi.DataType{Code: 17, Bits: 4, Lanes: 1} }, usm.ErrBuffer, "bit width 4"},
+		{"bool of 16 bits", func(f *foreign) { f.dtype = dlabi.DataType{Code: 6, Bits: 16, Lanes: 1} }, usm.ErrBuffer, "kDLBool"},
 		{"kDLCPU id 3", func(f *foreign) { f.device.ID = 3 }, usm.ErrBuffer, "device id 3"},
 		{"CUDA device", func(f *foreign) { f.device = dlpack.Device{Type: 2} }, usm.ErrBuffer, "unsupported device (kDLCUDA, 0)"},
 		{"unknown device type", func(f *foreign) { f.device = dlpack.Device{Type: 77} }, usm.ErrBuffer, "DLDeviceType(77)"},
@@ -180,12 +182,12 @@ func TestImportForeign(t *testing.T) {
 		_, err := dlpack.Import(dlpack.Managed{}, dlpack.ImportOptions{})
 		assert.ErrorIs(t, err, usm.ErrValue)
 	})
-	assert.Zero(t, dlpack.ReadStats().LiveImports)
+	assert.Zero(t, exportledger.Read().LiveImports)
 }
 
 func TestImportOneAPI(t *testing.T) {
 	f := newFakeSYCL()
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host, f) // the fake sorts first: it is global device 0
 	alloc, err := f.Alloc(0, usm.KindDevice, 64)
 	require.NoError(t, err)
@@ -269,17 +271,17 @@ func TestErrorKindIsExactlyOne(t *testing.T) {
 }
 
 func TestDeleterIsIdempotent(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 4)
 	defer alloc.Free()
 	m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0)})
 	require.NoError(t, err)
-	before := dlpack.ReadStats().StrayDeletes
+	before := exportledger.Read().StrayDeletes
 	m.Delete()
 	m.Delete() // misuse: a second call is detected and ignored
-	assert.Equal(t, before+1, dlpack.ReadStats().StrayDeletes)
-	assert.Zero(t, dlpack.ReadStats().LiveExports)
+	assert.Equal(t, before+1, exportledger.Read().StrayDeletes)
+	assert.Zero(t, exportledger.Read().LiveExports)
 }
 
 // ReleaseDeferred leaves a foreign deleter to the caller, once, after the
@@ -290,7 +292,7 @@ func TestReleaseDeferredHandsOverForeignDeleterOnce(t *testing.T) {
 	defer cmem.Free(buf, 64)
 	fo := foreign{versioned: true, major: 1, data: buf, device: cpuDev(), ndim: 1, dtype: f32, shape: []int64{4}, strides: []int64{1}}
 	m, id := fo.build(t)
-	before := dlpack.ReadStats().LiveImports
+	before := exportledger.Read().LiveImports
 	tn, err := dlpack.Import(m, dlpack.ImportOptions{})
 	require.NoError(t, err)
 	require.True(t, tn.Retain())
@@ -299,7 +301,7 @@ func TestReleaseDeferredHandsOverForeignDeleterOnce(t *testing.T) {
 	fn, self := tn.ReleaseDeferred()
 	require.NotZero(t, fn)
 	require.Equal(t, m.Pointer(), self)
-	require.Equal(t, before, dlpack.ReadStats().LiveImports, "the import is over")
+	require.Equal(t, before, exportledger.Read().LiveImports, "the import is over")
 	require.Equal(t, 0, deletesOf(id), "the deleter is the caller's to call")
 	ffi.Fn(fn).Call(self)
 	require.Equal(t, 1, deletesOf(id))
@@ -312,10 +314,10 @@ func TestReleaseDeferredHandsOverForeignDeleterOnce(t *testing.T) {
 	_, a := benchArray(t, 8)
 	em, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0)})
 	require.NoError(t, err)
-	exports := dlpack.ReadStats().LiveExports
+	exports := exportledger.Read().LiveExports
 	tn, err = dlpack.Import(em, dlpack.ImportOptions{})
 	require.NoError(t, err)
 	fn, _ = tn.ReleaseDeferred()
 	require.Zero(t, fn)
-	require.Equal(t, exports-1, dlpack.ReadStats().LiveExports)
+	require.Equal(t, exports-1, exportledger.Read().LiveExports)
 }

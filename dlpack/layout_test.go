@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 )
 
 // The offsets below are those of dlpack.h compiled for x86-64 (LP64, SysV)
@@ -21,13 +22,13 @@ func TestABILayout(t *testing.T) {
 	assert.EqualValues(t, 8, unsafe.Sizeof(d))
 	assert.EqualValues(t, 4, unsafe.Offsetof(d.ID))
 
-	var dt dlpack.DataType
+	var dt dlabi.DataType
 	assert.EqualValues(t, 4, unsafe.Sizeof(dt))
 	assert.EqualValues(t, 2, unsafe.Alignof(dt))
 	assert.EqualValues(t, 1, unsafe.Offsetof(dt.Bits))
 	assert.EqualValues(t, 2, unsafe.Offsetof(dt.Lanes))
 
-	var tn dlpack.DLTensor
+	var tn dlabi.Tensor
 	assert.EqualValues(t, 48, unsafe.Sizeof(tn))
 	assert.EqualValues(t, 8, unsafe.Alignof(tn))
 	for name, got := range map[string]uintptr{
@@ -39,12 +40,12 @@ func TestABILayout(t *testing.T) {
 		assert.Equal(t, want, got, "DLTensor.%s", name)
 	}
 
-	var m dlpack.ManagedTensor
+	var m dlabi.ManagedTensor
 	assert.EqualValues(t, 64, unsafe.Sizeof(m))
 	assert.EqualValues(t, 48, unsafe.Offsetof(m.ManagerCtx))
 	assert.EqualValues(t, 56, unsafe.Offsetof(m.Deleter))
 
-	var mv dlpack.ManagedTensorVersioned
+	var mv dlabi.ManagedTensorVersioned
 	assert.EqualValues(t, 80, unsafe.Sizeof(mv))
 	assert.EqualValues(t, 0, unsafe.Offsetof(mv.Version))
 	assert.EqualValues(t, 8, unsafe.Offsetof(mv.ManagerCtx))
@@ -65,9 +66,9 @@ func TestABILayout(t *testing.T) {
 func TestEnumValues(t *testing.T) {
 	assert.EqualValues(t, 1, dlpack.CPU)
 	assert.EqualValues(t, 14, dlpack.OneAPI)
-	assert.EqualValues(t, 1, dlpack.FlagReadOnly)
-	assert.EqualValues(t, 2, dlpack.FlagIsCopied)
-	assert.EqualValues(t, 4, dlpack.FlagIsSubbyteTypePadded)
+	assert.EqualValues(t, 1, dlabi.FlagReadOnly)
+	assert.EqualValues(t, 2, dlabi.FlagIsCopied)
+	assert.EqualValues(t, 4, dlabi.FlagIsSubbyteTypePadded)
 	assert.Equal(t, "kDLOneAPI", dlpack.OneAPI.String())
 	assert.Equal(t, "DLDeviceType(5)", dlpack.DeviceType(5).String())
 	assert.Equal(t, "DLDeviceType(-3)", dlpack.DeviceType(-3).String())

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 )
 
@@ -38,11 +39,11 @@ func (m Managed) String() string {
 }
 
 // versionedView and legacyView read the struct in place.
-func (m Managed) versionedView() *ManagedTensorVersioned {
-	return (*ManagedTensorVersioned)(cmem.Ptr(m.ptr))
+func (m Managed) versionedView() *dlabi.ManagedTensorVersioned {
+	return (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.ptr))
 }
 
-func (m Managed) legacyView() *ManagedTensor { return (*ManagedTensor)(cmem.Ptr(m.ptr)) }
+func (m Managed) legacyView() *dlabi.ManagedTensor { return (*dlabi.ManagedTensor)(cmem.Ptr(m.ptr)) }
 
 // deleterPtr reads the deleter field, which sits in the ABI-stable prefix
 // of the versioned layout, so it can be read whatever the major version.

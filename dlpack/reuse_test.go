@@ -8,6 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 )
 
 // ImportOptions.Reuse: a released Tensor is filled again, with nothing of
@@ -15,7 +16,7 @@ import (
 func TestImportReuse(t *testing.T) {
 	buf := cmem.Alloc(64)
 	t.Cleanup(func() { cmem.Free(buf, 64) })
-	first := foreign{versioned: true, major: 1, flags: dlpack.FlagReadOnly, data: buf, device: cpuDev(),
+	first := foreign{versioned: true, major: 1, flags: dlabi.FlagReadOnly, data: buf, device: cpuDev(),
 		ndim: 2, dtype: f32, shape: []int64{2, 3}, strides: []int64{3, 1}}
 	m1, id1 := first.build(t)
 	t1, err := dlpack.Import(m1, dlpack.ImportOptions{})

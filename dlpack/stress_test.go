@@ -10,6 +10,8 @@ import (
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/usm"
@@ -22,11 +24,11 @@ func TestLeakMillionRoundTrips(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		n = 100_000 // the race detector makes each trip ~20x slower
 	}
-	host := cpu.New()
+	host := new(cpu.Backend)
 	base := liveHostAllocations()
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 3, 5)
-	before := dlpack.ReadStats()
+	before := exportledger.Read()
 	versions := []*dlpack.Version{nil, v(1, 0)}
 	for i := range n {
 		m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: versions[i&1]})
@@ -39,7 +41,7 @@ func TestLeakMillionRoundTrips(t *testing.T) {
 		}
 		tn.Release()
 	}
-	after := dlpack.ReadStats()
+	after := exportledger.Read()
 	assert.Equal(t, before.LiveExports, after.LiveExports)
 	assert.Equal(t, before.LiveImports, after.LiveImports)
 	assert.Equal(t, before.LiveCBlocks, after.LiveCBlocks)
@@ -53,7 +55,7 @@ func TestLeakMillionRoundTrips(t *testing.T) {
 // 16 goroutines export, import, re-export and release at once, sharing
 // one allocation and each owning another.
 func TestConcurrentConversions(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	base := liveHostAllocations()
 	reg := usm.NewRegistry(host)
 	shared, sharedAlloc := hostArray(t, reg, host, 64)
@@ -106,8 +108,8 @@ func TestConcurrentConversions(t *testing.T) {
 		t.Error(err)
 	}
 	require.NoError(t, sharedAlloc.Free())
-	assert.Zero(t, dlpack.ReadStats().LiveExports)
-	assert.Zero(t, dlpack.ReadStats().LiveImports)
+	assert.Zero(t, exportledger.Read().LiveExports)
+	assert.Zero(t, exportledger.Read().LiveImports)
 	assert.Equal(t, base, liveHostAllocations(), "every allocation returned")
 }
 
@@ -119,7 +121,7 @@ func TestDeleterOnForeignThread(t *testing.T) {
 	var create, join ffi.Fn
 	require.NoError(t, libc.Resolve(ffi.Required(&create, "pthread_create"), ffi.Required(&join, "pthread_join")))
 
-	host := cpu.New()
+	host := new(cpu.Backend)
 	base := liveHostAllocations()
 	reg := usm.NewRegistry(host)
 	a, alloc := hostArray(t, reg, host, 8)
@@ -131,15 +133,15 @@ func TestDeleterOnForeignThread(t *testing.T) {
 	}
 	require.NoError(t, alloc.Free()) // from now on only the exports hold it
 	for _, m := range exports {
-		del := (*dlpack.ManagedTensor)(cmem.Ptr(m.Pointer())).Deleter
+		del := (*dlabi.ManagedTensor)(cmem.Ptr(m.Pointer())).Deleter
 		if m.Versioned() {
-			del = (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer())).Deleter
+			del = (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer())).Deleter
 		}
 		tid := cmem.Alloc(8)
 		require.Zero(t, create.Call(tid, 0, del, m.Pointer()), "pthread_create")
 		require.Zero(t, join.Call(*(*uintptr)(cmem.Ptr(tid)), 0), "pthread_join")
 		cmem.Free(tid, 8)
 	}
-	assert.Zero(t, dlpack.ReadStats().LiveExports)
+	assert.Zero(t, exportledger.Read().LiveExports)
 	assert.Equal(t, base, liveHostAllocations(), "the deleter on the foreign thread released the memory")
 }

@@ -18,7 +18,7 @@ import (
 // host memory (kDLCPU) and USM (kDLOneAPI) alike; addresses no process
 // memory can have are refused even for memory no backend knows.
 func TestImportWindowInProducersAllocation(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	sycl := newFakeSYCL()
 	reg := usm.NewRegistry(host, sycl) // the fake is global device 0
 	hostAlloc, err := host.AllocHost(64)

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
@@ -11,8 +12,8 @@ import (
 
 // Backend is usmbridge's Level Zero backend: every root device of every
 // driver, one context per driver, and per device an immediate command list
-// for copies and waits. It implements usm.Backend, usm.Allocator,
-// usm.Copier and usm.QueueProvider; register it in a usm.Registry and
+// for copies and waits. It implements usm.Backend and usm.Allocator, and
+// copies (Copy) and queues (Queue) for the registry; register it in a usm.Registry and
 // filter selectors such as "level_zero:gpu:0" resolve to its devices.
 // Methods are safe for concurrent use; work on one device is serialised,
 // as Level Zero requires for one command list.
@@ -39,10 +40,10 @@ type devState struct {
 }
 
 var (
-	_ usm.Backend       = (*Backend)(nil)
-	_ usm.Allocator     = (*Backend)(nil)
-	_ usm.Copier        = (*Backend)(nil)
-	_ usm.QueueProvider = (*Backend)(nil)
+	_ usm.Backend   = (*Backend)(nil)
+	_ usm.Allocator = (*Backend)(nil)
+	// Copy and Queue serve the usm registry, typed copies and dlpack:
+	// usm's backends_test.go checks them against the interfaces there.
 )
 
 // New initialises Level Zero (once per process: the loader caches its
@@ -228,7 +229,7 @@ func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocatio
 	if err != nil {
 		return nil, err
 	}
-	return usm.NewAllocation(b, p, size, kind, device, func() error { return ctx.free(p) }), nil
+	return newAllocation(b, p, size, kind, device, func() error { return ctx.free(p) }), nil
 }
 
 // Copy copies n bytes between USM or host pointers through the immediate
@@ -265,3 +266,7 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 	}
 	return d.done.hostReset()
 }
+
+// newAllocation is usm's constructor for memory a backend allocated
+// (hooks.NewAllocation).
+var newAllocation = hooks.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)

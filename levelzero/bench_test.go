@@ -39,7 +39,7 @@ func BenchmarkQueryPointer(b *testing.B) {
 			}
 		}
 	})
-	host := cpu.New()
+	host := new(cpu.Backend)
 	ha, err := host.AllocHost(4096)
 	if err != nil {
 		b.Fatal(err)

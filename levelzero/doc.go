@@ -7,8 +7,8 @@
 //
 // New initialises Level Zero and returns a Backend: every root device of
 // every driver, one context per driver, and per device an immediate
-// command list for copies and waits. It implements usm.Backend,
-// usm.Allocator, usm.Copier and usm.QueueProvider, and shares memory
+// command list for copies and waits. It implements usm.Backend and
+// usm.Allocator, copies (Copy) and gives queues (Queue), and shares memory
 // between processes with IPC handles (GetIPCHandle, OpenIPCHandle,
 // PutIPCHandle).
 //

@@ -218,8 +218,8 @@ func TestBadInput(t *testing.T) {
 		{"alignment 3", func() error { _, err := ctx.alloc(usm.KindHost, nil, 64, 3); return err }, "zeMemAllocHost", zeapi.ErrorUnsupportedAlignment, errkind.Value},
 		{"too large", func() error { _, err := ctx.alloc(usm.KindShared, dev, 1<<50, 0); return err }, "zeMemAllocShared", ErrorOutOfDeviceMemory, errkind.Memory},
 		{"too large through the backend", func() error { _, err := b.Alloc(0, usm.KindDevice, 1<<50); return err }, "zeMemAllocDevice", ErrorOutOfDeviceMemory, errkind.Memory},
-		{"free Go memory", func() error { return ctx.free(goPtr) }, "zeMemFree", ErrorInvalidArgument, errkind.Value},
-		{"IPC of Go memory", func() error { _, err := b.GetIPCHandle(goPtr); return err }, "zeMemGetIpcHandle", ErrorInvalidArgument, errkind.Value},
+		{"free Go memory", func() error { return ctx.free(goPtr) }, "zeMemFree", zeapi.ErrorInvalidArgument, errkind.Value},
+		{"IPC of Go memory", func() error { _, err := b.GetIPCHandle(goPtr); return err }, "zeMemGetIpcHandle", zeapi.ErrorInvalidArgument, errkind.Value},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.do()
@@ -640,12 +640,12 @@ func TestIPC(t *testing.T) {
 	}
 
 	_, err = b.GetIPCHandle(p + 8)
-	wantCallError(t, err, "zeMemGetIpcHandle", ErrorInvalidArgument)
+	wantCallError(t, err, "zeMemGetIpcHandle", zeapi.ErrorInvalidArgument)
 	bad := make([]byte, 64)
 	copy(bad, "not a handle")
 	hb, _ := IPCHandleFromBytes(bad)
 	_, err = b.OpenIPCHandle(0, hb)
-	wantCallError(t, err, "zeMemOpenIpcHandle", ErrorInvalidArgument)
+	wantCallError(t, err, "zeMemOpenIpcHandle", zeapi.ErrorInvalidArgument)
 	if _, err := IPCHandleFromBytes(bad[:10]); !errors.Is(err, usm.ErrValue) {
 		t.Errorf("short handle: %v", err)
 	}
@@ -735,7 +735,7 @@ func TestFailHalfway(t *testing.T) {
 // SUAI and DLPack export and import as kDLOneAPI.
 func TestBackendRegistry(t *testing.T) {
 	b := newBackend(t)
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host, b)
 	devs := reg.Devices()
 	if len(devs) != wantDevices()+1 || devs[0].Backend != syclobj.LevelZero || devs[len(devs)-1].Backend != syclobj.Host {

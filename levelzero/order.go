@@ -8,8 +8,6 @@ import (
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-var _ usm.Orderer = (*Queue)(nil)
-
 // orderPairs is how many orderings a producer list may have in flight
 // (each holds two events until the consumer has passed it).
 const orderPairs = 16

@@ -11,14 +11,14 @@ import "github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 type Status = zeapi.Status
 
 // The ze_result_t codes a caller of this package may want to tell apart,
-// named as in C without the ZE_RESULT_ prefix. Other codes are reported
-// with their C name too.
+// named as in C without the ZE_RESULT_ prefix: those that say more than
+// their usm error kind (a generic argument error is usm.ErrValue). Every
+// code is reported with its C name.
 const (
 	ErrorUninitialized     Status = zeapi.ErrorUninitialized     // no usable driver
 	ErrorDeviceLost        Status = zeapi.ErrorDeviceLost        // the device must be reset
 	ErrorOutOfHostMemory   Status = zeapi.ErrorOutOfHostMemory   // allocations
 	ErrorOutOfDeviceMemory Status = zeapi.ErrorOutOfDeviceMemory // allocations
-	ErrorInvalidArgument   Status = zeapi.ErrorInvalidArgument   // e.g. IPC of memory that is not USM
 	ErrorUnsupportedSize   Status = zeapi.ErrorUnsupportedSize   // e.g. an allocation too large
 )
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/syclobj"
@@ -39,10 +40,10 @@ type bdev struct {
 }
 
 var (
-	_ usm.Backend       = (*Backend)(nil)
-	_ usm.Allocator     = (*Backend)(nil)
-	_ usm.Copier        = (*Backend)(nil)
-	_ usm.QueueProvider = (*Backend)(nil)
+	_ usm.Backend   = (*Backend)(nil)
+	_ usm.Allocator = (*Backend)(nil)
+	// Copy and Queue serve the usm registry, typed copies and dlpack:
+	// usm's backends_test.go checks them against the interfaces there.
 )
 
 // New opens every OpenCL platform. With no loader or no platform, the
@@ -272,7 +273,7 @@ func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocatio
 		// left alone.
 		_ = hugepage.Advise(ptr, size)
 	}
-	return usm.NewAllocation(b, ptr, size, got, device, func() error { return ctx.free(ptr) }), nil
+	return newAllocation(b, ptr, size, got, device, func() error { return ctx.free(ptr) }), nil
 }
 
 // finish waits for every queue of the platform; nil p does nothing.
@@ -346,3 +347,7 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 	copy(cmem.Bytes(dst, n), cmem.Bytes(src, n))
 	return nil
 }
+
+// newAllocation is usm's constructor for memory a backend allocated
+// (hooks.NewAllocation).
+var newAllocation = hooks.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)

@@ -11,6 +11,7 @@ import (
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -29,9 +30,10 @@ func TestSelectors(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, usm.Backend(r.b), b)
 		assert.Equal(t, r.local, local)
-		d, err := reg.DLPackDevice(r.b, r.local)
+		b, local, err = reg.FromDLPackDevice(dlpack.Device{Type: dlpack.OneAPI, ID: int32(r.local)})
 		require.NoError(t, err)
-		assert.Equal(t, dlpack.Device{Type: dlpack.OneAPI, ID: int32(r.local)}, d, "OpenCL devices lead the global order here")
+		assert.Equal(t, usm.Backend(r.b), b, "OpenCL devices lead the global order here")
+		assert.Equal(t, r.local, local)
 
 		s0, err := syclobj.ParseSelector("opencl:cpu:0")
 		require.NoError(t, err)
@@ -91,10 +93,10 @@ func TestDLPack(t *testing.T) {
 				// Own device: kDLOneAPI, zero copy, and back through Import.
 				m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}})
 				require.NoError(t, err)
-				mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+				mv := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
 				assert.Equal(t, arr.DLDevice, mv.DLTensor.Device)
 				assert.Equal(t, alloc.Pointer(), mv.DLTensor.Data)
-				assert.Zero(t, mv.Flags&dlpack.FlagIsCopied)
+				assert.Zero(t, mv.Flags&dlabi.FlagIsCopied)
 				tens, err := dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
 				require.NoError(t, err)
 				assert.Equal(t, usm.Backend(r.b), tens.Backend)
@@ -115,10 +117,10 @@ func TestDLPack(t *testing.T) {
 						continue
 					}
 					require.NoError(t, err, "mode %d", mode)
-					mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+					mv := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
 					assert.Equal(t, dlpack.Device{Type: dlpack.CPU}, mv.DLTensor.Device)
 					copied := kind == usm.KindDevice || mode == dlpack.CopyAlways
-					assert.Equal(t, copied, mv.Flags&dlpack.FlagIsCopied != 0, "IS_COPIED, mode %d", mode)
+					assert.Equal(t, copied, mv.Flags&dlabi.FlagIsCopied != 0, "IS_COPIED, mode %d", mode)
 					assert.Equal(t, !copied, mv.DLTensor.Data == alloc.Pointer(), "zero copy, mode %d", mode)
 					assert.Equal(t, want, cmem.Bytes(mv.DLTensor.Data, n*4), "the host reads the data directly")
 					tens, err := dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
@@ -152,7 +154,7 @@ func TestExportWaitsForQueue(t *testing.T) {
 		m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}, Device: &dlpack.Device{Type: dlpack.CPU}})
 		require.NoError(t, err)
 		defer m.Delete()
-		mv := (*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
+		mv := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
 		assert.True(t, bytes.Equal(bytes.Repeat(pattern, size/4), cmem.Bytes(mv.DLTensor.Data, size)))
 	})
 }

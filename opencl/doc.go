@@ -14,8 +14,8 @@
 // # The API
 //
 // New returns a Backend: every device of every platform (one context per
-// platform, one in-order queue per device), implementing usm.Backend,
-// usm.Allocator, usm.Copier and usm.QueueProvider, so filter selectors
+// platform, one in-order queue per device), implementing usm.Backend and
+// usm.Allocator, with copies (Copy) and queues (Queue), so filter selectors
 // such as "opencl:cpu:0" resolve through a usm.Registry and DLPack exports
 // carry (kDLOneAPI, global index).
 //

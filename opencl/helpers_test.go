@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/live"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 			code = max(code, 1)
 		}
 	}
-	leaked, s := live.Leaks(Live()), dlpack.ReadStats()
+	leaked, s := live.Leaks(Live()), exportledger.Read()
 	if code == 0 && (len(leaked) != 0 || s.LiveExports != 0 || s.LiveImports != 0) {
 		fmt.Fprintf(os.Stderr, "leak: OpenCL objects %v, DLPack %+v\n", leaked, s)
 		code = 99

@@ -6,8 +6,6 @@ import (
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-var _ usm.Orderer = (*Queue)(nil)
-
 // OrderBefore makes consumer's later commands wait on the device for
 // every command enqueued on q so far: a marker on q gives an event (q is
 // then flushed, which OpenCL requires before another queue may wait for

@@ -4,7 +4,7 @@ import "github.com/usmbridge/usmbridge/opencl/internal/clapi"
 
 // Status is an OpenCL cl_int status code. It is an error in the style of
 // syscall.Errno: the value itself is comparable, so
-// errors.Is(err, opencl.InvalidValue) works through any wrapping. Name
+// errors.Is(err, opencl.OutOfResources) works through any wrapping. Name
 // returns the CL_ constant name, and a code matches usmbridge's error
 // kinds: codes that mean "no OpenCL runtime here" usm.ErrNotAvailable,
 // allocation failures usm.ErrMemory, argument errors that the caller
@@ -12,16 +12,17 @@ import "github.com/usmbridge/usmbridge/opencl/internal/clapi"
 type Status = clapi.Status
 
 // The status codes a caller of this package may want to tell apart, named
-// as in C without the CL_ prefix. Other codes are reported with their C
-// name too.
+// as in C without the CL_ prefix: those that say more than their usm error
+// kind (the loader is there but no platform; device or host memory ran
+// out; a size beyond what the device allocates at once). A generic
+// argument error is usm.ErrValue, and an invalid cl_context or
+// cl_command_queue is one the caller of an Unsafe function promised not to
+// pass. Every code is reported with its C name.
 const (
 	PlatformNotFoundKHR Status = clapi.PlatformNotFoundKHR // no OpenCL runtime installed
 	OutOfResources      Status = clapi.OutOfResources      // allocations, queue creation
 	OutOfHostMemory     Status = clapi.OutOfHostMemory     // allocations
-	InvalidValue        Status = clapi.InvalidValue        // e.g. an alignment that is not a power of two
 	InvalidBufferSize   Status = clapi.InvalidBufferSize   // e.g. an allocation too large
-	InvalidContext      Status = clapi.InvalidContext      // a cl_context that is not one
-	InvalidCommandQueue Status = clapi.InvalidCommandQueue // a cl_command_queue that is not one
 )
 
 // Error is a failed OpenCL call: the entry point (Op), the Status it

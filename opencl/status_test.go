@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -19,11 +20,11 @@ func TestStatus(t *testing.T) {
 		kind     error
 		notKinds []error
 	}{
-		{InvalidValue, "opencl: CL_INVALID_VALUE (-30)", usm.ErrValue, []error{usm.ErrMemory, usm.ErrNotAvailable}},
+		{clapi.InvalidValue, "opencl: CL_INVALID_VALUE (-30)", usm.ErrValue, []error{usm.ErrMemory, usm.ErrNotAvailable}},
 		{InvalidBufferSize, "opencl: CL_INVALID_BUFFER_SIZE (-61)", usm.ErrValue, nil},
 		{OutOfHostMemory, "opencl: CL_OUT_OF_HOST_MEMORY (-6)", usm.ErrMemory, []error{usm.ErrValue}},
 		{PlatformNotFoundKHR, "opencl: CL_PLATFORM_NOT_FOUND_KHR (-1001)", usm.ErrNotAvailable, []error{usm.ErrValue}},
-		{InvalidCommandQueue, "opencl: CL_INVALID_COMMAND_QUEUE (-36)", nil, []error{usm.ErrValue, usm.ErrMemory}},
+		{clapi.InvalidCommandQueue, "opencl: CL_INVALID_COMMAND_QUEUE (-36)", nil, []error{usm.ErrValue, usm.ErrMemory}},
 		{Status(-9999), "opencl: status -9999", nil, []error{usm.ErrValue}},
 	} {
 		t.Run(tc.text, func(t *testing.T) {

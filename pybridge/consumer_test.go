@@ -9,6 +9,7 @@ import (
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -59,9 +60,9 @@ func TestFromDLPackLegacyProducerHost(t *testing.T) {
 		{"defaults", FromDLPackOptions{}, false},
 	}
 	want := uintptr(evalGo(t, py, "h.ctypes.data").(int64))
-	before := dlpack.ReadStats()
+	before := exportledger.Read()
 	defer func() {
-		if s := dlpack.ReadStats(); s.LiveImports != before.LiveImports || s.LiveExports != before.LiveExports {
+		if s := exportledger.Read(); s.LiveImports != before.LiveImports || s.LiveExports != before.LiveExports {
 			t.Errorf("leak: %+v, before %+v", s, before)
 		}
 	}()
@@ -233,7 +234,7 @@ dev = dpt.empty(0, sycl_queue=q).__dlpack_device__()
 	onto := dlabi.Device{Type: dlabi.OneAPI, ID: int32(evalGo(t, py, "dev[1]").(int64))}
 	host := dlabi.Device{Type: dlabi.CPU, ID: 0}
 	v1 := dlpack.Version{Major: 1}
-	before := dlpack.ReadStats()
+	before := exportledger.Read()
 	cases := []struct {
 		name     string
 		expr     string
@@ -307,7 +308,7 @@ dev = dpt.empty(0, sycl_queue=q).__dlpack_device__()
 			}
 		})
 	}
-	if s := dlpack.ReadStats(); s.LiveImports != before.LiveImports || s.LiveExports != before.LiveExports {
+	if s := exportledger.Read(); s.LiveImports != before.LiveImports || s.LiveExports != before.LiveExports {
 		t.Errorf("leak: %+v, before %+v", s, before)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
+	"github.com/usmbridge/usmbridge/internal/suaifields"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -691,7 +692,7 @@ func (g *GIL) dlpackPair(v Object, what, form string) (r [2]dlpackInt, ok bool, 
 	}
 	for i := range r {
 		x, of, err := g.intValue(a.TupleItem(v.p, i))
-		var re *usm.ReadError
+		var re *suaifields.ReadError
 		if errors.As(err, &re) {
 			return r, false, bad()
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -138,7 +139,7 @@ func TestExportToNumpy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := dlpack.ReadStats(); s.LiveExports != 0 {
+	if s := exportledger.Read(); s.LiveExports != 0 {
 		t.Fatalf("exports alive after the capsules died: %+v", s)
 	}
 }
@@ -153,7 +154,7 @@ func TestNoLeaks(t *testing.T) {
 	if testing.Short() {
 		n = 10000
 	}
-	before := dlpack.ReadStats()
+	before := exportledger.Read()
 	var base, after int
 	v1 := &dlpack.Version{Major: 1}
 	err := py.Do(func(g *GIL) error {
@@ -188,7 +189,7 @@ func TestNoLeaks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := dlpack.ReadStats()
+	s := exportledger.Read()
 	if after != base || s.LiveExports != before.LiveExports || s.LiveImports != before.LiveImports || s.StrayDeletes != before.StrayDeletes {
 		t.Fatalf("after %d rounds: refcount %d (base %d), stats %+v (before %+v)", n, after, base, s, before)
 	}
@@ -208,10 +209,10 @@ func TestCapsuleDestructorPanicIsCounted(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			before := dlpack.ReadStats()
+			before := exportledger.Read()
 			boundary.InjectPanic("pybridge capsule destructor")
 			g.DecRef(c) // Python deallocates it: the destructor panics
-			after := dlpack.ReadStats()
+			after := exportledger.Read()
 			if after.Panics != before.Panics+1 || after.LiveExports != before.LiveExports {
 				t.Errorf("before %+v after %+v", before, after)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/pybridge/internal/extbridge"
 	"github.com/usmbridge/usmbridge/syclobj"
@@ -21,9 +22,11 @@ import (
 // Dpctl is dpctl's SYCL runtime seen from Go, through the very
 // libDPCTLSyclInterface.so that the interpreter's dpctl loaded. It is a
 // usm.Backend whose devices are sycl::device::get_devices() in order, so a
-// backend-local device index is the kDLOneAPI device_id; it also implements
-// usm.RefBinder (SyclContextRef/SyclQueueRef syclobj values),
-// usm.DLPackDevicer, usm.QueueProvider, usm.Allocator and usm.Copier.
+// backend-local device index is the kDLOneAPI device_id; it is also a
+// usm.Allocator, binds SyclContextRef/SyclQueueRef syclobj values
+// (BindRef), numbers devices for DLPack (DLPackDevice, LocalDevice), and
+// copies (Copy) and gives queues (Queue) for the registry: usm's
+// backends_test.go checks these against usm's interfaces.
 type Dpctl struct {
 	api     *dpctlapi.API
 	version string
@@ -47,12 +50,8 @@ type dpDevice struct {
 }
 
 var (
-	_ usm.Backend       = (*Dpctl)(nil)
-	_ usm.RefBinder     = (*Dpctl)(nil)
-	_ usm.DLPackDevicer = (*Dpctl)(nil)
-	_ usm.QueueProvider = (*Dpctl)(nil)
-	_ usm.Allocator     = (*Dpctl)(nil)
-	_ usm.Copier        = (*Dpctl)(nil)
+	_ usm.Backend   = (*Dpctl)(nil)
+	_ usm.Allocator = (*Dpctl)(nil)
 )
 
 // Dpctl imports dpctl in the interpreter (once) and binds its C library.
@@ -328,11 +327,11 @@ func (d *Dpctl) usmContext(ctx uintptr) (ok bool, def *defaultCtx) {
 	return false, nil
 }
 
-// BindRef implements usm.RefBinder with dpctl's rules for syclobj: for a
-// queue, the pointer must be USM of the queue's context and the array is on
-// the queue's device, with (a copy of) that queue; for a context, the
-// pointer's type is checked first, then its device, and a new queue is made
-// on that context and device.
+// BindRef binds ptr to a syclobj reference for the usm registry, with
+// dpctl's rules for syclobj: for a queue, the pointer must be USM of the
+// queue's context and the array is on the queue's device, with (a copy
+// of) that queue; for a context, the pointer's type is checked first, then
+// its device, and a new queue is made on that context and device.
 func (d *Dpctl) BindRef(ref syclobj.Obj, ptr uintptr) (usm.PointerInfo, usm.Queue, bool, error) {
 	a := d.api
 	switch r := ref.(type) {
@@ -716,7 +715,7 @@ func (d *Dpctl) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocation,
 		_ = hugepage.Advise(p, size)
 	}
 	api := d.api
-	return usm.NewAllocation(d, p, size, kind, device, func() error {
+	return newAllocation(d, p, size, kind, device, func() error {
 		api.FreeWithQueue(p, q.ref)
 		return nil
 	}), nil
@@ -757,3 +756,7 @@ func (q *dpctlQueue) Copy(dst, src, n uintptr) error {
 	a.EventDelete(ev)
 	return nil
 }
+
+// newAllocation is usm's constructor for memory a backend allocated
+// (hooks.NewAllocation).
+var newAllocation = hooks.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)

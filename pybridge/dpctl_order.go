@@ -7,7 +7,13 @@ import (
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-var _ usm.Orderer = (*dpctlQueue)(nil)
+// dpctlQueue has the method usm.Order looks for to order on the device
+// (usm's orderer; the type is unexported, so usm's backends_test.go cannot
+// name it).
+var _ interface {
+	usm.Queue
+	OrderBefore(consumer usm.Queue) error
+} = (*dpctlQueue)(nil)
 
 // OrderBefore makes consumer, an in-order queue of the same dpctl, wait
 // on the device for every command submitted to q so far, as dpctl's

@@ -15,6 +15,7 @@ import (
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/syclobj"
@@ -232,7 +233,7 @@ func TestDpctlDLPackRoundTripKeepsPointer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := dlpack.ReadStats(); s.LiveExports != 0 {
+	if s := exportledger.Read(); s.LiveExports != 0 {
 		t.Fatalf("leaked exports: %+v", s)
 	}
 }

@@ -99,7 +99,7 @@ objs = [Obj(n) for n in range(16)]
 					return err
 				}
 				defer s.Release(g)
-				in, err := usm.ParseFields(s)
+				in, err := parseFields(s)
 				if err != nil {
 					return err
 				}
@@ -157,7 +157,7 @@ class NpShape:
 				return err
 			}
 			defer s.Release(g)
-			_, err = usm.ParseFields(s)
+			_, err = parseFields(s)
 			return err
 		})
 		switch {

@@ -340,7 +340,7 @@ func (g *GIL) export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed,
 // C-contiguous array of the given dtype and shape on dev (kDLCPU: the host
 // backend; kDLOneAPI: device USM of the interpreter's dpctl), exported as
 // a versioned tensor that owns the memory.
-func (g *GIL) allocTensor(dev dlpack.Device, dt dlpack.DataType, shape []int64) (dlpack.Managed, error) {
+func (g *GIL) allocTensor(dev dlpack.Device, dt typestr.DataType, shape []int64) (dlpack.Managed, error) {
 	ts, err := typestr.FromDataType(dt)
 	if err != nil {
 		return dlpack.Managed{}, errkind.Wrap(errkind.Buffer, "managed_tensor_allocator", "unsupported dtype", err)

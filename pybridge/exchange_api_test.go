@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -95,7 +96,7 @@ func TestFromDLPackExchangeAPI(t *testing.T) {
 		{name: "capsule name", err: usm.ErrType},
 		{name: "str", err: usm.ErrType},
 	}
-	before := dlpack.ReadStats()
+	before := exportledger.Read()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			calls0 := evalGo(t, py, "calls[0]").(int64)
@@ -137,7 +138,7 @@ func TestFromDLPackExchangeAPI(t *testing.T) {
 			}
 		})
 	}
-	if s := dlpack.ReadStats(); s.LiveImports != before.LiveImports {
+	if s := exportledger.Read(); s.LiveImports != before.LiveImports {
 		t.Errorf("live imports %d, before %d", s.LiveImports, before.LiveImports)
 	}
 }

@@ -15,7 +15,9 @@ import (
 
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/dpctlapi"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/typestr"
@@ -140,7 +142,7 @@ func TestDpctlDLPackImportWindow(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}})
 			require.NoError(t, err)
-			tn := &(*dlpack.ManagedTensorVersioned)(cmem.Ptr(m.Pointer())).DLTensor
+			tn := &(*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer())).DLTensor
 			require.Equal(t, alloc.Pointer(), tn.Data)
 			tn.ByteOffset = c.byteOffset
 			*(*int64)(cmem.Ptr(tn.Shape)) = c.shape
@@ -157,7 +159,7 @@ func TestDpctlDLPackImportWindow(t *testing.T) {
 			imp.Release()
 		})
 	}
-	assert.Zero(t, dlpack.ReadStats().LiveImports)
+	assert.Zero(t, exportledger.Read().LiveImports)
 }
 
 // One-off native contexts (binds through a non-default context's ref,

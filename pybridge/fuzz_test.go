@@ -8,6 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -337,7 +338,7 @@ func FuzzBoundary(f *testing.F) {
 	// The seed corpus, testdata/fuzz/FuzzBoundary, has one input per
 	// hostile class, named after it.
 	py := embedded(f)
-	host := cpu.New()
+	host := new(cpu.Backend)
 	alloc, err := host.AllocHost(256)
 	if err != nil {
 		f.Fatal(err)
@@ -365,7 +366,7 @@ func FuzzBoundary(f *testing.F) {
 		case "ImportCapsule":
 			exprs = []string{p.capsule()}
 		}
-		before := dlpack.ReadStats()
+		before := exportledger.Read()
 		var sentinels [3]int
 		err := py.Do(func(g *GIL) error {
 			refs := func() [3]int {
@@ -449,7 +450,7 @@ func FuzzBoundary(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%s(%s): %v", entry, strings.Join(exprs, "; "), err)
 		}
-		after := dlpack.ReadStats()
+		after := exportledger.Read()
 		if after.LiveExports != before.LiveExports || after.LiveImports != before.LiveImports || after.Panics != before.Panics || after.LiveCBlocks != before.LiveCBlocks {
 			t.Fatalf("%s(%s): counters %+v, were %+v", entry, strings.Join(exprs, "; "), after, before)
 		}

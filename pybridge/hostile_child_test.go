@@ -184,7 +184,7 @@ func TestCrashClassChild(t *testing.T) {
 	c, ok := crashCases[name]
 	require.True(t, ok, "no case %q", name)
 	py := embedded(t)
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	alloc, err := host.AllocHost(256)
 	require.NoError(t, err)

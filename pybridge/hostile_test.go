@@ -19,7 +19,7 @@ import (
 // suaiClass prelude (S, base).
 func hostRegistry(t *testing.T, py *Python) (*usm.Registry, uintptr) {
 	t.Helper()
-	host := cpu.New()
+	host := new(cpu.Backend)
 	alloc, err := host.AllocHost(256)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = alloc.Free() })

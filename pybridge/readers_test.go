@@ -15,7 +15,8 @@ import (
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-// readerCases are SUAI dicts as JSON, for the three readers of usm.Fields.
+// readerCases are SUAI dicts as JSON, for the three readers of
+// suaifields.Fields.
 var readerCases = []string{
 	`{"data":[4096,false],"shape":[3,4],"strides":[-4,1],"offset":8,"typestr":"<i8","version":1,"syclobj":"host"}`,
 	`{"data":[4096,true],"shape":[],"strides":null,"typestr":"|f8","version":1,"syclobj":"host"}`,

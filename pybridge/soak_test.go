@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -54,12 +55,12 @@ func rss(t *testing.T, g *GIL) int64 {
 // liveCounters are the counters that must come back to where they were
 // once every array and capsule of a test is gone.
 type liveCounters struct {
-	stats dlpack.Stats
+	stats exportledger.Stats
 	held  int64 // Python exceptions Go holds
 }
 
 func readLiveCounters() liveCounters {
-	return liveCounters{dlpack.ReadStats(), heldExceptions.Load()}
+	return liveCounters{exportledger.Read(), heldExceptions.Load()}
 }
 
 func (before liveCounters) expectBack(t *testing.T) {

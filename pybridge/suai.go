@@ -7,7 +7,9 @@ import (
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
+	"github.com/usmbridge/usmbridge/internal/suaifields"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -309,7 +311,8 @@ func (g *GIL) pyxCAPI(modules uintptr, module, name string) ffi.Fn {
 }
 
 // suaiDict is the __sycl_usm_array_interface__ dict of one object, read for
-// usm.ParseFields: it implements usm.Fields over the live Python objects.
+// usm's parser: it implements suaifields.Fields over the live Python
+// objects.
 // Every value it reads is held by a strong reference it owns, and a list
 // is read as a tuple copy it owns, so Python code that runs meanwhile
 // (__index__, __bool__, a property, __getattr__, a finaliser) may change
@@ -334,7 +337,17 @@ type suaiDict struct {
 	released bool
 }
 
-var _ usm.Fields = (*suaiDict)(nil)
+var _ suaifields.Fields = (*suaiDict)(nil)
+
+// usm's parser over a suaifields.Fields (hooks.ParseFields, BindFields).
+var (
+	parseFields = hooks.ParseFields.(func(suaifields.Fields) (usm.Interface, error))
+	bindFields  = hooks.BindFields.(func(*usm.Registry, suaifields.Fields) (*usm.Array, error))
+	// The syclobj values the reader makes: a str parsed as the parser
+	// does, and a source for objects with _get_capsule.
+	syclobjFromValue = hooks.SyclobjFromValue.(func(any) (syclobj.Obj, error))
+	fromCapsuleFunc  = hooks.FromCapsuleFunc.(func(func() (syclobj.Obj, error)) syclobj.Obj)
+)
 
 // Release drops the references the SUAI holds; a capsule source in the
 // syclobj it read stops working.
@@ -366,13 +379,13 @@ func (s *suaiDict) Release(g *GIL) {
 
 // readSUAI reads obj.__sycl_usm_array_interface__ (once) and the dict's
 // values at the SUAI keys, as dpctl's parser does before checking them,
-// and returns them for usm.ParseFields or usm.Registry.ParseFields.
+// and returns them for parseFields or bindFields.
 // "syclobj" is read as a filter string, a syclobj.QueueRef or ContextRef
-// (exact dpctl.SyclQueue and dpctl.SyclContext objects), or a syclobj
-// CapsuleSource for "SyclQueueRef"/"SyclContextRef" capsules and objects
-// with _get_capsule: the capsule is taken (renamed to used_*) when the
-// registry resolves it, at dpctl's step 6, and only if it still has its
-// fresh name. The CapsuleSource calls Python, so parse while holding the
+// (exact dpctl.SyclQueue and dpctl.SyclContext objects), or a capsule
+// source (fromCapsuleFunc) for "SyclQueueRef"/"SyclContextRef" capsules and
+// objects with _get_capsule: the capsule is taken (renamed to used_*) when
+// the registry resolves it, at dpctl's step 6, and only if it still has its
+// fresh name. The capsule source calls Python, so parse while holding the
 // GIL and before Release.
 //
 // Integers are read as numbers (int, int subclasses and bool by value,
@@ -443,7 +456,7 @@ func (s *suaiDict) value(key string) uintptr {
 	return 0
 }
 
-// Int implements usm.Fields.
+// Int implements suaifields.Fields.
 func (s *suaiDict) Int(key string) (int64, bool, error) {
 	v := s.value(key)
 	if v == 0 {
@@ -453,12 +466,12 @@ func (s *suaiDict) Int(key string) (int64, bool, error) {
 	return i, true, err
 }
 
-// Data implements usm.Fields.
+// Data implements suaifields.Fields.
 func (s *suaiDict) Data() (uint64, bool, error) {
 	g, a := s.g, s.g.api()
 	v := s.vals[keyData]
 	if v == 0 || v == a.None {
-		return 0, false, &usm.ReadError{Kind: usm.ErrValue}
+		return 0, false, &suaifields.ReadError{Kind: errkind.Value}
 	}
 	t, err := s.snapshot(v, keyData)
 	if err != nil {
@@ -470,7 +483,7 @@ func (s *suaiDict) Data() (uint64, bool, error) {
 			return 0, false, err
 		}
 		if !truthy {
-			return 0, false, &usm.ReadError{Kind: usm.ErrValue}
+			return 0, false, &suaifields.ReadError{Kind: errkind.Value}
 		}
 		n := a.Length(v)
 		if n < 0 {
@@ -478,15 +491,15 @@ func (s *suaiDict) Data() (uint64, bool, error) {
 				return 0, false, g.fetch("len(data)")
 			}
 			a.ErrClear()
-			return 0, false, &usm.ReadError{Kind: usm.ErrType, Index: -1, Found: g.objTypeName(Object{v})}
+			return 0, false, &suaifields.ReadError{Kind: errkind.Type, Index: -1, Found: g.objTypeName(Object{v})}
 		}
 		if n != 2 {
-			return 0, false, &usm.ReadError{Kind: usm.ErrValue}
+			return 0, false, &suaifields.ReadError{Kind: errkind.Value}
 		}
-		return 0, false, &usm.ReadError{Kind: usm.ErrType, Found: "an item of " + g.objTypeName(Object{v})}
+		return 0, false, &suaifields.ReadError{Kind: errkind.Type, Found: "an item of " + g.objTypeName(Object{v})}
 	}
 	if a.SeqSize(t) != 2 {
-		return 0, false, &usm.ReadError{Kind: usm.ErrValue}
+		return 0, false, &suaifields.ReadError{Kind: errkind.Value}
 	}
 	ptr, err := g.readPointer(a.TupleItem(t, 0))
 	if err != nil {
@@ -575,7 +588,7 @@ func seqSlot(key string) int {
 	return -1
 }
 
-// Len implements usm.Fields.
+// Len implements suaifields.Fields.
 func (s *suaiDict) Len(key string) (int, bool, error) {
 	a := s.g.api()
 	slot := seqSlot(key)
@@ -591,12 +604,12 @@ func (s *suaiDict) Len(key string) (int, bool, error) {
 		return 0, false, err
 	}
 	if t == 0 {
-		return 0, false, &usm.ReadError{Kind: usm.ErrValue, Found: s.g.objTypeName(Object{v})}
+		return 0, false, &suaifields.ReadError{Kind: errkind.Value, Found: s.g.objTypeName(Object{v})}
 	}
 	return a.SeqSize(t), true, nil
 }
 
-// Elem implements usm.Fields.
+// Elem implements suaifields.Fields.
 func (s *suaiDict) Elem(key string, i int) (int64, error) {
 	a := s.g.api()
 	var t uintptr
@@ -623,21 +636,21 @@ var knownTypestrs = func() map[string]string {
 
 const maxTypestrLen = 4
 
-// Typestr implements usm.Fields: a str or str subclass, every character of
-// it (an embedded NUL is kept, and refused by the parser).
+// Typestr implements suaifields.Fields: a str or str subclass, every
+// character of it (an embedded NUL is kept, and refused by the parser).
 func (s *suaiDict) Typestr() (string, error) {
 	g, a := s.g, s.g.api()
 	v := s.vals[keyTypestr]
 	if v == 0 || v == a.None {
-		return "", &usm.ReadError{Kind: usm.ErrValue, Found: "None"}
+		return "", &suaifields.ReadError{Kind: errkind.Value, Found: "None"}
 	}
 	if !a.HasFlag(v, pyapi.TPFlagsUnicodeSubclass) {
-		return "", &usm.ReadError{Kind: usm.ErrValue, Found: g.objTypeName(Object{v}) + " value"}
+		return "", &suaifields.ReadError{Kind: errkind.Value, Found: g.objTypeName(Object{v}) + " value"}
 	}
 	c, n, ok := a.UnicodeUTF8AndSize(v)
 	if !ok { // a lone surrogate: no typestr, and no UTF-8 to show
 		a.ErrClear()
-		return "", &usm.ReadError{Kind: usm.ErrValue, Found: "a str that is not valid UTF-8"}
+		return "", &suaifields.ReadError{Kind: errkind.Value, Found: "a str that is not valid UTF-8"}
 	}
 	b := cmem.Bytes(c, uintptr(n))
 	if n <= maxTypestrLen {
@@ -648,7 +661,7 @@ func (s *suaiDict) Typestr() (string, error) {
 	return string(b), nil
 }
 
-// Syclobj implements usm.Fields.
+// Syclobj implements suaifields.Fields.
 func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 	g, a := s.g, s.g.api()
 	so := s.vals[keySyclobj]
@@ -660,16 +673,16 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		str, ok := a.UnicodeAsString(so)
 		if !ok {
 			a.ErrClear()
-			return nil, &usm.ReadError{Kind: usm.ErrValue, Found: "a str that is not valid UTF-8"}
+			return nil, &suaifields.ReadError{Kind: errkind.Value, Found: "a str that is not valid UTF-8"}
 		}
-		o, err := syclobj.FromValue(str)
+		o, err := syclobjFromValue(str)
 		if err != nil {
-			return nil, &usm.ReadError{Kind: usm.ErrValue, Found: "str", Err: err}
+			return nil, &suaifields.ReadError{Kind: errkind.Value, Found: "str", Err: err}
 		}
 		return o, nil
 	}
 	if t == a.CapsuleType {
-		return syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) {
+		return fromCapsuleFunc(func() (syclobj.Obj, error) {
 			if s.released {
 				return nil, errReleased()
 			}
@@ -711,7 +724,7 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		return syclobj.UnsafeContextRef(ref), nil
 	}
 	if a.HasAttrString(so, "_get_capsule") {
-		return syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) {
+		return fromCapsuleFunc(func() (syclobj.Obj, error) {
 			if s.released {
 				return nil, errReleased()
 			}
@@ -731,7 +744,7 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 			return g.takeRefCapsule(c)
 		}), nil
 	}
-	return nil, &usm.ReadError{Kind: usm.ErrValue, Found: g.objTypeName(Object{so})}
+	return nil, &suaifields.ReadError{Kind: errkind.Value, Found: g.objTypeName(Object{so})}
 }
 
 func errReleased() error {
@@ -788,7 +801,7 @@ func (g *GIL) takeRefCapsule(c uintptr) (syclobj.Obj, error) {
 
 func quote(s string) string { return "\"" + s + "\"" }
 
-// parseSUAI reads obj's SUAI and parses it (usm.ParseFields): dpctl's
+// parseSUAI reads obj's SUAI and parses it (parseFields): dpctl's
 // checks without binding the pointer to a backend.
 func (g *GIL) parseSUAI(obj Object) (usm.Interface, error) {
 	s, err := g.readSUAI(obj)
@@ -796,7 +809,7 @@ func (g *GIL) parseSUAI(obj Object) (usm.Interface, error) {
 		return usm.Interface{}, err
 	}
 	defer s.Release(g)
-	return usm.ParseFields(s)
+	return parseFields(s)
 }
 
 // AsArray reads obj's SUAI and binds it with reg (nil: the registry of the
@@ -825,7 +838,7 @@ func (g *GIL) asArray(obj Object, reg *usm.Registry, keepSyclobj bool) (*usm.Arr
 		return nil, nil, err
 	}
 	defer s.Release(g)
-	arr, err := reg.ParseFields(s)
+	arr, err := bindFields(reg, s)
 	if err != nil {
 		return nil, nil, err
 	}

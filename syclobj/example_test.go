@@ -51,13 +51,3 @@ func ExampleSelector_Resolve() {
 	// opencl:cpu,level_zero:gpu  -> 0 gpu0
 	// syclobj: filter selector "cuda": no device matches (devices seen: 0=level_zero:gpu "gpu0", 1=level_zero:gpu "gpu1", 2=opencl:cpu "cpu", 3=opencl:gpu "gpu0 (OpenCL)")
 }
-
-func ExampleResolve() {
-	src := syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) {
-		return syclobj.UnsafeQueueRef(0x1000), nil
-	})
-	o, err := syclobj.Resolve(src)
-	fmt.Println(o, err)
-	// Output:
-	// SyclQueueRef(0x1000) <nil>
-}

@@ -18,7 +18,7 @@ import (
 // dpctl's test_suai_non_contig_1D and _2D (dpctl/tests/test_sycl_usm.py in dpctl):
 // the bytes an interface touches, checked against the allocation.
 func TestDpctlWindowPins(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	for _, tc := range []struct {
 		name        string
@@ -58,7 +58,7 @@ func TestDpctlWindowPins(t *testing.T) {
 // __sycl_usm_array_interface__ property): no "offset", strides None,
 // "|u1", data[1] True.
 func TestDpctlMemoryDictParses(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	alloc, err := host.AllocHost(64)
 	require.NoError(t, err)
@@ -73,7 +73,7 @@ func TestDpctlMemoryDictParses(t *testing.T) {
 // Every typestr of the SUAI subset goes SUAI → DLPack → SUAI with the
 // DLPack dtype the standard and dpctl use (DLDataType codes of dlpack.h).
 func TestEveryDtypeRoundTrips(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	for ts, want := range map[string]dlabi.DataType{
 		"|b1": {Code: 6, Bits: 8, Lanes: 1}, "|i1": {Code: 0, Bits: 8, Lanes: 1}, "<i2": {Code: 0, Bits: 16, Lanes: 1},
@@ -110,7 +110,7 @@ func TestEveryDtypeRoundTrips(t *testing.T) {
 // The exception each refusal maps to, as the array API standard requires
 // of from_dlpack and __dlpack__.
 func TestErrorKindsMapToPythonExceptions(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	alloc, err := host.AllocHost(16)
 	require.NoError(t, err)

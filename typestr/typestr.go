@@ -40,9 +40,9 @@ var hostOrder = func() ByteOrder {
 	return Big
 }()
 
-// DataType is DLPack's DLDataType (type code, bits, lanes), the same type
-// as dlpack.DataType; typestr, below package dlpack, names it for the
-// conversions Type.DataType and FromDataType.
+// DataType is DLPack's DLDataType (type code, bits, lanes): the one public
+// name of the type, for the conversions Type.DataType and FromDataType
+// (package dlpack reads and writes it in tensors).
 type DataType = dlabi.DataType
 
 // Type is a parsed typestring: kind, item size in bytes and byte order as

@@ -68,9 +68,14 @@ type Allocator interface {
 	Alloc(device int, kind Kind, size uintptr) (*Allocation, error)
 }
 
-// Copier is implemented by backends that can copy between their pointers
-// and host memory. Copy returns when the bytes have arrived.
-type Copier interface {
+// copier is implemented by backends that can copy between their pointers
+// and host memory (every backend of this module): the typed copies use it.
+// Copy returns when the bytes have arrived. Backends are written inside
+// this module only, so the optional interfaces they implement are
+// unexported and declared where they are asserted (RATIONALE.md, "A public
+// API sized to its users"); backends_test.go checks each backend against
+// them.
+type copier interface {
 	Copy(dst, src, n uintptr) error
 }
 
@@ -81,25 +86,26 @@ type Queue interface {
 	Wait() error
 }
 
-// QueueProvider is implemented by backends that have a default queue per
-// device, which export synchronises before handing memory out.
-type QueueProvider interface {
+// queueProvider is implemented by backends that have a default queue per
+// device, which binding gives arrays so that export can synchronise before
+// handing memory out.
+type queueProvider interface {
 	Queue(device int) (Queue, error)
 }
 
-// RefBinder is implemented by backends that understand SYCL context and
+// refBinder is implemented by backends that understand SYCL context and
 // queue references (the dpctl bridge). BindRef checks that ptr is a USM
 // pointer of the context ref names, with dpctl's rules, and reports which
 // device and queue the memory then belongs to. ok is false if the backend
 // does not recognise ref at all.
-type RefBinder interface {
+type refBinder interface {
 	BindRef(ref syclobj.Obj, ptr uintptr) (info PointerInfo, q Queue, ok bool, err error)
 }
 
-// DLPackDevicer is implemented by backends whose kDLOneAPI device ids are
+// dlpackDevicer is implemented by backends whose kDLOneAPI device ids are
 // not the registry's global index (the dpctl bridge numbers devices as
 // sycl::device::get_devices() does).
-type DLPackDevicer interface {
+type dlpackDevicer interface {
 	DLPackDevice(device int) (DLDevice, error)
 	// LocalDevice maps a kDLOneAPI device back; ok is false if the id is
 	// not one of this backend's devices.
@@ -126,16 +132,17 @@ type Allocation struct {
 	refs      refcount.Count
 	freed     atomic.Bool // Free has been called
 	freeErr   atomic.Pointer[error]
-	listed    bool // in owners (see NewAllocation)
+	listed    bool // in owners (see newAllocation)
 }
 
-// NewAllocation wraps memory a backend allocated. free returns it to the
-// backend and is called exactly once, when the last reference goes.
+// newAllocation wraps memory a backend allocated (the backends reach it as
+// hooks.NewAllocation). free returns it to the backend and is called
+// exactly once, when the last reference goes.
 //
 // While it is live the allocation is listed under its backend (a non-nil,
 // comparable one), so that Registry.Parse and Bind make it the Owner of
 // arrays whose pointer lies in it.
-func NewAllocation(b Backend, ptr, size uintptr, kind Kind, device int, free func() error) *Allocation {
+func newAllocation(b Backend, ptr, size uintptr, kind Kind, device int, free func() error) *Allocation {
 	a := &Allocation{ptr: ptr, size: size, kind: kind, device: device, backend: b, free: free}
 	a.refs.Init()
 	a.listed = owners.add(a)

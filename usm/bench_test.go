@@ -37,7 +37,7 @@ func BenchmarkParse4DStrided(b *testing.B) {
 }
 
 func BenchmarkRegistryParse(b *testing.B) {
-	be := cpu.New()
+	be := new(cpu.Backend)
 	alloc, err := be.AllocHost(strided4DBytes)
 	if err != nil {
 		b.Fatal(err)
@@ -68,7 +68,7 @@ func BenchmarkByteWindow(b *testing.B) {
 
 // Parsing a 4-D map allocates twice whatever the strings (the field reader
 // and the shape/strides block): selectors are parsed once per string
-// (syclobj.FromValue), nothing is formatted on success.
+// (syclobjFromValue), nothing is formatted on success.
 func TestParseAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")

@@ -7,15 +7,13 @@
 //
 // Interface is the SUAI dict as a Go value. The parser applies dpctl's
 // checks in dpctl's order, with the exception kinds dpctl raises, reading
-// each field once, with the type it expects, from a Fields: ParseFields
-// takes any implementation, Parse reads a dict of Go values, ParseJSON
-// reads JSON text, and pybridge reads live Python objects (through usm.Fields).
-// No container is converted or walked generically, so values that contain
-// themselves are just values of the wrong type. A Fields reports a value
-// of the wrong form with a *ReadError, which the parser turns into a
-// *MalformedError naming the field.
+// each field once, with the type it expects: Parse reads a dict of Go
+// values, ParseJSON reads JSON text, and pybridge reads live Python
+// objects with the same parser. No container is converted or walked
+// generically, so values that contain themselves are just values of the
+// wrong type. A malformed field is a *MalformedError naming it.
 //
-// Registry.Parse and Registry.ParseFields additionally check, at dpctl's
+// Registry.Parse and pybridge's readers additionally check, at dpctl's
 // step 6, that the pointer is a USM pointer of the context named by
 // syclobj, and — where the backend can report the allocation's extent —
 // that the array's bytes stay inside that allocation (an *ExtentError
@@ -25,15 +23,17 @@
 // # Backends
 //
 // A Backend classifies pointers (QueryPointer: kind, device, allocation base
-// and size). Optional interfaces add allocation (Allocator), copies
-// (Copier), queues (QueueProvider), SYCL context/queue references
-// (RefBinder) and device numbering (DLPackDevicer). Allocation is reference
-// counted so that memory handed to a DLPack consumer outlives Free.
+// and size); an Allocator also allocates. The backends are the module's
+// own (cpu, opencl, levelzero, pybridge's dpctl bridge): what else they
+// offer the registry and the typed copies (host copies, a default queue
+// per device, SYCL context/queue references, dpctl's device numbering) is
+// reached through unexported interfaces, not part of the API.
+// Allocation is reference counted so that memory handed to a DLPack
+// consumer outlives Free.
 //
-// A Queue is waited on; a queue that is also an Orderer can make another
-// queue wait for it on the device instead. Order decides which: on the
-// device where the producer's runtime accepts the consumer, on the host
-// only where nothing else is possible.
+// A Queue is waited on; Order makes a consumer queue wait for a producer
+// queue on the device where the producer's runtime accepts the consumer,
+// and on the host only where nothing else is possible.
 //
 // # Errors
 //

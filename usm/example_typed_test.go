@@ -10,7 +10,7 @@ import (
 )
 
 func ExampleView() {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	alloc, _ := host.AllocHost(2 * 3 * 4)
 	defer alloc.Free()
@@ -33,7 +33,7 @@ func ExampleView() {
 }
 
 func ExampleValues() {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	alloc, _ := host.AllocHost(6 * 2)
 	defer alloc.Free()
@@ -61,7 +61,7 @@ func ExampleValues() {
 }
 
 func ExampleCopyToSlice() {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
 	alloc, _ := host.AllocHost(5 * 8)
 	defer alloc.Free()

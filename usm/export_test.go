@@ -13,6 +13,23 @@ var (
 	ElementCount  = elementCount
 )
 
+// NewAllocation is the backends' constructor (hooks.NewAllocation).
+var NewAllocation = newAllocation
+
+// The optional backend interfaces, for backends_test.go.
+type (
+	Copier        = copier
+	QueueProvider = queueProvider
+	RefBinder     = refBinder
+	DLPackDevicer = dlpackDevicer
+	Orderer       = orderer
+
+	AccessError = accessError
+)
+
+func (r *Registry) DLPackDevice(b Backend, local int) (DLDevice, error) {
+	return r.dlpackDevice(b, local)
+}
 func (r *Registry) Add(b Backend)                           { r.add(b) }
 func (r *Registry) Backends() []Backend                     { return r.rankedBackends() }
 func (r *Registry) Device(global int) (Backend, int, error) { return r.deviceAt(global) }

@@ -45,8 +45,8 @@ func (in *Interface) EffectiveStrides() []int64 {
 	return cStrides(in.Shape)
 }
 
-// validate checks a hand-built Interface with the rules Parse applies (except
-// pointer binding, which needs a Registry).
+// validate checks a hand-built Interface with the rules Parse applies
+// (except pointer binding, which needs a Registry).
 func (in *Interface) validate() error {
 	if in.Version != Version1 {
 		return malformed(errkind.Value, "version", "dict('version': "+strconv.Itoa(in.Version)+") is unexpected. The only recognized version is 1.")
@@ -66,7 +66,8 @@ func (in *Interface) validate() error {
 	return nil
 }
 
-// wrapLayout turns a layout-math error into a MalformedError of the same kind.
+// wrapLayout turns a layout-math error into a MalformedError of the same
+// kind.
 func wrapLayout(err error) error {
 	k := errkind.Value
 	if e := (*errkind.Error)(nil); errors.As(err, &e) {
@@ -78,10 +79,10 @@ func wrapLayout(err error) error {
 // Parse builds an Interface from the generic decoded form of the SUAI dict:
 // map values are Go integers (any width), json.Number, bool, string, nil,
 // slices or arrays for tuples and lists, and syclobj.Obj values. Each field
-// is read once, as the type the parser expects (see Fields); a container
-// is never walked beyond the items the parser reads, so cyclic values are
-// safe. Floats are not integers (decode JSON with UseNumber, or use
-// ParseJSON).
+// is read once, as the type the parser expects (an integer field as an
+// integer, shape as a tuple or list); a container is never walked beyond the
+// items the parser reads, so cyclic values are safe. Floats are not integers
+// (decode JSON with UseNumber, or use ParseJSON).
 //
 // Checks run in dpctl's order with dpctl's error kinds: a non-integer
 // offset or version is ErrType; a wrong version, a missing or malformed
@@ -97,18 +98,18 @@ func Parse(m map[string]any) (Interface, error) {
 	if m == nil {
 		return Interface{}, errNotADict()
 	}
-	return ParseFields(newMapFields(m))
+	return parseFields(newMapFields(m), nil)
 }
 
 func errNotADict() error { return malformed(errkind.Value, "dict", "not a dict") }
 
-// Map returns the dict form that dpctl emits: "data" as [pointer, read_only],
-// "shape", "strides" (nil when C-contiguous), "typestr" in canonical form,
-// "offset", "version" 1 and "syclobj" (a Selector becomes its string). The
-// result is freshly built on every call, as a producer must. Map writes the
-// Interface as it is, a "host" selector included, which usm.Parse reads
-// back but no SYCL consumer accepts: what is handed to consumers comes from
-// Array.SUAI, which refuses memory that is not USM.
+// Map returns the dict form that dpctl emits: "data" as [pointer,
+// read_only], "shape", "strides" (nil when C-contiguous), "typestr" in
+// canonical form, "offset", "version" 1 and "syclobj" (a Selector becomes
+// its string). The result is freshly built on every call, as a producer
+// must. Map writes the Interface as it is, a "host" selector included, which
+// usm.Parse reads back but no SYCL consumer accepts: what is handed to
+// consumers comes from Array.SUAI, which refuses memory that is not USM.
 func (in *Interface) Map() map[string]any {
 	var strides any
 	if in.Strides != nil && !isCContiguous(in.Shape, in.Strides) {

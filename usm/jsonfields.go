@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/suaifields"
 	"github.com/usmbridge/usmbridge/syclobj"
 )
 
@@ -20,7 +21,7 @@ func ParseJSON(b []byte) (Interface, error) {
 	if err != nil {
 		return Interface{}, err
 	}
-	return ParseFields(f)
+	return parseFields(f, nil)
 }
 
 // jsonFields reads a SUAI dict from JSON: the object's values are kept
@@ -76,7 +77,7 @@ func jsonInt(raw json.RawMessage) (int64, error) {
 	case "int":
 		return intOf(json.Number(raw))
 	default:
-		return 0, &ReadError{Kind: errkind.Type, Found: t}
+		return 0, &suaifields.ReadError{Kind: errkind.Type, Found: t}
 	}
 }
 
@@ -107,7 +108,7 @@ func (f *jsonFields) Int(key string) (int64, bool, error) {
 func (f *jsonFields) Data() (uint64, bool, error) {
 	raw, ok := f.m["data"]
 	if !ok || !jsonTruthy(raw) {
-		return 0, false, &ReadError{Kind: errkind.Value}
+		return 0, false, &suaifields.ReadError{Kind: errkind.Value}
 	}
 	var n int
 	switch t := jsonType(raw); t {
@@ -117,7 +118,7 @@ func (f *jsonFields) Data() (uint64, bool, error) {
 			return 0, false, err
 		}
 		if len(items) != 2 {
-			return 0, false, &ReadError{Kind: errkind.Value}
+			return 0, false, &suaifields.ReadError{Kind: errkind.Value}
 		}
 		var ptr uint64
 		switch it := jsonType(items[0]); it {
@@ -130,7 +131,7 @@ func (f *jsonFields) Data() (uint64, bool, error) {
 			}
 			ptr = p
 		default:
-			return 0, false, &ReadError{Kind: errkind.Type, Found: it}
+			return 0, false, &suaifields.ReadError{Kind: errkind.Type, Found: it}
 		}
 		return ptr, jsonTruthy(items[1]), nil
 	case "str":
@@ -146,12 +147,12 @@ func (f *jsonFields) Data() (uint64, bool, error) {
 		}
 		n = len(m)
 	default:
-		return 0, false, &ReadError{Kind: errkind.Type, Index: -1, Found: t}
+		return 0, false, &suaifields.ReadError{Kind: errkind.Type, Index: -1, Found: t}
 	}
 	if n != 2 {
-		return 0, false, &ReadError{Kind: errkind.Value}
+		return 0, false, &suaifields.ReadError{Kind: errkind.Value}
 	}
-	return 0, false, &ReadError{Kind: errkind.Type, Found: "an item of " + jsonType(raw)}
+	return 0, false, &suaifields.ReadError{Kind: errkind.Type, Found: "an item of " + jsonType(raw)}
 }
 
 func (f *jsonFields) Syclobj() (syclobj.Obj, error) {
@@ -160,15 +161,15 @@ func (f *jsonFields) Syclobj() (syclobj.Obj, error) {
 		return nil, nil
 	}
 	if raw[0] != '"' {
-		return nil, &ReadError{Kind: errkind.Value, Found: jsonType(raw)}
+		return nil, &suaifields.ReadError{Kind: errkind.Value, Found: jsonType(raw)}
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, err
 	}
-	o, err := syclobj.FromValue(s)
+	o, err := syclobjFromValue(s)
 	if err != nil {
-		return nil, &ReadError{Kind: errkind.Value, Found: "str", Err: err}
+		return nil, &suaifields.ReadError{Kind: errkind.Value, Found: "str", Err: err}
 	}
 	return o, nil
 }
@@ -179,7 +180,7 @@ func (f *jsonFields) Len(key string) (int, bool, error) {
 		return 0, false, nil
 	}
 	if raw[0] != '[' {
-		return 0, false, &ReadError{Kind: errkind.Value, Found: jsonType(raw)}
+		return 0, false, &suaifields.ReadError{Kind: errkind.Value, Found: jsonType(raw)}
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
@@ -204,10 +205,10 @@ func (f *jsonFields) Elem(key string, i int) (int64, error) {
 func (f *jsonFields) Typestr() (string, error) {
 	raw, ok := f.m["typestr"]
 	if !ok || raw[0] == 'n' {
-		return "", &ReadError{Kind: errkind.Value, Found: "None"}
+		return "", &suaifields.ReadError{Kind: errkind.Value, Found: "None"}
 	}
 	if raw[0] != '"' {
-		return "", &ReadError{Kind: errkind.Value, Found: jsonType(raw) + " value"}
+		return "", &suaifields.ReadError{Kind: errkind.Value, Found: jsonType(raw) + " value"}
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

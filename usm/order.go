@@ -2,11 +2,11 @@ package usm
 
 import "errors"
 
-// Orderer is implemented by queues whose runtime can make another queue
+// orderer is implemented by queues whose runtime can make another queue
 // wait for them on the device: a barrier or marker on the producer gives an
 // event, and a barrier on the consumer waits for that event, so the host
 // never blocks (RATIONALE.md, "Queue ordering on the device").
-type Orderer interface {
+type orderer interface {
 	Queue
 	// OrderBefore makes every command submitted to consumer after it
 	// returns start only once every command submitted to the receiver
@@ -20,15 +20,17 @@ type Orderer interface {
 
 // Order makes the commands submitted to consumer from now on run after
 // the commands already submitted to producer. It orders on the device when
-// producer is an Orderer that accepts consumer, and waits on the host for
-// producer only where nothing else is possible: producer is not an
-// Orderer, it refuses consumer with ErrNotSupported, or consumer is nil
-// (the consumer is the host). A nil producer has nothing pending.
+// producer's runtime accepts consumer (the queues of the opencl and
+// levelzero backends and of pybridge's dpctl bridge have an OrderBefore
+// method), and waits on the host for producer only where nothing else is
+// possible: producer has no OrderBefore, it refuses consumer with
+// ErrNotSupported, or consumer is nil (the consumer is the host). A nil
+// producer has nothing pending.
 func Order(producer, consumer Queue) error {
 	if producer == nil {
 		return nil
 	}
-	if o, ok := producer.(Orderer); ok && consumer != nil {
+	if o, ok := producer.(orderer); ok && consumer != nil {
 		err := o.OrderBefore(consumer)
 		if err == nil || !errors.Is(err, ErrNotSupported) {
 			return err

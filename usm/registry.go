@@ -23,7 +23,7 @@ type Registry struct {
 	devices   []globalDevice
 	descs     []syclobj.Device
 	selectors map[globalDevice]syclobj.Selector // SelectorFor results
-	syclobjs  map[globalDevice]syclobj.Obj      // the same, boxed once (SyclobjFor)
+	syclobjs  map[globalDevice]syclobj.Obj      // the same, boxed once (syclobjFor)
 }
 
 type globalDevice struct {
@@ -137,11 +137,11 @@ func (r *Registry) SelectorFor(b Backend, local int) (syclobj.Selector, error) {
 	return sel, nil
 }
 
-// SyclobjFor is SelectorFor as a syclobj.Obj (nil when the device is not
+// syclobjFor is SelectorFor as a syclobj.Obj (nil when the device is not
 // registered): the interface value is made once, when the device is
 // registered, so an import that sets an Interface's Syclobj allocates
 // nothing for it.
-func (r *Registry) SyclobjFor(b Backend, local int) syclobj.Obj {
+func (r *Registry) syclobjFor(b Backend, local int) syclobj.Obj {
 	r.mu.RLock()
 	o := r.syclobjs[globalDevice{b, local}]
 	r.mu.RUnlock()
@@ -164,14 +164,14 @@ func (r *Registry) Lookup(ptr uintptr) (Backend, PointerInfo) {
 	return nil, PointerInfo{Device: -1}
 }
 
-// DLPackDevice returns the DLPack device of memory on a backend-local
-// device: (kDLCPU, 0) for the host backend, (kDLOneAPI, global index) for
+// dlpackDevice returns the DLPack device of memory on a backend-local
+// device (what arrays get as DLDevice): (kDLCPU, 0) for the host backend, (kDLOneAPI, global index) for
 // SYCL backends unless the backend numbers devices itself.
-func (r *Registry) DLPackDevice(b Backend, local int) (DLDevice, error) {
+func (r *Registry) dlpackDevice(b Backend, local int) (DLDevice, error) {
 	if b == nil || b.Name() == syclobj.Host {
 		return dlabi.Device{Type: dlabi.CPU, ID: 0}, nil
 	}
-	if d, ok := b.(DLPackDevicer); ok {
+	if d, ok := b.(dlpackDevicer); ok {
 		return d.DLPackDevice(local)
 	}
 	g := r.globalIndex(b, local)
@@ -189,7 +189,7 @@ func (r *Registry) FromDLPackDevice(d DLDevice) (Backend, int, error) {
 		return nil, -1, errkind.New(errkind.Buffer, "usm.Registry.FromDLPackDevice", "device "+d.String()+" is not kDLOneAPI")
 	}
 	for _, b := range r.rankedBackends() {
-		if dd, ok := b.(DLPackDevicer); ok {
+		if dd, ok := b.(dlpackDevicer); ok {
 			if local, ok := dd.LocalDevice(d); ok {
 				return b, local, nil
 			}
@@ -199,7 +199,7 @@ func (r *Registry) FromDLPackDevice(d DLDevice) (Backend, int, error) {
 	if err != nil {
 		return nil, -1, err
 	}
-	if _, ok := b.(DLPackDevicer); ok || b.Name() == syclobj.Host {
+	if _, ok := b.(dlpackDevicer); ok || b.Name() == syclobj.Host {
 		return nil, -1, errkind.New(errkind.Buffer, "usm.Registry.FromDLPackDevice", "no SYCL device with kDLOneAPI id "+strconv.Itoa(int(d.ID)))
 	}
 	return b, local, nil
@@ -251,7 +251,7 @@ type binding struct {
 }
 
 func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
-	o, err := syclobj.Resolve(o)
+	o, err := resolveSyclobj(o)
 	if err != nil {
 		return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Err: err}
 	}
@@ -269,7 +269,7 @@ func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
 			return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Reason: "backend " + b.Name().String() + " does not know this pointer"}
 		}
 		var q Queue
-		if qp, ok := b.(QueueProvider); ok {
+		if qp, ok := b.(queueProvider); ok {
 			if q, err = qp.Queue(dev); err != nil {
 				return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Err: err}
 			}
@@ -277,7 +277,7 @@ func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
 		return binding{b: b, info: info, device: dev, q: q}, nil
 	case syclobj.ContextRef, syclobj.QueueRef:
 		for _, b := range r.rankedBackends() {
-			rb, ok := b.(RefBinder)
+			rb, ok := b.(refBinder)
 			if !ok {
 				continue
 			}
@@ -310,7 +310,7 @@ func (r *Registry) Parse(m map[string]any) (*Array, error) {
 	if m == nil {
 		return nil, errNotADict()
 	}
-	return r.ParseFields(newMapFields(m))
+	return r.parseFields(newMapFields(m))
 }
 
 // Bind validates a hand-built Interface and binds it like Parse (Owner
@@ -338,7 +338,7 @@ func (r *Registry) finish(in Interface, bd binding) (*Array, error) {
 	if dev < 0 {
 		dev = bd.info.Device
 	}
-	d, err := r.DLPackDevice(bd.b, dev)
+	d, err := r.dlpackDevice(bd.b, dev)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -22,7 +23,7 @@ import (
 // registry holding it.
 func hostArray(t *testing.T, size uintptr) (*usm.Registry, *cpu.Backend, *usm.Allocation) {
 	t.Helper()
-	be := cpu.New()
+	be := new(cpu.Backend)
 	alloc, err := be.AllocHost(size)
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -98,7 +99,7 @@ func TestRegistryParseSelectorNoMatch(t *testing.T) {
 		var se *syclobj.SelectorError
 		require.ErrorAs(t, err, &se, so)
 		assert.Contains(t, err.Error(), "devices seen: 0=host:host", so)
-		assert.Contains(t, err.Error(), cpu.DeviceName, so)
+		assert.Contains(t, err.Error(), hostDeviceName, so)
 	}
 	// No backends at all.
 	_, err := usm.NewRegistry().Parse(suai(alloc.Pointer(), "host", 1))
@@ -205,12 +206,19 @@ func TestRegistryParseZeroSizeAllocation(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 }
 
+// hostDeviceName is the cpu backend's one device.
+const hostDeviceName = "usmbridge host (mmap)"
+
+// fromCapsuleFunc is how pybridge makes the syclobj of a Python object
+// with _get_capsule (see internal/hooks).
+var fromCapsuleFunc = hooks.FromCapsuleFunc.(func(func() (syclobj.Obj, error)) syclobj.Obj)
+
 func TestRegistryRefsWithoutBinder(t *testing.T) {
 	reg, _, alloc := hostArray(t, 64)
 	for _, so := range []syclobj.Obj{
 		syclobj.UnsafeContextRef(0x1000),
 		syclobj.UnsafeQueueRef(0x2000),
-		syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { return syclobj.UnsafeQueueRef(0x3000), nil }),
+		fromCapsuleFunc(func() (syclobj.Obj, error) { return syclobj.UnsafeQueueRef(0x3000), nil }),
 	} {
 		_, err := reg.Parse(suai(alloc.Pointer(), so, 4))
 		requireKind(t, err, usm.ErrValue)
@@ -220,7 +228,7 @@ func TestRegistryRefsWithoutBinder(t *testing.T) {
 	}
 	// A failing _get_capsule is a BindingError too.
 	boom := errors.New("boom")
-	_, err := reg.Parse(suai(alloc.Pointer(), syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { return nil, boom }), 4))
+	_, err := reg.Parse(suai(alloc.Pointer(), fromCapsuleFunc(func() (syclobj.Obj, error) { return nil, boom }), 4))
 	var be *usm.BindingError
 	require.ErrorAs(t, err, &be)
 	assert.Contains(t, err.Error(), "boom")
@@ -291,12 +299,12 @@ func (r *refBackend) BindRef(ref syclobj.Obj, ptr uintptr) (usm.PointerInfo, usm
 func TestRegistryRefBinder(t *testing.T) {
 	rb := &refBackend{fakeBackend: *newFake(syclobj.LevelZero, "l0", syclobj.GPU)}
 	rb.lo, rb.size, rb.kind = 0x7000_0000, 1024, usm.KindDevice
-	reg := usm.NewRegistry(cpu.New(), rb)
+	reg := usm.NewRegistry(new(cpu.Backend), rb)
 
 	for _, so := range []syclobj.Obj{
 		syclobj.UnsafeContextRef(0x1),
 		syclobj.UnsafeQueueRef(0x1),
-		syclobj.FromCapsuleFunc(func() (syclobj.Obj, error) { return syclobj.UnsafeContextRef(0x1), nil }),
+		fromCapsuleFunc(func() (syclobj.Obj, error) { return syclobj.UnsafeContextRef(0x1), nil }),
 	} {
 		a, err := reg.Parse(suai(0x7000_0010, so, 4))
 		require.NoError(t, err)
@@ -308,7 +316,7 @@ func TestRegistryRefBinder(t *testing.T) {
 		m, err := a.SUAI()
 		require.NoError(t, err)
 		assert.Equal(t, before+1, rb.q.Load(), "SUAI waits on the queue")
-		if _, isCap := so.(syclobj.CapsuleSource); !isCap {
+		if _, isCap := so.(interface{ GetCapsule() (syclobj.Obj, error) }); !isCap {
 			assert.Equal(t, so, m["syclobj"])
 		}
 
@@ -340,7 +348,7 @@ func TestRegistryRefBinder(t *testing.T) {
 }
 
 func TestRegistryDeviceOrder(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	ocl1 := newFake(syclobj.OpenCL, "ocl1", syclobj.CPU, syclobj.GPU)
 	l0 := newFake(syclobj.LevelZero, "l0", syclobj.GPU, syclobj.GPU)
 	ocl2 := newFake(syclobj.OpenCL, "ocl2", syclobj.GPU)
@@ -359,7 +367,7 @@ func TestRegistryDeviceOrder(t *testing.T) {
 	for _, d := range reg.Devices() {
 		names = append(names, d.Name)
 	}
-	assert.Equal(t, []string{"l0-0", "l0-1", "ocl1-0", "ocl1-1", "ocl2-0", cpu.DeviceName}, names)
+	assert.Equal(t, []string{"l0-0", "l0-1", "ocl1-0", "ocl1-1", "ocl2-0", hostDeviceName}, names)
 
 	// Device / GlobalIndex are inverse.
 	want := []struct {
@@ -445,7 +453,7 @@ func TestRegistryDeviceOrder(t *testing.T) {
 }
 
 func TestRegistryLookup(t *testing.T) {
-	host := cpu.New()
+	host := new(cpu.Backend)
 	alloc, err := host.AllocHost(128)
 	require.NoError(t, err)
 	defer alloc.Free()
@@ -568,7 +576,7 @@ func TestArrayBytes(t *testing.T) {
 }
 
 func TestAllocationLifetime(t *testing.T) {
-	be := cpu.New()
+	be := new(cpu.Backend)
 	before := cpu.Live() // the process's host allocations; usm's tests are not parallel
 	alloc, err := be.AllocHost(100)
 	require.NoError(t, err)

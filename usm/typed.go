@@ -25,22 +25,24 @@ type Element interface {
 		~float32 | ~float64 | ~complex64 | ~complex128
 }
 
-// AccessError reports why typed access to an array was refused: a Go type
+// accessError reports why typed access to an array was refused: a Go type
 // that does not match the typestr (ErrType), a byte-swapped typestr, memory
 // the host cannot read, a layout View cannot express or a read-only array
 // asked to be written (ErrBuffer), or an index or slice length that does
-// not fit the array (ErrValue).
-type AccessError struct {
+// not fit the array (ErrValue). It is unexported: a caller tells the
+// refusals apart by kind (errors.Is), and Op and Reason are only the
+// message.
+type accessError struct {
 	Op     string // "usm.View", "usm.At", ...
 	Reason string
 	kind   *errkind.Kind
 }
 
-func (e *AccessError) Error() string        { return e.Op + ": " + e.Reason }
-func (e *AccessError) Is(target error) bool { return target == error(e.kind) }
+func (e *accessError) Error() string        { return e.Op + ": " + e.Reason }
+func (e *accessError) Is(target error) bool { return target == error(e.kind) }
 
 func accessErr(k *errkind.Kind, op, reason string) error {
-	return &AccessError{Op: op, Reason: reason, kind: k}
+	return &accessError{Op: op, Reason: reason, kind: k}
 }
 
 // elementTypes maps the kinds of Element's types to native typestrings.
@@ -85,8 +87,10 @@ func checkHost(op string, a *Array) error {
 // writable, C-contiguous (after NumPy's relaxed rules) and of element type
 // T in host byte order, and its first element must be aligned for T; a
 // bool array must hold only bytes 0 and 1 when viewed. Anything else is an
-// *AccessError naming what was wrong. For read-only or
-// strided arrays use Values, At or CopyToSlice. The slice is valid while
+// error naming what was wrong: ErrType for a T that is not the typestr's,
+// ErrBuffer for memory or a layout View cannot serve, ErrValue for a bool
+// byte that is neither 0 nor 1. For read-only or strided arrays use
+// Values, At or CopyToSlice. The slice is valid while
 // the array's memory is (see Array.Owner).
 func View[T Element](a *Array) ([]T, error) {
 	const op = "usm.View"
@@ -187,8 +191,8 @@ func Values[T Element](a *Array) (iter.Seq[T], error) {
 // CopyToSlice waits on the array's queue and copies its elements, in C
 // order, into dst, which must have exactly as many elements as the array.
 // Host-accessible memory is read directly; other memory through the owning
-// backend's Copier: one copy for a contiguous array, and for a strided one
-// either one copy of the bytes it spans (when they are at most a few times
+// backend's Copy method: one copy for a contiguous array, and for a strided
+// one either one copy of the bytes it spans (when they are at most a few times
 // its elements) or one copy per contiguous run of elements.
 func CopyToSlice[T Element](dst []T, a *Array) error {
 	return copySlice("usm.CopyToSlice", a, dst, false)
@@ -198,8 +202,8 @@ func CopyToSlice[T Element](dst []T, a *Array) error {
 // waiting on the array's queue so no queued work still uses them. src must
 // have exactly as many elements as the array, and the array must not be
 // read-only. Bytes between strided elements are never written: device
-// memory is written through the owning backend's Copier one contiguous run
-// at a time.
+// memory is written through the owning backend's Copy method one
+// contiguous run at a time.
 func CopyFromSlice[T Element](a *Array, src []T) error {
 	return copySlice("usm.CopyFromSlice", a, src, true)
 }
@@ -220,10 +224,10 @@ func copySlice[T Element](op string, a *Array, s []T, toArray bool) error {
 	if int64(len(s)) != n {
 		return accessErr(errkind.Value, op, "the slice has "+strconv.Itoa(len(s))+" elements, the array "+strconv.FormatInt(n, 10))
 	}
-	var cp Copier
+	var cp copier
 	if !a.Memory.Kind.HostAccessible() {
 		var ok bool
-		if cp, ok = a.Backend.(Copier); !ok {
+		if cp, ok = a.Backend.(copier); !ok {
 			return accessErr(errkind.NotSupported, op, a.Memory.Kind.String()+" memory is not host-accessible and its backend cannot copy")
 		}
 	}

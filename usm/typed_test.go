@@ -105,7 +105,7 @@ func (c *copyCounter) Copy(dst, src, n uintptr) error {
 
 func newTypedFixture[T usm.Element](t *testing.T, ts typestr.Type, l typedLayout, gen func(int) T) typedFixture[T] {
 	t.Helper()
-	be := &copyCounter{Backend: cpu.New()}
+	be := &copyCounter{Backend: new(cpu.Backend)}
 	reg := usm.NewRegistry(be.Backend)
 	alloc, err := be.AllocHost(uintptr(typedBase * ts.Size))
 	require.NoError(t, err)

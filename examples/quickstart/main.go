@@ -135,10 +135,10 @@ func run() error {
 	// 6. Release: the deleter runs exactly once and the memory is freed with
 	// the last reference.
 	t.Release()
-	s := dlpack.ReadStats()
-	fmt.Printf("6. released: live exports %d, live imports %d, C blocks %d\n", s.LiveExports, s.LiveImports, s.LiveCBlocks)
-	if s.LiveExports != 0 || s.LiveImports != 0 || s.LiveCBlocks != 0 {
-		return fmt.Errorf("leak: %+v", s)
+	s := dlpack.Live()
+	fmt.Printf("6. released: live exports %d, live imports %d, C blocks %d\n", s["exports"], s["imports"], s["c_blocks"])
+	if s["exports"] != 0 || s["imports"] != 0 || s["c_blocks"] != 0 {
+		return fmt.Errorf("leak: %v", s)
 	}
 	return nil
 }

@@ -2,7 +2,7 @@
 // code that replays its exports without calling Go (the Python extension
 // module's __dlpack__ fast path and its DLPack C exchange API,
 // pybridge/ext). It is internal: a Go user of dlpack reads the counts
-// through dlpack.ReadStats.
+// through dlpack.Live; the module's tests read them as a Stats.
 package exportledger
 
 import (
@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 )
 
@@ -17,8 +18,8 @@ import (
 // dlpack.Export without calling Go (the Python extension's __dlpack__ fast path
 // and its DLPack C exchange API, pybridge/ext): one set of counters and the
 // two block states, kept in C memory so that C reads and updates them
-// directly. Go's own exports count in the same fields, so dlpack.ReadStats is
-// the one place that says what is live, whichever side made the tensor.
+// directly. Go's own exports count in the same fields, so Read (and
+// dlpack.Live) is the one place that says what is live, whichever side made the tensor.
 //
 // Its layout is C's ub_ledger (pybridge/ext/ext.h); pybridge/ext's layout
 // test holds the two together.
@@ -91,3 +92,33 @@ func AddLive(n int64) { atomic.AddInt64(&Shared().LiveExports, n) }
 
 // AddStray counts a deleter call that named no live tensor.
 func AddStray() { atomic.AddInt64(&Shared().StrayDeletes, 1) }
+
+// liveImports counts dlpack's imported tensors not yet released.
+var liveImports atomic.Int64
+
+// AddImports counts dlpack's imports made (n > 0) or released (n < 0).
+func AddImports(n int64) { liveImports.Add(n) }
+
+// Stats are the process-wide DLPack counters for leak checks, read at
+// once: dlpack.Live gives them to users as a map, and the module's tests
+// compare them field by field.
+type Stats struct {
+	LiveExports  int   // exported tensors whose deleter has not run (Go's and those C replayed)
+	LiveCBlocks  int64 // blocks of C memory held by usmbridge (exports)
+	LiveCBytes   int64
+	StrayDeletes int64 // deleter calls that named no live tensor (ignored)
+	LiveImports  int64 // imported tensors not yet released
+	// Panics counts Go panics recovered where C calls usmbridge (DLPack
+	// deleters, Python capsule destructors, the extension module's
+	// entry points), process-wide. Each was logged; a deleter that
+	// panicked leaked its tensor. Anything but 0 is a bug to report.
+	Panics int64
+}
+
+// Read returns the current counters.
+func Read() Stats {
+	l := Shared()
+	c := cmem.Snapshot()
+	return Stats{LiveExports: int(atomic.LoadInt64(&l.LiveExports) + atomic.LoadInt64(&l.ReplayedLive)), LiveCBlocks: c.LiveBlocks, LiveCBytes: c.LiveBytes,
+		StrayDeletes: atomic.LoadInt64(&l.StrayDeletes), LiveImports: liveImports.Load(), Panics: boundary.Panics()}
+}

@@ -15,8 +15,8 @@ import (
 type ClosingBackend interface {
 	usm.Backend
 	usm.Allocator
-	usm.Copier
-	usm.QueueProvider
+	Copy(dst, src, n uintptr) error
+	Queue(device int) (usm.Queue, error)
 	Close() error
 }
 

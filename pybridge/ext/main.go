@@ -768,7 +768,7 @@ func ub_wait_plan_fill(h C.int64_t, p *C.ub_wait_plan) (state C.int32_t) {
 func ub_stats() C.uintptr_t {
 	return call("ub_stats", func(g *pybridge.GIL) (pybridge.Object, error) {
 		finishCReleases(0) // the counts include the releases C made
-		s := dlpack.ReadStats()
+		s := exportledger.Read()
 		return br.FromGo(g, map[string]any{"live_exports": s.LiveExports, "live_imports": s.LiveImports,
 			"stray_deletes": s.StrayDeletes, "handles": live.Load(), "panics": s.Panics,
 			"exchange_exports": exportledger.ExchangeExports(), "exchange_imports": br.ExchangeImports(),

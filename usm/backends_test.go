@@ -1,0 +1,31 @@
+package usm_test
+
+import (
+	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/levelzero"
+	"github.com/usmbridge/usmbridge/opencl"
+	"github.com/usmbridge/usmbridge/pybridge"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// The module's backends implement the optional interfaces usm asserts
+// (unexported: nobody outside the module writes a backend). Checked at
+// compile time, so a changed signature fails go vet and go test here
+// rather than silently turning a backend's copies or queues off.
+var (
+	_ usm.Copier        = (*cpu.Backend)(nil)
+	_ usm.QueueProvider = (*cpu.Backend)(nil)
+
+	_ usm.Copier        = (*opencl.Backend)(nil)
+	_ usm.QueueProvider = (*opencl.Backend)(nil)
+	_ usm.Orderer       = (*opencl.Queue)(nil)
+
+	_ usm.Copier        = (*levelzero.Backend)(nil)
+	_ usm.QueueProvider = (*levelzero.Backend)(nil)
+	_ usm.Orderer       = (*levelzero.Queue)(nil)
+
+	_ usm.Copier        = (*pybridge.Dpctl)(nil)
+	_ usm.QueueProvider = (*pybridge.Dpctl)(nil)
+	_ usm.RefBinder     = (*pybridge.Dpctl)(nil)
+	_ usm.DLPackDevicer = (*pybridge.Dpctl)(nil)
+)
