@@ -72,33 +72,39 @@ func (t *Tensor) Release() {
 	}
 }
 
-// ReleaseDeferred is Release for a caller that calls C functions more
-// cheaply than Go can (a cgo extension): when this drops the last reference
-// and the producer's deleter is a foreign C function, the bookkeeping is
-// done and deleter and self are returned for the caller to call
-// deleter(self), exactly once, at once; otherwise it is Release, and both
-// are 0.
-func (t *Tensor) ReleaseDeferred() (deleter, self uintptr) {
+// releaseDeferred is Release for a caller that calls C functions more
+// cheaply than Go can (the Python package's extension module, through
+// hooks.ReleaseDeferred): when this drops the last reference and the
+// producer's deleter is a foreign C function, the bookkeeping is done and
+// deleter and self are returned for the caller to call deleter(self),
+// exactly once, at once; otherwise it is Release, and both are 0.
+func (t *Tensor) releaseDeferred() (deleter, self uintptr) {
 	if !t.refs.Release() {
 		return 0, 0
 	}
 	exportledger.AddImports(-1)
-	deleter, self = t.ForeignDeleter()
+	deleter, self = t.foreignDeleter()
 	if deleter == 0 {
 		callDeleter(t.deleter, t.m.ptr)
 	}
 	return deleter, self
 }
 
-// ForeignDeleter returns what ReleaseDeferred hands a C caller when the
+// foreignDeleter returns what releaseDeferred hands a C caller when the
 // last reference goes: the producer's deleter and its argument when the
 // deleter is a foreign C function; 0, 0 when there is none, or when it is
-// this package's own (Release calls those in Go).
-func (t *Tensor) ForeignDeleter() (deleter, self uintptr) {
+// this package's own (Release calls those in Go). The extension asks it
+// (hooks.ForeignDeleter) to decide whether C may release a tensor itself.
+func (t *Tensor) foreignDeleter() (deleter, self uintptr) {
 	if leg, ver := deleterPtrs(); t.deleter == 0 || t.deleter == leg || t.deleter == ver {
 		return 0, 0
 	}
 	return t.deleter, t.m.ptr
+}
+
+func init() {
+	hooks.ReleaseDeferred = (*Tensor).releaseDeferred
+	hooks.ForeignDeleter = (*Tensor).foreignDeleter
 }
 
 // syclobjFor is the registry's selector of a device as a syclobj.Obj,

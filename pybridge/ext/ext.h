@@ -136,7 +136,7 @@ typedef struct {
 } ub_wait_plan;
 
 /* A producer's DLPack deleter that Go's release left for C to call,
- * exactly once (dlpack.Tensor.ReleaseDeferred); fn 0: nothing to call. */
+ * exactly once (internal/hooks.ReleaseDeferred); fn 0: nothing to call. */
 typedef struct {
 	uintptr_t fn;
 	uintptr_t arg;

@@ -37,12 +37,19 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
+	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/pybridge"
 	"github.com/usmbridge/usmbridge/pybridge/internal/extbridge"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
 func main() {}
+
+// dlpack's release for a C caller (internal/hooks).
+var (
+	releaseDeferred = hooks.ReleaseDeferred.(func(*dlpack.Tensor) (uintptr, uintptr))
+	foreignDeleter  = hooks.ForeignDeleter.(func(*dlpack.Tensor) (uintptr, uintptr))
+)
 
 // entry is one usmbridge.Array's Go state; the C object holds its handle.
 type entry struct {
@@ -118,7 +125,7 @@ func finishCRelease(h C.int64_t) {
 	if !ok || !e.cReleased {
 		panic(fmt.Sprintf("C released handle %d, which Go did not leave to C", h))
 	}
-	if fn, _ := t.ReleaseDeferred(); fn == 0 {
+	if fn, _ := releaseDeferred(t); fn == 0 {
 		panic(fmt.Sprintf("C released handle %d while its tensor was still held", h))
 	}
 	cReleases.Add(1)
@@ -360,7 +367,7 @@ func ub_import_host(p C.uintptr_t, versioned C.int, dev *C.ub_dl_device, creleas
 			spare.put(e)
 			return nil, err
 		}
-		fn, arg := t.ForeignDeleter()
+		fn, arg := foreignDeleter(t)
 		crelease.fn, crelease.arg = C.uintptr_t(fn), C.uintptr_t(arg)
 		*e = entry{arr: &t.Array, cReleased: fn != 0, tensor: t}
 		return e, nil
@@ -433,7 +440,7 @@ func ub_release(h C.int64_t, del *C.ub_deleter_call) {
 		case pyRef:
 			o.ReleaseHeld(g)
 		case *dlpack.Tensor: // an imported tensor: its producer's deleter
-			fn, arg := o.ReleaseDeferred()
+			fn, arg := releaseDeferred(o)
 			del.fn, del.arg = C.uintptr_t(fn), C.uintptr_t(arg)
 		case nil:
 		default:
