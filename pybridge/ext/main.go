@@ -58,9 +58,9 @@ type entry struct {
 	// cReleased: Go let C call the producer's deleter (ub_import_host), so
 	// a handle in ext.c's ub_released list is finished by finishCReleases.
 	cReleased bool
-	// tensor is arr's dlpack.Tensor when cReleased: once C has released
-	// it, no pointer to either is left but this entry's, so both are
-	// reused (spare).
+	// tensor is arr's dlpack.Tensor, for a fast host import: once C has
+	// released it (cReleased), no pointer to either is left but this
+	// entry's, so both are reused (spare).
 	tensor *dlpack.Tensor
 }
 
@@ -129,7 +129,7 @@ func finishCRelease(h C.int64_t) {
 		panic(fmt.Sprintf("C released handle %d while its tensor was still held", h))
 	}
 	cReleases.Add(1)
-	*e = entry{tensor: e.tensor}
+	*e = entry{tensor: t} // t and e are unreachable but through spare now
 	spare.put(e)
 }
 
