@@ -26,6 +26,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime/metrics"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -780,8 +781,17 @@ func ub_stats() C.uintptr_t {
 			"stray_deletes": s.StrayDeletes, "handles": live.Load(), "panics": s.Panics,
 			"exchange_exports": exportledger.ExchangeExports(), "exchange_imports": br.ExchangeImports(),
 			"gated_callbacks": boundary.Gated(), "dlpack_calls_into_go": dlpackCalls.Load(),
-			"c_releases": cReleases.Load()})
+			"c_releases": cReleases.Load(), "go_heap_allocs": heapAllocs()})
 	})
+}
+
+// heapAllocs is the number of Go heap objects allocated so far in this
+// process (runtime/metrics, without stopping the world as ReadMemStats
+// would): tests bound what a path allocates by its growth.
+func heapAllocs() int64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+	metrics.Read(sample)
+	return int64(sample[0].Value.Uint64())
 }
 
 // ub_enter does nothing: it is what a call into Go costs before any work

@@ -54,6 +54,20 @@ CASES = {
         assert 0 < s1["c_releases"] - s0["c_releases"] <= 1000
         assert (s1["handles"], s1["live_imports"]) == (s0["handles"], s0["live_imports"])
         """,
+    # Steady state allocates nothing in Go: each release leaves its entry
+    # and Tensor for the next import (README.md, "Performance"). The
+    # bound leaves room for _stats() itself, far below one per import.
+    "no allocation": """
+        x = np.arange(8.0)
+        for _ in range(100):
+            ub.from_dlpack(x)
+        s0 = ub._stats()
+        for _ in range(5000):
+            ub.from_dlpack(x)
+        s1 = ub._stats()
+        assert s1["c_releases"] - s0["c_releases"] >= 4900, "the C release was not taken"
+        assert s1["go_heap_allocs"] - s0["go_heap_allocs"] < 500, s1["go_heap_allocs"] - s0["go_heap_allocs"]
+        """,
     # Exported again: the consumer's view outlives the array; the producer
     # is released once, when the view goes, and by Go.
     "exported then dropped": """
