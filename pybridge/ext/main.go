@@ -28,8 +28,6 @@ import (
 	"fmt"
 	"runtime/metrics"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dlpack"
@@ -63,12 +61,16 @@ type entry struct {
 	// released it (cReleased), no pointer to either is left but this
 	// entry's, so both are reused (spare).
 	tensor *dlpack.Tensor
+	// h is the entry's handle once it has one (put). A spare entry keeps
+	// its slot in the table, parked (arr nil, so get does not find it):
+	// the next fast import reuses entry, tensor and handle together.
+	h int64
 }
 
-// spareEntries keeps the entries, and their tensors, of arrays C released
-// (finishCRelease), for the next fast imports: that path then allocates
-// nothing, and the collector has nothing of it to collect. Guarded by the
-// GIL.
+// spareEntries keeps the entries, and their tensors and handles, of
+// arrays C released (finishCRelease), for the next fast imports: that path
+// then allocates nothing and takes no slot, and the collector has nothing
+// of it to collect. Guarded by the GIL.
 type spareEntries struct{ list []*entry }
 
 const maxSpare = C.UB_RELEASED_MAX
@@ -85,20 +87,23 @@ func (s *spareEntries) get() *entry {
 	return new(entry)
 }
 
-func (s *spareEntries) put(e *entry) {
+// put keeps e for reuse, or reports that the list is full.
+func (s *spareEntries) put(e *entry) bool {
 	if len(s.list) < maxSpare {
 		s.list = append(s.list, e)
+		return true
 	}
+	return false
 }
 
 // finishCReleases does Go's part of the releases C made since Go last ran
 // (ext.h, "Releases C replays"): the producer's deleter has been called,
-// so each entry leaves the table, and its tensor's last reference is
-// dropped without calling the deleter again. The caller holds the GIL,
-// which guards the list. A handle that Go never let C release means a
-// deleter was called while something else could still read the memory: a
-// bug, recovered as a panic (counted and logged) without touching the
-// tensor again.
+// so each entry is parked (or leaves the table), and its tensor's last
+// reference is dropped without calling the deleter again. The caller holds
+// the GIL, which guards the list. A handle that Go never let C release
+// means a deleter was called while something else could still read the
+// memory: a bug, recovered as a panic (counted and logged) without touching
+// the tensor again; the handles after it are still finished.
 func finishCReleases(atLeast int) {
 	n := int(C.ub_nreleased)
 	if n == 0 || n < atLeast {
@@ -109,29 +114,46 @@ func finishCReleases(atLeast int) {
 	var hs [C.UB_RELEASED_MAX]C.int64_t
 	copy(hs[:n], (*[C.UB_RELEASED_MAX]C.int64_t)(unsafe.Pointer(&C.ub_released))[:n])
 	C.ub_nreleased = 0
-	for _, h := range hs[:n] {
-		finishCRelease(h)
+	for i := 0; i < n; {
+		i = finishCReleasesFrom(hs[:n], i)
 	}
 }
 
-func finishCRelease(h C.int64_t) {
+// finishCReleasesFrom finishes hs[i:] and returns len(hs), or, when one
+// panics, the index after it: one deferred recovery for a batch, not one
+// per release.
+func finishCReleasesFrom(hs []C.int64_t, i int) (next int) {
 	defer boundary.Recover("ub_released", nil)
+	for ; i < len(hs); i++ {
+		next = i + 1
+		finishCRelease(hs[i])
+	}
+	return len(hs)
+}
+
+func finishCRelease(h C.int64_t) {
 	boundary.Check("ub_released")
-	e := entries.take(int64(h))
+	e := get(h)
 	if e == nil {
 		panic(fmt.Sprintf("C released handle %d, which is not in use", h))
 	}
-	live.Add(-1)
 	t, ok := e.arr.Owner.(*dlpack.Tensor)
 	if !ok || !e.cReleased {
 		panic(fmt.Sprintf("C released handle %d, which Go did not leave to C", h))
 	}
+	// The array is gone either way: a tensor still held below is leaked,
+	// not read.
+	counts.live--
+	*e = entry{h: e.h} // parked: get(h) is nil from here on
 	if fn, _ := releaseDeferred(t); fn == 0 {
+		entries.remove(e.h)
 		panic(fmt.Sprintf("C released handle %d while its tensor was still held", h))
 	}
-	cReleases.Add(1)
-	*e = entry{tensor: t} // t and e are unreachable but through spare now
-	spare.put(e)
+	counts.cReleases++
+	e.tensor = t // t and e are unreachable but through spare now
+	if !spare.put(e) {
+		entries.remove(e.h)
+	}
 }
 
 // pyRef is pybridge's strong reference to a Python object, as the
@@ -149,89 +171,100 @@ var (
 	// to, for a caller that holds the GIL (every export below).
 	pyEnter func() *pybridge.GIL
 	pyExit  func()
-	live    atomic.Int64 // entries not yet released
-	// dlpackCalls counts the __dlpack__ calls C left to Go (ub_dlpack), so
-	// that tests can tell which requests C answered from the template.
-	dlpackCalls atomic.Int64
-	// cReleases counts the releases C made with Go's leave (finishCRelease),
-	// so that tests can tell which path an array's release took.
-	cReleases atomic.Int64
+	// counts are what ub_stats reports of the extension's own work; every
+	// export runs with the GIL held, which guards them.
+	counts struct {
+		live int64 // entries not yet released
+		// dlpackCalls counts the __dlpack__ calls C left to Go
+		// (ub_dlpack), so that tests can tell which requests C answered
+		// from the template.
+		dlpackCalls int64
+		// cReleases counts the releases C made with Go's leave
+		// (finishCRelease), so that tests can tell which path an array's
+		// release took.
+		cReleases int64
+	}
 )
 
+// put gives e a handle (a spare entry still has its own) and makes it the
+// live state of a new array.
 func put(e *entry, dev *C.ub_dl_device) C.int64_t {
-	live.Add(1)
+	counts.live++
 	dev.device_type = C.int32_t(e.arr.DLDevice.Type)
 	dev.device_id = C.int32_t(e.arr.DLDevice.ID)
-	return C.int64_t(entries.put(e))
+	if e.h == 0 {
+		e.h = entries.put(e)
+	}
+	return C.int64_t(e.h)
 }
 
 func get(h C.int64_t) *entry { return entries.get(int64(h)) }
 
 // entries holds the arrays' Go state; C holds handles into it. A slice
-// with a free list under a mutex (uncontended: callers hold the GIL) costs
-// a fraction of cgo.Handle's concurrent map on the path every array takes.
+// with a free list costs a fraction of cgo.Handle's concurrent map on the
+// path every array takes. It needs no lock of its own: C calls Go only
+// with the GIL held (ext.c, the exchange API's entry points take it), and
+// Go releases the GIL only inside a wait, after its last use of the table.
 // Handles are index+1, so 0 is never one.
 var entries handleTable
 
 type handleTable struct {
-	mu   sync.Mutex
 	tab  []*entry
 	free []int
 }
 
 func (t *handleTable) put(e *entry) int64 {
-	// No defers here or below: nothing between Lock and Unlock can panic
-	// but an index out of range, which the checks rule out, and these run
-	// on every array's way in and out.
-	t.mu.Lock()
-	var h int64
 	if n := len(t.free); n > 0 {
 		i := t.free[n-1]
 		t.free = t.free[:n-1]
 		t.tab[i] = e
-		h = int64(i + 1)
-	} else {
-		t.tab = append(t.tab, e)
-		h = int64(len(t.tab))
+		return int64(i + 1)
 	}
-	t.mu.Unlock()
-	return h
+	t.tab = append(t.tab, e)
+	return int64(len(t.tab))
 }
 
-// get returns the entry of h, or nil for 0 or a handle not in use.
+// get returns the live entry of h: nil for 0, a handle not in use, or a
+// spare entry parked in its slot.
 func (t *handleTable) get(h int64) *entry {
-	t.mu.Lock()
-	var e *entry
 	if h > 0 && h <= int64(len(t.tab)) {
-		e = t.tab[h-1]
+		if e := t.tab[h-1]; e != nil && e.arr != nil {
+			return e
+		}
 	}
-	t.mu.Unlock()
-	return e
+	return nil
 }
 
-// take removes h and returns its entry (nil for a handle not in use).
-func (t *handleTable) take(h int64) *entry {
-	t.mu.Lock()
-	var e *entry
+// remove frees h's slot for reuse (a handle not in use is ignored).
+func (t *handleTable) remove(h int64) {
 	if h > 0 && h <= int64(len(t.tab)) && t.tab[h-1] != nil {
-		e = t.tab[h-1]
 		t.tab[h-1] = nil
 		t.free = append(t.free, int(h-1))
 	}
-	t.mu.Unlock()
-	return e
 }
 
-// remove frees h for reuse (a handle not in use is ignored).
-func (t *handleTable) remove(h int64) { t.take(h) }
-
 // held runs fn, the body of the export named where, with the GIL, which
-// the C caller holds. An error becomes the Python exception (a Python
-// exception that crossed Go is raised as the same object: extbridge's
-// Raise), and the result is then T's zero value, which C reads as failure
-// (a NULL PyObject*, a 0 handle). A Go panic is recovered here, counted
-// and logged, and raised as RuntimeError: it must not unwind into C.
+// the C caller holds (guarded, with pybridge entered).
 func held[T any](where string, fn func(g *pybridge.GIL) (T, error)) T {
+	return guarded(where, func() (r T, err error) {
+		err = pyHeld(func(g *pybridge.GIL) error {
+			var err error
+			r, err = fn(g)
+			return err
+		})
+		return r, err
+	})
+}
+
+// guarded runs fn, the body of the export named where; the C caller holds
+// the GIL. An error becomes the Python exception (a Python exception that
+// crossed Go is raised as the same object: extbridge's Raise), and the
+// result is then T's zero value, which C reads as failure (a NULL
+// PyObject*, a 0 handle). A Go panic is recovered here, counted and
+// logged, and raised as RuntimeError: it must not unwind into C. fn itself
+// does not enter pybridge (held does): the fast import needs no Python
+// call unless it fails.
+func guarded[T any](where string, fn func() (T, error)) T {
 	var r T
 	var err error
 	func() {
@@ -239,11 +272,7 @@ func held[T any](where string, fn func(g *pybridge.GIL) (T, error)) T {
 		boundary.Check(where)
 		// Batched: only the counts of ub_stats wait for them.
 		finishCReleases(C.UB_RELEASED_MAX / 2)
-		err = pyHeld(func(g *pybridge.GIL) error {
-			v, err := fn(g)
-			r = v
-			return err
-		})
+		r, err = fn()
 	}()
 	if err != nil {
 		// Python now holds the exception; Go lets its reference go at once
@@ -361,18 +390,24 @@ func ub_max_version(major, minor *C.uint32_t) {
 //
 //export ub_import_host
 func ub_import_host(p C.uintptr_t, versioned C.int, dev *C.ub_dl_device, crelease *C.ub_deleter_call) C.int64_t {
-	return newArray("ub_import_host", dev, func(g *pybridge.GIL) (*entry, error) {
+	e := guarded("ub_import_host", func() (*entry, error) {
 		e := spare.get()
 		t, err := br.ImportHostManaged(uintptr(p), versioned != 0, e.tensor)
 		if err != nil {
-			spare.put(e)
+			if !spare.put(e) {
+				entries.remove(e.h)
+			}
 			return nil, err
 		}
 		fn, arg := foreignDeleter(t)
 		crelease.fn, crelease.arg = C.uintptr_t(fn), C.uintptr_t(arg)
-		*e = entry{arr: &t.Array, cReleased: fn != 0, tensor: t}
+		*e = entry{arr: &t.Array, cReleased: fn != 0, tensor: t, h: e.h}
 		return e, nil
 	})
+	if e == nil {
+		return 0
+	}
+	return put(e, dev)
 }
 
 // ub_from_dlpack_result is the rest of from_dlpack(x) after ext.c's fast
@@ -434,7 +469,7 @@ func ub_release(h C.int64_t, del *C.ub_deleter_call) {
 		return
 	}
 	entries.remove(int64(h))
-	live.Add(-1)
+	counts.live--
 	_ = pyHeld(func(g *pybridge.GIL) error {
 		// Python references are dropped at once: the caller holds the GIL.
 		switch o := e.arr.Owner.(type) {
@@ -513,7 +548,7 @@ func ub_suai(h C.int64_t) C.uintptr_t {
 //
 //export ub_dlpack
 func ub_dlpack(h C.int64_t, stream, maxVersion, dlDevice, copyArg C.uintptr_t) C.uintptr_t {
-	dlpackCalls.Add(1)
+	counts.dlpackCalls++
 	return call("ub_dlpack", func(g *pybridge.GIL) (pybridge.Object, error) {
 		e := get(h)
 		if e == nil {
@@ -778,10 +813,10 @@ func ub_stats() C.uintptr_t {
 		finishCReleases(0) // the counts include the releases C made
 		s := exportledger.Read()
 		return br.FromGo(g, map[string]any{"live_exports": s.LiveExports, "live_imports": s.LiveImports,
-			"stray_deletes": s.StrayDeletes, "handles": live.Load(), "panics": s.Panics,
+			"stray_deletes": s.StrayDeletes, "handles": counts.live, "panics": s.Panics,
 			"exchange_exports": exportledger.ExchangeExports(), "exchange_imports": br.ExchangeImports(),
-			"gated_callbacks": boundary.Gated(), "dlpack_calls_into_go": dlpackCalls.Load(),
-			"c_releases": cReleases.Load(), "go_heap_allocs": heapAllocs()})
+			"gated_callbacks": boundary.Gated(), "dlpack_calls_into_go": counts.dlpackCalls,
+			"c_releases": counts.cReleases, "go_heap_allocs": heapAllocs()})
 	})
 }
 
