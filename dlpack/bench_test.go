@@ -94,3 +94,24 @@ func BenchmarkImportReleaseForeignDeleter(b *testing.B) {
 		tn.Release()
 	}
 }
+
+// Import of a 1-D host tensor and its release, reusing the released
+// Tensor: what the Python package's from_dlpack(numpy array) asks of this
+// package per call (ImportOptions.Reuse). The tensor has no deleter, so
+// the loop measures Import's checks and bookkeeping alone.
+func BenchmarkImportHostReuse(b *testing.B) {
+	buf := benchHostBuf(b)
+	fo := foreign{versioned: true, major: 1, data: buf, device: cpuDev(), ndim: 1, dtype: f32, shape: []int64{4}, strides: []int64{1}, noDeleter: true}
+	m, _ := fo.build(b)
+	b.Cleanup(func() { freeUndeleted(m) })
+	var t *dlpack.Tensor
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		t, err = dlpack.Import(m, dlpack.ImportOptions{KeepOnError: true, Reuse: t})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.Release()
+	}
+}

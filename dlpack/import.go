@@ -201,8 +201,10 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 	if dl.ByteOffset > uint64(^uintptr(0)) || data < dl.Data {
 		return nil, importErr(errkind.Buffer, "data + byte_offset overflows the address space", nil)
 	}
-	t.Interface = usm.Interface{Shape: shape, Typestr: ts, Data: data, Strides: strides, Version: usm.Version1,
-		ReadOnly: t.Flags&dlabi.FlagReadOnly != 0}
+	// Field by field: t is zeroed, and a composite literal would be built
+	// aside and copied.
+	t.Shape, t.Typestr, t.Data, t.Strides = shape, ts, data, strides
+	t.Interface.Version, t.ReadOnly = usm.Version1, t.Flags&dlabi.FlagReadOnly != 0
 	win, err := t.Window()
 	if err != nil {
 		return nil, importErr(errkind.Buffer, "invalid layout", err)
@@ -278,9 +280,14 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 	default:
 		return nil, importErr(errkind.Buffer, "the tensor resides on unsupported device "+dl.Device.String(), nil)
 	}
-	if err := t.CheckExtent(); err != nil {
-		return nil, importErr(errkind.Buffer, "the tensor reaches outside its allocation", err)
+	// The layout was checked above (Window): only memory with a known
+	// extent has more to check.
+	if t.Memory.HasExtent() {
+		if err := t.CheckExtent(); err != nil {
+			return nil, importErr(errkind.Buffer, "the tensor reaches outside its allocation", err)
+		}
 	}
+
 	t.Owner = t
 	t.refs.Init()
 	return t, nil

@@ -11,6 +11,12 @@ import (
 // and strides, so every product and sum is checked.
 
 func mulCheck(a, b int64) (int64, bool) {
+	// Factors inside ±2^31 cannot overflow: most shapes and strides, which
+	// then skip the division below (it costs more than all the rest of a
+	// small array's layout math).
+	if uint64(a)+1<<31 < 1<<32 && uint64(b)+1<<31 < 1<<32 {
+		return a * b, true
+	}
 	if a == 0 || b == 0 {
 		return 0, true
 	}
