@@ -7,20 +7,25 @@ package refcount
 
 import "sync/atomic"
 
-// Count is a reference count; the zero value is dead (use New or Init).
-type Count struct{ n atomic.Int64 }
+// Count is a reference count; the zero value is dead (use Init).
+type Count struct {
+	_ [0]atomic.Int64 // 64-bit alignment for the atomic operations on n, on every platform
+	n int64
+}
 
-// Init sets the count to one, held by the creator.
-func (c *Count) Init() { c.n.Store(1) }
+// Init sets the count to one, held by the creator, before the value is
+// shared with any other goroutine: so a plain store, where an atomic one
+// would be a full barrier on every import of a tensor.
+func (c *Count) Init() { c.n = 1 }
 
 // Retain adds a reference and reports false if the count is already zero.
 func (c *Count) Retain() bool {
 	for {
-		n := c.n.Load()
+		n := atomic.LoadInt64(&c.n)
 		if n <= 0 {
 			return false
 		}
-		if c.n.CompareAndSwap(n, n+1) {
+		if atomic.CompareAndSwapInt64(&c.n, n, n+1) {
 			return true
 		}
 	}
@@ -31,15 +36,15 @@ func (c *Count) Retain() bool {
 // nothing and reports false.
 func (c *Count) Release() (last bool) {
 	for {
-		n := c.n.Load()
+		n := atomic.LoadInt64(&c.n)
 		if n <= 0 {
 			return false
 		}
-		if c.n.CompareAndSwap(n, n-1) {
+		if atomic.CompareAndSwapInt64(&c.n, n, n-1) {
 			return n == 1
 		}
 	}
 }
 
 // Live reports whether any reference remains.
-func (c *Count) Live() bool { return c.n.Load() > 0 }
+func (c *Count) Live() bool { return atomic.LoadInt64(&c.n) > 0 }
