@@ -828,6 +828,8 @@ static int host_producer(PyObject *x)
  * used_* only if that succeeded; anything else (no producer, an exception,
  * a capsule of another name or device) goes to ub_from_dlpack_result, the
  * rest of Go's FromDLPack, which decides. */
+static int64_t from_dlpack_rest(PyObject *x, PyObject *cap, ub_dl_device *dev);
+
 static PyObject *from_dlpack_fast(PyObject *x)
 {
 	UBArray *a = array_new();
@@ -835,37 +837,55 @@ static PyObject *from_dlpack_fast(PyObject *x)
 		return NULL;
 	if (!host_producer(x))
 		return wrap(a, ub_from_dlpack((uintptr_t)x, 0, 0, &a->device));
-	/* host_producer called x.__dlpack_device__(): x has one. */
-	PyObject *meth = PyObject_GetAttr(x, s_dunder_dlpack);
-	if (meth == NULL || !PyCallable_Check(meth)) {
-		Py_XDECREF(meth);
-		PyErr_Clear();
-		return wrap(a, ub_from_dlpack_result((uintptr_t)x, 0, 0, &a->device));
-	}
-	PyObject *argv[2] = {NULL, max_version_value};
-	PyObject *cap = PyObject_Vectorcall(meth, argv + 1, 0 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames_max_version);
-	int64_t h = 0;
-	int done = 0;
+	/* host_producer called x.__dlpack_device__(): x has one. The method
+	 * call makes no bound method; the method itself is looked up again
+	 * only for Go, when C leaves the result to it. */
+	PyObject *argv[3] = {NULL, x, max_version_value}; /* argv[0]: the callee's, by the offset flag */
+	PyObject *cap = PyObject_VectorcallMethod(s_dunder_dlpack, argv + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+						  kwnames_max_version);
 	if (cap != NULL && PyCapsule_CheckExact(cap)) {
 		const char *name = PyCapsule_GetName(cap);
 		int versioned = name != NULL && strcmp(name, name_versioned) == 0;
 		if (versioned || (name != NULL && strcmp(name, name_legacy) == 0)) {
 			void *p = PyCapsule_GetPointer(cap, name);
 			if (p != NULL && dl_device_type(p, versioned) == UB_DL_CPU) {
-				h = ub_import_host((uintptr_t)p, versioned, &a->device, &a->crelease);
+				int64_t h = ub_import_host((uintptr_t)p, versioned, &a->device, &a->crelease);
 				if (h != 0 && PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0)
 					PyErr_Clear(); /* cannot fail for a valid capsule */
-				done = 1;
+				Py_DECREF(cap);
+				return wrap(a, h);
 			}
 		}
-		if (!done)
-			PyErr_Clear(); /* Go asks the capsule again and reports what is wrong */
+		PyErr_Clear(); /* Go asks the capsule again and reports what is wrong */
 	}
-	if (!done)
-		h = ub_from_dlpack_result((uintptr_t)x, (uintptr_t)meth, (uintptr_t)cap, &a->device);
+	return wrap(a, from_dlpack_rest(x, cap, &a->device));
+}
+
+/* from_dlpack_rest hands ub_from_dlpack_result what from_dlpack_fast's
+ * call of x.__dlpack__ gave, cap (a new reference, or NULL with the
+ * exception set), with the method Go may call again (a producer that
+ * predates max_version is retried without it): 0 when x has no callable
+ * __dlpack__, for Go's AttributeError. The exception of the call is kept
+ * across the lookup. */
+static int64_t from_dlpack_rest(PyObject *x, PyObject *cap, ub_dl_device *dev)
+{
+	PyObject *type, *value, *tb;
+	PyErr_Fetch(&type, &value, &tb);
+	PyObject *meth = PyObject_GetAttr(x, s_dunder_dlpack);
+	if (meth == NULL || !PyCallable_Check(meth)) {
+		Py_XDECREF(meth);
+		PyErr_Clear();
+		Py_XDECREF(type);
+		Py_XDECREF(value);
+		Py_XDECREF(tb);
+		Py_XDECREF(cap);
+		return ub_from_dlpack_result((uintptr_t)x, 0, 0, dev);
+	}
+	PyErr_Restore(type, value, tb);
+	int64_t h = ub_from_dlpack_result((uintptr_t)x, (uintptr_t)meth, (uintptr_t)cap, dev);
 	Py_XDECREF(cap);
 	Py_DECREF(meth);
-	return wrap(a, h);
+	return h;
 }
 
 static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, size_t nargsf, PyObject *kwnames)

@@ -86,3 +86,44 @@ def test_go_errors_keep_their_classes_and_messages():
         a.__sycl_usm_array_interface__
     with pytest.raises(AttributeError):
         ub.from_dlpack(object())
+
+
+class HostProducer:
+    """A host producer (__dlpack_device__ is kDLCPU) whose __dlpack__ is
+    whatever a case makes it."""
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def _raising_property(exc):
+    def get(self):
+        raise exc
+    return property(get)
+
+
+@pytest.mark.parametrize("dunder", [
+    pytest.param(5, id="not callable"),
+    pytest.param(None, id="None"),
+    pytest.param(_raising_property(Custom("no method")), id="property raises"),
+    pytest.param(lambda self, **kw: 3, id="returns an int"),
+    pytest.param(lambda self, **kw: np.arange(2.0), id="returns an array"),
+    pytest.param(lambda self, **kw: np.arange(2.0).__dlpack__().__class__, id="returns a type"),
+])
+def test_fast_path_and_go_agree(dunder):
+    # from_dlpack(x) of a host producer makes its calls in C and enters Go
+    # once; with copy=False Go makes every call itself. What the caller
+    # sees must not depend on which did.
+    cls = type("P", (HostProducer,), {"__dlpack__": dunder})
+    seen = []
+    for kw in [{}, {"copy": False}]:
+        with pytest.raises(Exception) as info:
+            ub.from_dlpack(cls(), **kw)
+        seen.append((type(info.value), str(info.value)))
+    assert seen[0] == seen[1]
+
+
+def test_fast_path_without_dunder_dlpack():
+    for kw in [{}, {"copy": False}]:
+        with pytest.raises(AttributeError, match="__dlpack__"):
+            ub.from_dlpack(HostProducer(), **kw)
