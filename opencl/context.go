@@ -346,7 +346,7 @@ func (c *Context) usmAlloc(typ uint32, dev *device, size uintptr, alignment uint
 	}
 	rec := allocRec{base: p, size: size, typ: typ, dev: dev}
 	if f.CanQuery() {
-		if mi, err := f.MemAllocInfo(id, p); err == nil && mi.Type == typ && mi.Base == p && mi.Size >= size {
+		if mi, err := f.MemAllocInfo(id, p, true); err == nil && mi.Type == typ && mi.Base == p && mi.Size >= size {
 			rec.queried = allocInfo{typ: mi.Type, base: mi.Base, size: mi.Size, dev: findDevice(mi.Device)}
 			rec.known = true
 		}
@@ -408,11 +408,18 @@ func (c *Context) runtimeInfo(ptr uintptr) (allocInfo, error) {
 		return allocInfo{}, err
 	}
 	defer c.h.RUnlock()
-	mi, err := c.s.platform.usmFuncs().MemAllocInfo(clapi.Context(id), ptr)
+	// In a context of one device, device and shared USM can only be that
+	// device's, and host USM has none: the device query is left out.
+	single := len(c.s.devices) == 1
+	mi, err := c.s.platform.usmFuncs().MemAllocInfo(clapi.Context(id), ptr, !single)
 	if err != nil {
 		return allocInfo{}, err
 	}
-	return allocInfo{typ: mi.Type, base: mi.Base, size: mi.Size, dev: findDevice(mi.Device)}, nil
+	ai := allocInfo{typ: mi.Type, base: mi.Base, size: mi.Size, dev: findDevice(mi.Device)}
+	if single && (mi.Type == memDevice || mi.Type == memShared) {
+		ai.dev = c.s.devices[0]
+	}
+	return ai, nil
 }
 
 // --- SVM ---

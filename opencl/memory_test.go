@@ -306,10 +306,17 @@ func TestQueryPointerCacheAgreesWithRuntime(t *testing.T) {
 				require.True(t, rec.known, "the allocation's facts were queried when it was made")
 				id, err := ctx.h.RLock("test")
 				require.NoError(t, err)
-				mi, err := ctx.s.platform.usmFuncs().MemAllocInfo(clapi.Context(id), p)
+				mi, err := ctx.s.platform.usmFuncs().MemAllocInfo(clapi.Context(id), p, true)
 				ctx.h.RUnlock()
 				require.NoError(t, err)
-				require.Equal(t, allocInfo{typ: mi.Type, base: mi.Base, size: mi.Size, dev: findDevice(mi.Device)}, rec.queried)
+				full := allocInfo{typ: mi.Type, base: mi.Base, size: mi.Size, dev: findDevice(mi.Device)}
+				require.Equal(t, full, rec.queried)
+				// A foreign pointer's query, which leaves out the device
+				// query in a context of one device, must find the same.
+				require.Len(t, ctx.s.devices, 1)
+				asked, err := ctx.runtimeInfo(p)
+				require.NoError(t, err)
+				require.Equal(t, full, asked)
 				got := r.b.QueryPointer(p)
 				require.Equal(t, kind, got.Kind)
 				require.Equal(t, mi.Base, got.Base)

@@ -467,12 +467,18 @@ func (c *queueCache) bind(d *Dpctl, ref, ptr uintptr) (info usm.PointerInfo, q u
 		if !f.usm {
 			return usm.PointerInfo{}, nil, true, errQueueNoUSM()
 		}
-		k := usmKind(d.api.USMGetPointerType(ptr, f.ctx))
-		if k == usm.KindUnknown {
-			return usm.PointerInfo{}, nil, true, errNotQueueUSM()
+		// The native context is the queue's own, so what it reports of
+		// ptr is what SYCL would: kind and extent in one query. SYCL is
+		// asked where it has no native side or that side does not know
+		// ptr; there is then no extent.
+		info := f.nat.query(ptr)
+		if info.Kind == usm.KindUnknown {
+			info = usm.PointerInfo{Kind: usmKind(d.api.USMGetPointerType(ptr, f.ctx))}
+			if info.Kind == usm.KindUnknown {
+				return usm.PointerInfo{}, nil, true, errNotQueueUSM()
+			}
 		}
-		info := usm.PointerInfo{Kind: k, Device: f.dev}
-		info.Base, info.Size = f.nat.extent(ptr)
+		info.Device = f.dev
 		return info, f.q, true, nil
 	}
 	return usm.PointerInfo{}, nil, false, nil

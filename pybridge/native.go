@@ -26,19 +26,29 @@ type ctxNative struct {
 // extent returns the allocation containing ptr, or 0, 0 when the runtime
 // does not say.
 func (n *ctxNative) extent(ptr uintptr) (base, size uintptr) {
+	info := n.query(ptr)
+	return info.Base, info.Size
+}
+
+// query is what the native runtime reports of ptr in this context: its
+// USM kind and the allocation containing it (Base and Size 0 where the
+// runtime does not say), or KindUnknown. Device is left to the caller,
+// which knows it as SYCL numbers it.
+func (n *ctxNative) query(ptr uintptr) usm.PointerInfo {
 	var info usm.PointerInfo
 	switch {
 	case n == nil:
-		return 0, 0
+		return usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
 	case n.cl != nil:
 		info = n.cl.QueryPointer(ptr)
 	case n.ze != nil:
 		info = n.ze.QueryPointer(ptr)
 	}
 	if !info.HasExtent() || info.Base+info.Size < info.Base {
-		return 0, 0
+		info.Base, info.Size = 0, 0
 	}
-	return info.Base, info.Size
+	info.Device = -1
+	return info
 }
 
 // release gives back what newNative took: the cl_context reference (a

@@ -95,8 +95,10 @@ type MemAllocInfo struct {
 // MemAllocInfo classifies p (interior pointers included). Memory the
 // runtime does not know is MemTypeUnknownINTEL with no error; the other
 // fields are then zero. The four results share one heap block, so the
-// query costs a single allocation.
-func (u USM) MemAllocInfo(c Context, p uintptr) (MemAllocInfo, error) {
+// query costs a single allocation. Device is asked only if withDevice: a
+// caller that knows the answer (a context of one device) saves a call
+// into the runtime.
+func (u USM) MemAllocInfo(c Context, p uintptr, withDevice bool) (MemAllocInfo, error) {
 	const op = "clGetMemAllocInfoINTEL"
 	out := new(struct {
 		typ  uint32 // cl_unified_shared_memory_type_intel is a cl_uint
@@ -116,6 +118,9 @@ func (u USM) MemAllocInfo(c Context, p uintptr) (MemAllocInfo, error) {
 	}
 	if err := check(op, u.getMemAllocInfo.Call(uintptr(c), p, MemAllocSizeINTEL, 8, uintptr(unsafe.Pointer(&out.size)), 0)); err != nil {
 		return MemAllocInfo{}, err
+	}
+	if !withDevice {
+		return MemAllocInfo{Type: out.typ, Base: out.base, Size: out.size}, nil
 	}
 	if err := check(op, u.getMemAllocInfo.Call(uintptr(c), p, MemAllocDeviceINTEL, 8, uintptr(unsafe.Pointer(&out.dev)), 0)); err != nil {
 		return MemAllocInfo{}, err
