@@ -44,8 +44,11 @@ func NewRegistry(bs ...Backend) *Registry {
 func (r *Registry) add(b Backend) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.backends = append(r.backends, b)
-	slices.SortStableFunc(r.backends, func(x, y Backend) int { return int(x.Name()) - int(y.Name()) })
+	// A new slice each time: rankedBackends hands the current one out
+	// without copying, so a published slice is never written again.
+	bs := append(slices.Clone(r.backends), b)
+	slices.SortStableFunc(bs, func(x, y Backend) int { return int(x.Name()) - int(y.Name()) })
+	r.backends = bs
 	r.devices, r.descs = r.devices[:0], r.descs[:0]
 	r.selectors = map[globalDevice]syclobj.Selector{}
 	r.syclobjs = map[globalDevice]syclobj.Obj{}
@@ -74,11 +77,13 @@ func (r *Registry) add(b Backend) {
 	}
 }
 
-// rankedBackends returns the registered backends in rank order.
+// rankedBackends returns the registered backends in rank order. The
+// slice is shared and must not be written: add replaces it, never changes
+// it, so a caller may range over it after the lock is gone.
 func (r *Registry) rankedBackends() []Backend {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return slices.Clone(r.backends)
+	return r.backends
 }
 
 // Devices returns every device in the global order.
