@@ -26,12 +26,16 @@ func init() {
 		Raise:        (*GIL).raise,
 		ReleaseError: (*GIL).releaseError,
 
-		AsArrayKeepSyclobj: func(g *GIL, obj Object) (*usm.Array, extbridge.Ref[GIL, Object], error) {
-			arr, so, err := g.asArray(obj, nil, true)
+		AsArrayRead: func(g *GIL, obj Object, d, got uintptr, n int) (*usm.Array, extbridge.Ref[GIL, Object], error) {
+			arr, so, err := g.asArrayRead(obj, d, got, n)
 			if so == nil {
 				return arr, nil, err // not a typed nil in the interface
 			}
 			return arr, so, err
+		},
+		SUAIGetters: func(g *GIL) []uintptr {
+			t := g.suaiGetterTable()
+			return t[:]
 		},
 
 		ParseDLPackArgs: (*GIL).parseDLPackArgs,

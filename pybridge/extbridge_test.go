@@ -21,11 +21,13 @@ func TestExtbridgeOpsAllSet(t *testing.T) {
 	}
 }
 
-// AsArrayKeepSyclobj's Ref is an interface: an array whose syclobj is not
-// a dpctl object gives a nil interface (not a typed nil *pyRef, which the
-// extension's "syclobj != nil" would take for a reference), and a
-// SyclQueue gives that very queue.
-func TestExtbridgeKeepSyclobj(t *testing.T) {
+// AsArrayRead is AsArray for a caller that made the calls into Python
+// itself (the extension's C half), with or without the itemgetter's tuple;
+// its Ref is an interface: an array whose syclobj is not a dpctl object
+// gives a nil interface (not a typed nil *pyRef, which the extension's
+// "syclobj != nil" would take for a reference), and a SyclQueue gives that
+// very queue. Reading the attribute having raised is AsArray's error.
+func TestExtbridgeAsArrayRead(t *testing.T) {
 	py, _ := withDpctl(t)
 	ops, _ := extbridge.Get[GIL, Object]()
 	run(t, py, "x = dpt.arange(4, dtype='f4', sycl_queue=q)\n"+
@@ -38,31 +40,66 @@ func TestExtbridgeKeepSyclobj(t *testing.T) {
 		expr    string
 		wantRef bool
 	}{{"Named(x)", false}, {"OnQueue(x)", true}} {
-		require.NoError(t, py.Do(func(g *GIL) error {
-			o, err := g.Eval(c.expr)
-			if err != nil {
-				return err
-			}
-			defer g.DecRef(o)
-			arr, so, err := ops.AsArrayKeepSyclobj(g, o)
-			if err != nil {
-				return err
-			}
-			defer arr.Owner.Release()
-			if !c.wantRef {
-				// so == nil, not assert.Nil, which also passes a typed nil.
-				assert.True(t, so == nil, "%s: syclobj %#v, want a nil interface", c.expr, so)
+		for _, withTuple := range []bool{false, true} {
+			require.NoError(t, py.Do(func(g *GIL) error {
+				o, err := g.Eval(c.expr)
+				if err != nil {
+					return err
+				}
+				defer g.DecRef(o)
+				want, err := g.AsArray(o, nil)
+				if err != nil {
+					return err
+				}
+				defer want.Owner.Release()
+				a := g.api()
+				d := a.GetAttrC(o.p, cSUAI)
+				require.NotZero(t, d)
+				defer a.DecRef(d)
+				n, got := a.DictLen(d), uintptr(0)
+				if withTuple {
+					getters := ops.SUAIGetters(g)
+					got = a.CallOneArg(getters[min(n, len(getters)-1)], d)
+					require.NotZero(t, got)
+					defer a.DecRef(got)
+				}
+				arr, so, err := ops.AsArrayRead(g, o, d, got, n)
+				if err != nil {
+					return err
+				}
+				defer arr.Owner.Release()
+				assert.Equal(t, want.Interface.Shape, arr.Interface.Shape)
+				assert.Equal(t, want.Data, arr.Data)
+				assert.Equal(t, want.Memory, arr.Memory)
+				if !c.wantRef {
+					// so == nil, not assert.Nil, which also passes a typed nil.
+					assert.True(t, so == nil, "%s: syclobj %#v, want a nil interface", c.expr, so)
+					return nil
+				}
+				require.NotNil(t, so, "%s: syclobj", c.expr)
+				defer so.ReleaseHeld(g)
+				q, err := g.Eval("q")
+				if err != nil {
+					return err
+				}
+				defer g.DecRef(q)
+				assert.Equal(t, q.p, ops.Ptr(so.Object()), "%s: the Ref is not the queue", c.expr)
 				return nil
-			}
-			require.NotNil(t, so, "%s: syclobj", c.expr)
-			defer so.ReleaseHeld(g)
-			q, err := g.Eval("q")
-			if err != nil {
-				return err
-			}
-			defer g.DecRef(q)
-			assert.Equal(t, q.p, ops.Ptr(so.Object()), "%s: the Ref is not the queue", c.expr)
-			return nil
-		}))
+			}))
+		}
 	}
+	require.NoError(t, py.Do(func(g *GIL) error {
+		o, err := g.Eval("object()")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(o)
+		_, wantErr := g.AsArray(o, nil)
+		require.Zero(t, g.api().GetAttrC(o.p, cSUAI)) // raises AttributeError, left set
+		_, _, err = ops.AsArrayRead(g, o, 0, 0, 0)
+		require.Error(t, err)
+		assert.Equal(t, wantErr.Error(), err.Error())
+		assert.Zero(t, g.api().ErrOccurred(), "the exception is taken")
+		return nil
+	}))
 }

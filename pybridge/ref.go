@@ -61,6 +61,11 @@ func (r *pyRef) ReleaseHeld(g *GIL) {
 	}
 }
 
+// ReleasedByCaller is ReleaseHeld for a pyRef whose Python reference the
+// caller dropped itself (the extension's C half): it drops the count only,
+// and reports whether it was the last (extbridge.Ref).
+func (r *pyRef) ReleasedByCaller() (last bool) { return r.refs.Release() }
+
 func (r *pyRef) String() string { return "pybridge.Ref(0x" + strconv.FormatUint(uint64(r.p), 16) + ")" }
 
 // Python references that Go let go of where it may not take the GIL (the

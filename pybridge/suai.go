@@ -254,13 +254,8 @@ func (g *GIL) suaiValues(s *suaiDict, keys []uintptr) bool {
 	if a.Type(d) != a.DictType {
 		return false
 	}
-	gt, n := g.suaiGetters(keys), a.DictLen(d)
-	getter, skip := gt[0], -1
-	if n == numKeys-1 {
-		getter, skip = gt[1], keyOffset
-	} else if n < numKeys-1 {
-		getter = 0
-	}
+	n := a.DictLen(d)
+	getter := g.suaiGetterFor(keys, n)
 	if getter == 0 {
 		return false
 	}
@@ -270,6 +265,32 @@ func (g *GIL) suaiValues(s *suaiDict, keys []uintptr) bool {
 		return false
 	}
 	s.got = t
+	s.takeValues(t, n)
+	return true
+}
+
+// suaiGetterFor is the itemgetter suaiValues calls for an exact dict of n
+// items, or 0 for none: a dict of all the keys but offset (which is
+// optional) has a getter of its own, smaller dicts cannot have every key.
+func (g *GIL) suaiGetterFor(keys []uintptr, n int) uintptr {
+	gt := g.suaiGetters(keys)
+	switch {
+	case n == numKeys-1:
+		return gt[1]
+	case n < numKeys-1:
+		return 0
+	}
+	return gt[0]
+}
+
+// takeValues sets s.vals from t, what suaiGetterFor(keys, n) returned for
+// s.dict (t keeps them alive).
+func (s *suaiDict) takeValues(t uintptr, n int) {
+	a := s.g.api()
+	skip := -1
+	if n == numKeys-1 {
+		skip = keyOffset
+	}
 	j := 0
 	for i := range s.vals {
 		if i != skip {
@@ -277,7 +298,21 @@ func (g *GIL) suaiValues(s *suaiDict, keys []uintptr) bool {
 			j++
 		}
 	}
-	return true
+}
+
+// suaiGetterTable is suaiGetterFor for n = 0..len-1, the last entry for n
+// and above: what the extension's C half calls for an exact dict it reads
+// (asArrayRead). The getters live as long as the interpreter.
+func (g *GIL) suaiGetterTable() (table [numKeys + 1]uintptr) {
+	keys, err := g.suaiKeyObjects()
+	if err != nil {
+		g.releaseError(err)
+		return table
+	}
+	for n := range table {
+		table[n] = g.suaiGetterFor(keys, n)
+	}
+	return table
 }
 
 // pyxCAPI returns the C function a Cython module exports under name in its
@@ -335,6 +370,9 @@ type suaiDict struct {
 	seqs     [3]uintptr       // tuples Data and Len read (owned): data, shape, strides
 	keep     []uintptr        // capsules _get_capsule returned (owned)
 	released bool
+	// borrowed: dict and got are the caller's (readSUAIFrom), which
+	// releases them after Release.
+	borrowed bool
 }
 
 var _ suaifields.Fields = (*suaiDict)(nil)
@@ -361,9 +399,11 @@ func (s *suaiDict) Release(g *GIL) {
 		a.DecRef(t)
 		s.seqs[i] = 0
 	}
-	if s.got != 0 {
+	switch {
+	case s.got != 0 && s.borrowed:
+	case s.got != 0:
 		a.DecRef(s.got)
-	} else {
+	default:
 		for _, v := range s.vals {
 			a.DecRef(v)
 		}
@@ -373,7 +413,9 @@ func (s *suaiDict) Release(g *GIL) {
 		a.DecRef(c)
 	}
 	s.keep = nil
-	a.DecRef(s.dict)
+	if !s.borrowed {
+		a.DecRef(s.dict)
+	}
 	s.dict = 0
 }
 
@@ -399,15 +441,11 @@ func (g *GIL) readSUAI(obj Object) (*suaiDict, error) {
 	a := g.api()
 	d := a.GetAttrC(obj.p, cSUAI)
 	if d == 0 {
-		if a.ErrGivenMatches(a.ErrOccurred(), a.Exc["AttributeError"]) {
-			a.ErrClear()
-			return nil, errkind.New(errNoSUAIAttrKind, "pybridge.ReadSUAI", "argument of type "+g.objTypeName(obj)+" does not expose `__sycl_usm_array_interface__`")
-		}
-		return nil, g.fetch("pybridge.ReadSUAI")
+		return nil, g.suaiAttrError(obj)
 	}
 	if !a.HasFlag(d, pyapi.TPFlagsDictSubclass) {
 		a.DecRef(d)
-		return nil, errkind.New(errkind.Value, "pybridge.ReadSUAI", "argument of type "+g.objTypeName(obj)+" does not correctly expose `__sycl_usm_array_interface__` (not a dict)")
+		return nil, g.notASUAIDict(obj)
 	}
 	s, err := g.readSUAIDict(d)
 	if err != nil {
@@ -417,35 +455,87 @@ func (g *GIL) readSUAI(obj Object) (*suaiDict, error) {
 	return s, nil
 }
 
-// readSUAIDict reads the SUAI dict d (a dict or dict subclass), taking
-// over the caller's reference to it.
-func (g *GIL) readSUAIDict(d uintptr) (*suaiDict, error) {
+// suaiAttrError is readSUAI's error when reading the attribute raised
+// (the exception is still set): a missing attribute is a usm.ErrValue
+// error, as in dpctl; anything else the getter raised propagates.
+func (g *GIL) suaiAttrError(obj Object) error {
 	a := g.api()
-	s := &suaiDict{g: g, dict: d}
+	if a.ErrGivenMatches(a.ErrOccurred(), a.Exc["AttributeError"]) {
+		a.ErrClear()
+		return errkind.New(errNoSUAIAttrKind, "pybridge.ReadSUAI", "argument of type "+g.objTypeName(obj)+" does not expose `__sycl_usm_array_interface__`")
+	}
+	return g.fetch("pybridge.ReadSUAI")
+}
+
+func (g *GIL) notASUAIDict(obj Object) error {
+	return errkind.New(errkind.Value, "pybridge.ReadSUAI", "argument of type "+g.objTypeName(obj)+" does not correctly expose `__sycl_usm_array_interface__` (not a dict)")
+}
+
+// readSUAIFrom is readSUAI for the extension's C half, which made
+// readSUAI's calls into Python itself (ext.c, "SUAI reads C replays"): d
+// is obj.__sycl_usm_array_interface__, 0 when reading it raised (the
+// exception still set); got is what the getter of suaiGetterTable()[n]
+// returned for d, an exact dict of n items, or 0 where C called none or
+// it raised (C cleared that: the keys are then looked up one by one, as
+// readSUAIDict does). d and got stay the caller's.
+func (g *GIL) readSUAIFrom(obj Object, d, got uintptr, n int) (*suaiDict, error) {
+	if d == 0 {
+		return nil, g.suaiAttrError(obj)
+	}
+	if !g.api().HasFlag(d, pyapi.TPFlagsDictSubclass) {
+		return nil, g.notASUAIDict(obj)
+	}
+	s := &suaiDict{g: g, dict: d, obj: obj.p, borrowed: true}
+	if got != 0 {
+		s.got = got
+		s.takeValues(got, n)
+		return s, nil
+	}
 	keys, err := g.suaiKeyObjects()
+	if err == nil {
+		err = s.lookUpEach(keys)
+	}
 	if err != nil {
 		s.Release(g)
 		return nil, err
 	}
-	if !g.suaiValues(s, keys) {
-		// As dpctl's dict.get: PyDict_GetItemWithError, which a subclass's
-		// __getitem__ does not override. Each value is taken at once:
-		// looking up the next key may run Python code (a key's __eq__).
-		for i, k := range keys {
-			v := a.DictGetItemWithError(d, k)
-			if v == 0 {
-				if a.ErrOccurred() != 0 {
-					err := g.fetch("__sycl_usm_array_interface__[" + quote(suaiKeyNames[i]) + "]")
-					s.Release(g)
-					return nil, err
-				}
-				continue
-			}
-			a.IncRef(v)
-			s.vals[i] = v
-		}
+	return s, nil
+}
+
+// readSUAIDict reads the SUAI dict d (a dict or dict subclass), taking
+// over the caller's reference to it.
+func (g *GIL) readSUAIDict(d uintptr) (*suaiDict, error) {
+	s := &suaiDict{g: g, dict: d}
+	keys, err := g.suaiKeyObjects()
+	if err == nil && !g.suaiValues(s, keys) {
+		err = s.lookUpEach(keys)
+	}
+	if err != nil {
+		s.Release(g)
+		return nil, err
 	}
 	return s, nil
+}
+
+// lookUpEach takes the value of each key of s.dict into s.vals (owned),
+// as dpctl's dict.get: PyDict_GetItemWithError, which a subclass's
+// __getitem__ does not override. Each value is taken at once: looking up
+// the next key may run Python code (a key's __eq__).
+func (s *suaiDict) lookUpEach(keys []uintptr) error {
+	g := s.g
+	a := g.api()
+	for i, k := range keys {
+		v := a.DictGetItemWithError(s.dict, k)
+		if v == 0 {
+			if a.ErrOccurred() != 0 {
+				return g.fetch("__sycl_usm_array_interface__[" + quote(suaiKeyNames[i]) + "]")
+			}
+			continue
+		}
+		a.IncRef(v)
+		s.vals[i] = v
+	}
+	return nil
 }
 
 // value returns the value at key (0: absent).
@@ -816,27 +906,41 @@ func (g *GIL) parseSUAI(obj Object) (usm.Interface, error) {
 // interpreter's dpctl, which is imported if needed). The array's Owner
 // keeps obj alive.
 func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
-	arr, _, err := g.asArray(obj, reg, false)
-	return arr, err
-}
-
-// asArray is AsArray; with keepSyclobj it also returns the SUAI's syclobj
-// when it is a dpctl.SyclQueue or dpctl.SyclContext (nil otherwise), so
-// that a re-export can name the same queue or context: the very object the
-// array was bound to, not whatever the dict holds by then (the extension
-// module's asarray, through extbridge).
-func (g *GIL) asArray(obj Object, reg *usm.Registry, keepSyclobj bool) (*usm.Array, *pyRef, error) {
 	if reg == nil {
 		d, err := g.dpctlUnderGIL()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		reg = d.reg
 	}
 	s, err := g.readSUAI(obj)
 	if err != nil {
+		return nil, err
+	}
+	arr, _, err := g.bindSUAI(obj, s, reg, false)
+	return arr, err
+}
+
+// asArrayRead is AsArray(obj, nil) for the extension's C half, which read
+// obj's SUAI itself (readSUAIFrom). It also returns the SUAI's syclobj when
+// it is a dpctl.SyclQueue or dpctl.SyclContext (nil otherwise), so that a
+// re-export can name the same queue or context: the very object the array
+// was bound to, not whatever the dict holds by then.
+func (g *GIL) asArrayRead(obj Object, d, got uintptr, n int) (*usm.Array, *pyRef, error) {
+	dp, err := g.dpctlUnderGIL()
+	if err != nil {
 		return nil, nil, err
 	}
+	s, err := g.readSUAIFrom(obj, d, got, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g.bindSUAI(obj, s, dp.reg, true)
+}
+
+// bindSUAI is the rest of asArray, with s read from obj: it binds s with
+// reg and releases s.
+func (g *GIL) bindSUAI(obj Object, s *suaiDict, reg *usm.Registry, keepSyclobj bool) (*usm.Array, *pyRef, error) {
 	defer s.Release(g)
 	arr, err := bindFields(reg, s)
 	if err != nil {

@@ -18,7 +18,10 @@
  *    the first call, after the same wait;
  *  - __dlpack_device__ returns the tuple made on the first call.
  * from_dlpack(x) of a host producer without keywords makes its calls into
- * Python here and enters Go once, to import the capsule (from_dlpack_fast).
+ * Python here and enters Go once, to import the capsule (from_dlpack_fast);
+ * asarray(obj) reads obj's SUAI dict here and enters Go once, to parse and
+ * bind it (ext.h, "SUAI reads C replays"). The releases of both may be
+ * left to C (ext.h, "Releases C replays").
  *
  * Everything here runs with the GIL held, except a tensor's deleter, which
  * may be called from any thread and takes the GIL itself.
@@ -242,6 +245,7 @@ typedef struct {
 	ub_wait_plan wait;   /* how C waits on the array's queue (ext.h) */
 	PyObject *dev_tuple; /* __dlpack_device__'s tuple, on first use */
 	ub_deleter_call crelease; /* the release Go left to C, until Go sees handle again (ext.h) */
+	uintptr_t cdrop[2];       /* Python references Go left to C to drop, likewise (0: none) */
 } UBArray;
 
 int64_t ub_released[UB_RELEASED_MAX];
@@ -253,6 +257,7 @@ static int64_t go_handle(UBArray *self)
 {
 	self->crelease.fn = 0;
 	self->crelease.arg = 0;
+	self->cdrop[0] = self->cdrop[1] = 0;
 	return self->handle;
 }
 
@@ -263,7 +268,7 @@ static PyObject *kw_stream, *kw_max_version, *kw_dl_device, *kw_copy, *kw_device
 
 /* from_dlpack's fast path: the names it looks up, and the keywords of its
  * call of __dlpack__, (max_version=<Go's MaxVersion>,), made once. */
-static PyObject *s_dunder_dlpack, *s_dunder_dlpack_device, *kwnames_max_version, *max_version_value;
+static PyObject *s_suai, *s_dunder_dlpack, *s_dunder_dlpack_device, *kwnames_max_version, *max_version_value;
 static PyObject *s_exchange_attr, *s_exchange_attr_int;
 
 static UBArray *array_new(void)
@@ -283,6 +288,7 @@ static UBArray *array_new(void)
 	memset(&a->wait, 0, sizeof a->wait);
 	a->crelease.fn = 0;
 	a->crelease.arg = 0;
+	a->cdrop[0] = a->cdrop[1] = 0;
 	return a;
 }
 
@@ -295,11 +301,15 @@ static void array_dealloc(UBArray *self)
 	if (self->handle != 0) {
 		if (ub_forked) /* in a forked child the Go state is leaked */
 			ub_fork_skip();
-		else if (self->crelease.fn != 0 && ub_nreleased < UB_RELEASED_MAX) {
+		else if ((self->crelease.fn != 0 || self->cdrop[0] != 0) && ub_nreleased < UB_RELEASED_MAX) {
 			/* Go's decision at import, replayed: the producer's
-			 * deleter, once; Go counts the release on its next entry. */
+			 * deleter, once, or the Python references Go took; Go
+			 * counts the release on its next entry. */
 			ub_released[ub_nreleased++] = self->handle;
-			((void (*)(void *))self->crelease.fn)((void *)self->crelease.arg);
+			if (self->crelease.fn != 0)
+				((void (*)(void *))self->crelease.fn)((void *)self->crelease.arg);
+			Py_XDECREF((PyObject *)self->cdrop[0]);
+			Py_XDECREF((PyObject *)self->cdrop[1]);
 		} else {
 			/* A producer's C deleter is called here, not through
 			 * purego: Go has done the bookkeeping (once). */
@@ -776,14 +786,37 @@ static PyObject *wrap(UBArray *a, int64_t handle)
 	return (PyObject *)a;
 }
 
+/* Go's itemgetters for exact SUAI dicts by size (ext.h, "SUAI reads C
+ * replays"), asked for on the first asarray; they live as long as the
+ * interpreter. */
+static uintptr_t suai_getters[UB_SUAI_GETTERS];
+static int suai_getters_filled;
+
 static PyObject *mod_asarray(PyObject *mod, PyObject *obj)
 {
 	if (forked())
 		return NULL;
+	if (!suai_getters_filled) {
+		if (ub_suai_getters(suai_getters) < 0)
+			return NULL;
+		suai_getters_filled = 1;
+	}
 	UBArray *a = array_new();
 	if (a == NULL)
 		return NULL;
-	return wrap(a, ub_asarray((uintptr_t)obj, &a->device));
+	PyObject *d = PyObject_GetAttr(obj, s_suai);
+	PyObject *got = NULL;
+	Py_ssize_t n = 0;
+	if (d != NULL && PyDict_CheckExact(d)) {
+		n = PyDict_GET_SIZE(d);
+		PyObject *getter = (PyObject *)suai_getters[n < UB_SUAI_GETTERS ? n : UB_SUAI_GETTERS - 1];
+		if (getter != NULL && (got = PyObject_CallOneArg(getter, d)) == NULL)
+			PyErr_Clear(); /* a key is missing: Go looks each up */
+	}
+	int64_t h = ub_asarray_read((uintptr_t)obj, (uintptr_t)d, (uintptr_t)got, n, &a->device, a->cdrop);
+	Py_XDECREF(got);
+	Py_XDECREF(d);
+	return wrap(a, h);
 }
 
 /* dl_device_type reads the device type of the DLPack tensor at p. */
@@ -1015,6 +1048,7 @@ PyMODINIT_FUNC PyInit__ext(void)
 	if (intern(&kw_stream, "stream") < 0 || intern(&kw_max_version, "max_version") < 0 ||
 	    intern(&kw_dl_device, "dl_device") < 0 || intern(&kw_copy, "copy") < 0 ||
 	    intern(&kw_device, "device") < 0 || intern(&s_dunder_dlpack, "__dlpack__") < 0 ||
+	    intern(&s_suai, "__sycl_usm_array_interface__") < 0 ||
 	    intern(&s_dunder_dlpack_device, "__dlpack_device__") < 0 ||
 	    intern(&s_exchange_attr, "__dlpack_c_exchange_api__") < 0 ||
 	    intern(&s_exchange_attr_int, "__c_dlpack_exchange_api__") < 0)

@@ -145,14 +145,29 @@ typedef struct {
 /*
  * Releases C replays. When Go imports a fresh tensor whose producer's
  * deleter is a C function and nothing but the new array holds it, Go hands
- * C that deleter (ub_import_host's crelease): while Go has not seen the
- * array's handle again, the array's tp_dealloc calls the deleter itself and
- * leaves the handle here, and Go finishes the bookkeeping (counts, handle
- * table) on its next entry, before anything else. Guarded by the GIL.
+ * C that deleter (ub_import_host's crelease); when asarray makes an array,
+ * Go hands C the Python references the array holds (ub_asarray_read's
+ * drop: the producer object, and the syclobj it was bound to), which
+ * nothing else holds either. While Go has not seen the array's handle
+ * again, the array's tp_dealloc calls the deleter or drops the references
+ * itself and leaves the handle here, and Go finishes the bookkeeping
+ * (counts, handle table) on its next entry, before anything else. Guarded
+ * by the GIL.
  */
 #define UB_RELEASED_MAX 64
 extern int64_t ub_released[UB_RELEASED_MAX];
 extern int32_t ub_nreleased;
+
+/*
+ * SUAI reads C replays. usmbridge.asarray(obj) reads
+ * obj.__sycl_usm_array_interface__ in C and, for an exact dict, calls the
+ * operator.itemgetter Go names for a dict of its size (ub_suai_getters:
+ * entry i for i items, the last for that many or more; 0 for none), the
+ * calls Go's reader would make through purego. ub_asarray_read then reads
+ * the values from that tuple with all of Go's rules; a getter that raised
+ * (a key is missing) is cleared, and Go looks the keys up one by one.
+ */
+#define UB_SUAI_GETTERS 8
 
 /* Fast-path states of an array's template and wait plan. */
 enum { UB_TEMPLATE_UNKNOWN = 0, UB_TEMPLATE_READY = 1, UB_TEMPLATE_NONE = -1 };

@@ -57,6 +57,9 @@ type entry struct {
 	// cReleased: Go let C call the producer's deleter (ub_import_host), so
 	// a handle in ext.c's ub_released list is finished by finishCReleases.
 	cReleased bool
+	// cDropped: Go let C drop the Python references of the Owner and
+	// syclobj (ub_asarray_read); finishCReleases then only counts them.
+	cDropped bool
 	// tensor is arr's dlpack.Tensor, for a fast host import: once C has
 	// released it (cReleased), no pointer to either is left but this
 	// entry's, so both are reused (spare).
@@ -137,6 +140,10 @@ func finishCRelease(h C.int64_t) {
 	if e == nil {
 		panic(fmt.Sprintf("C released handle %d, which is not in use", h))
 	}
+	if e.cDropped {
+		finishCDrop(h, e)
+		return
+	}
 	t, ok := e.arr.Owner.(*dlpack.Tensor)
 	if !ok || !e.cReleased {
 		panic(fmt.Sprintf("C released handle %d, which Go did not leave to C", h))
@@ -154,6 +161,22 @@ func finishCRelease(h C.int64_t) {
 	if !spare.put(e) {
 		entries.remove(e.h)
 	}
+}
+
+// finishCDrop is finishCRelease for an array whose Python references C
+// dropped (cDropped): the entry leaves the table, and the references their
+// count. A reference still held by anything else means C dropped what
+// someone could still use: a bug, reported as a panic.
+func finishCDrop(h C.int64_t, e *entry) {
+	counts.live--
+	entries.remove(int64(h))
+	owner, _ := e.arr.Owner.(pyRef)
+	okOwner := owner != nil && owner.ReleasedByCaller()
+	okSyclobj := e.syclobj == nil || e.syclobj.ReleasedByCaller()
+	if !okOwner || !okSyclobj {
+		panic(fmt.Sprintf("C dropped the references of handle %d while they were still held", h))
+	}
+	counts.cReleases++
 }
 
 // pyRef is pybridge's strong reference to a Python object, as the
@@ -339,15 +362,61 @@ func ub_init() (msg *C.char) {
 	return nil
 }
 
-//export ub_asarray
-func ub_asarray(obj C.uintptr_t, dev *C.ub_dl_device) C.int64_t {
-	return newArray("ub_asarray", dev, func(g *pybridge.GIL) (*entry, error) {
-		arr, so, err := br.AsArrayKeepSyclobj(g, br.Object(uintptr(obj)))
+// ub_asarray_read is asarray(obj) after ext.c made the calls into Python
+// that Go's would (ext.h, "SUAI reads C replays"): d is
+// obj.__sycl_usm_array_interface__ (0 when that raised, the exception
+// still set) and got the tuple the getter ub_suai_getters named for d, an
+// exact dict of n items (0 if none was called or it raised). C keeps both
+// and releases them after this returns.
+//
+//
+// Go also decides here that C may drop the array's Python references
+// itself (drop: the Owner's object, then the syclobj's or 0; ext.h
+// "Releases C replays"): they are new and nothing else holds them, and C
+// gives that up as it gives up a deleter.
+//
+//export ub_asarray_read
+func ub_asarray_read(obj, d, got C.uintptr_t, n C.int64_t, dev *C.ub_dl_device, dropOut *C.uintptr_t) C.int64_t {
+	return newArray("ub_asarray_read", dev, func(g *pybridge.GIL) (*entry, error) {
+		arr, so, err := br.AsArrayRead(g, br.Object(uintptr(obj)), uintptr(d), uintptr(got), int(n))
 		if err != nil {
 			return nil, err
 		}
-		return &entry{arr: arr, syclobj: so}, nil
+		e := &entry{arr: arr, syclobj: so}
+		drop := unsafe.Slice(dropOut, 2)
+		if owner, ok := arr.Owner.(pyRef); ok {
+			drop[0] = C.uintptr_t(br.Ptr(owner.Object()))
+			if so != nil {
+				drop[1] = C.uintptr_t(br.Ptr(so.Object()))
+			}
+			e.cDropped = true
+		}
+		return e, nil
 	})
+}
+
+// ub_suai_getters fills ext.c's table of the itemgetter C calls for an
+// exact SUAI dict of i items (the last entry: of that many or more), 0 for
+// none (extbridge's SUAIGetters). It returns -1 with the exception set if
+// that fails.
+//
+//export ub_suai_getters
+func ub_suai_getters(out *C.uintptr_t) C.int {
+	table := (*[C.UB_SUAI_GETTERS]C.uintptr_t)(unsafe.Pointer(out))
+	ok := held("ub_suai_getters", func(g *pybridge.GIL) (bool, error) {
+		t := br.SUAIGetters(g)
+		if len(t) != len(table) {
+			panic("pybridge has " + strconv.Itoa(len(t)) + " SUAI getters, ext.h UB_SUAI_GETTERS")
+		}
+		for i, f := range t {
+			table[i] = C.uintptr_t(f)
+		}
+		return true, nil
+	})
+	if !ok {
+		return -1
+	}
+	return 0
 }
 
 // ub_from_dlpack takes x, and device and copy (NULL when not given).

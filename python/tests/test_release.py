@@ -31,6 +31,13 @@ def refs(x):
     return sys.getrefcount(x)
 """ % os.path.join(HERE, "..")
 
+DPCTL = """
+import dpctl, dpnp.tensor as dpt
+q = dpctl.SyclQueue("opencl:cpu")
+x = dpt.arange(8, dtype="f4", sycl_queue=q)
+ub.asarray(x)  # caches q (its facts hold a reference for the process)
+"""
+
 CASES = {
     # The deleter runs at `del a`, before Go has run again: numpy's array is
     # let go at once, and Go's counts catch up at _stats().
@@ -118,11 +125,55 @@ CASES = {
         assert s1["c_releases"] == s0["c_releases"]
         assert (s1["handles"], s1["live_imports"], s1["live_exports"]) == (s0["handles"], s0["live_imports"], s0["live_exports"])
         """,
+    # asarray (DPCTL's x on q): Go leaves C the array's Python references
+    # (the producer, and the SyclQueue it was bound to), which the
+    # deallocator drops.
+    "asarray fresh": """
+        rx, rq = refs(x), refs(q); s0 = stats()
+        a = ub.asarray(x)
+        assert refs(x) == rx + 1
+        del a
+        assert (refs(x), refs(q)) == (rx, rq), "the references go at del"
+        s1 = stats()
+        assert s1["c_releases"] - s0["c_releases"] == 1
+        assert s1["handles"] == s0["handles"]
+        """,
+    "asarray many": """
+        rx, rq = refs(x), refs(q); s0 = stats()
+        arrs = [ub.asarray(x) for _ in range(1000)]
+        del arrs
+        assert (refs(x), refs(q)) == (rx, rq)
+        s1 = stats()
+        assert 0 < s1["c_releases"] - s0["c_releases"] <= 1000
+        assert s1["handles"] == s0["handles"]
+        """,
+    "asarray go has seen it": """
+        rx, rq = refs(x), refs(q)
+        def seen(fn):
+            a = ub.asarray(x); s0 = stats()
+            fn(a); del a
+            return stats()["c_releases"] - s0["c_releases"]
+        assert seen(lambda a: a.shape) == 1
+        assert seen(lambda a: a.__sycl_usm_array_interface__) == 0
+        assert seen(lambda a: dpt.from_dlpack(a)) == 0
+        assert seen(lambda a: a.__dlpack__(stream=q)) == 0
+        view = []
+        assert seen(lambda a: view.append(dpt.asarray(a))) == 0
+        assert refs(x) == rx + 1, "the view keeps x alive"
+        assert dpt.asnumpy(view[0]).tolist() == list(range(8))
+        view.clear()
+        gc.collect()
+        assert (refs(x), refs(q)) == (rx, rq)
+        """,
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_release(case):
-    code = PRELUDE + textwrap.dedent(CASES[case]) + "\nprint('ok')\n"
+    if case.startswith("asarray"):
+        pytest.importorskip("dpctl")
+        pytest.importorskip("dpnp.tensor")
+    setup = DPCTL if case.startswith("asarray") else ""
+    code = PRELUDE + setup + textwrap.dedent(CASES[case]) + "\nprint('ok')\n"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), "exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr)

@@ -36,11 +36,20 @@ type Ops[G, O any] struct {
 	Raise        func(g *G, err error)
 	ReleaseError func(g *G, err error)
 
-	// AsArrayKeepSyclobj is GIL.AsArray with the default registry, that
-	// also returns the SUAI's syclobj when it is a dpctl.SyclQueue or
-	// SyclContext (nil otherwise), so a re-export names the object the
-	// array was bound to.
-	AsArrayKeepSyclobj func(g *G, obj O) (*usm.Array, Ref[G, O], error)
+	// AsArrayRead is GIL.AsArray with the default registry, for a caller
+	// that read obj's SUAI itself, making the calls into Python AsArray
+	// would. It also returns the SUAI's syclobj when it is a
+	// dpctl.SyclQueue or SyclContext (nil otherwise), so a re-export names
+	// the object the array was bound to. d is
+	// obj.__sycl_usm_array_interface__ (0 when that raised, the exception
+	// still set), got the tuple SUAIGetters()[min(n, len-1)] returned for d,
+	// an exact dict of n items (0 where it called none, or it raised and was
+	// cleared). d and got stay the caller's.
+	AsArrayRead func(g *G, obj O, d, got uintptr, n int) (*usm.Array, Ref[G, O], error)
+	// SUAIGetters is which operator.itemgetter AsArrayRead's caller calls
+	// for an exact dict of n items (0: none), for n = 0 .. len-1, the last
+	// for any larger n. They live as long as the interpreter.
+	SUAIGetters func(g *G) []uintptr
 
 	// ParseDLPackArgs validates __dlpack__'s keywords for an array on dev;
 	// an import passes a NULL stream and parses only dl_device and copy.
@@ -83,7 +92,7 @@ type Ops[G, O any] struct {
 }
 
 // Ref is a strong reference to a Python object that pybridge keeps
-// outside the GIL (the syclobj AsArrayKeepSyclobj returns, and the Owner
+// outside the GIL (the syclobj AsArrayRead returns, and the Owner
 // of the arrays pybridge reads).
 type Ref[G, O any] interface {
 	usm.Owner
@@ -92,6 +101,11 @@ type Ref[G, O any] interface {
 	Object() O
 	// ReleaseHeld is Release for a caller that holds the GIL.
 	ReleaseHeld(g *G)
+	// ReleasedByCaller drops a reference whose Python reference the
+	// caller has dropped itself (the extension's C half, with the GIL),
+	// and reports whether it was the last: otherwise someone still holds
+	// a Ref to an object it no longer keeps alive, a bug.
+	ReleasedByCaller() (last bool)
 }
 
 // WaitPlan is how C waits on a dpctl queue as usm.Array.Wait does: Ref is
