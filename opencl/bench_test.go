@@ -168,6 +168,21 @@ func BenchmarkQueryPointer(b *testing.B) {
 				}
 			})
 		}
+		// USM the context did not allocate (a dpctl array's, say): every
+		// fact comes from the runtime, one clGetMemAllocInfoINTEL call
+		// each (kind, base, size; the device too in a context of several
+		// devices). This is the extent check's cost per SUAI import.
+		ctx := r.b.devs[r.local].plat.ctx
+		if ctx.s.platform.usmFuncs().CanQuery() {
+			b.Run("runtime", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if ctx.queryForeign(a.Pointer()+100).Kind != a.Kind() {
+						b.Fatal("wrong kind")
+					}
+				}
+			})
+		}
 	})
 }
 
