@@ -111,8 +111,8 @@ class S:
 			continue // not a JSON object: ParseJSON's own error
 		}
 		fromMap, errMap := usm.Parse(m)
-		var fromPy usm.Interface
-		var errPy error
+		var fromPy, fromC usm.Interface
+		var errPy, errC error
 		isDict := true
 		require.NoError(t, py.Do(func(g *GIL) error {
 			obj, err := g.Eval("S(json.loads(" + strconv.Quote(js) + "))")
@@ -126,6 +126,7 @@ class S:
 				return nil
 			}
 			fromPy, errPy = g.parseSUAI(obj)
+			fromC, errC = g.parseSUAIAsC(obj)
 			return nil
 		}))
 		if !isDict {
@@ -136,7 +137,7 @@ class S:
 			name string
 			in   usm.Interface
 			err  error
-		}{{"Go map", fromMap, errMap}, {"Python", fromPy, errPy}} {
+		}{{"Go map", fromMap, errMap}, {"Python", fromPy, errPy}, {"Python read as C reads it", fromC, errC}} {
 			assert.Equal(t, exceptionName(errJSON), exceptionName(r.err), "%s reader, %s: %v / %v", r.name, js, errJSON, r.err)
 			assert.Equal(t, malformedField(errJSON), malformedField(r.err), "%s reader, %s: %v / %v", r.name, js, errJSON, r.err)
 			if errJSON == nil && r.err == nil {
@@ -146,4 +147,34 @@ class S:
 	}
 	t.Logf("%d of %d cases compared", compared, len(cases))
 	assert.Greater(t, compared, len(readerCases)-5, "most cases were compared")
+}
+
+// parseSUAIAsC is parseSUAI through readSUAIFrom, after the calls into
+// Python the extension's C half makes (pybridge/ext/ext.c, mod_asarray):
+// the attribute, and for an exact dict the itemgetter named for its size.
+func (g *GIL) parseSUAIAsC(obj Object) (usm.Interface, error) {
+	a := g.api()
+	d := a.GetAttrC(obj.p, cSUAI)
+	if d != 0 {
+		defer a.DecRef(d)
+	}
+	var got uintptr
+	n := 0
+	if d != 0 && a.Type(d) == a.DictType {
+		n = a.DictLen(d)
+		table := g.suaiGetterTable()
+		if f := table[min(n, len(table)-1)]; f != 0 {
+			if got = a.CallOneArg(f, d); got == 0 {
+				a.ErrClear()
+			} else {
+				defer a.DecRef(got)
+			}
+		}
+	}
+	s, err := g.readSUAIFrom(obj, d, got, n)
+	if err != nil {
+		return usm.Interface{}, err
+	}
+	defer s.Release(g)
+	return parseFields(s)
 }
