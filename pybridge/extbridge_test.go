@@ -68,7 +68,7 @@ func TestExtbridgeAsArrayRead(t *testing.T) {
 					return err
 				}
 				defer arr.Owner.Release()
-				assert.Equal(t, want.Interface.Shape, arr.Interface.Shape)
+				assert.Equal(t, want.Shape, arr.Shape)
 				assert.Equal(t, want.Data, arr.Data)
 				assert.Equal(t, want.Memory, arr.Memory)
 				if !c.wantRef {

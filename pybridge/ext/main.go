@@ -369,7 +369,6 @@ func ub_init() (msg *C.char) {
 // exact dict of n items (0 if none was called or it raised). C keeps both
 // and releases them after this returns.
 //
-//
 // Go also decides here that C may drop the array's Python references
 // itself (drop: the Owner's object, then the syclobj's or 0; ext.h
 // "Releases C replays"): they are new and nothing else holds them, and C
