@@ -405,7 +405,7 @@ func ub_suai_getters(out *C.uintptr_t) C.int {
 	ok := held("ub_suai_getters", func(g *pybridge.GIL) (bool, error) {
 		t := br.SUAIGetters(g)
 		if len(t) != len(table) {
-			panic("pybridge has " + strconv.Itoa(len(t)) + " SUAI getters, ext.h UB_SUAI_GETTERS")
+			panic("pybridge has " + strconv.Itoa(len(t)) + " SUAI getters, ext.h's UB_SUAI_GETTERS is " + strconv.Itoa(len(table)))
 		}
 		for i, f := range t {
 			table[i] = C.uintptr_t(f)
