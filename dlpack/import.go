@@ -105,6 +105,7 @@ func (t *Tensor) foreignDeleter() (deleter, self uintptr) {
 func init() {
 	hooks.ReleaseDeferred = (*Tensor).releaseDeferred
 	hooks.ForeignDeleter = (*Tensor).foreignDeleter
+	hooks.AcceptedData = (*Tensor).hostAcceptedData
 }
 
 // syclobjFor is the registry's selector of a device as a syclobj.Obj,
@@ -197,10 +198,10 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 			return nil, importErr(errkind.Buffer, "shape["+itoa(int64(i))+"] = "+itoa(s)+" is negative", nil)
 		}
 	}
-	data := dl.Data + uintptr(dl.ByteOffset)
-	if dl.ByteOffset > uint64(^uintptr(0)) || data < dl.Data {
+	if offsetWraps(dl.Data, dl.ByteOffset) {
 		return nil, importErr(errkind.Buffer, "data + byte_offset overflows the address space", nil)
 	}
+	data := dl.Data + uintptr(dl.ByteOffset)
 	// Field by field: t is zeroed, and a composite literal would be built
 	// aside and copied.
 	t.Shape, t.Typestr, t.Data, t.Strides = shape, ts, data, strides
@@ -209,14 +210,12 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 	if err != nil {
 		return nil, importErr(errkind.Buffer, "invalid layout", err)
 	}
-	if dl.Data == 0 && !win.Empty() {
+	switch place(dl.Data, dl.ByteOffset, win) {
+	case placedNullData:
 		return nil, importErr(errkind.Buffer, "data is NULL for a non-empty tensor", nil)
-	}
-	if !addWindow(data, win) {
+	case placedWrapping:
 		return nil, importErr(errkind.Buffer, "the tensor's bytes "+win.String()+" wrap around the address space", nil)
-	}
-	// data+Hi in two's complement: addWindow has ruled out a wrap.
-	if !win.Empty() && uint64(data)+uint64(win.Hi) > maxUserAddress {
+	case placedAboveUser:
 		return nil, importErr(errkind.Buffer, "the tensor's bytes "+win.String()+" from 0x"+hex(data)+" lie beyond any process memory (above 0x"+strconv.FormatUint(maxUserAddress, 16)+")", nil)
 	}
 	// Extents are measured against the allocation that holds the
@@ -307,6 +306,99 @@ var maxUserAddress = func() uint64 {
 	}
 	return uint64(^uintptr(0))
 }()
+
+// placement is the verdict of the checks on where a tensor's bytes lie,
+// given the producer's data pointer: placedOK, or the first check failed.
+type placement uint8
+
+const (
+	placedOK         placement = iota
+	placedOffsetWrap           // data + byte_offset overflows
+	placedNullData             // data is NULL for a non-empty tensor
+	placedWrapping             // the window wraps around the address space
+	placedAboveUser            // the window reaches above maxUserAddress
+)
+
+// place is every check of Import that depends on the producer's data
+// pointer dlData, in Import's order; byteOffset and win (the bytes the
+// tensor touches from dlData+byteOffset) are fixed by the layout.
+// acceptedData derives from it the pointers a layout accepts.
+func place(dlData uintptr, byteOffset uint64, win usm.Window) placement {
+	if offsetWraps(dlData, byteOffset) {
+		return placedOffsetWrap
+	}
+	if win.Empty() {
+		return placedOK
+	}
+	data := dlData + uintptr(byteOffset)
+	switch {
+	case dlData == 0:
+		return placedNullData
+	case !addWindow(data, win):
+		return placedWrapping
+	// data+Hi in two's complement: addWindow has ruled out a wrap.
+	case uint64(data)+uint64(win.Hi) > maxUserAddress:
+		return placedAboveUser
+	}
+	return placedOK
+}
+
+func offsetWraps(dlData uintptr, byteOffset uint64) bool {
+	return byteOffset > uint64(^uintptr(0)) || dlData+uintptr(byteOffset) < dlData
+}
+
+// acceptedData is the set of producer data pointers for which place
+// accepts byteOffset and win, as one range, lo..hi inclusive; ok is false
+// when no pointer is accepted, or when the window is not of the shape the
+// derivation assumes (element 0 inside it: Lo <= 0 < Hi), and then the
+// caller must ask place for each pointer. FuzzAcceptedData holds it to
+// place. The extension's C half compares a pointer with it instead of
+// entering Go for a layout Go has accepted (hooks.AcceptedData).
+func acceptedData(byteOffset uint64, win usm.Window) (lo, hi uintptr, ok bool) {
+	top := uint64(^uintptr(0))
+	if byteOffset > top {
+		return 0, 0, false
+	}
+	last := top - byteOffset // the last pointer whose data+byte_offset does not wrap
+	if win.Empty() {
+		return 0, uintptr(last), true
+	}
+	if win.Lo > 0 || win.Hi <= 0 {
+		return 0, 0, false
+	}
+	// data+Hi <= maxUserAddress (which also keeps it from wrapping).
+	if uint64(win.Hi) > maxUserAddress || maxUserAddress-uint64(win.Hi) < byteOffset {
+		return 0, 0, false
+	}
+	last = min(last, maxUserAddress-uint64(win.Hi)-byteOffset)
+	// data+Lo >= 0, and data non-NULL.
+	first := uint64(1)
+	if below := uint64(-win.Lo); below > byteOffset {
+		first = max(first, below-byteOffset)
+	}
+	if first > last {
+		return 0, 0, false
+	}
+	return uintptr(first), uintptr(last), true
+}
+
+// hostAcceptedData is acceptedData of an imported tensor's layout, as the
+// producer gave it (byte_offset, and the window from element 0). It holds
+// only for an import made without a registry, where nothing else depends
+// on the pointer.
+func (t *Tensor) hostAcceptedData() (lo, hi uintptr, ok bool) {
+	var bo uint64
+	if t.m.versioned {
+		bo = t.m.versionedView().DLTensor.ByteOffset
+	} else {
+		bo = t.m.legacyView().DLTensor.ByteOffset
+	}
+	win, err := t.Window()
+	if err != nil {
+		return 0, 0, false
+	}
+	return acceptedData(bo, win)
+}
 
 // addWindow checks that the bytes data+win touches stay inside the
 // address space. It formats nothing: the caller describes a failure.

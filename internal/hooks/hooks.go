@@ -62,4 +62,12 @@ var (
 	// deleter ReleaseDeferred would hand over (0, 0 when Release calls it
 	// in Go), for deciding at import whether C may release the tensor.
 	ForeignDeleter any
+
+	// AcceptedData is func(*dlpack.Tensor) (lo, hi uintptr, ok bool): for
+	// a tensor imported without a registry, the producer data pointers
+	// (lo..hi inclusive) at which Import would accept the same layout
+	// (every other field equal), so that the extension's C half can
+	// replay the decision for the next tensor of that layout; ok false:
+	// none, or Go must decide each time.
+	AcceptedData any
 )
