@@ -236,6 +236,8 @@ static void capsule_destructor(PyObject *cap)
 typedef struct {
 	PyObject_HEAD
 	int64_t handle;      /* Go's handle of the array; 0 for none */
+	uintptr_t pending;   /* a tensor C imported with Go's decision, not yet in Go (ext.h); 0: none */
+	int32_t pending_versioned;
 	ub_dl_device device; /* __dlpack_device__ */
 	int32_t tmpl_state;  /* UB_TEMPLATE_* */
 	ub_template tmpl;    /* valid when tmpl_state is UB_TEMPLATE_READY */
@@ -250,6 +252,26 @@ typedef struct {
 
 int64_t ub_released[UB_RELEASED_MAX];
 int32_t ub_nreleased;
+
+ub_host_layout ub_host_layouts[UB_HOST_LAYOUTS];
+int64_t ub_host_replays, ub_host_pending, ub_host_pending_releases;
+
+/* adopt imports a pending array's tensor into Go, before anything that
+ * needs its handle (ext.h, "Host imports C replays"): 0, or -1 with Go's
+ * exception, the array still pending (its deallocator still releases
+ * it). */
+static int adopt(UBArray *self)
+{
+	if (self->pending == 0)
+		return 0;
+	int64_t h = ub_adopt_host(self->pending, self->pending_versioned, &self->device, &self->crelease);
+	if (h == 0)
+		return -1;
+	self->handle = h;
+	self->pending = 0;
+	ub_host_pending--;
+	return 0;
+}
 
 /* go_handle is the array's handle for a call into Go that may take a
  * reference to its tensor: from then on Go decides its release again. */
@@ -277,6 +299,8 @@ static UBArray *array_new(void)
 	if (a == NULL)
 		return NULL;
 	a->handle = 0;
+	a->pending = 0;
+	a->pending_versioned = 0;
 	a->device.device_type = 0;
 	a->device.device_id = 0;
 	a->tmpl_state = UB_TEMPLATE_UNKNOWN;
@@ -298,7 +322,14 @@ static void array_dealloc(UBArray *self)
 	 * object; keep the exception being raised, if any, out of its way. */
 	PyObject *et, *ev, *tb;
 	PyErr_Fetch(&et, &ev, &tb);
-	if (self->handle != 0) {
+	if (self->pending != 0) {
+		/* Go's decision at import, replayed, and Go never saw the
+		 * array: the deleter Go approved for the layout, once. It needs
+		 * no Go, so a forked child calls it too. */
+		ub_host_pending--;
+		ub_host_pending_releases++;
+		((void (*)(void *))self->crelease.fn)((void *)self->crelease.arg);
+	} else if (self->handle != 0) {
 		if (ub_forked) /* in a forked child the Go state is leaked */
 			ub_fork_skip();
 		else if ((self->crelease.fn != 0 || self->cdrop[0] != 0) && ub_nreleased < UB_RELEASED_MAX) {
@@ -498,6 +529,8 @@ static PyObject *array_dlpack(UBArray *self, PyObject *const *args, size_t nargs
 	PyObject *kw[4] = {NULL, NULL, NULL, NULL};
 	if (kwnames != NULL && parse_kw("__dlpack__", kwnames, args, names, kw, 4) < 0)
 		return NULL;
+	if (adopt(self) < 0)
+		return NULL;
 	if (self->tmpl_state == UB_TEMPLATE_UNKNOWN)
 		self->tmpl_state = ub_template_fill(go_handle(self), &self->tmpl);
 	if (self->tmpl_state == UB_TEMPLATE_READY) {
@@ -526,8 +559,11 @@ static PyObject *array_info(UBArray *self)
 {
 	if (forked())
 		return NULL;
-	if (self->info == NULL)
+	if (self->info == NULL) {
+		if (adopt(self) < 0)
+			return NULL;
 		self->info = (PyObject *)ub_info(self->handle);
+	}
 	return self->info;
 }
 
@@ -554,7 +590,7 @@ static PyObject *array_get(UBArray *self, void *index)
  * one else's. An error is never cached: Go decides again on the next call. */
 static PyObject *array_suai(UBArray *self, void *unused)
 {
-	if (forked())
+	if (forked() || adopt(self) < 0)
 		return NULL;
 	if (self->suai == NULL) {
 		PyObject *d = (PyObject *)ub_suai(go_handle(self));
@@ -646,6 +682,8 @@ static int xch_array(void *obj, UBArray **out)
 		return -1;
 	}
 	UBArray *self = (UBArray *)o;
+	if (adopt(self) < 0)
+		return -1;
 	if (self->tmpl_state == UB_TEMPLATE_UNKNOWN)
 		self->tmpl_state = ub_template_fill(go_handle(self), &self->tmpl);
 	if (self->tmpl_state != UB_TEMPLATE_READY)
@@ -858,10 +896,56 @@ static int host_producer(PyObject *x)
  * with the keyword Go asks for, the capsule's name) are made here, and Go
  * is entered once with what they gave: with a fresh capsule of a kDLCPU
  * tensor, ub_import_host imports it (Go's checks) and C renames the capsule
- * used_* only if that succeeded; anything else (no producer, an exception,
+ * used_* only if that succeeded, unless Go has accepted an equal tensor
+ * before (host_layout_of): then C replays that decision and Go is not
+ * entered at all (ext.h, "Host imports C replays"); anything else (no producer, an exception,
  * a capsule of another name or device) goes to ub_from_dlpack_result, the
  * rest of Go's FromDLPack, which decides. */
 static int64_t from_dlpack_rest(PyObject *x, PyObject *cap, ub_dl_device *dev);
+
+/* host_layout_of finds the decision Go wrote down for a tensor equal to
+ * the one at p in every field Import reads, with a data pointer in the
+ * range Go accepts for it (ext.h, "Host imports C replays"); NULL when
+ * there is none, and Go decides. */
+static const ub_host_layout *host_layout_of(void *p, int versioned)
+{
+	const ub_dl_tensor *t;
+	uintptr_t deleter;
+	if (versioned) {
+		ub_dl_managed_versioned *m = p;
+		t = &m->dl_tensor;
+		deleter = (uintptr_t)m->deleter;
+	} else {
+		ub_dl_managed *m = p;
+		t = &m->dl_tensor;
+		deleter = (uintptr_t)m->deleter;
+	}
+	int32_t ndim = t->ndim;
+	if (ndim < 0 || ndim > UB_HOST_LAYOUT_NDIM || (ndim > 0 && t->shape == NULL))
+		return NULL;
+	size_t dims = (size_t)ndim * sizeof(int64_t);
+	uintptr_t data = (uintptr_t)t->data;
+	for (int i = 0; i < UB_HOST_LAYOUTS; i++) {
+		const ub_host_layout *l = &ub_host_layouts[i];
+		if (!l->used || l->ndim != ndim || l->versioned != versioned || l->deleter != deleter ||
+		    l->byte_offset != t->byte_offset || l->device.device_type != t->device.device_type ||
+		    l->device.device_id != t->device.device_id || l->dtype.code != t->dtype.code ||
+		    l->dtype.bits != t->dtype.bits || l->dtype.lanes != t->dtype.lanes ||
+		    data < l->data_lo || data > l->data_hi || l->has_strides != (t->strides != NULL))
+			continue;
+		if (versioned) {
+			const ub_dl_managed_versioned *m = p;
+			if (l->version.major != m->version.major || l->version.minor != m->version.minor ||
+			    l->flags != m->flags)
+				continue;
+		}
+		if (ndim > 0 && (memcmp(l->shape, t->shape, dims) != 0 ||
+				 (t->strides != NULL && memcmp(l->strides, t->strides, dims) != 0)))
+			continue;
+		return l;
+	}
+	return NULL;
+}
 
 static PyObject *from_dlpack_fast(PyObject *x)
 {
@@ -882,6 +966,20 @@ static PyObject *from_dlpack_fast(PyObject *x)
 		if (versioned || (name != NULL && strcmp(name, name_legacy) == 0)) {
 			void *p = PyCapsule_GetPointer(cap, name);
 			if (p != NULL && dl_device_type(p, versioned) == UB_DL_CPU) {
+				const ub_host_layout *l = host_layout_of(p, versioned);
+				if (l != NULL) {
+					if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0)
+						PyErr_Clear(); /* cannot fail for a valid capsule */
+					Py_DECREF(cap);
+					a->pending = (uintptr_t)p;
+					a->pending_versioned = versioned;
+					a->device = l->device;
+					a->crelease.fn = l->deleter;
+					a->crelease.arg = (uintptr_t)p;
+					ub_host_replays++;
+					ub_host_pending++;
+					return (PyObject *)a;
+				}
 				int64_t h = ub_import_host((uintptr_t)p, versioned, &a->device, &a->crelease);
 				if (h != 0 && PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0)
 					PyErr_Clear(); /* cannot fail for a valid capsule */

@@ -159,6 +159,48 @@ extern int64_t ub_released[UB_RELEASED_MAX];
 extern int32_t ub_nreleased;
 
 /*
+ * Host imports C replays. When Go accepts a fresh kDLCPU tensor in
+ * ub_import_host and lets C call its producer's deleter, it also writes
+ * down the decision (ub_host_layouts): every field Import read except the
+ * data pointer, with the data pointers it accepts for that layout
+ * (data_lo..data_hi, from dlpack's own checks). from_dlpack's fast path
+ * then compares the next tensor with these; an equal one is Go's decision
+ * again, and C makes the array without entering Go. Such an array is
+ * "pending": it has no handle, C holds the tensor and the deleter Go
+ * approved, and its deallocator calls that deleter once. The first use
+ * that needs Go (any property, an export, the SUAI) imports the tensor
+ * into Go then (ub_adopt_host), with all of Go's checks again: a producer
+ * that changed its tensor in between gets Go's error there, never a view
+ * of what it changed. Anything not in the table goes to Go, which decides.
+ * Go writes the table, C reads it, both only with the GIL held.
+ */
+#define UB_HOST_LAYOUTS 8
+#define UB_HOST_LAYOUT_NDIM 4
+
+typedef struct {
+	int32_t used;         /* 1: the entry holds a decision */
+	int32_t versioned;    /* DLManagedTensorVersioned (1) or DLManagedTensor (0) */
+	uintptr_t deleter;    /* the producer's deleter, which Go lets C call */
+	ub_dl_version version; /* versioned only */
+	uint64_t flags;       /* versioned only */
+	ub_dl_device device;
+	ub_dl_dtype dtype;
+	int32_t ndim;         /* at most UB_HOST_LAYOUT_NDIM */
+	int32_t has_strides;  /* 0: strides NULL */
+	int64_t shape[UB_HOST_LAYOUT_NDIM];
+	int64_t strides[UB_HOST_LAYOUT_NDIM];
+	uint64_t byte_offset;
+	uintptr_t data_lo, data_hi; /* the data pointers Go accepts, inclusive */
+} ub_host_layout;
+
+extern ub_host_layout ub_host_layouts[UB_HOST_LAYOUTS];
+
+/* The arrays made that way: all so far, the ones still pending, and the
+ * ones whose deallocator released them without Go ever seeing them (Go
+ * adds them to its counts in _stats). Guarded by the GIL. */
+extern int64_t ub_host_replays, ub_host_pending, ub_host_pending_releases;
+
+/*
  * SUAI reads C replays. usmbridge.asarray(obj) reads
  * obj.__sycl_usm_array_interface__ in C and, for an exact dict, calls the
  * operator.itemgetter Go names for a dict of its size (ub_suai_getters:

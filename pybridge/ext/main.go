@@ -48,6 +48,7 @@ func main() {}
 var (
 	releaseDeferred = hooks.ReleaseDeferred.(func(*dlpack.Tensor) (uintptr, uintptr))
 	foreignDeleter  = hooks.ForeignDeleter.(func(*dlpack.Tensor) (uintptr, uintptr))
+	acceptedData    = hooks.AcceptedData.(func(*dlpack.Tensor) (uintptr, uintptr, bool))
 )
 
 // entry is one usmbridge.Array's Go state; the C object holds its handle.
@@ -456,9 +457,25 @@ func ub_max_version(major, minor *C.uint32_t) {
 // the new array is the tensor's only holder, and C gives that up as soon
 // as it passes the handle back to Go for anything that could take another.
 //
+// Go also writes the decision down for C to replay on the next tensor of
+// the same layout (ext.h, "Host imports C replays"; hostLayouts).
+//
 //export ub_import_host
 func ub_import_host(p C.uintptr_t, versioned C.int, dev *C.ub_dl_device, crelease *C.ub_deleter_call) C.int64_t {
-	e := guarded("ub_import_host", func() (*entry, error) {
+	return importHost("ub_import_host", p, versioned, dev, crelease, true)
+}
+
+// ub_adopt_host is ub_import_host of a tensor C imported by replaying a
+// decision of Go's and held since (a pending array): Go imports it now,
+// with all its checks again, and writes nothing down.
+//
+//export ub_adopt_host
+func ub_adopt_host(p C.uintptr_t, versioned C.int, dev *C.ub_dl_device, crelease *C.ub_deleter_call) C.int64_t {
+	return importHost("ub_adopt_host", p, versioned, dev, crelease, false)
+}
+
+func importHost(where string, p C.uintptr_t, versioned C.int, dev *C.ub_dl_device, crelease *C.ub_deleter_call, remember bool) C.int64_t {
+	e := guarded(where, func() (*entry, error) {
 		e := spare.get()
 		t, err := br.ImportHostManaged(uintptr(p), versioned != 0, e.tensor)
 		if err != nil {
@@ -470,12 +487,56 @@ func ub_import_host(p C.uintptr_t, versioned C.int, dev *C.ub_dl_device, creleas
 		fn, arg := foreignDeleter(t)
 		crelease.fn, crelease.arg = C.uintptr_t(fn), C.uintptr_t(arg)
 		*e = entry{arr: &t.Array, cReleased: fn != 0, tensor: t, h: e.h}
+		if remember && fn != 0 {
+			hostLayouts.remember(uintptr(p), versioned != 0, t, fn)
+		}
 		return e, nil
 	})
 	if e == nil {
 		return 0
 	}
 	return put(e, dev)
+}
+
+// hostLayouts writes Go's import decisions into ext.c's table
+// (ub_host_layouts), replacing the oldest. Guarded by the GIL.
+var hostLayouts hostLayoutTable
+
+type hostLayoutTable struct{ next int }
+
+// remember writes down that Go accepted the fresh kDLCPU tensor at p (t,
+// imported without a registry) and lets C call deleter: every field
+// Import read but the data pointer, from Go's own copy of shape and
+// strides, and the data pointers Go accepts with them (dlpack's
+// acceptedData). A layout of more dimensions than the table holds, or
+// one whose pointers Go must judge one by one, is not written down.
+func (h *hostLayoutTable) remember(p uintptr, versioned bool, t *dlpack.Tensor, deleter uintptr) {
+	lo, hi, ok := acceptedData(t)
+	if !ok || len(t.Shape) > C.UB_HOST_LAYOUT_NDIM {
+		return
+	}
+	var dl *C.ub_dl_tensor
+	l := &C.ub_host_layouts[h.next]
+	h.next = (h.next + 1) % C.UB_HOST_LAYOUTS
+	*l = C.ub_host_layout{deleter: C.uintptr_t(deleter), data_lo: C.uintptr_t(lo), data_hi: C.uintptr_t(hi)}
+	if versioned {
+		m := (*C.ub_dl_managed_versioned)(cmem.Ptr(p))
+		dl = &m.dl_tensor
+		l.versioned, l.version, l.flags = 1, m.version, m.flags
+	} else {
+		dl = &(*C.ub_dl_managed)(cmem.Ptr(p)).dl_tensor
+	}
+	l.device, l.dtype, l.ndim, l.byte_offset = dl.device, dl.dtype, C.int32_t(len(t.Shape)), dl.byte_offset
+	for i, n := range t.Shape {
+		l.shape[i] = C.int64_t(n)
+	}
+	if t.Strides != nil {
+		l.has_strides = 1
+		for i, n := range t.Strides {
+			l.strides[i] = C.int64_t(n)
+		}
+	}
+	l.used = 1
 }
 
 // ub_from_dlpack_result is the rest of from_dlpack(x) after ext.c's fast
@@ -880,11 +941,15 @@ func ub_stats() C.uintptr_t {
 	return call("ub_stats", func(g *pybridge.GIL) (pybridge.Object, error) {
 		finishCReleases(0) // the counts include the releases C made
 		s := exportledger.Read()
-		return br.FromGo(g, map[string]any{"live_exports": s.LiveExports, "live_imports": s.LiveImports,
+		// C's pending arrays (ext.h, "Host imports C replays") are imports
+		// Go has not seen, and their releases C's.
+		return br.FromGo(g, map[string]any{"live_exports": s.LiveExports,
+			"live_imports":  s.LiveImports + int64(C.ub_host_pending),
 			"stray_deletes": s.StrayDeletes, "handles": counts.live, "panics": s.Panics,
 			"exchange_exports": exportledger.ExchangeExports(), "exchange_imports": br.ExchangeImports(),
 			"gated_callbacks": boundary.Gated(), "dlpack_calls_into_go": counts.dlpackCalls,
-			"c_releases": counts.cReleases, "go_heap_allocs": heapAllocs()})
+			"c_releases": counts.cReleases + int64(C.ub_host_pending_releases),
+			"c_imports":  int64(C.ub_host_replays), "go_heap_allocs": heapAllocs()})
 	})
 }
 

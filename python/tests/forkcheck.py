@@ -59,9 +59,15 @@ def parent_objects():
     for _ in range(DROPS):
         drop.append(host.__dlpack__(max_version=(1, 0), copy=True))  # Go capsule: gated destructor
         drop.append(np.from_dlpack(GoCapsule(host)))  # numpy holds a Go tensor: gated deleter
-        drop.append(ub.from_dlpack(np.arange(2.0)))  # an Array: its dealloc skips Go
+        held = ub.from_dlpack(np.arange(2.0))
+        assert held.shape == (2,)  # now Go holds it too
+        drop.append(held)  # an Array with Go state: its dealloc skips Go
+    # Arrays C imported by replaying Go's decision, which Go never saw: in a
+    # child their deallocator calls numpy's deleter, which needs no Go.
+    src = np.arange(6.0)
+    pending = [ub.from_dlpack(src) for _ in range(DROPS)]
     # dpctl is not fork-safe either: its objects are never dropped in a child.
-    return {"keep": [q, x], "drop": drop, "x": x}
+    return {"keep": [q, x], "drop": drop, "x": x, "src": src, "pending": pending}
 
 
 def _exchange(fn, arr):
@@ -118,6 +124,13 @@ def use_in_forked_child(objs):
     print("child: dropped %d objects made in the parent; %d releases skipped Go" % (n, skipped), flush=True)
     if skipped < 3 * DROPS:  # each round: a Go capsule, a Go tensor in numpy, an Array
         problems.append("only %d releases were kept out of Go" % skipped)
+    r0 = sys.getrefcount(objs["src"])
+    objs["pending"].clear()
+    gc.collect()
+    released = r0 - sys.getrefcount(objs["src"])
+    print("child: %d arrays Go never saw released numpy's memory" % released, flush=True)
+    if released < DROPS - 1:  # all but the first import, which Go made
+        problems.append("only %d of %d arrays Go never saw released numpy's memory" % (released, DROPS))
     return problems
 
 

@@ -52,6 +52,13 @@ CASES = {
     # kDLCPU capsule (ub_import_host) or does the rest (ub_from_dlpack_result).
     "ub_import_host": "raises_panic('ub_import_host', lambda: ub.from_dlpack(np.arange(2.0)))",
     # A host producer from before DLPack 1.0 refuses max_version: Go retries.
+    # A pending array (ext.h, "Host imports C replays": h's layout is in
+    # Go's table): Go imports it at its first use, and again after a panic.
+    "ub_adopt_host": textwrap.dedent("""
+        a = ub.from_dlpack(np.arange(4.0))
+        raises_panic('ub_adopt_host', lambda: a.shape)
+        assert a.shape == (4,) and np.from_dlpack(a).tolist() == [0.0, 1.0, 2.0, 3.0]
+        """),
     "ub_from_dlpack_result": textwrap.dedent("""
         class Old:
             def __dlpack__(self, stream=None): return np.arange(2.0).__dlpack__()
