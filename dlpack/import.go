@@ -382,18 +382,33 @@ func acceptedData(byteOffset uint64, win usm.Window) (lo, hi uintptr, ok bool) {
 	return uintptr(first), uintptr(last), true
 }
 
-// hostAcceptedData is acceptedData of an imported tensor's layout, as the
-// producer gave it (byte_offset, and the window from element 0). It holds
-// only for an import made without a registry, where nothing else depends
-// on the pointer.
-func (t *Tensor) hostAcceptedData() (lo, hi uintptr, ok bool) {
+// hostAcceptedData is acceptedData for a box of layouts: every tensor equal
+// to t (imported without a registry, where nothing else depends on the
+// pointer) but for its shape, which may be any elementwise 0..caps[i].
+// Window is monotone in each extent with the strides fixed (every product
+// and sum it checks shrinks in magnitude, and a zero extent counts as one
+// there), so the window of caps holds each such tensor's window, and
+// acceptedData of a larger window is a sub-range of a smaller one's: the
+// pointers returned are accepted for the whole box. FuzzHostAcceptedData
+// holds this to Import's own checks. ok is false when caps is not a box
+// around t's shape or when Window refuses caps.
+func (t *Tensor) hostAcceptedData(caps []int64) (lo, hi uintptr, ok bool) {
+	if len(caps) != len(t.Shape) {
+		return 0, 0, false
+	}
+	for i, c := range caps {
+		if c < t.Shape[i] || c < 1 {
+			return 0, 0, false
+		}
+	}
 	var bo uint64
 	if t.m.versioned {
 		bo = t.m.versionedView().DLTensor.ByteOffset
 	} else {
 		bo = t.m.legacyView().DLTensor.ByteOffset
 	}
-	win, err := t.Window()
+	box := usm.Interface{Shape: caps, Strides: t.Strides, Offset: t.Offset, Typestr: t.Typestr}
+	win, err := box.Window()
 	if err != nil {
 		return 0, 0, false
 	}

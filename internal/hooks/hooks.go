@@ -63,11 +63,11 @@ var (
 	// in Go), for deciding at import whether C may release the tensor.
 	ForeignDeleter any
 
-	// AcceptedData is func(*dlpack.Tensor) (lo, hi uintptr, ok bool): for
-	// a tensor imported without a registry, the producer data pointers
-	// (lo..hi inclusive) at which Import would accept the same layout
-	// (every other field equal), so that the extension's C half can
-	// replay the decision for the next tensor of that layout; ok false:
-	// none, or Go must decide each time.
+	// AcceptedData is func(t *dlpack.Tensor, caps []int64) (lo, hi
+	// uintptr, ok bool): for a tensor imported without a registry, the
+	// producer data pointers (lo..hi inclusive) at which Import accepts
+	// every tensor equal to t but for a shape elementwise in 0..caps, so
+	// that the extension's C half can replay the decision for the next
+	// such tensor; ok false: Go must decide each time.
 	AcceptedData any
 )

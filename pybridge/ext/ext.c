@@ -903,10 +903,11 @@ static int host_producer(PyObject *x)
  * rest of Go's FromDLPack, which decides. */
 static int64_t from_dlpack_rest(PyObject *x, PyObject *cap, ub_dl_device *dev);
 
-/* host_layout_of finds the decision Go wrote down for a tensor equal to
- * the one at p in every field Import reads, with a data pointer in the
- * range Go accepts for it (ext.h, "Host imports C replays"); NULL when
- * there is none, and Go decides. */
+/* host_layout_of finds the decision Go wrote down for a box that holds
+ * the tensor at p: equal in every field Import reads but the data pointer
+ * and the shape, each extent in 0..shape_max, and the data pointer in the
+ * range Go accepts for the box (ext.h, "Host imports C replays"); NULL
+ * when there is none, and Go decides. */
 static const ub_host_layout *host_layout_of(void *p, int versioned)
 {
 	const ub_dl_tensor *t;
@@ -939,8 +940,12 @@ static const ub_host_layout *host_layout_of(void *p, int versioned)
 			    l->flags != m->flags)
 				continue;
 		}
-		if (ndim > 0 && (memcmp(l->shape, t->shape, dims) != 0 ||
-				 (t->strides != NULL && memcmp(l->strides, t->strides, dims) != 0)))
+		if (t->strides != NULL && ndim > 0 && memcmp(l->strides, t->strides, dims) != 0)
+			continue;
+		int32_t i = 0;
+		while (i < ndim && (uint64_t)t->shape[i] <= (uint64_t)l->shape_max[i]) /* a negative extent is out */
+			i++;
+		if (i < ndim)
 			continue;
 		return l;
 	}

@@ -161,10 +161,12 @@ extern int32_t ub_nreleased;
 /*
  * Host imports C replays. When Go accepts a fresh kDLCPU tensor in
  * ub_import_host and lets C call its producer's deleter, it also writes
- * down the decision (ub_host_layouts): every field Import read except the
- * data pointer, with the data pointers it accepts for that layout
- * (data_lo..data_hi, from dlpack's own checks). from_dlpack's fast path
- * then compares the next tensor with these; an equal one is Go's decision
+ * down the decision (ub_host_layouts) for a box of tensors around it: every
+ * field Import read but the data pointer and the shape, a bound for each
+ * extent (0..shape_max[i]), and the data pointers Import accepts for every
+ * shape in the box (data_lo..data_hi, from dlpack's own checks, which hold
+ * for the whole box: hooks.AcceptedData). from_dlpack's fast path then
+ * compares the next tensor with these; one inside a box is Go's decision
  * again, and C makes the array without entering Go. Such an array is
  * "pending": it has no handle, C holds the tensor and the deleter Go
  * approved, and its deallocator calls that deleter once. The first use
@@ -187,7 +189,7 @@ typedef struct {
 	ub_dl_dtype dtype;
 	int32_t ndim;         /* at most UB_HOST_LAYOUT_NDIM */
 	int32_t has_strides;  /* 0: strides NULL */
-	int64_t shape[UB_HOST_LAYOUT_NDIM];
+	int64_t shape_max[UB_HOST_LAYOUT_NDIM]; /* each extent may be 0..shape_max[i] */
 	int64_t strides[UB_HOST_LAYOUT_NDIM];
 	uint64_t byte_offset;
 	uintptr_t data_lo, data_hi; /* the data pointers Go accepts, inclusive */

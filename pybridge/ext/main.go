@@ -26,6 +26,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"runtime/metrics"
 	"strconv"
 	"unsafe"
@@ -48,7 +49,7 @@ func main() {}
 var (
 	releaseDeferred = hooks.ReleaseDeferred.(func(*dlpack.Tensor) (uintptr, uintptr))
 	foreignDeleter  = hooks.ForeignDeleter.(func(*dlpack.Tensor) (uintptr, uintptr))
-	acceptedData    = hooks.AcceptedData.(func(*dlpack.Tensor) (uintptr, uintptr, bool))
+	acceptedData    = hooks.AcceptedData.(func(*dlpack.Tensor, []int64) (uintptr, uintptr, bool))
 )
 
 // entry is one usmbridge.Array's Go state; the C object holds its handle.
@@ -505,30 +506,37 @@ var hostLayouts hostLayoutTable
 type hostLayoutTable struct{ next int }
 
 // remember writes down that Go accepted the fresh kDLCPU tensor at p (t,
-// imported without a registry) and lets C call deleter: every field
-// Import read but the data pointer, from Go's own copy of shape and
-// strides, and the data pointers Go accepts with them (dlpack's
-// acceptedData). A layout of more dimensions than the table holds, or
-// one whose pointers Go must judge one by one, is not written down.
+// imported without a registry) and lets C call deleter, for a box of
+// tensors around it (hostBox): every field Import read but the data
+// pointer and the shape, from Go's own copy of the strides, a bound for
+// each extent, and the data pointers Import accepts for every shape in
+// the box. A layout of more dimensions than the table holds, or one
+// whose pointers Go must judge one by one, is not written down.
 func (h *hostLayoutTable) remember(p uintptr, versioned bool, t *dlpack.Tensor, deleter uintptr) {
-	lo, hi, ok := acceptedData(t)
-	if !ok || len(t.Shape) > C.UB_HOST_LAYOUT_NDIM {
+	if len(t.Shape) > C.UB_HOST_LAYOUT_NDIM {
 		return
 	}
 	var dl *C.ub_dl_tensor
+	if versioned {
+		dl = &(*C.ub_dl_managed_versioned)(cmem.Ptr(p)).dl_tensor
+	} else {
+		dl = &(*C.ub_dl_managed)(cmem.Ptr(p)).dl_tensor
+	}
+	var caps [C.UB_HOST_LAYOUT_NDIM]int64
+	lo, hi, ok := hostBox(t, uintptr(dl.data), caps[:len(t.Shape)])
+	if !ok {
+		return
+	}
 	l := &C.ub_host_layouts[h.next]
 	h.next = (h.next + 1) % C.UB_HOST_LAYOUTS
 	*l = C.ub_host_layout{deleter: C.uintptr_t(deleter), data_lo: C.uintptr_t(lo), data_hi: C.uintptr_t(hi)}
 	if versioned {
 		m := (*C.ub_dl_managed_versioned)(cmem.Ptr(p))
-		dl = &m.dl_tensor
 		l.versioned, l.version, l.flags = 1, m.version, m.flags
-	} else {
-		dl = &(*C.ub_dl_managed)(cmem.Ptr(p)).dl_tensor
 	}
 	l.device, l.dtype, l.ndim, l.byte_offset = dl.device, dl.dtype, C.int32_t(len(t.Shape)), dl.byte_offset
-	for i, n := range t.Shape {
-		l.shape[i] = C.int64_t(n)
+	for i, n := range caps[:len(t.Shape)] {
+		l.shape_max[i] = C.int64_t(n)
 	}
 	if t.Strides != nil {
 		l.has_strides = 1
@@ -537,6 +545,32 @@ func (h *hostLayoutTable) remember(p uintptr, versioned bool, t *dlpack.Tensor, 
 		}
 	}
 	l.used = 1
+}
+
+// hostBoxScales are the factors hostBox tries for the bound of each
+// extent, largest first: a box that holds arrays of up to 2^20 times the
+// first one's extents covers a producer whose sizes vary, and the window of
+// a larger box only narrows the pointers accepted, so each is tried
+// against the pointer in hand.
+var hostBoxScales = [...]uint{20, 8, 0}
+
+// hostBox fills caps (one per dimension of t) with the largest box whose
+// accepted pointers (dlpack's, hooks.AcceptedData) still include data, the
+// producer's pointer of t, and returns those pointers.
+func hostBox(t *dlpack.Tensor, data uintptr, caps []int64) (lo, hi uintptr, ok bool) {
+	for _, k := range hostBoxScales {
+		for i, n := range t.Shape {
+			n = max(n, 1)
+			if n <= math.MaxInt64>>k {
+				n <<= k
+			}
+			caps[i] = n
+		}
+		if lo, hi, ok = acceptedData(t, caps); ok && lo <= data && data <= hi {
+			return lo, hi, true
+		}
+	}
+	return 0, 0, false
 }
 
 // ub_from_dlpack_result is the rest of from_dlpack(x) after ext.c's fast

@@ -105,12 +105,36 @@ def test_legacy_capsules_replay_too():
     assert np.from_dlpack(b).tolist() == x.tolist()
 
 
+def test_sizes_that_vary_replay():
+    """Go's decision covers a box of extents around the tensor it judged
+    (up to 2^20 times each), so a producer whose sizes vary stays in C."""
+    ub.from_dlpack(np.zeros((3, 5), dtype=np.uint32))
+    n0 = replays()
+    for n in range(0, 200, 7):
+        x = np.arange(n * 5, dtype=np.uint32).reshape(n, 5)
+        a = ub.from_dlpack(x)
+        assert a.shape == (n, 5) and np.from_dlpack(a).tolist() == x.tolist()
+    assert replays() - n0 == len(range(0, 200, 7))
+
+
+def test_outside_the_box_go_decides():
+    """An extent beyond the box is Go's to judge (host memory has no extent
+    Go could check, so it takes the tensor as given)."""
+    x = np.arange(8.0)
+    ub.from_dlpack(x), ub.from_dlpack(x)
+    n0 = replays()
+    a = ub.from_dlpack(Reshaped(x, 8 << 21))
+    assert replays() == n0
+    assert a.shape == (8 << 21,)
+
+
 def test_more_layouts_than_the_table_holds():
-    xs = [np.arange(n, dtype=np.float64) for n in range(1, 21)]
+    dtypes = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16"]
+    xs = [np.arange(n, dtype=d) for d in dtypes for n in (3, 4)]
     for _ in range(3):
         for x in xs:
             a = ub.from_dlpack(x)
-            assert a.shape == x.shape
+            assert a.shape == x.shape and np.dtype(a.dtype) == x.dtype
             assert np.from_dlpack(a).tolist() == x.tolist()
 
 
@@ -140,6 +164,21 @@ class Tampered:
     def __dlpack__(self, **kw):
         cap = self.x.__dlpack__(**kw)
         _Managed.from_address(_get_pointer(cap, b"dltensor_versioned")).dl_tensor.data = self.data
+        return cap
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+class Reshaped:
+    """numpy's capsule with its first extent rewritten (never read)."""
+
+    def __init__(self, x, n):
+        self.x, self.n = x, n
+
+    def __dlpack__(self, **kw):
+        cap = self.x.__dlpack__(**kw)
+        _Managed.from_address(_get_pointer(cap, b"dltensor_versioned")).dl_tensor.shape[0] = self.n
         return cap
 
     def __dlpack_device__(self):
