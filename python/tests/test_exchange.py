@@ -327,3 +327,31 @@ def test_a_class_that_gains_a_table_is_seen():
     P.__dlpack_c_exchange_api__ = ub.Array.__dlpack_c_exchange_api__
     with pytest.raises(TypeError, match="expected a usmbridge.Array"):
         ub.from_dlpack(P())
+
+
+def test_a_table_added_to_a_type_later_is_seen():
+    """from_dlpack's fast path remembers the last type it found without a
+    table while the type's version tag holds; a table set on the type (or
+    a base) afterwards is read on the next call."""
+    base = np.arange(4.0)
+
+    class Base:
+        pass
+
+    class P(Base):
+        def __dlpack__(self, **kw):
+            return base.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    for _ in range(3):
+        assert ub.from_dlpack(P()).shape == (4,)
+    Base.__dlpack_c_exchange_api__ = "dlpack_exchange_api"  # on the base: P's tag changes too
+    with pytest.raises(TypeError, match="neither"):
+        ub.from_dlpack(P())
+    del Base.__dlpack_c_exchange_api__
+    assert ub.from_dlpack(P()).shape == (4,)
+    P.__c_dlpack_exchange_api__ = "not an int"
+    with pytest.raises(TypeError):
+        ub.from_dlpack(P())
