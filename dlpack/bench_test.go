@@ -100,8 +100,13 @@ func BenchmarkImportReleaseForeignDeleter(b *testing.B) {
 // package per call (ImportOptions.Reuse). The tensor has no deleter, so
 // the loop measures Import's checks and bookkeeping alone.
 func BenchmarkImportHostReuse(b *testing.B) {
+	b.Run("1d", func(b *testing.B) { benchImportHostReuse(b, []int64{4}, []int64{1}) })
+	b.Run("5d", func(b *testing.B) { benchImportHostReuse(b, []int64{2, 2, 2, 2, 2}, []int64{16, 8, 4, 2, 1}) })
+}
+
+func benchImportHostReuse(b *testing.B, shape, strides []int64) {
 	buf := benchHostBuf(b)
-	fo := foreign{versioned: true, major: 1, data: buf, device: cpuDev(), ndim: 1, dtype: f32, shape: []int64{4}, strides: []int64{1}, noDeleter: true}
+	fo := foreign{versioned: true, major: 1, data: buf, device: cpuDev(), ndim: int32(len(shape)), dtype: f32, shape: shape, strides: strides, noDeleter: true}
 	m, _ := fo.build(b)
 	b.Cleanup(func() { freeUndeleted(m) })
 	var t *dlpack.Tensor

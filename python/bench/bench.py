@@ -45,6 +45,17 @@ def row_from_dlpack_numpy():
     return "`numpy.from_dlpack(numpy)`", lambda: np.from_dlpack(h), lambda: ub.from_dlpack(h)
 
 
+def row_from_dlpack_varying():
+    """Arrays of 16 lengths in turn, the same for both sides."""
+    import itertools
+    import numpy as np
+    import usmbridge as ub
+    xs = [np.arange(n, dtype=np.float32) for n in range(1000, 1016)]
+    peer_next, ours_next = itertools.cycle(xs).__next__, itertools.cycle(xs).__next__
+    return ("`numpy.from_dlpack(numpy)`", lambda: np.from_dlpack(peer_next()),
+            lambda: ub.from_dlpack(ours_next()))
+
+
 def row_numpy_of_ours():
     import numpy as np
     import usmbridge as ub
@@ -78,6 +89,7 @@ def row_asarray():
 
 PY_ROWS = {
     "from_dlpack": ("`usmbridge.from_dlpack(numpy array)`", row_from_dlpack_numpy),
+    "from_dlpack_sizes": ("`usmbridge.from_dlpack(numpy array)`, 16 sizes in turn", row_from_dlpack_varying),
     "numpy_import": ("`numpy.from_dlpack` of our export", row_numpy_of_ours),
     "suai": ("`__sycl_usm_array_interface__` produced", row_suai),
     "dpt_from_dlpack": ("`dpnp.tensor.from_dlpack` of our array", row_dpt_from_dlpack),
