@@ -864,15 +864,17 @@ static int32_t dl_device_type(void *p, int versioned)
 
 #define UB_DL_CPU 1
 
+/* The last type host_producer found without a DLPack C exchange table, and
+ * its version tag then. */
+static PyTypeObject *no_exchange_type; /* borrowed: compared, never used */
+static unsigned int no_exchange_tag;
+
 /* host_producer: x's type offers no DLPack C exchange table (Go's
  * from_dlpack takes that first) and x.__dlpack_device__() is (kDLCPU, id):
  * the one case from_dlpack_fast may take. For a kDLOneAPI producer Go's
  * from_dlpack passes the consumer's queue as the stream, which C does not
  * make. Anything else, an exception included, is left to Go's from_dlpack,
  * which decides and reports with all its rules. */
-static PyTypeObject *no_exchange_type; /* borrowed: compared, never used */
-static unsigned int no_exchange_tag;
-
 static int host_producer(PyObject *x)
 {
 	PyTypeObject *t = Py_TYPE(x);
@@ -909,11 +911,11 @@ static int host_producer(PyObject *x)
  * with the keyword Go asks for, the capsule's name) are made here, and Go
  * is entered once with what they gave: with a fresh capsule of a kDLCPU
  * tensor, ub_import_host imports it (Go's checks) and C renames the capsule
- * used_* only if that succeeded, unless Go has accepted an equal tensor
+ * used_* only if that succeeded, unless Go has accepted such a tensor
  * before (host_layout_of): then C replays that decision and Go is not
- * entered at all (ext.h, "Host imports C replays"); anything else (no producer, an exception,
- * a capsule of another name or device) goes to ub_from_dlpack_result, the
- * rest of Go's FromDLPack, which decides. */
+ * entered at all (ext.h, "Host imports C replays"); anything else (no
+ * producer, an exception, a capsule of another name or device) goes to
+ * ub_from_dlpack_result, the rest of Go's FromDLPack, which decides. */
 static int64_t from_dlpack_rest(PyObject *x, PyObject *cap, ub_dl_device *dev);
 
 /* host_layout_of finds the decision Go wrote down for a box that holds
@@ -956,12 +958,11 @@ static const ub_host_layout *host_layout_of(void *p, int versioned)
 		}
 		if (t->strides != NULL && ndim > 0 && memcmp(l->strides, t->strides, dims) != 0)
 			continue;
-		int32_t i = 0;
-		while (i < ndim && (uint64_t)t->shape[i] <= (uint64_t)l->shape_max[i]) /* a negative extent is out */
-			i++;
-		if (i < ndim)
-			continue;
-		return l;
+		int32_t d = 0;
+		while (d < ndim && (uint64_t)t->shape[d] <= (uint64_t)l->shape_max[d]) /* a negative extent is out */
+			d++;
+		if (d == ndim)
+			return l;
 	}
 	return NULL;
 }

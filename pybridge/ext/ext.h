@@ -170,10 +170,10 @@ extern int32_t ub_nreleased;
  * again, and C makes the array without entering Go. Such an array is
  * "pending": it has no handle, C holds the tensor and the deleter Go
  * approved, and its deallocator calls that deleter once. The first use
- * that needs Go (any property, an export, the SUAI) imports the tensor
- * into Go then (ub_adopt_host), with all of Go's checks again: a producer
- * that changed its tensor in between gets Go's error there, never a view
- * of what it changed. Anything not in the table goes to Go, which decides.
+ * that needs Go (any property, an export, the SUAI, the C exchange table)
+ * imports the tensor into Go then (ub_adopt_host), with all of Go's checks
+ * again: a producer that changed its tensor in between gets Go's error
+ * there, never a view of what it changed. Anything not in the table goes to Go, which decides.
  * Go writes the table, C reads it, both only with the GIL held.
  */
 #define UB_HOST_LAYOUTS 8
