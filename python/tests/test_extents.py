@@ -1,11 +1,11 @@
 """No byte outside the producer's allocation reaches a consumer: windows
 of dpctl/dpnp memory on opencl:cpu are measured against the allocation
 (through the OpenCL context under dpctl's SYCL context)."""
-import ctypes
 
 import numpy as np
 import pytest
 import usmbridge as ub
+from dlstructs import versioned_of
 
 dpctl = pytest.importorskip("dpctl")
 dpt = pytest.importorskip("dpnp.tensor")
@@ -87,24 +87,6 @@ def test_exact_fits_read_the_right_bytes(q, shared, form, shape, strides, offset
     assert np.from_dlpack(Host()).tolist() == want
 
 
-# DLManagedTensorVersioned: version, manager_ctx, deleter, flags, then the
-# DLTensor: data, device, ndim, dtype, shape, strides, byte_offset.
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
-                ("ndim", ctypes.c_int32), ("dtype", ctypes.c_uint32), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
-
-
-class _Managed(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32 * 2), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p),
-                ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
-
-
-_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_get_pointer.restype = ctypes.c_void_p
-_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-
-
 class Tampered:
     """dpnp's own kDLOneAPI export with the DLTensor rewritten, as a hostile
     or buggy producer would send it."""
@@ -114,7 +96,7 @@ class Tampered:
 
     def __dlpack__(self, **kw):
         cap = self.x.__dlpack__(max_version=(1, 0))
-        t = _Managed.from_address(_get_pointer(cap, b"dltensor_versioned")).dl_tensor
+        t = versioned_of(cap).dl_tensor
         t.byte_offset, t.shape[0], t.strides[0] = self.edit
         return cap
 

@@ -11,7 +11,6 @@ producer that changes its tensor after the import, and exactly one call of
 the deleter either way.
 
 Cases that can free memory under a live view run in a fresh interpreter."""
-import ctypes
 import os
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import numpy as np
 import pytest
 
 import usmbridge as ub
+from dlstructs import versioned_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -138,22 +138,6 @@ def test_more_layouts_than_the_table_holds():
             assert np.from_dlpack(a).tolist() == x.tolist()
 
 
-_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_get_pointer.restype = ctypes.c_void_p
-_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
-                ("ndim", ctypes.c_int32), ("dtype", ctypes.c_uint32), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
-
-
-class _Managed(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32 * 2), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p),
-                ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
-
-
 class Tampered:
     """numpy's own capsule (its C deleter) with the DLTensor's data pointer
     rewritten, as a buggy producer would send it."""
@@ -163,7 +147,7 @@ class Tampered:
 
     def __dlpack__(self, **kw):
         cap = self.x.__dlpack__(**kw)
-        _Managed.from_address(_get_pointer(cap, b"dltensor_versioned")).dl_tensor.data = self.data
+        versioned_of(cap).dl_tensor.data = self.data
         return cap
 
     def __dlpack_device__(self):
@@ -178,7 +162,7 @@ class Reshaped:
 
     def __dlpack__(self, **kw):
         cap = self.x.__dlpack__(**kw)
-        _Managed.from_address(_get_pointer(cap, b"dltensor_versioned")).dl_tensor.shape[0] = self.n
+        versioned_of(cap).dl_tensor.shape[0] = self.n
         return cap
 
     def __dlpack_device__(self):
@@ -208,7 +192,7 @@ sys.path.insert(0, %r)
 sys.path.insert(0, %r)
 import numpy as np
 import usmbridge as ub
-from test_replay import _Managed, _get_pointer
+from dlstructs import versioned_of
 
 def refs(x):
     return sys.getrefcount(x)
@@ -219,7 +203,7 @@ class Kept:
         self.x = x
     def __dlpack__(self, **kw):
         cap = self.x.__dlpack__(**kw)
-        self.m = _Managed.from_address(_get_pointer(cap, b"dltensor_versioned"))
+        self.m = versioned_of(cap)
         return cap
     def __dlpack_device__(self):
         return (1, 0)
