@@ -516,9 +516,14 @@ func (h *hostLayoutTable) remember(p uintptr, versioned bool, t *dlpack.Tensor, 
 	if len(t.Shape) > C.UB_HOST_LAYOUT_NDIM {
 		return
 	}
-	var dl *C.ub_dl_tensor
+	var (
+		dl  *C.ub_dl_tensor
+		key = C.ub_host_layout{deleter: C.uintptr_t(deleter)}
+	)
 	if versioned {
-		dl = &(*C.ub_dl_managed_versioned)(cmem.Ptr(p)).dl_tensor
+		m := (*C.ub_dl_managed_versioned)(cmem.Ptr(p))
+		dl = &m.dl_tensor
+		key.versioned, key.version, key.flags = 1, m.version, m.flags
 	} else {
 		dl = &(*C.ub_dl_managed)(cmem.Ptr(p)).dl_tensor
 	}
@@ -527,13 +532,10 @@ func (h *hostLayoutTable) remember(p uintptr, versioned bool, t *dlpack.Tensor, 
 	if !ok {
 		return
 	}
+	key.data_lo, key.data_hi = C.uintptr_t(lo), C.uintptr_t(hi)
 	l := &C.ub_host_layouts[h.next]
 	h.next = (h.next + 1) % C.UB_HOST_LAYOUTS
-	*l = C.ub_host_layout{deleter: C.uintptr_t(deleter), data_lo: C.uintptr_t(lo), data_hi: C.uintptr_t(hi)}
-	if versioned {
-		m := (*C.ub_dl_managed_versioned)(cmem.Ptr(p))
-		l.versioned, l.version, l.flags = 1, m.version, m.flags
-	}
+	*l = key
 	l.device, l.dtype, l.ndim, l.byte_offset = dl.device, dl.dtype, C.int32_t(len(t.Shape)), dl.byte_offset
 	for i, n := range caps[:len(t.Shape)] {
 		l.shape_max[i] = C.int64_t(n)
