@@ -1,7 +1,6 @@
 package dlpack
 
 import (
-	"runtime"
 	"strconv"
 	"unsafe"
 
@@ -292,20 +291,8 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 	return t, nil
 }
 
-// maxUserAddress bounds the bytes a tensor may touch: no process memory
-// lies above it (x86-64 user space ends below 2^47, or 2^56 with 5-level
-// paging; arm64 below 2^52), so a window reaching past it (byte_offset
-// 2^63, say) can only fault in the consumer, or alias through ignored
-// tag bits. Other architectures are bounded by wrap-around alone.
-var maxUserAddress = func() uint64 {
-	switch runtime.GOARCH {
-	case "amd64":
-		return 1 << 56
-	case "arm64":
-		return 1 << 52
-	}
-	return uint64(^uintptr(0))
-}()
+// maxUserAddress bounds the bytes a tensor may touch (dlabi.MaxUserAddress).
+var maxUserAddress = dlabi.MaxUserAddress
 
 // placement is the verdict of the checks on where a tensor's bytes lie,
 // given the producer's data pointer: placedOK, or the first check failed.

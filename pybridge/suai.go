@@ -462,9 +462,30 @@ func (g *GIL) suaiAttrError(obj Object) error {
 	a := g.api()
 	if a.ErrGivenMatches(a.ErrOccurred(), a.Exc["AttributeError"]) {
 		a.ErrClear()
-		return errkind.New(errNoSUAIAttrKind, "pybridge.ReadSUAI", "argument of type "+g.objTypeName(obj)+" does not expose `__sycl_usm_array_interface__`")
+		return g.noSUAIError(obj)
 	}
 	return g.fetch("pybridge.ReadSUAI")
+}
+
+// noSUAIError is the error for an object without the attribute: a
+// ValueError, as dpctl raises.
+func (g *GIL) noSUAIError(obj Object) error {
+	return errkind.New(errNoSUAIAttrKind, "pybridge.ReadSUAI", "argument of type "+g.objTypeName(obj)+" does not expose `__sycl_usm_array_interface__`")
+}
+
+// readSUAIDictOf is readSUAI for a caller that read obj's attribute itself:
+// d (whose reference it takes over) is the attribute's value.
+func (g *GIL) readSUAIDictOf(obj, d Object) (*suaiDict, error) {
+	if !g.api().HasFlag(d.p, pyapi.TPFlagsDictSubclass) {
+		g.api().DecRef(d.p)
+		return nil, g.notASUAIDict(obj)
+	}
+	s, err := g.readSUAIDict(d.p)
+	if err != nil {
+		return nil, err
+	}
+	s.obj = obj.p
+	return s, nil
 }
 
 func (g *GIL) notASUAIDict(obj Object) error {
