@@ -213,17 +213,16 @@ func ubx_go_release(h C.int64_t) {
 	}
 }
 
-// arrayOf is the Go array of a view: its Go state, or (host memory C
-// imported) an array over it whose Owner holds the C Array self, released
-// by the caller.
+// arrayOf is the Go array of a C Array (its view v, the object self) for
+// an export or a property: its Go state's array, or an array over the
+// host memory C imported, with an Owner that holds self, which keeps
+// everything the array needs alive (its base, its Go state). The caller
+// calls release when done (an export retained the Owner for itself).
 func arrayOf(g *pybridge.GIL, v *view, self unsafe.Pointer) (arr *usm.Array, release func(), err error) {
-	if v.handle != 0 {
-		if st := handles.get(v.handle); st != nil {
-			return st.arr, func() {}, nil
-		}
-	}
 	arr = new(usm.Array)
-	if err := fillArray(arr, v); err != nil {
+	if st := handles.get(v.handle); v.handle != 0 && st != nil {
+		*arr = *st.arr
+	} else if err := fillArray(arr, v); err != nil {
 		return nil, nil, err
 	}
 	owner := g.Hold(pybridge.UnsafeObject(uintptr(self)))

@@ -406,11 +406,15 @@ static int c_contiguous(const ubx_view *v)
 
 static PyObject *array_shape(Array *a, void *unused)
 {
+	if (forked())
+		return NULL;
 	return dims_tuple(a->v.t.shape, a->v.t.ndim);
 }
 
 static PyObject *array_ndim(Array *a, void *unused)
 {
+	if (forked())
+		return NULL;
 	return PyLong_FromLong(a->v.t.ndim);
 }
 
@@ -424,25 +428,30 @@ static int64_t array_size_of(const ubx_view *v)
 
 static PyObject *array_size(Array *a, void *unused)
 {
+	if (forked())
+		return NULL;
 	return PyLong_FromLongLong(array_size_of(&a->v));
 }
 
 static PyObject *array_itemsize(Array *a, void *unused)
 {
+	if (forked())
+		return NULL;
 	return PyLong_FromLongLong(itemsize_of(&a->v));
 }
 
 static PyObject *array_nbytes(Array *a, void *unused)
 {
+	if (forked())
+		return NULL;
 	return PyLong_FromLongLong(array_size_of(&a->v) * itemsize_of(&a->v));
 }
 
-/* strides in elements, as dpctl's usm_ndarray gives them; None for a
- * C-contiguous array, as SUAI says. */
+/* strides in elements, as dpctl's usm_ndarray gives them. */
 static PyObject *array_strides(Array *a, void *unused)
 {
-	if (c_contiguous(&a->v))
-		Py_RETURN_NONE;
+	if (forked())
+		return NULL;
 	return dims_tuple(a->v.t.strides, a->v.t.ndim);
 }
 
@@ -450,6 +459,8 @@ static PyObject *array_typestr(Array *a, void *unused);
 
 static PyObject *array_usm_type(Array *a, void *unused)
 {
+	if (forked())
+		return NULL;
 	static const char *const kinds[] = {NULL, "host", "device", "shared"};
 	int k = a->v.usm_kind;
 	if (a->v.t.device.device_type != UB_DL_ONEAPI || k < 1 || k > 3)
@@ -461,26 +472,36 @@ static PyObject *array_dlpack_device(Array *a, PyObject *unused);
 
 static PyObject *array_device(Array *a, void *unused)
 {
+	if (forked())
+		return NULL;
 	return array_dlpack_device(a, NULL);
 }
 
 static PyObject *array_data(Array *a, void *unused)
 {
+	if (forked())
+		return NULL;
 	return PyLong_FromUnsignedLongLong((unsigned long long)element0(&a->v));
 }
 
 static PyObject *array_offset(Array *a, void *unused)
 {
+	if (forked())
+		return NULL;
 	return PyLong_FromLongLong((long long)(a->v.t.byte_offset / (uint64_t)itemsize_of(&a->v)));
 }
 
 static PyObject *array_readonly(Array *a, void *unused)
 {
+	if (forked())
+		return NULL;
 	return PyBool_FromLong((a->v.flags & UB_DL_FLAG_READ_ONLY) != 0);
 }
 
 static Py_ssize_t array_len(Array *a)
 {
+	if (forked())
+		return -1;
 	if (a->v.t.ndim == 0) {
 		PyErr_SetString(PyExc_TypeError, "len() of a 0-d array");
 		return -1;
@@ -653,6 +674,8 @@ static PyObject *array_dlpack(Array *a, PyObject *const *args, size_t nargsf, Py
 
 static PyObject *array_dlpack_device(Array *a, PyObject *unused)
 {
+	if (forked())
+		return NULL;
 	if (a->dev_tuple == NULL) {
 		a->dev_tuple = Py_BuildValue("(ii)", (int)a->v.t.device.device_type, (int)a->v.t.device.device_id);
 		if (a->dev_tuple == NULL)
@@ -674,6 +697,8 @@ static PyObject *array_suai(Array *a, void *unused)
 
 static PyObject *array_typestr(Array *a, void *unused)
 {
+	if (forked())
+		return NULL;
 	return (PyObject *)ubx_go_typestr(&a->v);
 }
 
@@ -872,7 +897,7 @@ static PyGetSetDef array_getset[] = {
 	{"itemsize", (getter)array_itemsize, NULL, "Bytes per element.", NULL},
 	{"nbytes", (getter)array_nbytes, NULL, "Bytes of all elements (size * itemsize).", NULL},
 	{"dtype", (getter)array_typestr, NULL, "The element type.", NULL},
-	{"strides", (getter)array_strides, NULL, "Strides in elements; None when C-contiguous.", NULL},
+	{"strides", (getter)array_strides, NULL, "Strides in elements (as dpctl's usm_ndarray gives them).", NULL},
 	{"usm_type", (getter)array_usm_type, NULL,
 	 "'device', 'shared' or 'host' for USM; None for host memory that is not USM.", NULL},
 	{"device", (getter)array_device, NULL, "(DLPack device type, device id).", NULL},
@@ -928,8 +953,8 @@ static int xch_array(void *obj, Array **out)
 		return -1;
 	}
 	if (!is_array(obj)) {
-		PyErr_Format(PyExc_TypeError, "DLPack exchange API: expected an Array of this module, got %.200s",
-			     Py_TYPE((PyObject *)obj)->tp_name);
+		PyErr_Format(PyExc_TypeError, "DLPack exchange API: expected a %.200s, got %.200s",
+			     g_array_type != NULL ? g_array_type->tp_name : "Array", Py_TYPE((PyObject *)obj)->tp_name);
 		return -1;
 	}
 	Array *a = obj;
@@ -1068,9 +1093,13 @@ static ub_dl_exchange_api exchange_api = {
 /* ---- reading arguments ----------------------------------------------------- */
 
 /* type_has reports whether obj's type (or a base) defines name, without
- * calling anything: 1, 0, or -1 with an exception. */
+ * calling anything: 1, 0, or -1 with an exception. A type whose metaclass
+ * is not type may define it on the metaclass (a property that runs code):
+ * 1, so that Go looks it up as the protocols say. */
 static int type_has(PyTypeObject *tp, PyObject *name)
 {
+	if (Py_TYPE(tp) != &PyType_Type)
+		return 1;
 	PyObject *mro = tp->tp_mro;
 	if (mro == NULL || !PyTuple_Check(mro))
 		return 0;
@@ -1089,6 +1118,37 @@ static int type_has(PyTypeObject *tp, PyObject *name)
 		Py_DECREF(d);
 		if (v != NULL)
 			return 1;
+		if (PyErr_Occurred())
+			return -1;
+	}
+	return 0;
+}
+
+/* type_method reports whether tp's class dict (or a base's) holds a
+ * callable name (a function, a method descriptor), so that calling it as a
+ * method does what Go's lookup would: 1, 0 (Go decides: missing, None, a
+ * property), or -1 with an exception. */
+static int type_method(PyTypeObject *tp, PyObject *name)
+{
+	PyObject *mro = tp->tp_mro;
+	if (Py_TYPE(tp) != &PyType_Type || mro == NULL || !PyTuple_Check(mro))
+		return 0;
+	Py_ssize_t n = PyTuple_GET_SIZE(mro);
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyTypeObject *t = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
+#if PY_VERSION_HEX >= 0x030C0000
+		PyObject *d = PyType_GetDict(t);
+#else
+		PyObject *d = t->tp_dict;
+		Py_XINCREF(d);
+#endif
+		if (d == NULL)
+			continue;
+		PyObject *v = PyDict_GetItemWithError(d, name);
+		int callable = v != NULL && PyCallable_Check(v) && !PyType_Check(v);
+		Py_DECREF(d);
+		if (v != NULL)
+			return callable;
 		if (PyErr_Occurred())
 			return -1;
 	}
@@ -1280,7 +1340,7 @@ static int host_producer(PyObject *x)
 		r = type_has(t, s_suai);
 	if (r != 0)
 		return r < 0 ? -1 : 0;
-	if ((r = type_has(t, s_dlpack)) <= 0)
+	if ((r = type_method(t, s_dlpack)) <= 0 || (r = type_method(t, s_dlpack_device)) <= 0)
 		return r;
 	PyObject *dev = PyObject_CallMethodNoArgs(x, s_dlpack_device);
 	if (dev == NULL) {
@@ -1833,7 +1893,7 @@ static int module_exec(PyObject *m)
 
 	static PyType_Spec spec = {
 		.basicsize = sizeof(Array),
-		.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+		.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
 		.slots = array_slots,
 	};
 	spec.name = def->array_name;

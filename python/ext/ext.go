@@ -6,6 +6,8 @@
 package ext
 
 import (
+	"runtime/metrics"
+
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/pybridge"
@@ -35,6 +37,11 @@ func goStats() (pybridge.Object, error) {
 	for k, v := range pybridge.Live() {
 		s[k] = v
 	}
+	// Go heap objects allocated so far (without stopping the world, as
+	// ReadMemStats would): tests bound what a path allocates by its growth.
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+	metrics.Read(sample)
+	s["go_heap_allocs"] = int64(sample[0].Value.Uint64())
 	var o pybridge.Object
 	err := pyext.Python().Do(func(g *pybridge.GIL) error {
 		var err error

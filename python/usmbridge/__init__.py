@@ -67,6 +67,7 @@ def _stats_of(ext):
             "gated_callbacks": g["gated_callbacks"],
             "dlpack_calls_into_go": g["dlpack_calls"],
             "c_imports": c["c_imports"],
+            "go_heap_allocs": g["go_heap_allocs"],
         }
     return _stats
 

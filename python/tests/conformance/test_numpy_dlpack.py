@@ -33,12 +33,6 @@ test_device                                test_device (see below)
 Every numpy case applies; none is left out. Where the standard leaves the
 choice open and usmbridge decided differently from numpy, the test states
 usmbridge's rule and the reason:
-- test_writeable: numpy imports a legacy (unversioned) capsule read-only,
-  since that struct cannot say whether the memory may be written;
-  usmbridge imports it writable, as dpnp.tensor does (and PyTorch, JAX),
-  and refuses to *export* a read-only array as a legacy capsule (numpy's
-  rule, test_readonly), so no read-only array of a producer that follows
-  that rule arrives writable.
 - test_device: numpy's device objects are strings ("cpu"); usmbridge's are
   the DLPack (device_type, device_id) tuples Array.device returns, so
   device="cpu" becomes device=(kDLCPU, 0). A device numpy does not know
@@ -231,8 +225,10 @@ def test_readonly(kind):
 def test_writeable():
     new, old = new_and_old()
     assert not ub.from_dlpack(new).readonly
-    # usmbridge's rule (numpy's is read-only here): see the module docstring.
-    assert not ub.from_dlpack(old).readonly
+    # A legacy capsule cannot say whether the memory may be written: read-only,
+    # as numpy has it (a flag is never dropped, RATIONALE.md).
+    assert ub.from_dlpack(old).readonly
+    assert not np.from_dlpack(old).flags.writeable
 
 
 def test_ndim0(memory):
