@@ -16,7 +16,7 @@ import (
 // counted: the testing package fails any test that raced.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if embedPy != nil && embedPy.dp != nil {
+	if embedPy != nil && embedPy.loadedDpctl() != nil {
 		os.Stdout.Sync()
 		syscall.Exit(code)
 	}

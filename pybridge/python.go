@@ -43,10 +43,9 @@ type Python struct {
 	library string // libpython path (Embedded) or "" (symbols of the process)
 	version string
 
-	dpOnce   sync.Once
-	dp       *Dpctl
-	dpErr    error
-	dpLoaded atomic.Pointer[Dpctl] // dp, once loaded without error
+	dpMu     sync.Mutex
+	dpLoad   *dpctlLoad            // the load under way, if any (under dpMu)
+	dpLoaded atomic.Pointer[Dpctl] // the Dpctl, once a load succeeded
 
 	types cachedTypes
 

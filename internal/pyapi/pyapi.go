@@ -129,7 +129,8 @@ func (a *API) checkLayout() bool {
 
 var excNames = []string{"BaseException", "Exception", "TypeError", "ValueError", "BufferError",
 	"AttributeError", "OverflowError", "MemoryError", "NotImplementedError", "RuntimeError",
-	"KeyError", "IndexError", "ImportError", "ModuleNotFoundError", "StopIteration", "SystemError"}
+	"KeyError", "IndexError", "ImportError", "ModuleNotFoundError", "StopIteration", "SystemError",
+	"RecursionError"}
 
 // Load resolves the symbols from lib (libpython, or the process). Every
 // symbol below is called by pybridge; a missing one is reported with all
