@@ -40,10 +40,11 @@ type Dpctl struct {
 }
 
 type dpDevice struct {
-	ref    uintptr // DPCTLSyclDeviceRef (owned)
-	ctx    uintptr // dpctl's cached context of the device (owned)
-	defCtx uintptr // the platform's default context (owned; 0 if none)
-	usm    bool    // the device can allocate USM (see hasUSM)
+	ref    uintptr     // DPCTLSyclDeviceRef (owned)
+	ctx    uintptr     // dpctl's cached context of the device (owned)
+	defCtx uintptr     // the platform's default context (owned; 0 if none)
+	usm    bool        // the device can allocate USM (see hasUSM)
+	cached *defaultCtx // ctx among Dpctl.ctxs (nil without USM)
 	qOnce  sync.Once
 	q      *dpctlQueue
 	qErr   error
@@ -220,16 +221,18 @@ func (d *Dpctl) enumerate() error {
 		if c == 0 || !d.devs[i].usm {
 			continue // never ask a context without USM about pointers
 		}
-		dup := false
+		var same *defaultCtx
 		for _, o := range d.ctxs {
 			if a.ContextAreEq(o.ref, c) {
-				dup = true
+				same = o
 				break
 			}
 		}
-		if !dup {
-			d.ctxs = append(d.ctxs, &defaultCtx{ref: c})
+		if same == nil {
+			same = &defaultCtx{ref: c}
+			d.ctxs = append(d.ctxs, same)
 		}
+		d.devs[i].cached = same
 	}
 	return nil
 }
@@ -319,6 +322,23 @@ func (d *Dpctl) position(dev uintptr) int {
 func (d *Dpctl) QueryPointer(ptr uintptr) usm.PointerInfo {
 	info, c := d.locate(ptr)
 	if c != nil {
+		info.Base, info.Size = c.native(d).extent(ptr)
+	}
+	return info
+}
+
+// QueryPointerInContextOf is QueryPointer in device's cached context
+// alone, the one a filter selector naming the device binds to
+// (dpctl.SyclQueue(filter) makes its queue there): memory of another
+// context is KindUnknown, and a device without USM knows no pointer.
+// usm.Registry binds filter selectors with it.
+func (d *Dpctl) QueryPointerInContextOf(ptr uintptr, device int) usm.PointerInfo {
+	if device < 0 || device >= len(d.devs) || d.devs[device].cached == nil {
+		return usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
+	}
+	c := d.devs[device].cached
+	info := d.pointerIn(ptr, c.ref)
+	if info.Kind != usm.KindUnknown {
 		info.Base, info.Size = c.native(d).extent(ptr)
 	}
 	return info
