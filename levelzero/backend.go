@@ -180,6 +180,23 @@ func (b *Backend) dev(op string, i int) (*devState, error) {
 	return b.devs[i], nil
 }
 
+// QueryPointerInContextOf is QueryPointer in the context of device's
+// driver alone: memory of another driver's context is KindUnknown.
+// usm.Registry binds a filter selector with it (each driver has its own
+// context here; the devices of one driver share it).
+func (b *Backend) QueryPointerInContextOf(ptr uintptr, device int) usm.PointerInfo {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if device < 0 || device >= len(b.devs) {
+		return usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
+	}
+	info, st := b.locate(ptr)
+	if st == nil || st != b.devs[device].drv {
+		return usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
+	}
+	return info
+}
+
 // locate returns the driver whose context knows ptr, with the pointer's
 // facts; b.mu must be read-locked.
 func (b *Backend) locate(ptr uintptr) (usm.PointerInfo, *drvState) {

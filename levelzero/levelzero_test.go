@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -918,4 +919,58 @@ func TestCloseWhileBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.CloseWhileBusy(t, b, wantDevices()-1)
+}
+
+// A filter selector naming the other device of the driver binds host USM,
+// which belongs to the driver's one context and so to both devices, and
+// refuses device and shared USM of the first device, naming both
+// (RATIONALE.md, "A filter selector binds memory of its device's
+// context"): dpctl would put it on the named device unchecked.
+func TestSelectorOfAnotherDevice(t *testing.T) {
+	b := newBackend(t)
+	if wantDevices() < 2 {
+		t.Logf("%d fake device: nothing to name but the allocating one", wantDevices())
+		return
+	}
+	reg := usm.NewRegistry(b)
+	sels := make([]syclobj.Selector, 2)
+	for i := range sels {
+		var err error
+		sels[i], err = reg.SelectorFor(b, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := b.Devices()
+	for _, kind := range []usm.Kind{usm.KindDevice, usm.KindShared, usm.KindHost} {
+		t.Run(kind.String(), func(t *testing.T) {
+			alloc, err := b.Alloc(0, kind, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { must(t, alloc.Free()) }()
+			in := usm.Interface{Shape: []int64{16}, Typestr: typestr.Float32, Data: alloc.Pointer(), Version: usm.Version1, Syclobj: sels[0]}
+			arr, err := reg.Bind(in)
+			if err != nil || arr.Device != 0 {
+				t.Fatalf("bound with its own device's selector: %+v, %v", arr, err)
+			}
+			in.Syclobj = sels[1]
+			arr, err = reg.Bind(in)
+			if kind == usm.KindHost {
+				if err != nil || arr.Device != 1 || arr.DLDevice != (dlpack.Device{Type: dlpack.OneAPI, ID: 1}) {
+					t.Fatalf("host USM with the other device of its context: %+v, %v; want it on device 1", arr, err)
+				}
+				return
+			}
+			var be *usm.BindingError
+			if !errors.As(err, &be) || !errors.Is(err, usm.ErrValue) {
+				t.Fatalf("%s USM of device 0 named by %v: %+v, %v; want a BindingError", kind, sels[1], arr, err)
+			}
+			for i, sel := range sels {
+				if want := sel.String() + " " + strconv.Quote(names[i].Name); !strings.Contains(err.Error(), want) {
+					t.Errorf("%v does not name %s", err, want)
+				}
+			}
+		})
+	}
 }

@@ -185,6 +185,23 @@ func (b *Backend) QueryPointer(ptr uintptr) usm.PointerInfo {
 	return info
 }
 
+// QueryPointerInContextOf is QueryPointer in the context of device's
+// platform alone: memory of another platform's context is KindUnknown,
+// as it is to that context's runtime. usm.Registry binds a filter selector
+// with it (each platform has its own context here).
+func (b *Backend) QueryPointerInContextOf(ptr uintptr, device int) usm.PointerInfo {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if device < 0 || device >= len(b.devs) {
+		return usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
+	}
+	info, p := b.locate(ptr)
+	if p == nil || p != b.devs[device].plat {
+		return usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
+	}
+	return info
+}
+
 func (b *Backend) locate(ptr uintptr) (usm.PointerInfo, *bplat) {
 	unknown := usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
 	if ptr == 0 {

@@ -2,6 +2,8 @@ package opencl
 
 import (
 	"bytes"
+	"errors"
+	"strconv"
 	"testing"
 	"unsafe"
 
@@ -157,4 +159,60 @@ func TestExportWaitsForQueue(t *testing.T) {
 		mv := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
 		assert.True(t, bytes.Equal(bytes.Repeat(pattern, size/4), cmem.Bytes(mv.DLTensor.Data, size)))
 	})
+}
+
+// A filter selector naming another device than the one that allocated
+// the pointer is refused, naming both (RATIONALE.md, "A filter selector
+// binds memory of its device's context"): here each platform has a
+// context of its own, so memory of one runtime's device is not USM of
+// the other's, whatever its kind, host USM included.
+func TestSelectorOfAnotherDeviceIsRefused(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		reg := usm.NewRegistry(r.b, cpu.Default())
+		if len(r.b.Devices()) < 2 {
+			t.Fatalf("one OpenCL device (%v): the test needs PoCL and Intel's runtime (scripts/setup-20-opencl.sh)", r.b.Devices())
+		}
+		own, err := reg.SelectorFor(r.b, r.local)
+		require.NoError(t, err)
+		for _, kind := range []usm.Kind{usm.KindDevice, usm.KindShared, usm.KindHost} {
+			t.Run(kind.String(), func(t *testing.T) {
+				alloc, err := r.b.Alloc(r.local, kind, 64)
+				if errors.Is(err, usm.ErrNotSupported) {
+					t.Skipf("%s: %v", r.dev.info.name, err)
+				}
+				require.NoError(t, err)
+				defer func() { require.NoError(t, alloc.Free()) }()
+				in := usm.Interface{Shape: []int64{16}, Typestr: typestr.Float32, Data: alloc.Pointer(), Version: usm.Version1}
+
+				in.Syclobj = own
+				arr, err := reg.Bind(in)
+				require.NoError(t, err)
+				assert.Equal(t, r.local, arr.Device)
+
+				for other := range r.b.Devices() {
+					if other == r.local {
+						continue
+					}
+					sel, err := reg.SelectorFor(r.b, other)
+					require.NoError(t, err)
+					m := arr.Map()
+					m["syclobj"] = sel.String()
+					arr, err := reg.Parse(m)
+					require.ErrorIs(t, err, usm.ErrValue, "bound to %v on device %d", sel, arrDevice(arr))
+					var be *usm.BindingError
+					require.ErrorAs(t, err, &be)
+					assert.ErrorContains(t, err, own.String()+" "+strconv.Quote(r.dev.info.name), "names the pointer's device")
+					assert.ErrorContains(t, err, sel.String()+" "+strconv.Quote(r.b.devs[other].dev.info.name), "names the selector's device")
+				}
+			})
+		}
+	})
+}
+
+// arrDevice is the device of an array that should not exist.
+func arrDevice(a *usm.Array) int {
+	if a == nil {
+		return -1
+	}
+	return a.Device
 }

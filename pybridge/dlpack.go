@@ -712,6 +712,10 @@ func (g *GIL) reprOf(o Object) string {
 		return "<" + g.objTypeName(o) + ">"
 	}
 	defer a.DecRef(r)
-	s, _ := a.UnicodeAsString(r)
+	s, ok := a.UnicodeAsString(r)
+	if !ok { // a lone surrogate: the message shows the type instead
+		a.ErrClear()
+		return "<" + g.objTypeName(o) + ">"
+	}
 	return s
 }

@@ -40,10 +40,11 @@ type Dpctl struct {
 }
 
 type dpDevice struct {
-	ref    uintptr // DPCTLSyclDeviceRef (owned)
-	ctx    uintptr // dpctl's cached context of the device (owned)
-	defCtx uintptr // the platform's default context (owned; 0 if none)
-	usm    bool    // the device can allocate USM (see hasUSM)
+	ref    uintptr     // DPCTLSyclDeviceRef (owned)
+	ctx    uintptr     // dpctl's cached context of the device (owned)
+	defCtx uintptr     // the platform's default context (owned; 0 if none)
+	usm    bool        // the device can allocate USM (see hasUSM)
+	cached *defaultCtx // ctx among Dpctl.ctxs (nil without USM)
 	qOnce  sync.Once
 	q      *dpctlQueue
 	qErr   error
@@ -54,21 +55,65 @@ var (
 	_ usm.Allocator = (*Dpctl)(nil)
 )
 
-// Dpctl imports dpctl in the interpreter (once) and binds its C library.
-// A missing dpctl or SYCL runtime is a usm.ErrNotAvailable error that says
-// what failed. Call it without the GIL (not inside Do): the first call
-// imports dpctl, and a caller holding the GIL would keep the importing
-// thread from finishing. Code that holds the GIL gets dpctl through
-// GIL-aware paths (AsArray, ImportCapsule with a nil registry), which wait
-// with the GIL released.
+// Dpctl imports dpctl in the interpreter and binds its C library, once it
+// succeeds: a failed load is not remembered, so the next call tries again
+// (a KeyboardInterrupt during the import, or a dpctl installed since, must
+// not disable dpctl for the life of the process). Callers that arrive
+// while a load is under way wait for it and share its result, success or
+// failure. A missing dpctl or SYCL runtime is a usm.ErrNotAvailable error
+// that says what failed; an import interrupted by something that is not
+// about dpctl (a KeyboardInterrupt, SystemExit, RecursionError or
+// MemoryError: see momentary) is that Python exception itself.
+//
+// Call it without the GIL (not inside Do): the first call imports dpctl,
+// and a caller holding the GIL would keep the importing thread from
+// finishing. Code that holds the GIL gets dpctl through GIL-aware paths
+// (AsArray, ImportCapsule with a nil registry), which wait with the GIL
+// released.
 func (py *Python) Dpctl() (*Dpctl, error) {
-	py.dpOnce.Do(func() {
-		py.dp, py.dpErr = py.loadDpctl()
-		if py.dpErr == nil {
-			py.dpLoaded.Store(py.dp)
+	if d := py.dpLoaded.Load(); d != nil {
+		return d, nil
+	}
+	py.dpMu.Lock()
+	if d := py.dpLoaded.Load(); d != nil {
+		py.dpMu.Unlock()
+		return d, nil
+	}
+	l := py.dpLoad
+	if l != nil { // under way: share it
+		py.dpMu.Unlock()
+		<-l.done
+		return l.d, l.err
+	}
+	l = &dpctlLoad{done: make(chan struct{})}
+	py.dpLoad = l
+	py.dpMu.Unlock()
+	py.runDpctlLoad(l)
+	return l.d, l.err
+}
+
+// dpctlLoad is one attempt at loading dpctl (Python.Dpctl).
+type dpctlLoad struct {
+	done chan struct{} // closed when d and err are final
+	d    *Dpctl
+	err  error
+}
+
+// runDpctlLoad loads dpctl into l, keeps the result if it succeeded, and
+// lets the next call start another attempt if it did not. A panic on the
+// way still ends the attempt, so that no waiter waits forever.
+func (py *Python) runDpctlLoad(l *dpctlLoad) {
+	defer func() {
+		py.dpMu.Lock()
+		if l.err == nil {
+			py.dpLoaded.Store(l.d)
 		}
-	})
-	return py.dp, py.dpErr
+		py.dpLoad = nil
+		py.dpMu.Unlock()
+		close(l.done)
+	}()
+	l.err = errkind.New(errkind.NotAvailable, "pybridge.Dpctl", "loading dpctl panicked")
+	l.d, l.err = py.loadDpctl()
 }
 
 // loadedDpctl returns the Dpctl if Dpctl() has succeeded, without loading
@@ -77,9 +122,11 @@ func (py *Python) loadedDpctl() *Dpctl { return py.dpLoaded.Load() }
 
 func (py *Python) loadDpctl() (*Dpctl, error) {
 	var dir, version string
+	interrupted := false
 	err := py.Do(func(g *GIL) error {
 		m, err := g.importModule("dpctl")
 		if err != nil {
+			interrupted = g.momentary(err)
 			return err
 		}
 		defer g.DecRef(m)
@@ -96,9 +143,14 @@ func (py *Python) loadDpctl() (*Dpctl, error) {
 		if v, err := g.getAttr(m, "__version__"); err == nil {
 			version, _ = g.String(v)
 			g.DecRef(v)
+		} else {
+			g.releaseError(err) // optional
 		}
 		return nil
 	})
+	if interrupted {
+		return nil, err
+	}
 	if err != nil {
 		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Dpctl", "cannot import dpctl", err)
 	}
@@ -169,16 +221,18 @@ func (d *Dpctl) enumerate() error {
 		if c == 0 || !d.devs[i].usm {
 			continue // never ask a context without USM about pointers
 		}
-		dup := false
+		var same *defaultCtx
 		for _, o := range d.ctxs {
 			if a.ContextAreEq(o.ref, c) {
-				dup = true
+				same = o
 				break
 			}
 		}
-		if !dup {
-			d.ctxs = append(d.ctxs, &defaultCtx{ref: c})
+		if same == nil {
+			same = &defaultCtx{ref: c}
+			d.ctxs = append(d.ctxs, same)
 		}
+		d.devs[i].cached = same
 	}
 	return nil
 }
@@ -268,6 +322,23 @@ func (d *Dpctl) position(dev uintptr) int {
 func (d *Dpctl) QueryPointer(ptr uintptr) usm.PointerInfo {
 	info, c := d.locate(ptr)
 	if c != nil {
+		info.Base, info.Size = c.native(d).extent(ptr)
+	}
+	return info
+}
+
+// QueryPointerInContextOf is QueryPointer in device's cached context
+// alone, the one a filter selector naming the device binds to
+// (dpctl.SyclQueue(filter) makes its queue there): memory of another
+// context is KindUnknown, and a device without USM knows no pointer.
+// usm.Registry binds filter selectors with it.
+func (d *Dpctl) QueryPointerInContextOf(ptr uintptr, device int) usm.PointerInfo {
+	if device < 0 || device >= len(d.devs) || d.devs[device].cached == nil {
+		return usm.PointerInfo{Kind: usm.KindUnknown, Device: -1}
+	}
+	c := d.devs[device].cached
+	info := d.pointerIn(ptr, c.ref)
+	if info.Kind != usm.KindUnknown {
 		info.Base, info.Size = c.native(d).extent(ptr)
 	}
 	return info

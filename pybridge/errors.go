@@ -133,6 +133,28 @@ func (g *GIL) fetch(op string) error {
 	return e
 }
 
+// momentary reports whether err is a Python exception that tells of the
+// moment it was raised in rather than of what was being done: a
+// BaseException that is not an Exception (KeyboardInterrupt, SystemExit),
+// a RecursionError or a MemoryError. Such an exception propagates as
+// itself, never as a failure of the operation (dpctl "not available"),
+// and a later attempt may well succeed.
+func (g *GIL) momentary(err error) bool {
+	var pe *Exception
+	if !errors.As(err, &pe) {
+		return false
+	}
+	o := pe.object(g)
+	if o.isNil() {
+		return false
+	}
+	defer g.DecRef(o)
+	a := g.api()
+	t := a.Type(o.p)
+	return !a.ErrGivenMatches(t, a.Exc["Exception"]) || a.ErrGivenMatches(t, a.Exc["RecursionError"]) ||
+		a.ErrGivenMatches(t, a.Exc["MemoryError"])
+}
+
 // holdException takes over a reference to an exception object until the
 // heldException holding it is collected, unless Raise or release took it
 // first.

@@ -205,6 +205,13 @@ func (g *GIL) takeExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpa
 	defer cmem.Free(blk, 8)
 	r := int32(ffi.Fn(t.ManagedTensorFromPyObjectNoSync).Call(x.p, blk))
 	out := *(*uintptr)(cmem.Ptr(blk))
+	if r == 0 && out != 0 && g.api().ErrOccurred() != 0 {
+		// Success with an exception set is a failure (CPython refuses
+		// a function's result the same way): the exception must not stay
+		// pending under the calls that follow, and it propagates.
+		dlpack.UnsafeManaged(out, true).Delete()
+		return nil, g.fetch("pybridge.FromDLPack")
+	}
 	if r != 0 || out == 0 {
 		if g.api().ErrOccurred() != 0 {
 			return nil, g.fetch("pybridge.FromDLPack")
@@ -243,7 +250,7 @@ func (g *GIL) waitWorkStream(t *dlabi.ExchangeAPI, dev dlabi.Device) error {
 	defer cmem.Free(blk, 8)
 	r := int32(ffi.Fn(t.CurrentWorkStream).Call(uintptr(dev.Type), uintptr(dev.ID), blk))
 	s := *(*uintptr)(cmem.Ptr(blk))
-	if r != 0 {
+	if r != 0 || g.api().ErrOccurred() != 0 { // success with an exception set fails too
 		if g.api().ErrOccurred() != 0 {
 			return g.fetch("pybridge.FromDLPack")
 		}

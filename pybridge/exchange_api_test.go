@@ -2,11 +2,17 @@ package pybridge
 
 import (
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
+	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -140,5 +146,99 @@ func TestFromDLPackExchangeAPI(t *testing.T) {
 	}
 	if s := exportledger.Read(); s.LiveImports != before.LiveImports {
 		t.Errorf("live imports %d, before %d", s.LiveImports, before.LiveImports)
+	}
+}
+
+// leavesErrorC wraps a producer's managed_tensor_from_py_object_no_sync
+// (set_inner) in one that reports success and leaves a RuntimeError set,
+// a producer bug ctypes cannot express (it clears what a callback
+// raises). The Py* symbols come from the interpreter, which Embed loads
+// RTLD_GLOBAL.
+const leavesErrorC = `
+typedef int (*from_py_fn)(void *, void **);
+static from_py_fn inner;
+void set_inner(from_py_fn f) { inner = f; }
+extern void PyErr_SetString(void *, const char *);
+extern void *PyExc_RuntimeError;
+int from_py_leaves_error(void *obj, void **out) {
+	int r = inner(obj, out);
+	PyErr_SetString(PyExc_RuntimeError, "left set by the producer");
+	return r;
+}
+int stream_leaves_error(int type, int id, void **out) {
+	*out = 0;
+	PyErr_SetString(PyExc_RuntimeError, "left set by the producer");
+	return 0;
+}
+`
+
+// buildLeavesError builds leavesErrorC and returns the library's path.
+func buildLeavesError(t *testing.T) string {
+	t.Helper()
+	cc, err := testutil.CC()
+	testutil.Runtime(t, testutil.CCompiler, err)
+	dir := t.TempDir()
+	src, lib := filepath.Join(dir, "leaves.c"), filepath.Join(dir, "libleaves.so")
+	require.NoError(t, os.WriteFile(src, []byte(leavesErrorC), 0o644))
+	if out, err := exec.Command(cc[0], append(cc[1:], "-fPIC", "-shared", "-o", lib, src)...).CombinedOutput(); err != nil {
+		t.Fatalf("building the fixture: %v\n%s", err, out)
+	}
+	return lib
+}
+
+// A producer's table function that reports success with an exception
+// set has failed: FromDLPack raises that exception, drops the tensor,
+// and calls nothing with the exception pending. Here the tensor's import
+// (managed_tensor_from_py_object_no_sync), and for a kDLOneAPI tensor the
+// producer's work stream (current_work_stream).
+func TestFromDLPackExchangeSuccessWithExceptionSet(t *testing.T) {
+	py, _ := withDpctl(t)
+	lib := buildLeavesError(t)
+	run(t, py, exchangePyTables+`
+leaves = ctypes.CDLL(`+quote(lib)+`)
+leaves.set_inner(take)
+bad = table(1)
+bad.from_py = ctypes.cast(leaves.from_py_leaves_error, ctypes.c_void_p).value
+cases["import leaves an error"] = make(ctypes.addressof(bad))
+bad_stream = table(1)
+bad_stream.stream = ctypes.cast(leaves.stream_leaves_error, ctypes.c_void_p).value
+class OnDevice:
+    def __init__(self): self.a = dpt.arange(4.0, sycl_queue=q)
+    def __dlpack__(self, **kw): raise AssertionError("__dlpack__ called")
+    def __dlpack_device__(self): return self.a.__dlpack_device__()
+OnDevice.__c_dlpack_exchange_api__ = ctypes.addressof(bad_stream)
+cases["work stream leaves an error"] = OnDevice()
+`)
+	for _, name := range []string{"import leaves an error", "work stream leaves an error"} {
+		t.Run(name, func(t *testing.T) { fromDLPackLeavesNothingPending(t, py, name) })
+	}
+}
+
+func fromDLPackLeavesNothingPending(t *testing.T, py *Python, name string) {
+	before := exportledger.Read()
+	calls0 := evalGo(t, py, "calls[0]").(int64)
+	err := py.Do(func(g *GIL) error {
+		x := eval(t, g, "cases["+quote(name)+"]")
+		defer g.DecRef(x)
+		tns, err := g.FromDLPack(x, FromDLPackOptions{})
+		if err == nil {
+			tns.Release()
+		}
+		var pe *Exception
+		if !errors.As(err, &pe) || pe.Type != "RuntimeError" || pe.Message != "left set by the producer" {
+			t.Errorf("FromDLPack: %v, want the producer's RuntimeError", err)
+		}
+		if g.api().ErrOccurred() != 0 {
+			t.Errorf("an exception is still pending: %v", g.fetch(""))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	if evalGo(t, py, "calls[0]").(int64) == calls0 {
+		t.Fatal("the table's function was not called")
+	}
+	run(t, py, "import gc; gc.collect()")
+	if s := exportledger.Read(); s.LiveImports != before.LiveImports {
+		t.Errorf("live imports %d, before %d: the tensor was kept", s.LiveImports, before.LiveImports)
 	}
 }

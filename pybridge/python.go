@@ -43,10 +43,9 @@ type Python struct {
 	library string // libpython path (Embedded) or "" (symbols of the process)
 	version string
 
-	dpOnce   sync.Once
-	dp       *Dpctl
-	dpErr    error
-	dpLoaded atomic.Pointer[Dpctl] // dp, once loaded without error
+	dpMu     sync.Mutex
+	dpLoad   *dpctlLoad            // the load under way, if any (under dpMu)
+	dpLoaded atomic.Pointer[Dpctl] // the Dpctl, once a load succeeded
 
 	types cachedTypes
 
@@ -282,15 +281,59 @@ func openSelf() (*ffi.Lib, error) { return ffi.OpenLib(ffi.RTLDNow, "") }
 // must not start goroutines that wait for the GIL while it runs, and the
 // *GIL must not be used after fn returns. Python references Go let go of
 // without the GIL (see Exception) are dropped first.
+//
+// fn starts with no Python exception pending, and Do leaves the thread's
+// exception as it found it. The C API must not be called with an
+// exception set (an import then fails, and can leave modules half
+// initialised), yet this thread may have one pending when Do is entered:
+// code further up its stack that holds an exception and released the GIL
+// to wait for Go (the extension's asarray of an object whose
+// __sycl_usm_array_interface__ raised, waiting for dpctl's import) gets
+// here with it. Do sets it aside while fn runs and puts it back after. An
+// exception fn leaves pending is a failure fn did not report: it becomes
+// Do's error if fn returned none, and is dropped otherwise.
 func (py *Python) Do(fn func(g *GIL) error) (err error) {
 	runtime.LockOSThread()
 	st := py.api.GILEnsure()
+	g := &py.gil
+	aside := g.setAside()
 	defer func() {
+		g.putBack(aside, &err)
 		py.api.GILRelease(st)
 		runtime.UnlockOSThread()
 	}()
-	py.gil.dropReleased()
-	return fn(&py.gil)
+	g.dropReleased()
+	return fn(g)
+}
+
+// setAside takes the pending Python exception, if any (0 if none), so
+// that the calls that follow run with none; putBack restores it.
+func (g *GIL) setAside() uintptr {
+	a := g.api()
+	if a.ErrOccurred() == 0 {
+		return 0
+	}
+	t, v := a.ErrTake()
+	a.DecRef(t)
+	return v
+}
+
+// putBack ends what setAside began: an exception pending now was left
+// by a failure nobody reported, and becomes *err unless *err already says
+// what failed; then the set-aside exception is pending again.
+func (g *GIL) putBack(aside uintptr, err *error) {
+	a := g.api()
+	if a.ErrOccurred() != 0 {
+		left := g.fetch("")
+		if *err == nil {
+			*err = left
+		} else {
+			g.releaseError(left)
+		}
+	}
+	if aside != 0 {
+		a.ErrRestore(aside)
+	}
 }
 
 // enterHeld and exitHeld bracket code that Python itself called with the

@@ -947,7 +947,15 @@ func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
 // it is a dpctl.SyclQueue or dpctl.SyclContext (nil otherwise), so that a
 // re-export can name the same queue or context: the very object the array
 // was bound to, not whatever the dict holds by then.
+//
+// When reading the attribute raised (d is 0), that exception is still
+// pending: it is taken first, before anything else calls into Python
+// (dpctl's import would fail with it pending), and an object without the
+// attribute is refused without importing dpctl.
 func (g *GIL) asArrayRead(obj Object, d, got uintptr, n int) (*usm.Array, *pyRef, error) {
+	if d == 0 {
+		return nil, nil, g.suaiAttrError(obj)
+	}
 	dp, err := g.dpctlUnderGIL()
 	if err != nil {
 		return nil, nil, err

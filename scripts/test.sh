@@ -57,6 +57,9 @@ else
 	echo "== golangci-lint not installed (scripts/setup-05-lint.sh); lint skipped"
 fi
 run env CGO_ENABLED=0 go test -count=1 -shuffle=on ./...
+# pybridge again with every C API call checked for a pending Python
+# exception (internal/pyapi, errcheck.go): such a call fails the run.
+run env CGO_ENABLED=0 go test -count=1 -tags usmbridge_errcheck ./pybridge/
 if [ "$quick" = 0 ]; then
 	run env CGO_ENABLED=1 go test -count=1 -shuffle=on -race ./...
 	# Smoke-run every benchmark once so they cannot rot.

@@ -102,6 +102,18 @@ type refBinder interface {
 	BindRef(ref syclobj.Obj, ptr uintptr) (info PointerInfo, q Queue, ok bool, err error)
 }
 
+// contextQuerier is implemented by backends whose devices do not all
+// share one context (OpenCL: one per platform; Level Zero: one per
+// driver; dpctl: each device's cached default context). It classifies
+// ptr in the context that device's memory belongs to, which is the
+// context a filter selector naming the device binds to, as dpctl's
+// SyclQueue(filter) does: KindUnknown when that context does not know
+// ptr, even if another context of the backend does. A backend without it
+// has one context for all its devices, and QueryPointer answers for it.
+type contextQuerier interface {
+	QueryPointerInContextOf(ptr uintptr, device int) PointerInfo
+}
+
 // dlpackDevicer is implemented by backends whose kDLOneAPI device ids are
 // not the registry's global index (the dpctl bridge numbers devices as
 // sycl::device::get_devices() does).

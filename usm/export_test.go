@@ -18,11 +18,12 @@ var NewAllocation = newAllocation
 
 // The optional backend interfaces, for backends_test.go.
 type (
-	Copier        = copier
-	QueueProvider = queueProvider
-	RefBinder     = refBinder
-	DLPackDevicer = dlpackDevicer
-	Orderer       = orderer
+	Copier         = copier
+	QueueProvider  = queueProvider
+	RefBinder      = refBinder
+	ContextQuerier = contextQuerier
+	DLPackDevicer  = dlpackDevicer
+	Orderer        = orderer
 
 	AccessError = accessError
 )

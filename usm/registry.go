@@ -211,7 +211,9 @@ func (r *Registry) FromDLPackDevice(d DLDevice) (Backend, int, error) {
 }
 
 // BindingError reports a pointer that is not a USM pointer of the context
-// its syclobj names. It matches ErrValue, as in dpctl.
+// its syclobj names, or device or shared USM of another device than the
+// one a filter selector names (Reason then names both devices). It
+// matches ErrValue, as in dpctl.
 type BindingError struct {
 	Pointer uintptr
 	Syclobj syclobj.Obj
@@ -269,9 +271,9 @@ func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
 		if err != nil {
 			return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Err: err}
 		}
-		info := b.QueryPointer(ptr)
-		if info.Kind == KindUnknown {
-			return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Reason: "backend " + b.Name().String() + " does not know this pointer"}
+		info, reason := r.onSelected(b, dev, ptr)
+		if reason != "" {
+			return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Reason: reason}
 		}
 		var q Queue
 		if qp, ok := b.(queueProvider); ok {
@@ -300,8 +302,71 @@ func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
 	return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Reason: fmt.Sprintf("unsupported syclobj %T", o)}
 }
 
+// onSelected classifies ptr for the device dev of b that a filter
+// selector named, with dpctl's rule for a filter string: the selector
+// names a device, the device its default context, and ptr must be USM of
+// that context (contextQuerier; a backend with one context asks
+// QueryPointer). Memory of another context is refused even where the
+// backend knows it: two OpenCL platforms, or dpctl's devices of different
+// platforms. Within the context, host USM belongs to every device, and the
+// array is on the named one, as in dpctl. Device and shared USM belong to
+// the device the backend reports, and is refused for another device of
+// the same context (two Level Zero devices of one driver): dpctl would
+// bind it to the named device without asking, and the array would then
+// claim a device that did not allocate its memory (RATIONALE.md, "A filter
+// selector binds memory of its device's context"). reason, when not
+// empty, says why ptr is refused, naming both devices.
+func (r *Registry) onSelected(b Backend, dev int, ptr uintptr) (info PointerInfo, reason string) {
+	if cq, ok := b.(contextQuerier); ok {
+		info = cq.QueryPointerInContextOf(ptr, dev)
+	} else {
+		info = b.QueryPointer(ptr)
+	}
+	if info.Kind == KindUnknown {
+		return info, r.notInContext(b, dev, ptr)
+	}
+	if info.Kind != KindHost && info.Device >= 0 && info.Device != dev {
+		return info, "it is " + info.Kind.String() + " USM of " + r.deviceName(b, info.Device) + ", not of " + r.deviceName(b, dev)
+	}
+	return info, ""
+}
+
+// notInContext says why ptr is not USM of the context of b's device dev:
+// whose memory it is, if a registered backend knows.
+func (r *Registry) notInContext(b Backend, dev int, ptr uintptr) string {
+	named := r.deviceName(b, dev)
+	ob, info := r.Lookup(ptr)
+	switch {
+	case ob == nil:
+		return "no registered backend knows this pointer; the context of " + named + " does not"
+	case info.Device >= 0:
+		return "it is " + info.Kind.String() + " USM of " + r.deviceName(ob, info.Device) + ", whose context is not that of " + named
+	}
+	return "it is " + info.Kind.String() + " USM of a context of backend " + ob.Name().String() + " other than that of " + named
+}
+
+// deviceName names a backend-local device in messages: its filter
+// selector and name, as in "opencl:cpu:1 \"Portable Computing Language\"".
+func (r *Registry) deviceName(b Backend, local int) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for i, d := range r.devices {
+		if d.b == b && d.local == local {
+			name := strconv.Quote(r.descs[i].Name)
+			if sel, ok := r.selectors[d]; ok {
+				return sel.String() + " " + name
+			}
+			return strconv.Itoa(i) + " " + name
+		}
+	}
+	return "device " + strconv.Itoa(local) + " of backend " + b.Name().String()
+}
+
 // Parse parses a SUAI dict like usm.Parse and, at dpctl's step 6, checks
-// that the pointer is a USM pointer of the context the syclobj names. When
+// that the pointer is a USM pointer of the context the syclobj names. A
+// filter selector names a device: the pointer must be USM of that
+// device's context, and device or shared USM must be that device's own
+// (onSelected); the array is on the named device. When
 // the owning backend reports the allocation's extent, an array whose bytes
 // reach outside it is an *ExtentError giving both ranges.
 //

@@ -693,3 +693,22 @@ func TestPythonException(t *testing.T) {
 	assert.Equal(t, "ValueError", usm.PythonException(&usm.BindingError{}))
 	assert.Equal(t, "ValueError", usm.PythonException(&usm.ExtentError{}))
 }
+
+// A filter selector naming another device than the pointer's is refused,
+// and the error names both: here two host backends, each its own
+// context, so host memory of one is not memory of the other's device.
+func TestRegistryParseSelectorOfAnotherDevice(t *testing.T) {
+	reg, be, alloc := hostArray(t, 64)
+	reg.Add(new(cpu.Backend)) // host:host:1
+	a, err := reg.Parse(suai(alloc.Pointer(), "host:host:0", 1))
+	require.NoError(t, err)
+	assert.Same(t, be, a.Backend.(*cpu.Backend))
+	for _, so := range []string{"host:host:1", "host:1", "1"} {
+		_, err := reg.Parse(suai(alloc.Pointer(), so, 1))
+		requireKind(t, err, usm.ErrValue)
+		var bindErr *usm.BindingError
+		require.ErrorAs(t, err, &bindErr, so)
+		assert.Contains(t, err.Error(), "host USM of host:host:0 \""+hostDeviceName+"\"", so)
+		assert.Contains(t, err.Error(), "host:host:1 \""+hostDeviceName+"\"", so)
+	}
+}

@@ -129,7 +129,8 @@ func (a *API) checkLayout() bool {
 
 var excNames = []string{"BaseException", "Exception", "TypeError", "ValueError", "BufferError",
 	"AttributeError", "OverflowError", "MemoryError", "NotImplementedError", "RuntimeError",
-	"KeyError", "IndexError", "ImportError", "ModuleNotFoundError", "StopIteration", "SystemError"}
+	"KeyError", "IndexError", "ImportError", "ModuleNotFoundError", "StopIteration", "SystemError",
+	"RecursionError"}
 
 // Load resolves the symbols from lib (libpython, or the process). Every
 // symbol below is called by pybridge; a missing one is reported with all
@@ -382,6 +383,7 @@ func (a *API) TypeName(o uintptr) string { return TypeObjectName(a.Type(o)) }
 func TypeObjectName(t uintptr) string { return GoString(*(*uintptr)(cmem.Ptr(t + 24))) }
 
 func (a *API) Import(name string) uintptr {
+	a.noPending("Import")
 	b := cstr(name)
 	r := a.importModule.Call(p(b))
 	runtime.KeepAlive(b)
@@ -389,6 +391,7 @@ func (a *API) Import(name string) uintptr {
 }
 
 func (a *API) GetAttrString(o uintptr, name string) uintptr {
+	a.noPending("GetAttrString")
 	b := cstr(name)
 	r := a.getAttrString.Call(o, p(b))
 	runtime.KeepAlive(b)
@@ -397,10 +400,12 @@ func (a *API) GetAttrString(o uintptr, name string) uintptr {
 
 // GetAttrC is GetAttrString with a NUL-terminated name in static memory.
 func (a *API) GetAttrC(o uintptr, name *byte) uintptr {
+	a.noPending("GetAttrC")
 	return a.getAttrString.Call(o, p(name))
 }
 
 func (a *API) SetAttrString(o uintptr, name string, v uintptr) int {
+	a.noPending("SetAttrString")
 	b := cstr(name)
 	r := int(int32(a.setAttrString.Call(o, p(b), v)))
 	runtime.KeepAlive(b)
@@ -413,6 +418,7 @@ func (a *API) SetAttrString(o uintptr, name string, v uintptr) int {
 // costs no exception object where the interpreter has the optional-lookup
 // function.
 func (a *API) LookupAttr(o, name uintptr) (uintptr, int) {
+	a.noPending("LookupAttr")
 	if fn := a.optionalAttrFn(); fn.Present() {
 		// The out-parameter lives in C memory: a descriptor may run
 		// Python code, and that Go code, which can move this stack.
@@ -446,6 +452,7 @@ func (a *API) optionalAttrFn() ffi.Fn {
 
 // HasAttrString never raises (it swallows errors, as in CPython).
 func (a *API) HasAttrString(o uintptr, name string) bool {
+	a.noPending("HasAttrString")
 	b := cstr(name)
 	r := a.hasAttrString.Call(o, p(b)) != 0
 	runtime.KeepAlive(b)
@@ -453,20 +460,38 @@ func (a *API) HasAttrString(o uintptr, name string) bool {
 }
 
 func (a *API) Call(callable, args, kwargs uintptr) uintptr {
+	a.noPending("Call")
 	return a.call.Call(callable, args, kwargs)
 }
 func (a *API) CallObject(callable, args uintptr) uintptr {
+	a.noPending("CallObject")
 	return a.callObject.Call(callable, args)
 }
-func (a *API) Str(o uintptr) uintptr   { return a.str.Call(o) }
-func (a *API) Repr(o uintptr) uintptr  { return a.repr.Call(o) }
-func (a *API) IsTrue(o uintptr) int    { return int(int32(a.isTrue.Call(o))) }
-func (a *API) Callable(o uintptr) bool { return a.callableCheck.Call(o) != 0 }
-func (a *API) Length(o uintptr) int    { return int(int64(a.length.Call(o))) }
+func (a *API) Str(o uintptr) uintptr {
+	a.noPending("Str")
+	return a.str.Call(o)
+}
+func (a *API) Repr(o uintptr) uintptr {
+	a.noPending("Repr")
+	return a.repr.Call(o)
+}
+func (a *API) IsTrue(o uintptr) int {
+	a.noPending("IsTrue")
+	return int(int32(a.isTrue.Call(o)))
+}
+func (a *API) Callable(o uintptr) bool {
+	a.noPending("Callable")
+	return a.callableCheck.Call(o) != 0
+}
+func (a *API) Length(o uintptr) int {
+	a.noPending("Length")
+	return int(int64(a.length.Call(o)))
+}
 
 // CallOneArg calls callable(arg) (PyObject_CallOneArg, or a 1-tuple and
 // PyObject_CallObject where that is missing).
 func (a *API) CallOneArg(callable, arg uintptr) uintptr {
+	a.noPending("CallOneArg")
 	if a.callOneArg != 0 {
 		return a.callOneArg.Call(callable, arg)
 	}
@@ -482,23 +507,38 @@ func (a *API) CallOneArg(callable, arg uintptr) uintptr {
 }
 
 func (a *API) IsInstance(o, cls uintptr) int {
+	a.noPending("IsInstance")
 	return int(int32(a.isInstance.Call(o, cls)))
 }
 
 // --- containers ---
 
-func (a *API) TupleNew(n int) uintptr { return a.tupleNew.Call(uintptr(n)) }
+func (a *API) TupleNew(n int) uintptr {
+	a.noPending("TupleNew")
+	return a.tupleNew.Call(uintptr(n))
+}
 
 // TupleSetItem steals v.
 func (a *API) TupleSetItem(t uintptr, i int, v uintptr) int {
+	a.noPending("TupleSetItem")
 	return int(int32(a.tupleSetItem.Call(t, uintptr(i), v)))
 }
-func (a *API) TupleGetItem(t uintptr, i int) uintptr { return a.tupleGetItem.Call(t, uintptr(i)) }
-func (a *API) ListGetItem(l uintptr, i int) uintptr  { return a.listGetItem.Call(l, uintptr(i)) }
-func (a *API) DictNew() uintptr                      { return a.dictNew.Call() }
+func (a *API) TupleGetItem(t uintptr, i int) uintptr {
+	a.noPending("TupleGetItem")
+	return a.tupleGetItem.Call(t, uintptr(i))
+}
+func (a *API) ListGetItem(l uintptr, i int) uintptr {
+	a.noPending("ListGetItem")
+	return a.listGetItem.Call(l, uintptr(i))
+}
+func (a *API) DictNew() uintptr {
+	a.noPending("DictNew")
+	return a.dictNew.Call()
+}
 
 // DictSetItemString does not steal v.
 func (a *API) DictSetItemString(d uintptr, k string, v uintptr) int {
+	a.noPending("DictSetItemString")
 	b := cstr(k)
 	r := int(int32(a.dictSetItemString.Call(d, p(b), v)))
 	runtime.KeepAlive(b)
@@ -509,16 +549,21 @@ func (a *API) DictSetItemString(d uintptr, k string, v uintptr) int {
 // exception set if hashing or comparing the key raised (PyDict_GetItem
 // swallows that). d may be a dict subclass: its __getitem__ is not called.
 func (a *API) DictGetItemWithError(d, k uintptr) uintptr {
+	a.noPending("DictGetItemWithError")
 	return a.dictGetItemWithError.Call(d, k)
 }
 
 // ListAsTuple returns a new tuple of the items of a list (or list
 // subclass, whose __iter__ and __getitem__ are not called); it runs no
 // Python code.
-func (a *API) ListAsTuple(l uintptr) uintptr { return a.listAsTuple.Call(l) }
+func (a *API) ListAsTuple(l uintptr) uintptr {
+	a.noPending("ListAsTuple")
+	return a.listAsTuple.Call(l)
+}
 
 // DictGetItemString returns d[k] borrowed, or 0 (no error set) if absent.
 func (a *API) DictGetItemString(d uintptr, k string) uintptr {
+	a.noPending("DictGetItemString")
 	b := cstr(k)
 	r := a.dictGetItemString.Call(d, p(b))
 	runtime.KeepAlive(b)
@@ -527,8 +572,14 @@ func (a *API) DictGetItemString(d uintptr, k string) uintptr {
 
 // --- scalars ---
 
-func (a *API) LongFromInt64(v int64) uintptr   { return a.longFromLongLong.Call(uintptr(v)) }
-func (a *API) LongFromUint64(v uint64) uintptr { return a.longFromULongLong.Call(uintptr(v)) }
+func (a *API) LongFromInt64(v int64) uintptr {
+	a.noPending("LongFromInt64")
+	return a.longFromLongLong.Call(uintptr(v))
+}
+func (a *API) LongFromUint64(v uint64) uintptr {
+	a.noPending("LongFromUint64")
+	return a.longFromULongLong.Call(uintptr(v))
+}
 
 // Layout of int objects on 3.10 and 3.11 (PyLongObject): ob_size holds the
 // number of 30-bit digits with the value's sign, the digits (uint32, least
@@ -711,16 +762,31 @@ func (a *API) FastDicts() bool { return a.fastDicts }
 
 // UnicodeUTF8 is PyUnicode_AsUTF8: a pointer to the UTF-8 of a str, valid
 // while the str lives, or 0 with an error set.
-func (a *API) UnicodeUTF8(o uintptr) uintptr { return a.unicodeAsUTF8.Call(o) }
+func (a *API) UnicodeUTF8(o uintptr) uintptr {
+	a.noPending("UnicodeUTF8")
+	return a.unicodeAsUTF8.Call(o)
+}
 
 // LongAsInt64 returns -1 with an error set on failure.
-func (a *API) LongAsInt64(o uintptr) int64   { return int64(a.longAsLongLong.Call(o)) }
-func (a *API) LongAsUint64(o uintptr) uint64 { return uint64(a.longAsULongLong.Call(o)) }
-func (a *API) NumberIndex(o uintptr) uintptr { return a.numberIndex.Call(o) }
+func (a *API) LongAsInt64(o uintptr) int64 {
+	a.noPending("LongAsInt64")
+	return int64(a.longAsLongLong.Call(o))
+}
+func (a *API) LongAsUint64(o uintptr) uint64 {
+	a.noPending("LongAsUint64")
+	return uint64(a.longAsULongLong.Call(o))
+}
+func (a *API) NumberIndex(o uintptr) uintptr {
+	a.noPending("NumberIndex")
+	return a.numberIndex.Call(o)
+}
 
 // IndexCheck reports whether o's type has __index__ (PyIndex_Check); it
 // runs no Python code.
-func (a *API) IndexCheck(o uintptr) bool { return a.indexCheck.Call(o) != 0 }
+func (a *API) IndexCheck(o uintptr) bool {
+	a.noPending("IndexCheck")
+	return a.indexCheck.Call(o) != 0
+}
 
 // LongAsInt64Overflow is PyLong_AsLongLongAndOverflow: the value of an int
 // (or the result of __index__, which it calls on other objects), with
@@ -728,6 +794,7 @@ func (a *API) IndexCheck(o uintptr) bool { return a.indexCheck.Call(o) != 0 }
 // error (from __index__) is -1 with overflow 0 and the exception set. On
 // an int or int subclass it runs no Python code.
 func (a *API) LongAsInt64Overflow(o uintptr) (v int64, overflow int) {
+	a.noPending("LongAsInt64Overflow")
 	// The out-parameter lives in C memory: the call may run Python code
 	// that enters Go again and moves this goroutine's stack.
 	blk := cmem.Alloc(8)
@@ -737,15 +804,23 @@ func (a *API) LongAsInt64Overflow(o uintptr) (v int64, overflow int) {
 	return v, int(*(*int32)(cmem.Ptr(blk)))
 }
 func (a *API) BoolFromLong(v bool) uintptr {
+	a.noPending("BoolFromLong")
 	if v {
 		return a.boolFromLong.Call(1)
 	}
 	return a.boolFromLong.Call(0)
 }
-func (a *API) FloatFromDouble(v float64) uintptr { return a.floatFromDouble(v) }
-func (a *API) FloatAsDouble(o uintptr) float64   { return a.floatAsDouble(o) }
+func (a *API) FloatFromDouble(v float64) uintptr {
+	a.noPending("FloatFromDouble")
+	return a.floatFromDouble(v)
+}
+func (a *API) FloatAsDouble(o uintptr) float64 {
+	a.noPending("FloatAsDouble")
+	return a.floatAsDouble(o)
+}
 
 func (a *API) UnicodeFromString(s string) uintptr {
+	a.noPending("UnicodeFromString")
 	b := cstr(s)
 	r := a.unicodeFromStringAndSize.Call(p(b), uintptr(len(s)))
 	runtime.KeepAlive(b)
@@ -768,6 +843,7 @@ func (a *API) UnicodeAsString(o uintptr) (string, bool) {
 // (see ASCII), else PyUnicode_AsUTF8AndSize. ok is false with an error set
 // on failure.
 func (a *API) UnicodeUTF8AndSize(o uintptr) (data uintptr, n int, ok bool) {
+	a.noPending("UnicodeUTF8AndSize")
 	if c, n, ok := a.ASCII(o); ok {
 		return c, n, true
 	}
@@ -784,9 +860,11 @@ func (a *API) UnicodeUTF8AndSize(o uintptr) (data uintptr, n int, ok bool) {
 
 // CapsuleNew: name must be static (it is kept, not copied).
 func (a *API) CapsuleNew(ptr uintptr, name *byte, destructor uintptr) uintptr {
+	a.noPending("CapsuleNew")
 	return a.capsuleNew.Call(ptr, p(name), destructor)
 }
 func (a *API) CapsuleGetPointer(c uintptr, name *byte) uintptr {
+	a.noPending("CapsuleGetPointer")
 	return a.capsuleGetPointer.Call(c, p(name))
 }
 
@@ -795,6 +873,7 @@ func (a *API) CapsuleGetName(c uintptr) uintptr { return a.capsuleGetName.Call(c
 
 // CapsuleSetName: name must be static.
 func (a *API) CapsuleSetName(c uintptr, name *byte) int {
+	a.noPending("CapsuleSetName")
 	return int(int32(a.capsuleSetName.Call(c, p(name))))
 }
 
