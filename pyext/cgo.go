@@ -9,10 +9,11 @@ package pyext
 // #cgo CFLAGS: -O2
 // #include <stdlib.h>
 // #include "ubx.h"
-// void *ubx_keep(void *call, int32_t i);
+// void *ubx_keep(void *call, int32_t i, void **exc);
+// void ubx_set_error(void *exc);
 // void *ubx_save_thread(void);
 // void ubx_restore_thread(void *ts);
-// int ubx_fill_buffer(void *arr, void *view, int flags, const char *format);
+// int ubx_fill_buffer(void *arr, void *view, int flags, const char *format, void **exc);
 // long ubx_fork_skips(void);
 import "C"
 
@@ -36,9 +37,10 @@ import (
 type cgoHalf struct{}
 
 func (cgoHalf) keep(call uintptr, i int) (uintptr, error) {
-	p := uintptr(C.ubx_keep(cmem.Ptr(call), C.int32_t(i)))
+	var exc unsafe.Pointer
+	p := uintptr(C.ubx_keep(cmem.Ptr(call), C.int32_t(i), &exc))
 	if p == 0 {
-		return 0, fetchError()
+		return 0, errorOf(exc)
 	}
 	return p, nil
 }
@@ -53,16 +55,21 @@ func (cgoHalf) cString(s string) (uintptr, int64) {
 	return uintptr(p), int64(len(s))
 }
 
-// fetchError takes the exception C set as a Go error.
-func fetchError() error {
+// errorOf is the error of an exception C took (a new reference).
+func errorOf(exc unsafe.Pointer) error {
 	var err error
-	_ = ext.py.Do(func(g *pybridge.GIL) error { err = g.TakeError(); return nil })
+	_ = ext.py.Do(func(g *pybridge.GIL) error { err = g.ErrorOf(pybridge.UnsafeObject(uintptr(exc))); return nil })
 	return err
 }
 
-// raise sets err as the Python exception (the caller returns failure to C).
+// raise hands C err's Python exception to raise once Go has returned (a
+// Python exception pending when Do ends would be taken as Do's own error).
+// The caller returns failure to C.
 func raise(err error) {
-	_ = ext.py.Do(func(g *pybridge.GIL) error { g.Raise(err); return nil })
+	_ = ext.py.Do(func(g *pybridge.GIL) error {
+		C.ubx_set_error(cmem.Ptr(g.ExceptionOf(err).Ptr()))
+		return nil
+	})
 }
 
 // guard runs the body of an export: a panic is recovered, counted and
@@ -361,8 +368,9 @@ func ubx_go_buffer(v *C.ubx_view, self, pyview unsafe.Pointer, flags C.int) C.in
 				return err
 			}
 		}
-		if C.ubx_fill_buffer(self, pyview, flags, format) != 0 {
-			return fetchError()
+		var exc unsafe.Pointer
+		if C.ubx_fill_buffer(self, pyview, flags, format, &exc) != 0 {
+			return errorOf(exc)
 		}
 		return nil
 	}))

@@ -84,10 +84,11 @@ uintptr_t ubx_gate(uintptr_t go_fn)
 #ifndef UBX_MODULE
 
 /* Without Python: what Go calls during a call exists, and is never called. */
-void *ubx_keep(void *call, int32_t i) { return NULL; }
+void *ubx_keep(void *call, int32_t i, void **exc) { return NULL; }
+void ubx_set_error(void *exc) {}
 void *ubx_save_thread(void) { return NULL; }
 void ubx_restore_thread(void *ts) {}
-int ubx_fill_buffer(void *arr, void *view, int flags, const char *format) { return -1; }
+int ubx_fill_buffer(void *arr, void *view, int flags, const char *format, void **exc) { return -1; }
 long ubx_fork_skips(void) { return fork_skips; }
 
 #else
@@ -143,6 +144,62 @@ static int forked(void)
 		return 0;
 	PyErr_SetString(g_fork_error != NULL ? g_fork_error : PyExc_RuntimeError, fork_message);
 	return 1;
+}
+
+/* ---- errors from Go ------------------------------------------------------ */
+
+/* The exception a Go function failed with (ubx_set_error), raised by C once
+ * Go has returned: a new reference, or NULL. Guarded by the GIL: Go sets it
+ * with the GIL held, and C takes it before anything else runs. */
+static PyObject *go_error;
+
+void ubx_set_error(void *exc)
+{
+	Py_XSETREF(go_error, exc);
+}
+
+/* take_error moves the pending exception to *exc (for Go, which calls C
+ * and gets the failure as an error: pybridge's ErrorOf). */
+static void take_error(void **exc)
+{
+	PyObject *t, *v, *tb;
+	PyErr_Fetch(&t, &v, &tb);
+	PyErr_NormalizeException(&t, &v, &tb);
+	if (v != NULL && tb != NULL)
+		PyException_SetTraceback(v, tb);
+	Py_XDECREF(t);
+	Py_XDECREF(tb);
+	*exc = v;
+}
+
+/* go_failed raises what Go failed with; NULL, to return. */
+static void *go_failed(void)
+{
+	PyObject *e = go_error;
+	go_error = NULL;
+	if (e != NULL) {
+		PyObject *t = (PyObject *)Py_TYPE(e);
+		PyObject *tb = PyException_GetTraceback(e);
+		Py_INCREF(t);
+		PyErr_Restore(t, e, tb);
+	} else if (!PyErr_Occurred()) {
+		PyErr_SetString(PyExc_SystemError, "pyext: a Go call failed without an exception");
+	}
+	return NULL;
+}
+
+/* go_object is a PyObject* a Go call returned, or the error it failed with. */
+static PyObject *go_object(void *o)
+{
+	return o != NULL ? (PyObject *)o : go_failed();
+}
+
+/* go_status is a Go call's status (0 or -1), its error raised. */
+static int go_status(int r)
+{
+	if (r != 0)
+		go_failed();
+	return r;
 }
 
 /* ---- exported tensors ---------------------------------------------------- */
@@ -669,7 +726,7 @@ static PyObject *array_dlpack(Array *a, PyObject *const *args, size_t nargsf, Py
 		plain = 0; /* Go refuses: a legacy tensor cannot say read-only */
 	if (plain)
 		return export_view(a, versioned, minor);
-	return (PyObject *)ubx_go_dlpack(&a->v, a, stream, maxv, dldev, copy);
+	return go_object(ubx_go_dlpack(&a->v, a, stream, maxv, dldev, copy));
 }
 
 static PyObject *array_dlpack_device(Array *a, PyObject *unused)
@@ -692,14 +749,14 @@ static PyObject *array_suai(Array *a, void *unused)
 {
 	if (forked())
 		return NULL;
-	return (PyObject *)ubx_go_suai(&a->v, a, a->syclobj);
+	return go_object(ubx_go_suai(&a->v, a, a->syclobj));
 }
 
 static PyObject *array_typestr(Array *a, void *unused)
 {
 	if (forked())
 		return NULL;
-	return (PyObject *)ubx_go_typestr(&a->v);
+	return go_object(ubx_go_typestr(&a->v));
 }
 
 static PyObject *array_repr(Array *a)
@@ -723,7 +780,7 @@ static int array_getbuffer(Array *a, Py_buffer *view, int flags)
 	view->obj = NULL;
 	if (forked())
 		return -1;
-	return ubx_go_buffer(&a->v, a, view, flags);
+	return go_status(ubx_go_buffer(&a->v, a, view, flags));
 }
 
 static void array_releasebuffer(Array *a, Py_buffer *view)
@@ -731,12 +788,21 @@ static void array_releasebuffer(Array *a, Py_buffer *view)
 	PyMem_Free(view->internal); /* shape and strides in bytes (ubx_fill_buffer) */
 }
 
+static int fill_buffer(Array *a, Py_buffer *view, int flags, const char *format);
+
 /* ubx_fill_buffer fills view over a's host-accessible memory (Go checked
- * that it is, and waited on its queue): 0, or -1 with BufferError. */
-int ubx_fill_buffer(void *arr, void *pyview, int flags, const char *format)
+ * that it is, and waited on its queue): 0, or -1 with the exception in
+ * *exc. */
+int ubx_fill_buffer(void *arr, void *pyview, int flags, const char *format, void **exc)
 {
-	Array *a = arr;
-	Py_buffer *view = pyview;
+	int r = fill_buffer(arr, pyview, flags, format);
+	if (r < 0)
+		take_error(exc);
+	return r;
+}
+
+static int fill_buffer(Array *a, Py_buffer *view, int flags, const char *format)
+{
 	if ((flags & PyBUF_WRITABLE) && (a->v.flags & UB_DL_FLAG_READ_ONLY)) {
 		PyErr_SetString(PyExc_BufferError, "the array is read-only");
 		return -1;
@@ -959,8 +1025,8 @@ static int xch_array(void *obj, Array **out)
 	}
 	Array *a = obj;
 	if (a->v.go_export)
-		return ubx_go_exchange_refuse(&a->v, a); /* raises Go's refusal */
-	if (a->v.handle != 0 && ubx_go_exchange_wait(a->v.handle) < 0)
+		return go_status(ubx_go_exchange_refuse(&a->v, a)); /* raises Go's refusal */
+	if (a->v.handle != 0 && go_status(ubx_go_exchange_wait(a->v.handle)) < 0)
 		return -1;
 	*out = a;
 	return 0;
@@ -1043,7 +1109,7 @@ static int xch_to_py(ub_dl_managed_versioned *tensor, void **out_py_object)
 		return -1;
 	}
 	PyObject *r = NULL;
-	if (ubx_go_import_managed(tensor, res) == 0) /* Go deletes it on error */
+	if (go_status(ubx_go_import_managed(tensor, res)) == 0) /* Go deletes it on error */
 		r = new_array_from_result(res);
 	PyMem_Free(res);
 	if (r == NULL)
@@ -1055,7 +1121,7 @@ static int xch_to_py(ub_dl_managed_versioned *tensor, void **out_py_object)
 static int xch_current_work_stream(int32_t device_type, int32_t device_id, void **out)
 {
 	PyGILState_STATE gs = PyGILState_Ensure();
-	int r = forked() ? -1 : ubx_go_work_stream(device_type, device_id, out);
+	int r = forked() ? -1 : go_status(ubx_go_work_stream(device_type, device_id, out));
 	PyGILState_Release(gs);
 	return r;
 }
@@ -1549,15 +1615,18 @@ typedef struct {
 } call_ctx;
 
 /* ubx_keep makes argument i into an Array that owns its memory (Go's
- * Array.Keep): a new reference, or NULL with an exception. */
-void *ubx_keep(void *call, int32_t i)
+ * Array.Keep): a new reference, or NULL with the exception in *exc. */
+void *ubx_keep(void *call, int32_t i, void **exc)
 {
 	call_ctx *c = call;
-	if (c == NULL || i < 0 || i >= c->n) {
+	PyObject *r = NULL;
+	if (c == NULL || i < 0 || i >= c->n)
 		PyErr_SetString(PyExc_SystemError, "pyext: Keep of an argument outside the call");
-		return NULL;
-	}
-	return array_of_hold(&c->vals[i], &c->holds[i]);
+	else
+		r = array_of_hold(&c->vals[i], &c->holds[i]);
+	if (r == NULL)
+		take_error(exc);
+	return r;
 }
 
 void *ubx_save_thread(void)
@@ -1681,7 +1750,7 @@ static PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 	}
 	r->kind = UBX_R_NONE;
 	call_ctx c = {vals, holds, n};
-	if (ubx_go_call(f->index, vals, n, r, &c) == 0)
+	if (go_status(ubx_go_call(f->index, vals, n, r, &c)) == 0)
 		out = make_result(r, bound, vals, holds, n);
 	PyMem_Free(r);
 done:
@@ -1699,7 +1768,7 @@ static PyObject *go_array(int (*fn)(void *, void *, void *, ubx_result *), PyObj
 	if (r == NULL)
 		return PyErr_NoMemory();
 	PyObject *out = NULL;
-	if (fn(a, b, c, r) == 0)
+	if (go_status(fn(a, b, c, r)) == 0)
 		out = new_array_from_result(r);
 	PyMem_Free(r);
 	return out;
