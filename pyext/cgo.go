@@ -201,6 +201,7 @@ func ubx_go_call(index C.int32_t, vals *C.ubx_value, n C.int32_t, res *C.ubx_res
 	var err error
 	func() {
 		defer boundary.Recover(f.name, &err)
+		boundary.Check(f.name)
 		err = f.call(c, r)
 	}()
 	c.end()
@@ -289,7 +290,7 @@ func ubx_go_suai(v *C.ubx_view, self, syclobj unsafe.Pointer) (out unsafe.Pointe
 
 //export ubx_go_typestr
 func ubx_go_typestr(v *C.ubx_view) (out unsafe.Pointer) {
-	guard("dtype", func() error {
+	guard("Array.dtype", func() error {
 		return ext.py.Do(func(g *pybridge.GIL) error {
 			vv := (*view)(unsafe.Pointer(v))
 			ts, err := typestr.FromDataType(vv.t.DType)
@@ -350,7 +351,7 @@ func bufferFormat(dt dlabi.DataType) *C.char {
 
 //export ubx_go_buffer
 func ubx_go_buffer(v *C.ubx_view, self, pyview unsafe.Pointer, flags C.int) C.int {
-	return status(guard("the buffer protocol", func() error {
+	return status(guard("Array buffer", func() error {
 		vv := (*view)(unsafe.Pointer(v))
 		format := bufferFormat(vv.t.DType)
 		if format == nil {
@@ -378,7 +379,7 @@ func ubx_go_buffer(v *C.ubx_view, self, pyview unsafe.Pointer, flags C.int) C.in
 
 //export ubx_go_exchange_refuse
 func ubx_go_exchange_refuse(v *C.ubx_view, self unsafe.Pointer) C.int {
-	guard("DLPack exchange API", func() error {
+	guard("exchange refuse", func() error {
 		return ext.py.Do(func(g *pybridge.GIL) error {
 			arr, release, err := arrayOf(g, (*view)(unsafe.Pointer(v)), self)
 			if err != nil {
@@ -398,7 +399,7 @@ func ubx_go_exchange_refuse(v *C.ubx_view, self unsafe.Pointer) C.int {
 
 //export ubx_go_exchange_wait
 func ubx_go_exchange_wait(h C.int64_t) C.int {
-	return status(guard("DLPack exchange API", func() error {
+	return status(guard("exchange wait", func() error {
 		st := handles.get(int64(h))
 		if st == nil || !needsWait(st.arr.Queue) {
 			return nil
@@ -460,6 +461,7 @@ func ubx_go_alloc(proto *C.ub_dl_tensor, out **C.ub_dl_managed_versioned, kind, 
 		}
 	}()
 	defer boundary.Recover("managed_tensor_allocator", &err)
+	boundary.Check("managed_tensor_allocator")
 	if proto == nil || out == nil {
 		err = errkind.New(errkind.Value, "managed_tensor_allocator", "prototype or out is NULL")
 		return -1
@@ -567,7 +569,7 @@ func fromDLPackOptions(g *pybridge.GIL, device, copyArg pybridge.Object) (pybrid
 
 //export ubx_go_import_capsule
 func ubx_go_import_capsule(x, capsule unsafe.Pointer, res *C.ubx_result) C.int {
-	return status(guard("from_dlpack", func() error {
+	return status(guard("from_dlpack capsule", func() error {
 		return ext.py.Do(func(g *pybridge.GIL) error {
 			t, err := g.ImportCapsule(pybridge.UnsafeObject(uintptr(capsule)), nil)
 			if err != nil {

@@ -61,7 +61,7 @@ def _stats_of(ext):
             "stray_deletes": g["dlpack_stray_deletes"] + c["stray_deletes"],
             "live_imports": g["dlpack_imports"] + c["live_c_imports"],
             "handles": g["arrays"],
-            "panics": g["panics"] + g["dlpack_panics"],
+            "panics": g["panics"],
             "exchange_exports": c["exchange_exports"],
             "exchange_imports": g["exchange_imports"],
             "gated_callbacks": g["gated_callbacks"],
