@@ -190,8 +190,6 @@ func (g *GIL) WorkQueue(dev dlpack.Device) (usm.Queue, error) {
 	return d.borrowQueue(ref), nil
 }
 
-
-
 // TakeError takes the Python exception that is set as an error (an
 // *Exception holding the object), for Go code C called after a C API call
 // failed; a SystemError-like error if none is set.

@@ -280,27 +280,6 @@ func (g *GIL) notAProducer(x Object) error {
 	return errkind.New(errkind.Attribute, "pybridge.FromDLPack", "the argument of type "+g.objTypeName(x)+" does not implement `__dlpack__` and `__dlpack_device__` methods")
 }
 
-// fromDLPackAfterCall is FromDLPack after its first call of x.__dlpack__
-// (meth, which the caller keeps alive) with the keywords FromDLPack gives
-// opts: c is the result (a borrowed reference), or nil when that call
-// raised, with the exception still set. It does the rest of FromDLPack (the
-// retry of a pre-2023.12 producer, the import, the wait on the producer's
-// queue), so a caller that made the call more cheaply (the extension's
-// fast path: no Go map, no fromGo) keeps FromDLPack's rules. It is for host
-// producers: opts must not ask for a kDLOneAPI device (FromDLPack decides
-// the move of host memory onto one before it calls the producer), and no
-// consumer stream is made (FromDLPack passes one to kDLOneAPI producers).
-func (g *GIL) fromDLPackAfterCall(x, meth, c Object, opts FromDLPackOptions) (*dlpack.Tensor, error) {
-	if opts.Device != nil && opts.Device.Type == dlabi.OneAPI {
-		return nil, errkind.New(errkind.Value, "pybridge.fromDLPackAfterCall", "a kDLOneAPI device is FromDLPack's to handle")
-	}
-	var err error
-	if c.isNil() {
-		err = g.fetch("")
-	}
-	return g.fromDLPackResult(x, meth, c, err, opts.Stream, false, opts, nil)
-}
-
 // fromDLPackResult is the rest of FromDLPack: stream is what the first call
 // passed (the consumer's queue, or nil), copyHere whether the copy opts ask
 // for is to be made here rather than by the producer, onto the device host
@@ -422,22 +401,6 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 		return nil, err
 	}
 	return dlpack.Import(m, dlpack.ImportOptions{Registry: d.reg})
-}
-
-// importHostManaged is what FromDLPack does, after the capsule checks, with
-// a kDLCPU tensor from a first __dlpack__ call that succeeded, when no
-// registry was given: dlpack.Import with no registry, the tensor kept on
-// error (the caller's capsule still owns it). The extension's fast path
-// calls it with the capsule's pointer and renames the capsule to used_*
-// only on success; a consumer of DLPack's C exchange API can call it with
-// the tensor that API hands over. Any other device is usm.ErrValue (the
-// caller must take the fromDLPackAfterCall path). reuse is passed on as
-// dlpack.ImportOptions.Reuse (nil: a new Tensor).
-func importHostManaged(p uintptr, versioned bool, reuse *dlpack.Tensor) (*dlpack.Tensor, error) {
-	if p == 0 || deviceType(p, versioned) != dlabi.CPU {
-		return nil, errkind.New(errkind.Value, "pybridge.importHostManaged", "not a kDLCPU tensor")
-	}
-	return dlpack.Import(dlpack.UnsafeManaged(p, versioned), dlpack.ImportOptions{KeepOnError: true, Reuse: reuse})
 }
 
 // placeLegacy does for a tensor from a pre-2023.12 producer what

@@ -14,7 +14,6 @@ import (
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
-	"github.com/usmbridge/usmbridge/pybridge/internal/extbridge"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -674,24 +673,6 @@ func (q *dpctlQueue) Wait() error {
 	err := q.d.waitRef(q.ref)
 	runtime.KeepAlive(q)
 	return err
-}
-
-// waitPlan gives the calls q.Wait makes when q is a dpctl queue, for C
-// code that repeats them itself while it keeps q alive (the extension
-// module's fast paths): with p.Ref, ev := Barrier(ref), then
-// EventWait(ev) and EventDelete(ev); a NULL ev is Wait's error (C then
-// leaves the call to Go, which reports it). A nil q has nothing to wait
-// for (ok, Ref 0). ok is false for any other queue: C must ask Go to wait.
-func waitPlan(q usm.Queue) (p extbridge.WaitPlan, ok bool) {
-	switch q := q.(type) {
-	case nil:
-		return extbridge.WaitPlan{}, true
-	case *dpctlQueue:
-		p.Barrier, p.EventWait, p.EventDelete = q.d.api.WaitFns()
-		p.Ref = q.ref
-		return p, true
-	}
-	return extbridge.WaitPlan{}, false
 }
 
 // waitRef waits for a queue ref the caller keeps alive: a barrier and a

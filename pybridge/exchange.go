@@ -5,14 +5,12 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -309,26 +307,6 @@ func (g *GIL) currentWorkStream(dev dlpack.Device) (uintptr, error) {
 	return 0, errkind.New(errkind.Buffer, "pybridge.currentWorkStream", "usmbridge has no work stream on "+dev.String())
 }
 
-// exchangeNeedsWait reports whether a no-sync export of arr (the C
-// exchange API's) must wait on the array's queue first: it must unless
-// the array has no queue or its queue is the current work stream of its
-// device (currentWorkStream), which is what the consumer orders against.
-//
-// It never lets the GIL go (pybridge/ext fills an array's template under
-// it): an array with a *dpctlQueue was made with dpctl loaded, so
-// currentWorkStream does not wait for dpctl's import.
-func (g *GIL) exchangeNeedsWait(arr *usm.Array) bool {
-	if arr.Queue == nil {
-		return false
-	}
-	q, ok := arr.Queue.(*dpctlQueue)
-	if !ok || arr.DLDevice.Type != dlabi.OneAPI {
-		return true
-	}
-	s, err := g.currentWorkStream(arr.DLDevice)
-	return err != nil || s != q.Ref()
-}
-
 // Export is ToDLPack without the capsule: dlpack.Export under pybridge's
 // rule for queues outside their platform's default context.
 func (g *GIL) export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed, error) {
@@ -341,55 +319,6 @@ func (g *GIL) export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed,
 		arr = &own
 	}
 	return dlpack.Export(arr, opts)
-}
-
-// allocTensor is the exchange API's managed_tensor_allocator: a new
-// C-contiguous array of the given dtype and shape on dev (kDLCPU: the host
-// backend; kDLOneAPI: device USM of the interpreter's dpctl), exported as
-// a versioned tensor that owns the memory.
-func (g *GIL) allocTensor(dev dlpack.Device, dt typestr.DataType, shape []int64) (dlpack.Managed, error) {
-	ts, err := typestr.FromDataType(dt)
-	if err != nil {
-		return dlpack.Managed{}, errkind.Wrap(errkind.Buffer, "managed_tensor_allocator", "unsupported dtype", err)
-	}
-	arr := &usm.Array{Interface: usm.Interface{Shape: shape, Typestr: ts, Version: usm.Version1}, DLDevice: dev, Device: -1}
-	win, err := arr.Window()
-	if err != nil {
-		return dlpack.Managed{}, errkind.Wrap(errkind.Value, "managed_tensor_allocator", "invalid shape", err)
-	}
-	var al usm.Allocator
-	local, kind := 0, usm.KindHost
-	switch dev.Type {
-	case dlabi.CPU:
-		if dev.ID != 0 {
-			return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "kDLCPU device id must be 0")
-		}
-		al = cpu.Default()
-	case dlabi.OneAPI:
-		d, err := g.dpctlUnderGIL()
-		if err != nil {
-			return dlpack.Managed{}, errkind.Wrap(errkind.Buffer, "managed_tensor_allocator", "a kDLOneAPI device needs dpctl", err)
-		}
-		l, ok := d.LocalDevice(dev)
-		if !ok {
-			return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "no SYCL device "+dev.String())
-		}
-		al, local, kind = d, l, usm.KindDevice
-		arr.Backend, arr.Device = d, l
-	default:
-		return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "usmbridge cannot allocate on "+dev.String())
-	}
-	alloc, err := al.Alloc(local, kind, max(uintptr(win.Len()), uintptr(ts.Size)))
-	if err != nil {
-		return dlpack.Managed{}, err
-	}
-	defer alloc.Release() // the export holds its own reference
-	arr.Data, arr.Owner = alloc.Pointer(), alloc
-	arr.Memory = usm.PointerInfo{Kind: kind, Device: local}
-	if dev.Type == dlabi.CPU {
-		arr.Memory.Device = -1
-	}
-	return dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
 }
 
 // internedNames holds the str objects internedName made, per

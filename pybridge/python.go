@@ -336,28 +336,6 @@ func (g *GIL) putBack(aside uintptr, err *error) {
 	}
 }
 
-// enterHeld and exitHeld bracket code that Python itself called with the
-// GIL held (every entry point of the extension module): they skip
-// PyGILState_Ensure/Release, which would only confirm what the caller
-// guarantees. Calling enterHeld without the GIL corrupts the interpreter.
-// They are two calls rather than one taking a func so that the
-// extension, which calls them through extbridge's function values, does
-// not make each entry's closure escape to the heap.
-func (py *Python) enterHeld() *GIL {
-	runtime.LockOSThread() // a cgo callback already runs on the caller's thread
-	entered := false
-	defer func() {
-		if !entered {
-			runtime.UnlockOSThread() // dropReleased panicked: exitHeld will not run
-		}
-	}()
-	py.gil.dropReleased()
-	entered = true
-	return &py.gil
-}
-
-func exitHeld() { runtime.UnlockOSThread() }
-
 // GIL is the capability to call the C API: it exists only inside Do (or,
 // in the extension module, between enterHeld and exitHeld).
 type GIL struct{ py *Python }

@@ -300,21 +300,6 @@ func (s *suaiDict) takeValues(t uintptr, n int) {
 	}
 }
 
-// suaiGetterTable is suaiGetterFor for n = 0..len-1, the last entry for n
-// and above: what the extension's C half calls for an exact dict it reads
-// (asArrayRead). The getters live as long as the interpreter.
-func (g *GIL) suaiGetterTable() (table [numKeys + 1]uintptr) {
-	keys, err := g.suaiKeyObjects()
-	if err != nil {
-		g.releaseError(err)
-		return table
-	}
-	for n := range table {
-		table[n] = g.suaiGetterFor(keys, n)
-	}
-	return table
-}
-
 // pyxCAPI returns the C function a Cython module exports under name in its
 // __pyx_capi__ dict (a capsule named by the function's signature), or 0.
 func (g *GIL) pyxCAPI(modules uintptr, module, name string) ffi.Fn {
@@ -490,37 +475,6 @@ func (g *GIL) readSUAIDictOf(obj, d Object) (*suaiDict, error) {
 
 func (g *GIL) notASUAIDict(obj Object) error {
 	return errkind.New(errkind.Value, "pybridge.ReadSUAI", "argument of type "+g.objTypeName(obj)+" does not correctly expose `__sycl_usm_array_interface__` (not a dict)")
-}
-
-// readSUAIFrom is readSUAI for the extension's C half, which made
-// readSUAI's calls into Python itself (ext.c, "SUAI reads C replays"): d
-// is obj.__sycl_usm_array_interface__, 0 when reading it raised (the
-// exception still set); got is what the getter of suaiGetterTable()[n]
-// returned for d, an exact dict of n items, or 0 where C called none or
-// it raised (C cleared that: the keys are then looked up one by one, as
-// readSUAIDict does). d and got stay the caller's.
-func (g *GIL) readSUAIFrom(obj Object, d, got uintptr, n int) (*suaiDict, error) {
-	if d == 0 {
-		return nil, g.suaiAttrError(obj)
-	}
-	if !g.api().HasFlag(d, pyapi.TPFlagsDictSubclass) {
-		return nil, g.notASUAIDict(obj)
-	}
-	s := &suaiDict{g: g, dict: d, obj: obj.p, borrowed: true}
-	if got != 0 {
-		s.got = got
-		s.takeValues(got, n)
-		return s, nil
-	}
-	keys, err := g.suaiKeyObjects()
-	if err == nil {
-		err = s.lookUpEach(keys)
-	}
-	if err != nil {
-		s.Release(g)
-		return nil, err
-	}
-	return s, nil
 }
 
 // readSUAIDict reads the SUAI dict d (a dict or dict subclass), taking
@@ -940,31 +894,6 @@ func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
 	}
 	arr, _, err := g.bindSUAI(obj, s, reg, false)
 	return arr, err
-}
-
-// asArrayRead is AsArray(obj, nil) for the extension's C half, which read
-// obj's SUAI itself (readSUAIFrom). It also returns the SUAI's syclobj when
-// it is a dpctl.SyclQueue or dpctl.SyclContext (nil otherwise), so that a
-// re-export can name the same queue or context: the very object the array
-// was bound to, not whatever the dict holds by then.
-//
-// When reading the attribute raised (d is 0), that exception is still
-// pending: it is taken first, before anything else calls into Python
-// (dpctl's import would fail with it pending), and an object without the
-// attribute is refused without importing dpctl.
-func (g *GIL) asArrayRead(obj Object, d, got uintptr, n int) (*usm.Array, *pyRef, error) {
-	if d == 0 {
-		return nil, nil, g.suaiAttrError(obj)
-	}
-	dp, err := g.dpctlUnderGIL()
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := g.readSUAIFrom(obj, d, got, n)
-	if err != nil {
-		return nil, nil, err
-	}
-	return g.bindSUAI(obj, s, dp.reg, true)
 }
 
 // bindSUAI is the rest of asArray, with s read from obj: it binds s with

@@ -295,16 +295,15 @@ func memoryKind(a *usm.Array) MemoryKind {
 
 // constraints are an array parameter's options.
 type constraints struct {
-	ndim       int // -1: any
-	shape      []int64
-	cContig    bool
-	fContig    bool
-	writable   bool
-	memory     MemoryKind // 0: any
-	ndimSet    bool
-	shapeSet   bool
-	memorySet  bool
-	contigSets int
+	ndim      int // -1: any
+	shape     []int64
+	cContig   bool
+	fContig   bool
+	writable  bool
+	memory    MemoryKind // 0: any
+	ndimSet   bool
+	shapeSet  bool
+	memorySet bool
 }
 
 func (c *constraints) any() bool {

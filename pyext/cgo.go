@@ -45,7 +45,7 @@ func (cgoHalf) keep(call uintptr, i int) (uintptr, error) {
 	return p, nil
 }
 
-func (cgoHalf) saveThread() uintptr       { return uintptr(C.ubx_save_thread()) }
+func (cgoHalf) saveThread() uintptr      { return uintptr(C.ubx_save_thread()) }
 func (cgoHalf) restoreThread(ts uintptr) { C.ubx_restore_thread(cmem.Ptr(ts)) }
 
 func (cgoHalf) cString(s string) (uintptr, int64) {
@@ -524,7 +524,7 @@ func allocTensor(dev dlabi.Device, dt dlabi.DataType, shape []int64) (dlpack.Man
 	if err != nil {
 		return dlpack.Managed{}, err
 	}
-	defer alloc.Free() // the export holds its own reference
+	defer func() { _ = alloc.Free() }() // the export holds its own reference
 	arr, err := reg.NewArray(alloc, ts, shape)
 	if err != nil {
 		return dlpack.Managed{}, err

@@ -137,7 +137,8 @@ func identifier(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if r != '_' && !('a' <= r && r <= 'z') && !('A' <= r && r <= 'Z') && !('0' <= r && r <= '9') {
+		letter := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+		if r != '_' && !letter && ('0' > r || r > '9') {
 			return false
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package ext_test
 
 import (
 	"context"
@@ -25,15 +25,15 @@ import (
 func TestMPI(t *testing.T) {
 	mpiexec := os.Getenv("USMBRIDGE_MPIEXEC")
 	if mpiexec == "" {
-		testutil.Runtime(t, testutil.MPI, errkind.New(errkind.NotAvailable, "pyext", "USMBRIDGE_MPIEXEC is not set (scripts/setup-50-mpi.sh prints it)"))
+		testutil.Runtime(t, testutil.MPI, errkind.New(errkind.NotAvailable, "ext", "USMBRIDGE_MPIEXEC is not set (scripts/setup-50-mpi.sh prints it)"))
 	}
 	if _, err := os.Stat(mpiexec); err != nil {
-		testutil.Runtime(t, testutil.MPI, errkind.Wrap(errkind.NotAvailable, "pyext", "no mpiexec", err))
+		testutil.Runtime(t, testutil.MPI, errkind.Wrap(errkind.NotAvailable, "ext", "no mpiexec", err))
 	}
 	py := os.Getenv("USMBRIDGE_PYTHON")
 	if py != "" {
 		if err := exec.Command(py, "-c", "import mpi4py.MPI").Run(); err != nil {
-			testutil.Runtime(t, testutil.MPI, errkind.Wrap(errkind.NotAvailable, "pyext", "mpi4py not importable", err))
+			testutil.Runtime(t, testutil.MPI, errkind.Wrap(errkind.NotAvailable, "ext", "mpi4py not importable", err))
 		}
 	}
 	py, lib := buildExtension(t, "mpi4py.MPI")
