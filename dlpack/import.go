@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -12,7 +13,6 @@ import (
 	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/refcount"
 	"github.com/usmbridge/usmbridge/syclobj"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -124,7 +124,8 @@ type queueProvider interface {
 // ownership: the version (a major other than 1 is refused, and the deleter
 // is called unless KeepOnError), ndim (0..MaxNdim), shape (non-NULL for
 // ndim > 0, no negative extents), strides (NULL means C-contiguous),
-// dtype (one with a typestr), byte_offset (honoured; data + byte_offset is
+// dtype (dtype.FromDataType: every DLPack dtype of whole-byte elements,
+// bfloat16 and float8 included), byte_offset (honoured; data + byte_offset is
 // element 0), NULL data only for size-0 tensors, overflow of any extent,
 // and the device: kDLCPU (device id 0), or kDLOneAPI resolved through the
 // registry, whose backend must know the pointer. Every byte the tensor
@@ -175,9 +176,9 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 	if ndim > 0 && dl.Shape == 0 {
 		return nil, importErr(errkind.Buffer, "shape is NULL for ndim "+itoa(int64(ndim)), nil)
 	}
-	ts, err := typestr.FromDataType(dl.DType)
+	dt, err := dtype.FromDataType(dl.DType)
 	if err != nil {
-		return nil, importErr(errkind.Buffer, "unsupported dtype", err)
+		return nil, importErr(errkind.Buffer, "", err)
 	}
 	var dims []int64
 	if ndim <= smallNdim {
@@ -204,7 +205,7 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 	data := dl.Data + uintptr(dl.ByteOffset)
 	// Field by field: t is zeroed, and a composite literal would be built
 	// aside and copied.
-	t.Shape, t.Typestr, t.Data, t.Strides = shape, ts, data, strides
+	t.Shape, t.DType, t.Data, t.Strides = shape, dt, data, strides
 	t.Interface.Version, t.ReadOnly = usm.Version1, t.Flags&dlabi.FlagReadOnly != 0
 	win, err := t.Window()
 	if err != nil {
@@ -407,7 +408,7 @@ func (t *Tensor) hostAcceptedData(caps []int64) (lo, hi uintptr, ok bool) {
 	} else {
 		bo = t.m.legacyView().DLTensor.ByteOffset
 	}
-	box := usm.Interface{Shape: caps, Strides: t.Strides, Offset: t.Offset, Typestr: t.Typestr}
+	box := usm.Interface{Shape: caps, Strides: t.Strides, Offset: t.Offset, DType: t.DType}
 	win, err := box.Window()
 	if err != nil {
 		return 0, 0, false
