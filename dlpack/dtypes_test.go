@@ -28,8 +28,8 @@ var everyDtype = []dlabi.DataType{
 
 // Every dtype comes in from a foreign producer, in both layouts, and goes
 // out again with the producer's (code, bits, lanes) and bytes, through
-// both layouts where the flags allow (a read-only array is refused as a
-// legacy tensor).
+// both layouts where the flags allow: a legacy import is read-only, and a
+// read-only array is refused as a legacy tensor.
 func TestEveryDtypeImportsAndExports(t *testing.T) {
 	for _, dt := range everyDtype {
 		t.Run(dt.String(), func(t *testing.T) {
@@ -50,6 +50,7 @@ func TestEveryDtypeImportsAndExports(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, dt, got)
 				assert.Equal(t, size, tn.DType.Size())
+				assert.Equal(t, !versioned, tn.ReadOnly, "versioned %v: only a legacy tensor is read-only", versioned)
 				b, err := tn.Bytes()
 				require.NoError(t, err)
 				assert.Equal(t, want, b)
@@ -82,3 +83,40 @@ func TestEveryDtypeImportsAndExports(t *testing.T) {
 		})
 	}
 }
+
+// A legacy DLManagedTensor cannot say that its memory may be written:
+// whoever hands one over (jax always does) gets a read-only array, as
+// NumPy's from_dlpack makes it. A versioned tensor is read-only exactly
+// when it says so.
+func TestLegacyImportsAreReadOnly(t *testing.T) {
+	buf := cmem.Alloc(64)
+	defer cmem.Free(buf, 64)
+	for _, c := range []struct {
+		name      string
+		versioned bool
+		flags     uint64
+		readOnly  bool
+	}{
+		{"legacy", false, 0, true},
+		{"versioned", true, 0, false},
+		{"versioned, READ_ONLY", true, dlabi.FlagReadOnly, true},
+		{"versioned, IS_COPIED", true, dlabi.FlagIsCopied, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := foreign{versioned: c.versioned, major: 1, flags: c.flags, data: buf, device: cpuDev(), ndim: 1, dtype: f32, shape: []int64{4}}
+			m, _ := f.build(t)
+			tn, err := dlpack.Import(m, dlpack.ImportOptions{})
+			require.NoError(t, err)
+			defer tn.Release()
+			assert.Equal(t, c.readOnly, tn.ReadOnly)
+			_, err = usmView(&tn.Array)
+			if c.readOnly {
+				assert.ErrorIs(t, err, usm.ErrBuffer, "a read-only import cannot be written through usm.View")
+			} else {
+				assert.NoError(t, err)
+			}
+		})
+	}
+}
+
+func usmView(a *usm.Array) ([]float32, error) { return usm.View[float32](a) }

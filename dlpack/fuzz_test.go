@@ -14,7 +14,7 @@ import (
 // FuzzImport builds producer tensors from fuzz input — any version, ndim,
 // dtype, device, byte_offset, data pointer, shape and strides — and checks
 // that Import never crashes, never reads past the arrays it was given,
-// keeps the producer's dtype, and calls
+// keeps the producer's dtype, imports a legacy tensor read-only, and calls
 // the deleter exactly once whether it accepts or refuses.
 func FuzzImport(f *testing.F) {
 	// header: versioned, major, ndim, code, bits, lanes, devType, devID,
@@ -133,6 +133,9 @@ func FuzzImport(f *testing.F) {
 		}
 		if dt, derr := tn.DType.DataType(); derr != nil || dt != fo.dtype {
 			t.Fatalf("accepted dtype %v as %v (%v, %v)", fo.dtype, tn.DType, dt, derr)
+		}
+		if !fo.versioned && !tn.ReadOnly {
+			t.Fatal("a legacy tensor, which cannot say it is writable, imported writable")
 		}
 		if deletesOf(id) != 0 {
 			t.Fatal("deleter ran before release")

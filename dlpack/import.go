@@ -42,7 +42,7 @@ type ImportOptions struct {
 type Tensor struct {
 	usm.Array
 	Version Version // {0, 0} for a legacy tensor
-	Flags   uint64  // dlpack.h's DLPACK_FLAG_BITMASK_* bits; 0 for a legacy tensor (see IsCopied, Array.ReadOnly)
+	Flags   uint64  // dlpack.h's DLPACK_FLAG_BITMASK_* bits; 0 for a legacy tensor (see IsCopied, Array.ReadOnly, which a legacy tensor always is)
 
 	m       Managed
 	deleter uintptr
@@ -131,7 +131,9 @@ type queueProvider interface {
 // registry, whose backend must know the pointer. Every byte the tensor
 // touches must lie below the user address space and, where a registered
 // backend reports the allocation holding data, inside that allocation
-// (RATIONALE.md, "Extent checks nobody else does"). Errors are
+// (RATIONALE.md, "Extent checks nobody else does"). The array is
+// read-only when the tensor says so (READ_ONLY) and when it is a legacy
+// DLManagedTensor, which has no flags to say it is writable. Errors are
 // usm.ErrBuffer unless noted in the message.
 func Import(m Managed, opts ImportOptions) (*Tensor, error) {
 	t, err := inspect(m, opts.Registry, opts.Reuse)
@@ -206,7 +208,10 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 	// Field by field: t is zeroed, and a composite literal would be built
 	// aside and copied.
 	t.Shape, t.DType, t.Data, t.Strides = shape, dt, data, strides
-	t.Interface.Version, t.ReadOnly = usm.Version1, t.Flags&dlabi.FlagReadOnly != 0
+	// A legacy tensor has no flags: it cannot say that its memory may be
+	// written, so it is read-only, as NumPy imports it (RATIONALE.md,
+	// "Read-only survives every format, or the format is refused").
+	t.Interface.Version, t.ReadOnly = usm.Version1, !m.versioned || t.Flags&dlabi.FlagReadOnly != 0
 	win, err := t.Window()
 	if err != nil {
 		return nil, importErr(errkind.Buffer, "invalid layout", err)
