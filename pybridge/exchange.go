@@ -7,12 +7,12 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -150,6 +150,10 @@ func (g *GIL) exchangeAPI(x Object) (uintptr, error) {
 // never allocates or converts back does not need them, and tvm-ffi's own
 // test producer leaves the allocator NULL; current_work_stream is checked
 // when a device tensor needs it (waitWorkStream).
+// dltensor_from_py_object_no_sync is never called, even when it is the
+// only one set: its bare DLTensor has no flags, so a read-only array would
+// arrive writable (RATIONALE.md, "Read-only survives every format, or the
+// format is refused").
 func checkExchangeAPI(t *dlabi.ExchangeAPI) (missing string) {
 	if t.ManagedTensorFromPyObjectNoSync == 0 {
 		return "managed_tensor_from_py_object_no_sync is NULL"
@@ -347,12 +351,12 @@ func (g *GIL) export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed,
 // C-contiguous array of the given dtype and shape on dev (kDLCPU: the host
 // backend; kDLOneAPI: device USM of the interpreter's dpctl), exported as
 // a versioned tensor that owns the memory.
-func (g *GIL) allocTensor(dev dlpack.Device, dt typestr.DataType, shape []int64) (dlpack.Managed, error) {
-	ts, err := typestr.FromDataType(dt)
+func (g *GIL) allocTensor(dev dlpack.Device, dt dtype.DataType, shape []int64) (dlpack.Managed, error) {
+	et, err := dtype.FromDataType(dt)
 	if err != nil {
-		return dlpack.Managed{}, errkind.Wrap(errkind.Buffer, "managed_tensor_allocator", "unsupported dtype", err)
+		return dlpack.Managed{}, errkind.Wrap(errkind.Buffer, "managed_tensor_allocator", "the prototype's dtype", err)
 	}
-	arr := &usm.Array{Interface: usm.Interface{Shape: shape, Typestr: ts, Version: usm.Version1}, DLDevice: dev, Device: -1}
+	arr := &usm.Array{Interface: usm.Interface{Shape: shape, DType: et, Version: usm.Version1}, DLDevice: dev, Device: -1}
 	win, err := arr.Window()
 	if err != nil {
 		return dlpack.Managed{}, errkind.Wrap(errkind.Value, "managed_tensor_allocator", "invalid shape", err)
@@ -379,7 +383,7 @@ func (g *GIL) allocTensor(dev dlpack.Device, dt typestr.DataType, shape []int64)
 	default:
 		return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "usmbridge cannot allocate on "+dev.String())
 	}
-	alloc, err := al.Alloc(local, kind, max(uintptr(win.Len()), uintptr(ts.Size)))
+	alloc, err := al.Alloc(local, kind, max(uintptr(win.Len()), uintptr(et.Size())))
 	if err != nil {
 		return dlpack.Managed{}, err
 	}

@@ -32,6 +32,7 @@ import (
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
@@ -670,9 +671,18 @@ func ub_info(h C.int64_t) C.uintptr_t {
 		if a.Strides != nil {
 			strides = a.Strides
 		}
-		return br.FromGo(g, []any{a.Shape, a.Typestr.String(), strides, a.Offset, usmType(a),
+		return br.FromGo(g, []any{a.Shape, dtypeName(a.DType), strides, a.Offset, usmType(a),
 			[]any{int64(a.DLDevice.Type), int64(a.DLDevice.ID)}, uint64(a.ElementPointer()), a.ReadOnly})
 	})
+}
+
+// dtypeName is the dtype property: the typestring where SUAI has one
+// ("|f4"), else the element type's name ("bfloat16").
+func dtypeName(t dtype.Type) string {
+	if ts, err := t.Typestr(); err == nil {
+		return ts.String()
+	}
+	return t.String()
 }
 
 // usmType is the usm_type property: the USM kind of an array that is USM

@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/usmbridge/usmbridge/dlpack"
-	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -87,7 +87,7 @@ type Ops[G, O any] struct {
 	// from_dlpack took through a producer's table (the leak tests' stats).
 	ImportManaged     func(g *G, m dlpack.Managed) (*dlpack.Tensor, error)
 	CurrentWorkStream func(g *G, dev dlpack.Device) (uintptr, error)
-	AllocTensor       func(g *G, dev dlpack.Device, dt typestr.DataType, shape []int64) (dlpack.Managed, error)
+	AllocTensor       func(g *G, dev dlpack.Device, dt dtype.DataType, shape []int64) (dlpack.Managed, error)
 	ExchangeImports   func() int64
 }
 

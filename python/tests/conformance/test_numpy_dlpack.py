@@ -24,7 +24,7 @@ test_higher_dims                           test_higher_dims
 test_dlpack_device                         test_dlpack_device
 test_dlpack_destructor_exception           test_dlpack_destructor_exception (with dlpack_deleter_exception)
 test_readonly                              test_readonly
-test_writeable                             test_writeable (see below)
+test_writeable                             test_writeable
 test_ndim0                                 test_ndim0
 test_size1dims_arrays                      test_size1dims_arrays
 test_copy                                  test_copy
@@ -33,12 +33,6 @@ test_device                                test_device (see below)
 Every numpy case applies; none is left out. Where the standard leaves the
 choice open and usmbridge decided differently from numpy, the test states
 usmbridge's rule and the reason:
-- test_writeable: numpy imports a legacy (unversioned) capsule read-only,
-  since that struct cannot say whether the memory may be written;
-  usmbridge imports it writable, as dpnp.tensor does (and PyTorch, JAX),
-  and refuses to *export* a read-only array as a legacy capsule (numpy's
-  rule, test_readonly), so no read-only array of a producer that follows
-  that rule arrives writable.
 - test_device: numpy's device objects are strings ("cpu"); usmbridge's are
   the DLPack (device_type, device_id) tuples Array.device returns, so
   device="cpu" becomes device=(kDLCPU, 0). A device numpy does not know
@@ -231,8 +225,9 @@ def test_readonly(kind):
 def test_writeable():
     new, old = new_and_old()
     assert not ub.from_dlpack(new).readonly
-    # usmbridge's rule (numpy's is read-only here): see the module docstring.
-    assert not ub.from_dlpack(old).readonly
+    # A legacy (unversioned) capsule cannot say whether the memory may be
+    # written: read-only, as numpy imports it.
+    assert ub.from_dlpack(old).readonly
 
 
 def test_ndim0(memory):
