@@ -6,7 +6,7 @@ import "github.com/usmbridge/usmbridge/internal/dlabi"
 // (max_version, a tensor's version) and the device (dl_device,
 // __dlpack_device__). Sizes equal dlpack.h on LP64 Linux (amd64, arm64);
 // layout_test.go asserts them. The structs themselves (DLTensor, the two
-// managed layouts), the element type (typestr.DataType) and the flag bits
+// managed layouts), the element type (dtype.DataType) and the flag bits
 // are internal/dlabi's: Export writes them, Import reads them into a
 // Tensor, and a Go program that hands a Managed to C passes its Pointer.
 type (

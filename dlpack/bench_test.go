@@ -5,7 +5,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
-	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -18,7 +18,7 @@ func benchArray(b testing.TB, n int64) (*usm.Registry, *usm.Array) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = alloc.Free() })
-	a, err := reg.NewArray(alloc, typestr.Uint8, []int64{n})
+	a, err := reg.NewArray(alloc, dtype.Uint8, []int64{n})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,6 +18,19 @@
 // ownership, and returns a Tensor that calls the producer's deleter exactly
 // once when its last reference is released.
 //
+// # Element types and flags
+//
+// Every DLPack dtype with whole-byte elements travels both ways: bool, the
+// integers, float16/32/64, bfloat16, complex32/64/128 and the float8 codes
+// (dtype.FromDataType); the sub-byte codes, vector types and opaque handles
+// are refused with a usm.ErrBuffer error naming the DLPack dtype.
+//
+// Read-only is never dropped: a versioned tensor carries READ_ONLY both
+// ways; a legacy DLManagedTensor, which has no flags, is imported
+// read-only (it cannot say it is writable), as NumPy imports it, and a
+// read-only array is refused as one, as NumPy refuses it (RATIONALE.md,
+// "Read-only survives every format, or the format is refused").
+//
 // # Errors
 //
 // Errors are *Error values matching usm.ErrBuffer (data that cannot be

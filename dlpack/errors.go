@@ -15,7 +15,10 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := e.Op + ": " + e.Reason
+	s := e.Op
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
-	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -16,7 +16,7 @@ func Example() {
 	reg := usm.NewRegistry(host)
 	alloc, _ := host.AllocHost(6 * 8)
 	defer alloc.Free()
-	arr, _ := reg.NewArray(alloc, typestr.Float64, []int64{2, 3})
+	arr, _ := reg.NewArray(alloc, dtype.Float64, []int64{2, 3})
 
 	m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1, Minor: 0}})
 	if err != nil {
@@ -28,11 +28,11 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(m.Versioned(), t.Version, t.DLDevice, t.Shape, t.EffectiveStrides(), t.Typestr)
+	fmt.Println(m.Versioned(), t.Version, t.DLDevice, t.Shape, t.EffectiveStrides(), t.DType)
 	t.Release()
 	fmt.Println("live exports:", dlpack.Live()["exports"])
 	// Output:
-	// true {1 0} (kDLCPU, 0) [2 3] [3 1] |f8
+	// true {1 0} (kDLCPU, 0) [2 3] [3 1] float64
 	// live exports: 0
 }
 
@@ -42,7 +42,7 @@ func ExampleExport_refusal() {
 	reg := usm.NewRegistry(host)
 	alloc, _ := host.AllocHost(8)
 	defer alloc.Free()
-	arr, _ := reg.NewArray(alloc, typestr.Float32, []int64{2})
+	arr, _ := reg.NewArray(alloc, dtype.Float32, []int64{2})
 	arr.ReadOnly = true
 	_, err := dlpack.Export(arr, dlpack.ExportOptions{}) // legacy: cannot say read-only
 	fmt.Println(usm.PythonException(err))

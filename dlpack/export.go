@@ -74,9 +74,9 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 	if a == nil {
 		return Managed{}, exportErr(errkind.Value, "nil array", nil)
 	}
-	dt, err := a.Typestr.DataType()
+	dt, err := a.DType.DataType()
 	if err != nil {
-		return Managed{}, exportErr(errkind.Buffer, "cannot describe the element type", err)
+		return Managed{}, exportErr(errkind.Buffer, "", err)
 	}
 	ndim := len(a.Shape)
 	if ndim > MaxNdim {
@@ -168,7 +168,7 @@ func belowElement0(a *usm.Array, win usm.Window) int64 {
 	if win.Empty() {
 		return 0
 	}
-	return a.Offset*int64(a.Typestr.Size) - win.Lo
+	return a.Offset*int64(a.DType.Size()) - win.Lo
 }
 
 // copyWindow copies the bytes the array touches into a new allocation of
@@ -200,7 +200,7 @@ func copyWindow(a *usm.Array, win usm.Window, kind usm.Kind) (*usm.Allocation, u
 	if dev < 0 {
 		dev = 0
 	}
-	alloc, err := al.Alloc(dev, kind, max(n, uintptr(a.Typestr.Size)))
+	alloc, err := al.Alloc(dev, kind, max(n, uintptr(a.DType.Size())))
 	if err != nil {
 		return nil, 0, exportErr(errkind.Memory, "allocating "+itoa(int64(n))+" bytes for the copy", err)
 	}
@@ -211,7 +211,7 @@ func copyWindow(a *usm.Array, win usm.Window, kind usm.Kind) (*usm.Allocation, u
 			return nil, 0, exportErr(errkind.Buffer, "copying the array", err)
 		}
 	}
-	e0 := alloc.Pointer() + uintptr(a.Offset*int64(a.Typestr.Size)-win.Lo)
+	e0 := alloc.Pointer() + uintptr(a.Offset*int64(a.DType.Size())-win.Lo)
 	return alloc, e0, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
@@ -82,7 +83,7 @@ func TestExportLayouts(t *testing.T) {
 		f[i] = float32(i)
 	}
 	bind := func(shape, strides []int64, offset int64) *usm.Array {
-		a, err := reg.Bind(usm.Interface{Shape: shape, Strides: strides, Offset: offset, Typestr: typestr.Float32,
+		a, err := reg.Bind(usm.Interface{Shape: shape, Strides: strides, Offset: offset, DType: dtype.Float32,
 			Data: alloc.Pointer(), Syclobj: syclobj.MustParseSelector("host"), Version: 1})
 		require.NoError(t, err)
 		a.Owner = alloc
@@ -161,7 +162,7 @@ func TestExportFlagsAndRefusals(t *testing.T) {
 		kind error
 	}{
 		{"legacy read-only", func() *usm.Array { return &ro }, dlpack.ExportOptions{}, usm.ErrBuffer},
-		{"big endian", func() *usm.Array { b := *a; b.Typestr = typestr.MustParse(">f4"); return &b }, dlpack.ExportOptions{}, usm.ErrBuffer},
+		{"big endian", func() *usm.Array { b := *a; b.DType, _ = dtype.FromTypestr(typestr.MustParse(">f4")); return &b }, dlpack.ExportOptions{}, usm.ErrBuffer},
 		{"ndim 65", func() *usm.Array {
 			b := *a
 			b.Shape = make([]int64, 65)
@@ -218,7 +219,7 @@ func TestExportCopy(t *testing.T) {
 	a, alloc := hostArray(t, reg, host, 3, 4)
 	defer alloc.Free()
 	// A reversed, strided view: rows reversed, every other column.
-	view, err := reg.Bind(usm.Interface{Shape: []int64{3, 2}, Strides: []int64{-4, 2}, Offset: 8, Typestr: typestr.Float32,
+	view, err := reg.Bind(usm.Interface{Shape: []int64{3, 2}, Strides: []int64{-4, 2}, Offset: 8, DType: dtype.Float32,
 		Data: a.Data, Syclobj: a.Syclobj, Version: 1})
 	require.NoError(t, err)
 	view.Owner = alloc
@@ -269,7 +270,7 @@ func TestExportToHost(t *testing.T) {
 			require.NoError(t, err)
 			defer alloc.Free()
 			copy(cmem.Bytes(alloc.Pointer(), 16), []byte("0123456789abcdef"))
-			a, err := reg.NewArray(alloc, typestr.Uint8, []int64{16})
+			a, err := reg.NewArray(alloc, dtype.Uint8, []int64{16})
 			require.NoError(t, err)
 			assert.Equal(t, dlpack.Device{Type: dlpack.OneAPI, ID: 0}, a.DLDevice)
 			assert.Equal(t, tc.kind, a.Memory.Kind)
@@ -441,7 +442,7 @@ func TestExportNoSync(t *testing.T) {
 			alloc, err := f.Alloc(0, usm.KindShared, 16)
 			require.NoError(t, err)
 			defer alloc.Free()
-			a, err := reg.NewArray(alloc, typestr.Uint8, []int64{16})
+			a, err := reg.NewArray(alloc, dtype.Uint8, []int64{16})
 			require.NoError(t, err)
 			m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0), Copy: tc.copy, NoSync: tc.noSync})
 			require.NoError(t, err)
@@ -488,7 +489,7 @@ func TestExportStreamOrdersOnDevice(t *testing.T) {
 			alloc, err := f.Alloc(0, usm.KindShared, 16)
 			require.NoError(t, err)
 			defer alloc.Free()
-			a, err := reg.NewArray(alloc, typestr.Uint8, []int64{16})
+			a, err := reg.NewArray(alloc, dtype.Uint8, []int64{16})
 			require.NoError(t, err)
 			p := &orderingQueue{}
 			waits := func() int { return p.waits }

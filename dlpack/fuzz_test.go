@@ -13,8 +13,9 @@ import (
 
 // FuzzImport builds producer tensors from fuzz input — any version, ndim,
 // dtype, device, byte_offset, data pointer, shape and strides — and checks
-// that Import never crashes, never reads past the arrays it was given, and
-// calls the deleter exactly once whether it accepts or refuses.
+// that Import never crashes, never reads past the arrays it was given,
+// keeps the producer's dtype, imports a legacy tensor read-only, and calls
+// the deleter exactly once whether it accepts or refuses.
 func FuzzImport(f *testing.F) {
 	// header: versioned, major, ndim, code, bits, lanes, devType, devID,
 	// dataSel, byteOffset, stridesNull; then int64 extents and strides.
@@ -51,6 +52,15 @@ func FuzzImport(f *testing.F) {
 	f.Add(seed(1, 1, 1, 2, 32, 1, 14, 0, 2, 0, false, 17, -1))
 	f.Add(seed(1, 1, 1, 2, 32, 1, 2, 0, 1, 0, false, 2, 1))
 	f.Add(seed(1, 1, 1, 2, 32, 1, 1, 0, 3, 1<<63, false, 2, -1))
+	// Every DLPack 1.1 type code, at its own width and at one it lacks;
+	// the sub-byte codes as PyTorch writes float4 (two lanes).
+	for code := uint8(0); code <= 17; code++ {
+		f.Add(seed(1, 1, 1, code, 8, 1, 1, 0, 1, 0, false, 16, 1))
+		f.Add(seed(0, 0, 1, code, 16, 1, 1, 0, 1, 0, false, 8, 1))
+	}
+	f.Add(seed(1, 1, 1, 5, 32, 1, 1, 0, 1, 0, false, 8, 1))
+	f.Add(seed(1, 1, 1, 17, 4, 2, 1, 0, 1, 0, false, 8, 1))
+	f.Add(seed(1, 1, 1, 15, 6, 1, 1, 0, 1, 0, false, 8, 1))
 
 	sycl := newFakeSYCL()
 	host := new(cpu.Backend)
@@ -120,6 +130,12 @@ func FuzzImport(f *testing.F) {
 		}
 		if _, werr := tn.Window(); werr != nil {
 			t.Fatalf("accepted a tensor with an invalid layout: %v", werr)
+		}
+		if dt, derr := tn.DType.DataType(); derr != nil || dt != fo.dtype {
+			t.Fatalf("accepted dtype %v as %v (%v, %v)", fo.dtype, tn.DType, dt, derr)
+		}
+		if !fo.versioned && !tn.ReadOnly {
+			t.Fatal("a legacy tensor, which cannot say it is writable, imported writable")
 		}
 		if deletesOf(id) != 0 {
 			t.Fatal("deleter ran before release")

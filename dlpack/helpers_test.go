@@ -13,13 +13,13 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/syclobj"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -51,7 +51,7 @@ func hostArray(t testing.TB, reg *usm.Registry, b usm.Allocator, shape ...int64)
 			f[i] = float32(i)
 		}
 	}
-	a, err := reg.NewArray(alloc, typestr.Float32, shape)
+	a, err := reg.NewArray(alloc, dtype.Float32, shape)
 	require.NoError(t, err)
 	return a, alloc
 }

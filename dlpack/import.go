@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -11,7 +12,6 @@ import (
 	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/refcount"
 	"github.com/usmbridge/usmbridge/syclobj"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -41,7 +41,7 @@ type ImportOptions struct {
 type Tensor struct {
 	usm.Array
 	Version Version // {0, 0} for a legacy tensor
-	Flags   uint64  // dlpack.h's DLPACK_FLAG_BITMASK_* bits; 0 for a legacy tensor (see IsCopied, Array.ReadOnly)
+	Flags   uint64  // dlpack.h's DLPACK_FLAG_BITMASK_* bits; 0 for a legacy tensor (see IsCopied, Array.ReadOnly, which a legacy tensor always is)
 
 	m       Managed
 	deleter uintptr
@@ -123,13 +123,16 @@ type queueProvider interface {
 // ownership: the version (a major other than 1 is refused, and the deleter
 // is called unless KeepOnError), ndim (0..MaxNdim), shape (non-NULL for
 // ndim > 0, no negative extents), strides (NULL means C-contiguous),
-// dtype (one with a typestr), byte_offset (honoured; data + byte_offset is
+// dtype (dtype.FromDataType: every DLPack dtype of whole-byte elements,
+// bfloat16 and float8 included), byte_offset (honoured; data + byte_offset is
 // element 0), NULL data only for size-0 tensors, overflow of any extent,
 // and the device: kDLCPU (device id 0), or kDLOneAPI resolved through the
 // registry, whose backend must know the pointer. Every byte the tensor
 // touches must lie below the user address space and, where a registered
 // backend reports the allocation holding data, inside that allocation
-// (RATIONALE.md, "Extent checks nobody else does"). Errors are
+// (RATIONALE.md, "Extent checks nobody else does"). The array is
+// read-only when the tensor says so (READ_ONLY) and when it is a legacy
+// DLManagedTensor, which has no flags to say it is writable. Errors are
 // usm.ErrBuffer unless noted in the message.
 func Import(m Managed, opts ImportOptions) (*Tensor, error) {
 	t, err := inspect(m, opts.Registry, opts.Reuse)
@@ -174,9 +177,9 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 	if ndim > 0 && dl.Shape == 0 {
 		return nil, importErr(errkind.Buffer, "shape is NULL for ndim "+itoa(int64(ndim)), nil)
 	}
-	ts, err := typestr.FromDataType(dl.DType)
+	dt, err := dtype.FromDataType(dl.DType)
 	if err != nil {
-		return nil, importErr(errkind.Buffer, "unsupported dtype", err)
+		return nil, importErr(errkind.Buffer, "", err)
 	}
 	var dims []int64
 	if ndim <= smallNdim {
@@ -203,8 +206,11 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 	data := dl.Data + uintptr(dl.ByteOffset)
 	// Field by field: t is zeroed, and a composite literal would be built
 	// aside and copied.
-	t.Shape, t.Typestr, t.Data, t.Strides = shape, ts, data, strides
-	t.Interface.Version, t.ReadOnly = usm.Version1, t.Flags&dlabi.FlagReadOnly != 0
+	t.Shape, t.DType, t.Data, t.Strides = shape, dt, data, strides
+	// A legacy tensor has no flags: it cannot say that its memory may be
+	// written, so it is read-only, as NumPy imports it (RATIONALE.md,
+	// "Read-only survives every format, or the format is refused").
+	t.Interface.Version, t.ReadOnly = usm.Version1, !m.versioned || t.Flags&dlabi.FlagReadOnly != 0
 	win, err := t.Window()
 	if err != nil {
 		return nil, importErr(errkind.Buffer, "invalid layout", err)
@@ -394,7 +400,7 @@ func (t *Tensor) hostAcceptedData(caps []int64) (lo, hi uintptr, ok bool) {
 	} else {
 		bo = t.m.legacyView().DLTensor.ByteOffset
 	}
-	box := usm.Interface{Shape: caps, Strides: t.Strides, Offset: t.Offset, Typestr: t.Typestr}
+	box := usm.Interface{Shape: caps, Strides: t.Strides, Offset: t.Offset, DType: t.DType}
 	win, err := box.Window()
 	if err != nil {
 		return 0, 0, false

@@ -11,13 +11,13 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/hooks"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -37,7 +37,7 @@ func TestRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, a.Shape, tn.Shape)
 		assert.Equal(t, []int64{12, 4, 1}, tn.Strides)
-		assert.Equal(t, typestr.Float32, tn.Typestr)
+		assert.Equal(t, dtype.Float32, tn.DType)
 		assert.Equal(t, a.Data, tn.Data)
 		assert.Equal(t, host, tn.Backend, "the registry found the owning backend")
 		assert.Equal(t, usm.KindHost, tn.Memory.Kind)
@@ -98,7 +98,7 @@ func TestImportForeign(t *testing.T) {
 		m, id := f.build(t)
 		tn, err := dlpack.Import(m, dlpack.ImportOptions{})
 		require.NoError(t, err)
-		assert.Equal(t, typestr.Bool8, tn.Typestr)
+		assert.Equal(t, dtype.Bool, tn.DType)
 		assert.Empty(t, tn.Shape)
 		assert.Equal(t, dlpack.Version{}, tn.Version)
 		tn.Release()
@@ -142,12 +142,15 @@ func TestImportForeign(t *testing.T) {
 		{"negative stride below address 0", func(f *foreign) { f.data, f.strides = 64, []int64{-8, 1} }, usm.ErrBuffer, "wrap"},
 		{"byte_offset overflow", func(f *foreign) { f.byteOffset = math.MaxUint64 - 4 }, usm.ErrBuffer, "overflow"},
 		{"NULL data, non-empty", func(f *foreign) { f.data = 0 }, usm.ErrBuffer, "data is NULL"},
-		{"bfloat16", func(f *foreign) { f.dtype = dlabi.DataType{Code: 4, Bits: 16, Lanes: 1} }, usm.ErrBuffer, "kDLBfloat"},
-		{"fp8", func(f *foreign) { f.dtype = dlabi.DataType{Code: 10, Bits: 8, Lanes: 1} }, usm.ErrBuffer, "kDLFloat8"},
-		{"unknown code", func(f *foreign) { f.dtype = dlabi.DataType{Code: 99, Bits: 32, Lanes: 1} }, usm.ErrBuffer, "DLDataTypeCode(99)"},
-		{"lanes 4", func(f *foreign) { f.dtype.Lanes = 4 }, usm.ErrBuffer, "lanes 4"},
-		{"fp4 sub-byte", func(f *foreign) { f.dtype = dlabi.DataType{Code: 17, Bits: 4, Lanes: 1} }, usm.ErrBuffer, "bit width 4"},
-		{"bool of 16 bits", func(f *foreign) { f.dtype = dlabi.DataType{Code: 6, Bits: 16, Lanes: 1} }, usm.ErrBuffer, "kDLBool"},
+		{"bfloat16 of 32 bits", func(f *foreign) { f.dtype = dlabi.DataType{Code: 4, Bits: 32, Lanes: 1} }, usm.ErrBuffer, "DLPack dtype (code 4, bits 32, lanes 1) is not supported: kDLBfloat comes in 16 bits"},
+		{"fp8 of 16 bits", func(f *foreign) { f.dtype = dlabi.DataType{Code: 10, Bits: 16, Lanes: 1} }, usm.ErrBuffer, "kDLFloat8_e4m3fn comes in 8 bits"},
+		{"opaque handle", func(f *foreign) { f.dtype = dlabi.DataType{Code: 3, Bits: 64, Lanes: 1} }, usm.ErrBuffer, "kDLOpaqueHandle is not an element type"},
+		{"unknown code", func(f *foreign) { f.dtype = dlabi.DataType{Code: 99, Bits: 32, Lanes: 1} }, usm.ErrBuffer, "DLPack dtype (code 99, bits 32, lanes 1) is not supported"},
+		{"lanes 4", func(f *foreign) { f.dtype.Lanes = 4 }, usm.ErrBuffer, "DLPack dtype (code 2, bits 32, lanes 4) is not supported: lanes 4"},
+		{"fp4 sub-byte", func(f *foreign) { f.dtype = dlabi.DataType{Code: 17, Bits: 4, Lanes: 1} }, usm.ErrBuffer, "kDLFloat4_e2m1fn is a sub-byte type"},
+		{"fp4 two per byte", func(f *foreign) { f.dtype = dlabi.DataType{Code: 17, Bits: 4, Lanes: 2} }, usm.ErrBuffer, "kDLFloat4_e2m1fn is a sub-byte type"},
+		{"fp6", func(f *foreign) { f.dtype = dlabi.DataType{Code: 15, Bits: 6, Lanes: 1} }, usm.ErrBuffer, "kDLFloat6_e2m3fn is a sub-byte type"},
+		{"bool of 16 bits", func(f *foreign) { f.dtype = dlabi.DataType{Code: 6, Bits: 16, Lanes: 1} }, usm.ErrBuffer, "kDLBool comes in 8 bits"},
 		{"kDLCPU id 3", func(f *foreign) { f.device.ID = 3 }, usm.ErrBuffer, "device id 3"},
 		{"CUDA device", func(f *foreign) { f.device = dlpack.Device{Type: 2} }, usm.ErrBuffer, "unsupported device (kDLCUDA, 0)"},
 		{"unknown device type", func(f *foreign) { f.device = dlpack.Device{Type: 77} }, usm.ErrBuffer, "DLDeviceType(77)"},

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 )
@@ -23,7 +24,7 @@ func TestImportReuse(t *testing.T) {
 	require.NoError(t, err)
 
 	// Live: Import makes a new Tensor and leaves t1 as it was.
-	second := foreign{versioned: false, data: buf + 4, device: cpuDev(), ndim: 1, dtype: f32, shape: []int64{4}}
+	second := foreign{versioned: true, major: 1, minor: 3, data: buf + 4, device: cpuDev(), ndim: 1, dtype: dlabi.DataType{Code: 4, Bits: 16, Lanes: 1}, shape: []int64{4}}
 	m2, id2 := second.build(t)
 	t2, err := dlpack.Import(m2, dlpack.ImportOptions{Reuse: t1})
 	require.NoError(t, err)
@@ -42,7 +43,8 @@ func TestImportReuse(t *testing.T) {
 	assert.Equal(t, []int64{4}, t3.Shape)
 	assert.Nil(t, t3.Strides)
 	assert.False(t, t3.ReadOnly)
-	assert.Equal(t, dlpack.Version{}, t3.Version)
+	assert.Equal(t, dlpack.Version{Major: 1, Minor: 3}, t3.Version)
+	assert.Equal(t, dtype.Bfloat16, t3.DType)
 	assert.Equal(t, buf+4, t3.Data)
 	assert.True(t, t3.Retain(), "a reused Tensor is live again")
 	t3.Release()

@@ -72,7 +72,7 @@ func TestConcurrentConversions(t *testing.T) {
 				return
 			}
 			defer own.Free()
-			mine, err := reg.NewArray(own, shared.Typestr, []int64{int64(w + 1)})
+			mine, err := reg.NewArray(own, shared.DType, []int64{int64(w + 1)})
 			if err != nil {
 				errs <- err
 				return

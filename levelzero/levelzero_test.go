@@ -14,12 +14,12 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/syclobj"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -776,7 +776,7 @@ func TestBackendRegistry(t *testing.T) {
 			if be, li := reg.Lookup(alloc.Pointer()); be != usm.Backend(b) || li.Kind != kind {
 				t.Errorf("Registry.Lookup = %v, %+v", be, li)
 			}
-			arr, err := reg.NewArray(alloc, typestr.Float32, []int64{rows, cols})
+			arr, err := reg.NewArray(alloc, dtype.Float32, []int64{rows, cols})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -794,7 +794,7 @@ func TestBackendRegistry(t *testing.T) {
 			if err != nil || parsed.Memory.Kind != kind || parsed.Backend != usm.Backend(b) {
 				t.Fatalf("Parse: %+v, %v", parsed, err)
 			}
-			if _, err := reg.Bind(usm.Interface{Shape: []int64{rows, cols + 1}, Typestr: typestr.Float32, Data: alloc.Pointer(), Syclobj: parsed.Syclobj, Version: usm.Version1}); !errors.Is(err, usm.ErrValue) {
+			if _, err := reg.Bind(usm.Interface{Shape: []int64{rows, cols + 1}, DType: dtype.Float32, Data: alloc.Pointer(), Syclobj: parsed.Syclobj, Version: usm.Version1}); !errors.Is(err, usm.ErrValue) {
 				t.Errorf("an array larger than its allocation was accepted: %v", err)
 			}
 

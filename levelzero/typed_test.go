@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -24,7 +24,7 @@ func TestTypedCopies(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { must(t, alloc.Free()) }()
-			arr, err := reg.NewArray(alloc, typestr.Int32, []int64{rows, cols})
+			arr, err := reg.NewArray(alloc, dtype.Int32, []int64{rows, cols})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,10 +12,10 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/syclobj"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -80,7 +80,7 @@ func TestDLPack(t *testing.T) {
 				require.NoError(t, err)
 				defer alloc.Free()
 				require.NoError(t, r.b.Copy(alloc.Pointer(), addr(want), n*4))
-				arr, err := reg.NewArray(alloc, typestr.Float32, []int64{32, 32})
+				arr, err := reg.NewArray(alloc, dtype.Float32, []int64{32, 32})
 				require.NoError(t, err)
 				assert.Equal(t, alloc.Kind(), arr.Memory.Kind)
 				// OpenCL leads this registry: its global index is the local one.
@@ -151,7 +151,7 @@ func TestExportWaitsForQueue(t *testing.T) {
 		defer alloc.Free()
 		pattern := []byte{0x5a, 0xa5, 0x11, 0x22}
 		require.NoError(t, r.q.memFill(alloc.Pointer(), pattern, size, r.mem == svmMemory))
-		arr, err := reg.NewArray(alloc, typestr.Uint8, []int64{size})
+		arr, err := reg.NewArray(alloc, dtype.Uint8, []int64{size})
 		require.NoError(t, err)
 		m, err := dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}, Device: &dlpack.Device{Type: dlpack.CPU}})
 		require.NoError(t, err)

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -27,7 +27,7 @@ func TestTypedCopies(t *testing.T) {
 				alloc, err := r.b.Alloc(r.local, kind, rows*cols*4)
 				require.NoError(t, err)
 				defer alloc.Free()
-				arr, err := reg.NewArray(alloc, typestr.Float32, []int64{rows, cols})
+				arr, err := reg.NewArray(alloc, dtype.Float32, []int64{rows, cols})
 				require.NoError(t, err)
 				require.Equal(t, alloc.Kind(), arr.Memory.Kind)
 

@@ -371,7 +371,7 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 		return nil, errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "invalid layout", err)
 	}
 	n := uintptr(win.Len())
-	alloc, err := d.Alloc(dev, usm.KindDevice, max(n, uintptr(in.Typestr.Size)))
+	alloc, err := d.Alloc(dev, usm.KindDevice, max(n, uintptr(in.DType.Size())))
 	if err != nil {
 		return nil, err
 	}

@@ -8,11 +8,11 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/testutil"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -96,7 +96,7 @@ func hostArray(t testing.TB, shape ...int64) *usm.Array {
 			vals[i] = float32(i)
 		}
 	}
-	arr, err := reg.NewArray(alloc, typestr.Float32, shape)
+	arr, err := reg.NewArray(alloc, dtype.Float32, shape)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,13 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/syclobj"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -88,7 +88,7 @@ ptr = base["data"][0]
 			t.Errorf("%s: %v", form, err)
 			continue
 		}
-		if arr.Data != ptr || arr.Memory.Kind != usm.KindShared || arr.Device != 0 || arr.Typestr != typestr.Float32 {
+		if arr.Data != ptr || arr.Memory.Kind != usm.KindShared || arr.Device != 0 || arr.DType != dtype.Float32 {
 			t.Errorf("%s: %+v", form, arr)
 		}
 		if err := arr.Wait(); err != nil {
@@ -191,8 +191,8 @@ func TestSUAITypestrKinds(t *testing.T) {
 			t.Errorf("%s: %v", ts, err)
 			continue
 		}
-		if got := arr.Typestr.String(); got != "|"+ts && got != "<"+ts {
-			t.Errorf("%s: typestr %s", ts, got)
+		if got, err := arr.DType.Typestr(); err != nil || got.String() != "|"+ts {
+			t.Errorf("%s: typestr %v, %v", ts, got, err)
 		}
 		arr.Owner.Release()
 	}
@@ -255,7 +255,7 @@ func TestDpctlExportToCPU(t *testing.T) {
 	if err := d.Copy(alloc.Pointer(), addr(host), 32); err != nil {
 		t.Fatal(err)
 	}
-	arr, err := d.Registry().NewArray(alloc, typestr.Float64, []int64{4})
+	arr, err := d.Registry().NewArray(alloc, dtype.Float64, []int64{4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,6 +148,10 @@ func (g *GIL) exchangeAPI(x Object) (uintptr, error) {
 // never allocates or converts back does not need them, and tvm-ffi's own
 // test producer leaves the allocator NULL; current_work_stream is checked
 // when a device tensor needs it (waitWorkStream).
+// dltensor_from_py_object_no_sync is never called, even when it is the
+// only one set: its bare DLTensor has no flags, so a read-only array would
+// arrive writable (RATIONALE.md, "Read-only survives every format, or the
+// format is refused").
 func checkExchangeAPI(t *dlabi.ExchangeAPI) (missing string) {
 	if t.ManagedTensorFromPyObjectNoSync == 0 {
 		return "managed_tensor_from_py_object_no_sync is NULL"

@@ -47,9 +47,21 @@ def take(obj, out):
     ctypes.c_void_p.from_address(out).value = p
     calls[0] += 1
     return 0
+# dltensor_from_py_object_no_sync: a bare DLTensor (no flags, so no
+# read-only), which the consumer must never take; counted if it is.
+DLT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+bare_calls = [0]
+@DLT
+def bare(obj, out):
+    bare_calls[0] += 1
+    x = ctypes.cast(obj, ctypes.py_object).value
+    cap = x.a.__dlpack__(max_version=(1, 0))
+    ctypes.memmove(out, capi.PyCapsule_GetPointer(cap, b"dltensor_versioned") + 32, 48)
+    return 0
 tables = []
-def table(major, prev=None, from_py=True):
-    t = Table(major, 3, prev, 0, ctypes.cast(take, ctypes.c_void_p).value if from_py else None, 0, 0, 0)
+def table(major, prev=None, from_py=True, dltensor=False):
+    t = Table(major, 3, prev, 0, ctypes.cast(take, ctypes.c_void_p).value if from_py else None, 0,
+              ctypes.cast(bare, ctypes.c_void_p).value if dltensor else None, 0)
     tables.append(t)
     return t
 def make(attr, fallback=False, readonly=False):
@@ -72,6 +84,7 @@ cases = {
     "newer major chained": make(ctypes.addressof(table(2, ctypes.addressof(good)))),
     "int 0": make(0, fallback=True),
     "NULL from_py": make(ctypes.addressof(table(1, from_py=False))),
+    "bare DLTensor only": make(ctypes.addressof(table(1, from_py=False, dltensor=True)), readonly=True),
     "capsule name": make(capsule(ctypes.addressof(good), b"exchange")),
     "str": make("dlpack_exchange_api"),
 }
@@ -99,13 +112,21 @@ func TestFromDLPackExchangeAPI(t *testing.T) {
 		{name: "newer major chained", viaTable: true},
 		{name: "int 0"},
 		{name: "NULL from_py", err: usm.ErrBuffer},
+		// A bare DLTensor has no flags: a read-only array would come in
+		// writable. The consumer never takes one (exchange.go).
+		{name: "bare DLTensor only", err: usm.ErrBuffer},
 		{name: "capsule name", err: usm.ErrType},
 		{name: "str", err: usm.ErrType},
 	}
 	before := exportledger.Read()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			calls0 := evalGo(t, py, "calls[0]").(int64)
+			calls0, bare0 := evalGo(t, py, "calls[0]").(int64), evalGo(t, py, "bare_calls[0]").(int64)
+			defer func() {
+				if evalGo(t, py, "bare_calls[0]").(int64) != bare0 {
+					t.Error("dltensor_from_py_object_no_sync was called: its bare DLTensor cannot carry read-only")
+				}
+			}()
 			imports0 := exchangeImports.Load()
 			err := py.Do(func(g *GIL) error {
 				x, err := g.Eval("cases[" + quote(c.name) + "]")

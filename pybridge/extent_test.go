@@ -14,13 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/opencl"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -119,7 +119,7 @@ func TestDpctlDLPackImportWindow(t *testing.T) {
 	alloc, err := d.Alloc(0, usm.KindDevice, 64)
 	require.NoError(t, err)
 	defer alloc.Free()
-	arr, err := d.Registry().NewArray(alloc, typestr.Int32, []int64{16})
+	arr, err := d.Registry().NewArray(alloc, dtype.Int32, []int64{16})
 	require.NoError(t, err)
 	require.Equal(t, alloc.Pointer(), arr.Memory.Base, "NewArray binds with the extent")
 	require.EqualValues(t, 64, arr.Memory.Size)

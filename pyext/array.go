@@ -147,7 +147,7 @@ func lowest(a *usm.Array) uintptr {
 	p := a.ElementPointer()
 	for i, s := range a.EffectiveStrides() {
 		if s < 0 && a.Shape[i] > 1 {
-			p -= uintptr(-s * (a.Shape[i] - 1) * int64(a.Typestr.Size))
+			p -= uintptr(-s * (a.Shape[i] - 1) * int64(a.DType.Size()))
 		}
 	}
 	return p

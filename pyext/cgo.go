@@ -29,7 +29,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/pybridge"
-	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -140,8 +140,8 @@ func fillTables() {
 	for code := range sizes {
 		for b := range sizes[code] {
 			dt := dlabi.DataType{Code: dlabi.TypeCode(code), Bits: uint8(b * 8), Lanes: 1}
-			if ts, err := typestr.FromDataType(dt); err == nil && b > 0 {
-				sizes[code][b] = C.uint8_t(ts.Size)
+			if ts, err := dtype.FromDataType(dt); err == nil && b > 0 {
+				sizes[code][b] = C.uint8_t(ts.Size())
 			}
 		}
 	}
@@ -292,20 +292,26 @@ func ubx_go_suai(v *C.ubx_view, self, syclobj unsafe.Pointer) (out unsafe.Pointe
 func ubx_go_typestr(v *C.ubx_view) (out unsafe.Pointer) {
 	guard("Array.dtype", func() error {
 		return ext.py.Do(func(g *pybridge.GIL) error {
-			vv := (*view)(unsafe.Pointer(v))
-			ts, err := typestr.FromDataType(vv.t.DType)
-			var s string
-			if err != nil {
-				s = dtypeName(vv.t.DType)
-			} else {
-				s = ts.String()
-			}
-			o, err := g.FromGo(s)
+			o, err := g.FromGo(dtypeString((*view)(unsafe.Pointer(v)).t.DType))
 			out = cmem.Ptr(o.Ptr())
 			return err
 		})
 	})
 	return out
+}
+
+// dtypeString names an element type for Python: its typestr where SUAI has
+// one (NumPy reads it: numpy.dtype("<f4")), else the DLPack dtype's name
+// ("bfloat16", which ml_dtypes registers with NumPy).
+func dtypeString(dt dlabi.DataType) string {
+	et, err := dtype.FromDataType(dt)
+	if err != nil {
+		return dtypeName(dt)
+	}
+	if ts, err := et.Typestr(); err == nil {
+		return ts.String()
+	}
+	return et.String()
 }
 
 // bufferFormats holds the buffer format of each dtype, in C memory, made
@@ -489,7 +495,7 @@ func ubx_go_alloc(proto *C.ub_dl_tensor, out **C.ub_dl_managed_versioned, kind, 
 // backend; kDLOneAPI: device USM through dpctl), exported as a versioned
 // tensor that owns the memory.
 func allocTensor(dev dlabi.Device, dt dlabi.DataType, shape []int64) (dlpack.Managed, error) {
-	ts, err := typestr.FromDataType(dt)
+	ts, err := dtype.FromDataType(dt)
 	if err != nil {
 		return dlpack.Managed{}, errkind.Wrap(errkind.Buffer, "managed_tensor_allocator", "unsupported dtype", err)
 	}
@@ -515,12 +521,12 @@ func allocTensor(dev dlabi.Device, dt dlabi.DataType, shape []int64) (dlpack.Man
 	default:
 		return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "cannot allocate on "+dev.String())
 	}
-	probe := usm.Interface{Shape: shape, Typestr: ts}
+	probe := usm.Interface{Shape: shape, DType: ts}
 	win, err := probe.Window()
 	if err != nil {
 		return dlpack.Managed{}, errkind.Wrap(errkind.Value, "managed_tensor_allocator", "invalid shape", err)
 	}
-	alloc, err := al.Alloc(local, kind, max(uintptr(win.Len()), uintptr(ts.Size)))
+	alloc, err := al.Alloc(local, kind, max(uintptr(win.Len()), uintptr(ts.Size())))
 	if err != nil {
 		return dlpack.Managed{}, err
 	}

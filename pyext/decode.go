@@ -11,7 +11,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/pybridge"
-	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -208,7 +208,7 @@ func (c *frame) array(i int, want dlabi.DataType, goType string) (*arg, error) {
 		}
 		a.arr = *arr
 	}
-	got, err := a.arr.Typestr.DataType()
+	got, err := a.arr.DType.DataType()
 	if err != nil {
 		return nil, argErr(errkind.Type, c.fn.name, spec.name, "has an element type without a DLPack dtype")
 	}
@@ -236,13 +236,13 @@ func (c *frame) viewArray(a *arg, v *view) error {
 // fillArray writes the usm.Array of a view of host memory (or of a kDLOneAPI
 // Array whose Go state is gone): shape and strides alias the view's.
 func fillArray(arr *usm.Array, v *view) error {
-	ts, err := typestr.FromDataType(v.t.DType)
+	ts, err := dtype.FromDataType(v.t.DType)
 	if err != nil {
 		return err
 	}
 	n := int(v.t.Ndim)
 	*arr = usm.Array{Device: -1, DLDevice: v.t.Device}
-	arr.Typestr, arr.Version, arr.Data = ts, usm.Version1, v.t.Data
+	arr.DType, arr.Version, arr.Data = ts, usm.Version1, v.t.Data
 	arr.ReadOnly = v.flags&dlabi.FlagReadOnly != 0
 	if n > 0 {
 		arr.Shape = unsafe.Slice((*int64)(cmem.Ptr(v.t.Shape)), n)
@@ -251,7 +251,7 @@ func fillArray(arr *usm.Array, v *view) error {
 		arr.Shape = []int64{}
 	}
 	if v.t.ByteOffset != 0 {
-		arr.Offset = int64(v.t.ByteOffset) / int64(ts.Size)
+		arr.Offset = int64(v.t.ByteOffset) / int64(ts.Size())
 	}
 	arr.Memory = usm.PointerInfo{Kind: usm.KindHost, Device: -1}
 	if v.t.Device.Type == dlabi.OneAPI {

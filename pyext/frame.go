@@ -7,7 +7,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/pybridge"
-	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -199,13 +199,13 @@ func (c *frame) setSlice(r *result, p unsafe.Pointer, n int, size uintptr, dt dl
 	} else {
 		p = unsafe.Pointer(&zeroByte) // a valid pointer for an empty array
 	}
-	ts, err := typestr.FromDataType(dt)
+	ts, err := dtype.FromDataType(dt)
 	if err != nil {
 		return err
 	}
 	st.arr = &usm.Array{Device: -1, DLDevice: dlabi.Device{Type: dlabi.CPU},
 		Memory: usm.PointerInfo{Kind: usm.KindHost, Device: -1}}
-	st.arr.Shape, st.arr.Typestr, st.arr.Data, st.arr.Version = []int64{int64(n)}, ts, uintptr(p), usm.Version1
+	st.arr.Shape, st.arr.DType, st.arr.Data, st.arr.Version = []int64{int64(n)}, ts, uintptr(p), usm.Version1
 	h := handles.put(st)
 	r.kind = rArray
 	r.v = view{handle: h}

@@ -752,11 +752,31 @@ static PyObject *array_suai(Array *a, void *unused)
 	return go_object(ubx_go_suai(&a->v, a, a->syclobj));
 }
 
+/* dtype: a numpy.dtype where NumPy is loaded (and knows the type), else
+ * the typestr where SUAI has one ('<f4'), else the DLPack dtype's name
+ * ('bfloat16'). NumPy is never imported here. */
 static PyObject *array_typestr(Array *a, void *unused)
 {
 	if (forked())
 		return NULL;
-	return go_object(ubx_go_typestr(&a->v));
+	PyObject *s = go_object(ubx_go_typestr(&a->v));
+	if (s == NULL)
+		return NULL;
+	PyObject *np = PyImport_GetModule(s_numpy);
+	if (np == NULL) {
+		PyErr_Clear();
+		return s;
+	}
+	PyObject *dt = PyObject_GetAttrString(np, "dtype");
+	Py_DECREF(np);
+	PyObject *r = dt != NULL ? PyObject_CallOneArg(dt, s) : NULL;
+	Py_XDECREF(dt);
+	if (r == NULL) {
+		PyErr_Clear(); /* a type NumPy does not know: its name */
+		return s;
+	}
+	Py_DECREF(s);
+	return r;
 }
 
 static PyObject *array_repr(Array *a)
@@ -962,7 +982,10 @@ static PyGetSetDef array_getset[] = {
 	{"size", (getter)array_size, NULL, "Number of elements.", NULL},
 	{"itemsize", (getter)array_itemsize, NULL, "Bytes per element.", NULL},
 	{"nbytes", (getter)array_nbytes, NULL, "Bytes of all elements (size * itemsize).", NULL},
-	{"dtype", (getter)array_typestr, NULL, "The element type.", NULL},
+	{"dtype", (getter)array_typestr, NULL,
+	 "The element type: a numpy.dtype where NumPy is loaded and knows it, else its typestr ('<f4') where "
+	 "SUAI has one, else the DLPack dtype's name ('bfloat16').",
+	 NULL},
 	{"strides", (getter)array_strides, NULL, "Strides in elements (as dpctl's usm_ndarray gives them).", NULL},
 	{"usm_type", (getter)array_usm_type, NULL,
 	 "'device', 'shared' or 'host' for USM; None for host memory that is not USM.", NULL},

@@ -122,7 +122,7 @@ func fillView(g *pybridge.GIL, arr *usm.Array, h int64, v *view, dims *[2 * maxN
 	m, err := g.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
 	if err != nil { // each export asks Go again, which refuses with err
 		v.goExport = 1
-		dt, err := arr.Typestr.DataType()
+		dt, err := arr.DType.DataType()
 		if err != nil {
 			return err
 		}

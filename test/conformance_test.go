@@ -10,6 +10,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -70,37 +71,78 @@ func TestDpctlMemoryDictParses(t *testing.T) {
 	assert.True(t, a.ReadOnly, "usm parses data[1] as the spec says; pybridge special-cases dpctl.memory")
 }
 
-// Every typestr of the SUAI subset goes SUAI → DLPack → SUAI with the
-// DLPack dtype the standard and dpctl use (DLDataType codes of dlpack.h).
+// Every element type goes SUAI → DLPack → SUAI (or, without a typestr,
+// DLPack → DLPack) with the DLPack dtype the standard, dpctl, PyTorch and
+// jax use (DLDataType codes of dlpack.h), through both layouts; SUAI
+// refuses the types dpctl has no typestr for with a BufferError naming the
+// DLPack dtype.
 func TestEveryDtypeRoundTrips(t *testing.T) {
 	host := new(cpu.Backend)
 	reg := usm.NewRegistry(host)
-	for ts, want := range map[string]dlabi.DataType{
-		"|b1": {Code: 6, Bits: 8, Lanes: 1}, "|i1": {Code: 0, Bits: 8, Lanes: 1}, "<i2": {Code: 0, Bits: 16, Lanes: 1},
-		"<i4": {Code: 0, Bits: 32, Lanes: 1}, "<i8": {Code: 0, Bits: 64, Lanes: 1}, "|u1": {Code: 1, Bits: 8, Lanes: 1},
-		"<u2": {Code: 1, Bits: 16, Lanes: 1}, "=u4": {Code: 1, Bits: 32, Lanes: 1}, "|u8": {Code: 1, Bits: 64, Lanes: 1},
-		"<f2": {Code: 2, Bits: 16, Lanes: 1}, "<f4": {Code: 2, Bits: 32, Lanes: 1}, "<f8": {Code: 2, Bits: 64, Lanes: 1},
-		"<c8": {Code: 5, Bits: 64, Lanes: 1}, "<c16": {Code: 5, Bits: 128, Lanes: 1},
+	for _, c := range []struct {
+		ts   string // the SUAI typestring parsed, or "" for a type SUAI lacks
+		dt   dtype.Type
+		want dlabi.DataType
+	}{
+		{"|b1", dtype.Bool, dlabi.DataType{Code: 6, Bits: 8, Lanes: 1}},
+		{"|i1", dtype.Int8, dlabi.DataType{Code: 0, Bits: 8, Lanes: 1}},
+		{"<i2", dtype.Int16, dlabi.DataType{Code: 0, Bits: 16, Lanes: 1}},
+		{"<i4", dtype.Int32, dlabi.DataType{Code: 0, Bits: 32, Lanes: 1}},
+		{"<i8", dtype.Int64, dlabi.DataType{Code: 0, Bits: 64, Lanes: 1}},
+		{"|u1", dtype.Uint8, dlabi.DataType{Code: 1, Bits: 8, Lanes: 1}},
+		{"<u2", dtype.Uint16, dlabi.DataType{Code: 1, Bits: 16, Lanes: 1}},
+		{"=u4", dtype.Uint32, dlabi.DataType{Code: 1, Bits: 32, Lanes: 1}},
+		{"|u8", dtype.Uint64, dlabi.DataType{Code: 1, Bits: 64, Lanes: 1}},
+		{"<f2", dtype.Float16, dlabi.DataType{Code: 2, Bits: 16, Lanes: 1}},
+		{"<f4", dtype.Float32, dlabi.DataType{Code: 2, Bits: 32, Lanes: 1}},
+		{"<f8", dtype.Float64, dlabi.DataType{Code: 2, Bits: 64, Lanes: 1}},
+		{"<c8", dtype.Complex64, dlabi.DataType{Code: 5, Bits: 64, Lanes: 1}},
+		{"<c16", dtype.Complex128, dlabi.DataType{Code: 5, Bits: 128, Lanes: 1}},
+		{"", dtype.Bfloat16, dlabi.DataType{Code: 4, Bits: 16, Lanes: 1}},
+		{"", dtype.Complex32, dlabi.DataType{Code: 5, Bits: 32, Lanes: 1}},
+		{"", dtype.Float8E3M4, dlabi.DataType{Code: 7, Bits: 8, Lanes: 1}},
+		{"", dtype.Float8E4M3, dlabi.DataType{Code: 8, Bits: 8, Lanes: 1}},
+		{"", dtype.Float8E4M3B11FNUZ, dlabi.DataType{Code: 9, Bits: 8, Lanes: 1}},
+		{"", dtype.Float8E4M3FN, dlabi.DataType{Code: 10, Bits: 8, Lanes: 1}},
+		{"", dtype.Float8E4M3FNUZ, dlabi.DataType{Code: 11, Bits: 8, Lanes: 1}},
+		{"", dtype.Float8E5M2, dlabi.DataType{Code: 12, Bits: 8, Lanes: 1}},
+		{"", dtype.Float8E5M2FNUZ, dlabi.DataType{Code: 13, Bits: 8, Lanes: 1}},
+		{"", dtype.Float8E8M0FNU, dlabi.DataType{Code: 14, Bits: 8, Lanes: 1}},
 	} {
-		t.Run(ts, func(t *testing.T) {
-			typ := typestr.MustParse(ts)
-			alloc, err := host.AllocHost(uintptr(typ.Size * 6))
+		t.Run(c.dt.String(), func(t *testing.T) {
+			alloc, err := host.AllocHost(uintptr(c.dt.Size() * 6))
 			require.NoError(t, err)
 			defer alloc.Free()
-			a, err := reg.NewArray(alloc, typ, []int64{2, 3})
+			a, err := reg.NewArray(alloc, c.dt, []int64{2, 3})
 			require.NoError(t, err)
+			if c.ts != "" {
+				suai, err := a.Map()
+				require.NoError(t, err)
+				suai["typestr"] = c.ts
+				a, err = reg.Parse(suai)
+				require.NoError(t, err)
+				a.Owner = alloc
+				assert.Equal(t, c.dt, a.DType, "typestr %s", c.ts)
+			}
 			for _, max := range []*dlpack.Version{nil, {Major: 1}} {
 				m, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: max})
 				require.NoError(t, err)
 				tn, err := dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
 				require.NoError(t, err)
-				got, err := tn.Typestr.DataType()
+				d, err := tn.DType.DataType()
 				require.NoError(t, err)
-				assert.Equal(t, want, got)
-				assert.Equal(t, typ.Canonical(), tn.Typestr)
-				suai := tn.Map()
-				assert.Equal(t, typ.Canonical().String(), suai["typestr"])
-				assert.Nil(t, suai["strides"], "C-contiguous exports as strides None")
+				assert.Equal(t, c.want, d)
+				assert.Equal(t, c.dt, tn.DType)
+				suai, err := tn.Map()
+				if c.ts == "" {
+					assert.ErrorIs(t, err, usm.ErrBuffer)
+					assert.Contains(t, err.Error(), "DLPack dtype "+c.dt.String()+" (code ")
+					assert.Contains(t, err.Error(), "has no __sycl_usm_array_interface__ typestr")
+				} else {
+					require.NoError(t, err)
+					assert.Equal(t, "|"+c.ts[1:], suai["typestr"])
+					assert.Nil(t, suai["strides"], "C-contiguous exports as strides None")
+				}
 				tn.Release()
 			}
 		})
@@ -115,12 +157,13 @@ func TestErrorKindsMapToPythonExceptions(t *testing.T) {
 	alloc, err := host.AllocHost(16)
 	require.NoError(t, err)
 	defer alloc.Free()
-	a, err := reg.NewArray(alloc, typestr.Float32, []int64{4})
+	a, err := reg.NewArray(alloc, dtype.Float32, []int64{4})
 	require.NoError(t, err)
 	cases := map[string]error{}
 	_, cases["BufferError: unsupported dl_device"] = dlpack.Export(a, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}, Device: &dlpack.Device{Type: 2}})
 	be := *a
-	be.Typestr = typestr.MustParse(">f4")
+	be.DType, err = dtype.FromTypestr(typestr.MustParse(">f4"))
+	require.NoError(t, err)
 	_, cases["BufferError: non-native byte order"] = dlpack.Export(&be, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}})
 	_, cases["TypeError: non-integer offset"] = usm.Parse(map[string]any{"offset": "1"})
 	_, cases["ValueError: bad version"] = usm.Parse(map[string]any{"version": 2})

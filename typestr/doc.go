@@ -1,6 +1,7 @@
 // Package typestr parses and formats the NumPy array-interface typestrings
-// that __sycl_usm_array_interface__ carries in its "typestr" field, and maps
-// them to and from DLPack's DLDataType.
+// that __sycl_usm_array_interface__ carries in its "typestr" field. It is
+// the text of that field only: an array's element type is a dtype.Type,
+// which maps a Type both ways (dtype.FromTypestr, dtype.Type.Typestr).
 //
 // The accepted subset is the one SUAI allows: kinds b (bool), i, u, f and c;
 // byte orders '<', '>', '|' and '='; item sizes b1, i1 i2 i4 i8, u1 u2 u4 u8,
@@ -11,6 +12,5 @@
 // every natively ordered type ("|f4", "|b1"); a byte-swapped type keeps an
 // explicit '<' or '>' so that no information is lost.
 //
-// Errors quote the input and match usm.ErrValue (malformed typestring) or
-// usm.ErrBuffer (a valid type that DLPack cannot carry) with errors.Is.
+// Errors quote the input and match usm.ErrValue with errors.Is.
 package typestr

@@ -33,32 +33,3 @@ func ExampleParse_malformed() {
 	// typestr "<f3": item size 3 is not supported for kind 'f'
 	// true
 }
-
-func ExampleType_DataType() {
-	for _, t := range []typestr.Type{typestr.Bool8, typestr.Float16, typestr.Int64, typestr.Complex64} {
-		dt, err := t.DataType()
-		if err != nil {
-			fmt.Println(err)
-			continue
-		}
-		fmt.Println(t, "->", dt)
-	}
-	// Output:
-	// |b1 -> (kDLBool, 8, 1)
-	// |f2 -> (kDLFloat, 16, 1)
-	// |i8 -> (kDLInt, 64, 1)
-	// |c8 -> (kDLComplex, 64, 1)
-}
-
-func ExampleFromDataType() {
-	t, err := typestr.FromDataType(typestr.DataType{Code: 5, Bits: 128, Lanes: 1}) // kDLComplex
-	fmt.Println(t, err)
-
-	_, err = typestr.FromDataType(typestr.DataType{Code: 4, Bits: 16, Lanes: 1}) // kDLBfloat
-	fmt.Println(err)
-	fmt.Println(errors.Is(err, usm.ErrBuffer))
-	// Output:
-	// |c16 <nil>
-	// typestr "(kDLBfloat, 16, 1)": type code kDLBfloat has no typestr
-	// true
-}

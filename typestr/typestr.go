@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 )
 
@@ -40,41 +39,19 @@ var hostOrder = func() ByteOrder {
 	return Big
 }()
 
-// DataType is DLPack's DLDataType (type code, bits, lanes): the one public
-// name of the type, for the conversions Type.DataType and FromDataType
-// (package dlpack reads and writes it in tensors).
-type DataType = dlabi.DataType
-
 // Type is a parsed typestring: kind, item size in bytes and byte order as
-// written. The zero value is invalid.
+// written. The zero value is invalid. An array's element type is a
+// dtype.Type, which dtype.FromTypestr makes of a Type.
 type Type struct {
 	Kind  Kind
 	Size  int // item size in bytes
 	Order ByteOrder
 }
 
-// Common types, in canonical native order.
-var (
-	Bool8      = Type{Bool, 1, NotApplicable}
-	Int8       = Type{Int, 1, NotApplicable}
-	Int16      = Type{Int, 2, NotApplicable}
-	Int32      = Type{Int, 4, NotApplicable}
-	Int64      = Type{Int, 8, NotApplicable}
-	Uint8      = Type{Uint, 1, NotApplicable}
-	Uint16     = Type{Uint, 2, NotApplicable}
-	Uint32     = Type{Uint, 4, NotApplicable}
-	Uint64     = Type{Uint, 8, NotApplicable}
-	Float16    = Type{Float, 2, NotApplicable}
-	Float32    = Type{Float, 4, NotApplicable}
-	Float64    = Type{Float, 8, NotApplicable}
-	Complex64  = Type{Complex, 8, NotApplicable}
-	Complex128 = Type{Complex, 16, NotApplicable}
-)
-
-// Error reports a typestring or dtype that cannot be used. It matches
-// usm.ErrValue or usm.ErrBuffer (see Kind) with errors.Is.
+// Error reports a malformed typestring, or one outside the SUAI subset. It
+// matches usm.ErrValue with errors.Is.
 type Error struct {
-	Input  string // the typestring or dtype as given, quoted in Error()
+	Input  string // the typestring as given, quoted in Error()
 	Reason string
 	kind   *errkind.Kind
 }
@@ -188,67 +165,4 @@ func (t Type) String() string {
 	b = append(b, byte(c.Order), byte(c.Kind))
 	b = strconv.AppendInt(b, int64(c.Size), 10)
 	return string(b)
-}
-
-// DataType returns the DLPack DLDataType of t. Booleans map to
-// (kDLBool, 8, 1), complex to kDLComplex with bits = total size, f2 to
-// (kDLFloat, 16, 1). A byte-swapped t is a usm.ErrBuffer error: DLPack data
-// is always in native order.
-func (t Type) DataType() (DataType, error) {
-	if !t.Valid() {
-		return dlabi.DataType{}, malformed(string(rune(t.Order))+string(rune(t.Kind))+strconv.Itoa(t.Size), "not a valid typestr")
-	}
-	if !t.IsNative() {
-		return dlabi.DataType{}, &Error{Input: t.String(), Reason: "DLPack only supports native byte order", kind: errkind.Buffer}
-	}
-	var code dlabi.TypeCode
-	switch t.Kind {
-	case Bool:
-		code = dlabi.Bool
-	case Int:
-		code = dlabi.Int
-	case Uint:
-		code = dlabi.UInt
-	case Float:
-		code = dlabi.Float
-	case Complex:
-		code = dlabi.Complex
-	}
-	return dlabi.DataType{Code: code, Bits: uint8(t.Size * 8), Lanes: 1}, nil
-}
-
-// FromDataType returns the native typestring for a DLPack DLDataType. Codes
-// with no typestring (bfloat16, float8/6/4, opaque handles, unknown codes),
-// lanes other than 1, sub-byte or odd bit widths are usm.ErrBuffer errors
-// naming the dtype.
-func FromDataType(dt DataType) (Type, error) {
-	unsupported := func(reason string) (Type, error) {
-		return Type{}, &Error{Input: dt.String(), Reason: reason, kind: errkind.Buffer}
-	}
-	if dt.Lanes != 1 {
-		return unsupported("lanes " + strconv.Itoa(int(dt.Lanes)) + " != 1 (vector types have no typestr)")
-	}
-	if dt.Bits%8 != 0 || dt.Bits == 0 {
-		return unsupported("bit width " + strconv.Itoa(int(dt.Bits)) + " is not a whole number of bytes")
-	}
-	var k Kind
-	switch dt.Code {
-	case dlabi.Bool:
-		k = Bool
-	case dlabi.Int:
-		k = Int
-	case dlabi.UInt:
-		k = Uint
-	case dlabi.Float:
-		k = Float
-	case dlabi.Complex:
-		k = Complex
-	default:
-		return unsupported("type code " + dt.Code.String() + " has no typestr")
-	}
-	t := Type{Kind: k, Size: int(dt.Bits / 8), Order: NotApplicable}
-	if !validSize(k, t.Size) {
-		return unsupported(strconv.Itoa(int(dt.Bits)) + "-bit " + dt.Code.String() + " has no typestr")
-	}
-	return t, nil
 }

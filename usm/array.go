@@ -38,15 +38,20 @@ func (a *Array) Wait() error {
 // backend's memory, plain host memory) gets an ErrAttribute error, the
 // AttributeError Python raises for the missing attribute, since no SYCL
 // consumer can create a device from a "host" syclobj (RATIONALE.md, "Host
-// memory has no SUAI"). Such arrays travel through DLPack as kDLCPU.
+// memory has no SUAI"). Such arrays travel through DLPack as kDLCPU. An
+// element type SUAI has no typestring for is Map's usm.ErrBuffer error.
 func (a *Array) SUAI() (map[string]any, error) {
 	if a.DLDevice.Type != dlabi.OneAPI {
 		return nil, errkind.New(errkind.Attribute, "__sycl_usm_array_interface__", "the array is not USM (it lives on "+a.DLDevice.String()+"); exchange it through DLPack")
 	}
+	m, err := a.Map()
+	if err != nil {
+		return nil, err
+	}
 	if err := a.Wait(); err != nil {
 		return nil, err
 	}
-	return a.Map(), nil
+	return m, nil
 }
 
 // CheckExtent rejects an array whose byte window leaves the allocation its

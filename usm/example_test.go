@@ -26,7 +26,7 @@ func ExampleParse() {
 		panic(err)
 	}
 	fmt.Println("shape:", in.Shape)
-	fmt.Println("typestr:", in.Typestr)
+	fmt.Println("dtype:", in.DType)
 	fmt.Println("read-only:", in.ReadOnly)
 	fmt.Println("window:", w, w.Len(), "bytes")
 
@@ -34,7 +34,7 @@ func ExampleParse() {
 	fmt.Println(usm.PythonException(err))
 	// Output:
 	// shape: [2 2]
-	// typestr: |u1
+	// dtype: uint8
 	// read-only: true
 	// window: [7, 20) 13 bytes
 	// TypeError
@@ -46,7 +46,10 @@ func ExampleParseJSON() {
 	if err != nil {
 		panic(err)
 	}
-	m := in.Map()
+	m, err := in.Map()
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println(m["typestr"], m["shape"], m["strides"], m["offset"])
 	// Output: |f8 [3 4] <nil> 0
 }

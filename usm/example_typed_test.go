@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/usmbridge/usmbridge/cpu"
-	"github.com/usmbridge/usmbridge/typestr"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -14,7 +14,7 @@ func ExampleView() {
 	reg := usm.NewRegistry(host)
 	alloc, _ := host.AllocHost(2 * 3 * 4)
 	defer alloc.Free()
-	arr, _ := reg.NewArray(alloc, typestr.Float32, []int64{2, 3})
+	arr, _ := reg.NewArray(alloc, dtype.Float32, []int64{2, 3})
 
 	xs, err := usm.View[float32](arr) // aliases the array's memory
 	if err != nil {
@@ -29,7 +29,7 @@ func ExampleView() {
 	fmt.Println(errors.Is(err, usm.ErrType), err)
 	// Output:
 	// [0 0.5 1 1.5 2 2.5]
-	// true usm.View: Go type float64 is |f8, the array's typestr is |f4
+	// true usm.View: Go type float64 is float64, the array's dtype is float32
 }
 
 func ExampleValues() {
@@ -37,7 +37,7 @@ func ExampleValues() {
 	reg := usm.NewRegistry(host)
 	alloc, _ := host.AllocHost(6 * 2)
 	defer alloc.Free()
-	arr, _ := reg.NewArray(alloc, typestr.Int16, []int64{2, 3})
+	arr, _ := reg.NewArray(alloc, dtype.Int16, []int64{2, 3})
 	_ = usm.CopyFromSlice(arr, []int16{1, 2, 3, 4, 5, 6})
 
 	// The transpose, read-only: a strided view View refuses.
@@ -65,7 +65,7 @@ func ExampleCopyToSlice() {
 	reg := usm.NewRegistry(host)
 	alloc, _ := host.AllocHost(5 * 8)
 	defer alloc.Free()
-	arr, _ := reg.NewArray(alloc, typestr.Float64, []int64{5})
+	arr, _ := reg.NewArray(alloc, dtype.Float64, []int64{5})
 	_ = usm.CopyFromSlice(arr, []float64{1, 2, 3, 4, 5})
 
 	// Every other element, backwards: x[::-2].

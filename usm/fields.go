@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/suaifields"
 	"github.com/usmbridge/usmbridge/syclobj"
@@ -105,7 +106,11 @@ func parseFields(f suaifields.Fields, bind binder) (Interface, error) {
 		}
 		return in, valueError(err, "typestr", "dict('typestr': "+found+") is unexpected. A typestr string is required")
 	}
-	if in.Typestr, err = typestr.Parse(ts); err != nil {
+	parsed, err := typestr.Parse(ts)
+	if err == nil {
+		in.DType, err = dtype.FromTypestr(parsed)
+	}
+	if err != nil {
 		return in, &MalformedError{Field: "typestr", Reason: "dict('typestr': " + strconv.Quote(ts) + ") is unexpected", kind: errkind.Value, Err: err}
 	}
 	// 9: strides.

@@ -96,15 +96,18 @@ func checkParse(t *testing.T, in usm.Interface, err error) {
 	if err != nil {
 		t.Fatalf("parsed, but Window failed: %v (%+v)", err, in)
 	}
-	if w.Len() < 0 || (w.Empty() && w.Lo != in.Offset*int64(in.Typestr.Size)) {
+	if w.Len() < 0 || (w.Empty() && w.Lo != in.Offset*int64(in.DType.Size())) {
 		t.Fatalf("bad window %v for %+v", w, in)
 	}
-	again, err := usm.Parse(in.Map())
+	m, err := in.Map()
+	if err != nil {
+		t.Fatalf("parsed, but Map failed: %v (%+v)", err, in)
+	}
+	again, err := usm.Parse(m)
 	if err != nil {
 		t.Fatalf("Map() does not re-parse: %v (%+v)", err, in)
 	}
 	want := in
-	want.Typestr = in.Typestr.Canonical()
 	if usm.IsCContiguous(in.Shape, in.Strides) {
 		want.Strides = nil
 	}

@@ -4,24 +4,26 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/syclobj"
-	"github.com/usmbridge/usmbridge/typestr"
 )
 
-// Interface is the value of __sycl_usm_array_interface__ (SUAI version 1).
+// Interface is the value of __sycl_usm_array_interface__ (SUAI version 1),
+// and the description of every array: one from DLPack may have an element
+// type SUAI has no typestring for (bfloat16, float8), which Map refuses.
 //
 // The element with indices i[0..n-1] is at byte address
 // Data + (Offset + Σ i[k]·Strides[k]) · itemsize.
 type Interface struct {
-	Shape    []int64      // extents; empty for a 0-d array
-	Typestr  typestr.Type // element type
-	Data     uintptr      // USM pointer (data[0])
-	ReadOnly bool         // data[1]: true means read-only
-	Strides  []int64      // in elements; nil means C-contiguous
-	Offset   int64        // in elements, from Data to element 0
-	Syclobj  syclobj.Obj  // the context the allocation is bound to
-	Version  int          // always 1
+	Shape    []int64     // extents; empty for a 0-d array
+	DType    dtype.Type  // element type ("typestr")
+	Data     uintptr     // USM pointer (data[0])
+	ReadOnly bool        // data[1]: true means read-only
+	Strides  []int64     // in elements; nil means C-contiguous
+	Offset   int64       // in elements, from Data to element 0
+	Syclobj  syclobj.Obj // the context the allocation is bound to
+	Version  int         // always 1
 }
 
 // Version1 is the only SUAI version.
@@ -29,12 +31,12 @@ const Version1 = 1
 
 // Window returns the bytes the array touches relative to Data.
 func (in *Interface) Window() (Window, error) {
-	return byteWindow(in.Shape, in.Strides, in.Offset, in.Typestr.Size)
+	return byteWindow(in.Shape, in.Strides, in.Offset, in.DType.Size())
 }
 
 // ElementPointer returns the address of element 0: Data + Offset·itemsize.
 func (in *Interface) ElementPointer() uintptr {
-	return in.Data + uintptr(in.Offset*int64(in.Typestr.Size))
+	return in.Data + uintptr(in.Offset*int64(in.DType.Size()))
 }
 
 // EffectiveStrides returns Strides, or the C-contiguous strides if nil.
@@ -54,8 +56,8 @@ func (in *Interface) validate() error {
 	if in.Syclobj == nil {
 		return malformed(errkind.Value, "syclobj", "required")
 	}
-	if !in.Typestr.Valid() {
-		return malformed(errkind.Value, "typestr", "not a valid typestr")
+	if !in.DType.Valid() {
+		return malformed(errkind.Value, "typestr", "not a valid element type")
 	}
 	if in.Strides != nil && len(in.Strides) != len(in.Shape) {
 		return malformed(errkind.Value, "strides", "must be a tuple or list of the same length as shape")
@@ -110,7 +112,15 @@ func errNotADict() error { return malformed(errkind.Value, "dict", "not a dict")
 // must. Map writes the Interface as it is, a "host" selector included, which
 // usm.Parse reads back but no SYCL consumer accepts: what is handed to
 // consumers comes from Array.SUAI, which refuses memory that is not USM.
-func (in *Interface) Map() map[string]any {
+//
+// An element type with no typestring (bfloat16, complex32, float8: see
+// dtype.Type.Typestr) is a usm.ErrBuffer error naming the DLPack dtype:
+// SUAI cannot describe the array, which travels through DLPack instead.
+func (in *Interface) Map() (map[string]any, error) {
+	ts, err := in.DType.Typestr()
+	if err != nil {
+		return nil, err
+	}
 	var strides any
 	if in.Strides != nil && !isCContiguous(in.Shape, in.Strides) {
 		strides = append([]int64(nil), in.Strides...)
@@ -123,9 +133,9 @@ func (in *Interface) Map() map[string]any {
 		"data":    []any{uint64(in.Data), in.ReadOnly},
 		"shape":   append(make([]int64, 0, len(in.Shape)), in.Shape...),
 		"strides": strides,
-		"typestr": in.Typestr.String(),
+		"typestr": ts.String(),
 		"offset":  in.Offset,
 		"version": Version1,
 		"syclobj": so,
-	}
+	}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
@@ -59,7 +60,7 @@ func TestParseValid(t *testing.T) {
 	in, err := usm.Parse(validDict())
 	require.NoError(t, err)
 	assert.Equal(t, []int64{2, 3}, in.Shape)
-	assert.Equal(t, typestr.Float32, in.Typestr)
+	assert.Equal(t, dtype.Float32, in.DType)
 	assert.Equal(t, uintptr(0x10000), in.Data)
 	assert.False(t, in.ReadOnly)
 	assert.Nil(t, in.Strides)
@@ -352,14 +353,16 @@ func TestParseAccepted(t *testing.T) {
 		}},
 		{"size 0 with huge strides", with(map[string]any{"shape": []any{0, 3}, "strides": []any{int64(math.MaxInt64), 1}}), nil},
 		{"typestr little endian", with(map[string]any{"typestr": "<f8"}), func(t *testing.T, in usm.Interface) {
-			assert.Equal(t, 8, in.Typestr.Size)
+			assert.Equal(t, 8, in.DType.Size())
 		}},
 		{"typestr big endian", with(map[string]any{"typestr": ">i2"}), func(t *testing.T, in usm.Interface) {
-			assert.Equal(t, typestr.Type{Kind: typestr.Int, Size: 2, Order: typestr.Big}, in.Typestr)
+			want, err := dtype.FromTypestr(typestr.Type{Kind: typestr.Int, Size: 2, Order: typestr.Big})
+			require.NoError(t, err)
+			assert.Equal(t, want, in.DType)
 		}},
 		{"typestr bool", with(map[string]any{"typestr": "|b1"}), nil},
 		{"typestr complex128", with(map[string]any{"typestr": "c16"}), func(t *testing.T, in usm.Interface) {
-			assert.Equal(t, 16, in.Typestr.Size)
+			assert.Equal(t, 16, in.DType.Size())
 		}},
 		{"strides list", with(map[string]any{"strides": []any{1, 2}}), func(t *testing.T, in usm.Interface) {
 			assert.Equal(t, []int64{1, 2}, in.Strides)
@@ -439,7 +442,7 @@ func TestParseJSON(t *testing.T) {
 	assert.Equal(t, []int64{3, 4}, in.Shape)
 	assert.Equal(t, []int64{-4, 1}, in.Strides)
 	assert.Equal(t, int64(8), in.Offset)
-	assert.Equal(t, 8, in.Typestr.Size)
+	assert.Equal(t, 8, in.DType.Size())
 	assert.Equal(t, "opencl:gpu:1", in.Syclobj.(syclobj.Selector).String())
 	w, err := in.Window()
 	require.NoError(t, err)
@@ -499,7 +502,7 @@ func TestMap(t *testing.T) {
 	}
 
 	in := parse(with(map[string]any{"typestr": "<f4", "offset": 6, "data": []any{uint64(0x20000), true}}))
-	m := in.Map()
+	m := mustMap(t, in)
 	assert.Equal(t, map[string]any{
 		"data":    []any{uint64(0x20000), true},
 		"shape":   []int64{2, 3},
@@ -513,25 +516,25 @@ func TestMap(t *testing.T) {
 	assert.Contains(t, m, "strides")
 
 	// Explicit C strides are dropped; non-contiguous ones are kept.
-	assert.Nil(t, parse(with(map[string]any{"strides": []any{3, 1}})).Map()["strides"])
-	assert.Nil(t, parse(with(map[string]any{"shape": []any{1, 3}, "strides": []any{100, 1}})).Map()["strides"])
-	assert.Equal(t, []int64{1, 2}, parse(with(map[string]any{"strides": []any{1, 2}})).Map()["strides"])
-	assert.Equal(t, []int64{-3, 1}, parse(with(map[string]any{"strides": []any{-3, 1}, "offset": 3})).Map()["strides"])
-	assert.Equal(t, []int64{6, 2}, parse(with(map[string]any{"strides": []any{6, 2}})).Map()["strides"])
+	assert.Nil(t, mustMap(t, parse(with(map[string]any{"strides": []any{3, 1}})))["strides"])
+	assert.Nil(t, mustMap(t, parse(with(map[string]any{"shape": []any{1, 3}, "strides": []any{100, 1}})))["strides"])
+	assert.Equal(t, []int64{1, 2}, mustMap(t, parse(with(map[string]any{"strides": []any{1, 2}})))["strides"])
+	assert.Equal(t, []int64{-3, 1}, mustMap(t, parse(with(map[string]any{"strides": []any{-3, 1}, "offset": 3})))["strides"])
+	assert.Equal(t, []int64{6, 2}, mustMap(t, parse(with(map[string]any{"strides": []any{6, 2}})))["strides"])
 
 	// Non-Selector syclobj values are passed through.
 	ref := syclobj.UnsafeQueueRef(0x1234)
-	assert.Equal(t, ref, parse(with(map[string]any{"syclobj": ref})).Map()["syclobj"])
+	assert.Equal(t, ref, mustMap(t, parse(with(map[string]any{"syclobj": ref})))["syclobj"])
 
 	// A fresh dict each time: mutating one result leaves the next alone.
 	in = parse(with(map[string]any{"strides": []any{1, 2}}))
-	m1 := in.Map()
+	m1 := mustMap(t, in)
 	m1["data"].([]any)[0] = uint64(1)
 	m1["shape"].([]int64)[0] = 100
 	m1["strides"].([]int64)[0] = 100
 	m1["typestr"] = "|u1"
 	delete(m1, "version")
-	m2 := in.Map()
+	m2 := mustMap(t, in)
 	assert.Equal(t, []any{uint64(0x10000), false}, m2["data"])
 	assert.Equal(t, []int64{2, 3}, m2["shape"])
 	assert.Equal(t, []int64{1, 2}, m2["strides"])
@@ -539,6 +542,14 @@ func TestMap(t *testing.T) {
 	assert.Equal(t, 1, m2["version"])
 	assert.Equal(t, []int64{2, 3}, in.Shape)
 	assert.Equal(t, []int64{1, 2}, in.Strides)
+}
+
+// mustMap is in.Map() for an interface whose element type has a typestr.
+func mustMap(t *testing.T, in *usm.Interface) map[string]any {
+	t.Helper()
+	m, err := in.Map()
+	require.NoError(t, err)
+	return m
 }
 
 func TestMapRoundTrip(t *testing.T) {
@@ -555,7 +566,7 @@ func TestMapRoundTrip(t *testing.T) {
 	for i, d := range dicts {
 		in, err := usm.Parse(d)
 		require.NoError(t, err, "dict %d", i)
-		again, err := usm.Parse(in.Map())
+		again, err := usm.Parse(mustMap(t, &in))
 		require.NoError(t, err, "dict %d", i)
 		assert.Equal(t, in, again, "dict %d", i)
 	}
@@ -563,10 +574,10 @@ func TestMapRoundTrip(t *testing.T) {
 	// Explicit C strides and a native byte order come back normalised.
 	in, err := usm.Parse(with(map[string]any{"strides": []any{3, 1}, "typestr": "=f4"}))
 	require.NoError(t, err)
-	again, err := usm.Parse(in.Map())
+	again, err := usm.Parse(mustMap(t, &in))
 	require.NoError(t, err)
 	assert.Nil(t, again.Strides)
-	assert.Equal(t, typestr.Float32, again.Typestr)
+	assert.Equal(t, dtype.Float32, again.DType)
 	w1, _ := in.Window()
 	w2, _ := again.Window()
 	assert.Equal(t, w1, w2)
@@ -588,7 +599,7 @@ func TestInterfaceHelpers(t *testing.T) {
 	bad.Syclobj = nil
 	requireKind(t, bad.Validate(), usm.ErrValue)
 	bad = in
-	bad.Typestr = typestr.Type{}
+	bad.DType = dtype.Type{}
 	requireKind(t, bad.Validate(), usm.ErrValue)
 	bad = in
 	bad.Strides = []int64{1}

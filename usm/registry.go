@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/syclobj"
-	"github.com/usmbridge/usmbridge/typestr"
 )
 
 // Registry holds the backends of a process and the global device order that
@@ -418,7 +418,7 @@ func (r *Registry) finish(in Interface, bd binding) (*Array, error) {
 
 // NewArray describes an allocation as a C-contiguous array of the given
 // type and shape; the array keeps the allocation alive through exports.
-func (r *Registry) NewArray(alloc *Allocation, t typestr.Type, shape []int64) (*Array, error) {
+func (r *Registry) NewArray(alloc *Allocation, t dtype.Type, shape []int64) (*Array, error) {
 	dev := alloc.Device()
 	if dev < 0 {
 		dev = 0
@@ -427,7 +427,7 @@ func (r *Registry) NewArray(alloc *Allocation, t typestr.Type, shape []int64) (*
 	if err != nil {
 		return nil, err
 	}
-	in := Interface{Shape: slices.Clone(shape), Typestr: t.Canonical(), Data: alloc.Pointer(), Syclobj: sel, Version: Version1}
+	in := Interface{Shape: slices.Clone(shape), DType: t, Data: alloc.Pointer(), Syclobj: sel, Version: Version1}
 	a, err := r.Bind(in)
 	if err != nil {
 		return nil, err

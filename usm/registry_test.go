@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/syclobj"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -482,7 +482,7 @@ func TestRegistryLookup(t *testing.T) {
 
 func TestRegistryNewArrayRoundTrip(t *testing.T) {
 	reg, be, alloc := hostArray(t, 6*4)
-	a, err := reg.NewArray(alloc, typestr.MustParse("<f4"), []int64{2, 3})
+	a, err := reg.NewArray(alloc, dtype.Float32, []int64{2, 3})
 	require.NoError(t, err)
 	assert.Same(t, alloc, a.Owner.(*usm.Allocation))
 	assert.Equal(t, usm.KindHost, a.Memory.Kind)
@@ -494,7 +494,8 @@ func TestRegistryNewArrayRoundTrip(t *testing.T) {
 	_, err = a.SUAI()
 	require.ErrorIs(t, err, usm.ErrAttribute)
 	assert.Equal(t, "AttributeError", usm.PythonException(err))
-	m := a.Map()
+	m, err := a.Map()
+	require.NoError(t, err)
 	assert.Equal(t, map[string]any{
 		"data": []any{uint64(alloc.Pointer()), false}, "shape": []int64{2, 3}, "strides": nil,
 		"typestr": "|f4", "offset": int64(0), "version": 1, "syclobj": "host:host:0",
@@ -517,17 +518,57 @@ func TestRegistryNewArrayRoundTrip(t *testing.T) {
 	assert.Equal(t, byte(0x42), bb[5])
 
 	// Too large for the allocation.
-	_, err = reg.NewArray(alloc, typestr.Float32, []int64{7})
+	_, err = reg.NewArray(alloc, dtype.Float32, []int64{7})
 	var ee *usm.ExtentError
 	require.ErrorAs(t, err, &ee)
 	// Bad shape.
-	_, err = reg.NewArray(alloc, typestr.Float32, []int64{-1})
+	_, err = reg.NewArray(alloc, dtype.Float32, []int64{-1})
 	requireKind(t, err, usm.ErrValue)
 }
 
+// An array of an element type SUAI has no typestring for (what jax and
+// PyTorch exchange through DLPack: bfloat16, float8) is bound, sized and
+// read as bytes like any other; its SUAI dict is refused with the
+// BufferError that names the DLPack dtype, before any wait.
+func TestArrayWithoutTypestr(t *testing.T) {
+	reg, _, alloc := hostArray(t, 24)
+	for _, c := range []struct {
+		dt  dtype.Type
+		msg string
+	}{
+		{dtype.Bfloat16, "DLPack dtype bfloat16 (code 4, 16 bits) has no __sycl_usm_array_interface__ typestr"},
+		{dtype.Complex32, "DLPack dtype complex32 (code 5, 32 bits) has no __sycl_usm_array_interface__ typestr"},
+		{dtype.Float8E5M2, "DLPack dtype float8_e5m2 (code 12, 8 bits) has no __sycl_usm_array_interface__ typestr"},
+	} {
+		a, err := reg.NewArray(alloc, c.dt, []int64{2, 3})
+		require.NoError(t, err)
+		assert.Equal(t, c.dt, a.DType)
+		w, err := a.Window()
+		require.NoError(t, err)
+		assert.Equal(t, int64(6*c.dt.Size()), w.Len())
+		_, err = a.Map()
+		requireKind(t, err, usm.ErrBuffer)
+		assert.EqualError(t, err, c.msg)
+		// As a kDLOneAPI array would be asked for its SUAI.
+		q := &countingQueue{}
+		usmView := *a
+		usmView.DLDevice, usmView.Queue = usm.DLDevice{Type: 14}, q
+		_, err = usmView.SUAI()
+		requireKind(t, err, usm.ErrBuffer)
+		assert.EqualError(t, err, c.msg)
+		assert.Zero(t, q.waits, "refused before waiting on the queue")
+	}
+	_, err := reg.NewArray(alloc, dtype.Type{}, []int64{2})
+	requireKind(t, err, usm.ErrValue)
+}
+
+type countingQueue struct{ waits int }
+
+func (q *countingQueue) Wait() error { q.waits++; return nil }
+
 func TestRegistryBind(t *testing.T) {
 	reg, _, alloc := hostArray(t, 64)
-	in := usm.Interface{Shape: []int64{4}, Typestr: typestr.Float64, Data: alloc.Pointer(), Syclobj: syclobj.MustParseSelector("host"), Version: 1}
+	in := usm.Interface{Shape: []int64{4}, DType: dtype.Float64, Data: alloc.Pointer(), Syclobj: syclobj.MustParseSelector("host"), Version: 1}
 	a, err := reg.Bind(in)
 	require.NoError(t, err)
 	assert.Equal(t, usm.KindHost, a.Memory.Kind)

@@ -8,17 +8,19 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
-	"github.com/usmbridge/usmbridge/typestr"
 )
 
-// Element is the set of Go types typed access maps to typestrings: bool ↔
-// b1, intN ↔ iN/8, uintN ↔ uN/8, float32 ↔ f4, float64 ↔ f8, complex64 ↔ c8,
-// complex128 ↔ c16. Named types with these underlying types are accepted.
-// A b1 byte other than 0 reads as true.
-// int, uint and uintptr are not: their width is not part of their name.
-// f2 has no Go type; such arrays are reached through Array.Bytes.
+// Element is the set of Go types typed access maps to element types: bool ↔
+// dtype.Bool, intN ↔ dtype.IntN, uintN ↔ dtype.UintN, float32, float64,
+// complex64 and complex128 ↔ the dtype of the same name. Named types with
+// these underlying types are accepted. A bool byte other than 0 reads as
+// true. int, uint and uintptr are not: their width is not part of their
+// name. float16, bfloat16, complex32 and the float8 types have no Go type;
+// such arrays are reached as bytes through Array.Bytes, and typed access
+// refuses them (ErrType, naming the array's dtype).
 type Element interface {
 	~bool | ~int8 | ~int16 | ~int32 | ~int64 |
 		~uint8 | ~uint16 | ~uint32 | ~uint64 |
@@ -26,7 +28,7 @@ type Element interface {
 }
 
 // accessError reports why typed access to an array was refused: a Go type
-// that does not match the typestr (ErrType), a byte-swapped typestr, memory
+// that does not match the element type (ErrType), a byte-swapped one, memory
 // the host cannot read, a layout View cannot express or a read-only array
 // asked to be written (ErrBuffer), or an index or slice length that does
 // not fit the array (ErrValue). It is unexported: a caller tells the
@@ -45,29 +47,29 @@ func accessErr(k *errkind.Kind, op, reason string) error {
 	return &accessError{Op: op, Reason: reason, kind: k}
 }
 
-// elementTypes maps the kinds of Element's types to native typestrings.
-var elementTypes = map[reflect.Kind]typestr.Type{
-	reflect.Bool: typestr.Bool8,
-	reflect.Int8: typestr.Int8, reflect.Int16: typestr.Int16, reflect.Int32: typestr.Int32, reflect.Int64: typestr.Int64,
-	reflect.Uint8: typestr.Uint8, reflect.Uint16: typestr.Uint16, reflect.Uint32: typestr.Uint32, reflect.Uint64: typestr.Uint64,
-	reflect.Float32: typestr.Float32, reflect.Float64: typestr.Float64,
-	reflect.Complex64: typestr.Complex64, reflect.Complex128: typestr.Complex128,
+// elementTypes maps the kinds of Element's types to element types.
+var elementTypes = map[reflect.Kind]dtype.Type{
+	reflect.Bool: dtype.Bool,
+	reflect.Int8: dtype.Int8, reflect.Int16: dtype.Int16, reflect.Int32: dtype.Int32, reflect.Int64: dtype.Int64,
+	reflect.Uint8: dtype.Uint8, reflect.Uint16: dtype.Uint16, reflect.Uint32: dtype.Uint32, reflect.Uint64: dtype.Uint64,
+	reflect.Float32: dtype.Float32, reflect.Float64: dtype.Float64,
+	reflect.Complex64: dtype.Complex64, reflect.Complex128: dtype.Complex128,
 }
 
-// typeFor is the native typestring of T.
-func typeFor[T Element]() typestr.Type { return elementTypes[reflect.TypeFor[T]().Kind()] }
+// typeFor is the element type of T.
+func typeFor[T Element]() dtype.Type { return elementTypes[reflect.TypeFor[T]().Kind()] }
 
 // checkType refuses a T that is not the array's element type and a
-// byte-swapped typestr (Go values are in host order), then validates the
-// layout so later offset arithmetic cannot overflow.
+// byte-swapped element type (Go values are in host order), then validates
+// the layout so later offset arithmetic cannot overflow.
 func checkType[T Element](op string, a *Array) error {
 	want := typeFor[T]()
-	got := a.Typestr
-	if got.Kind != want.Kind || got.Size != want.Size {
-		return accessErr(errkind.Type, op, "Go type "+reflect.TypeFor[T]().String()+" is "+want.String()+", the array's typestr is "+got.String())
+	got := a.DType
+	if got.Native() != want {
+		return accessErr(errkind.Type, op, "Go type "+reflect.TypeFor[T]().String()+" is "+want.String()+", the array's dtype is "+got.String())
 	}
 	if !got.IsNative() {
-		return accessErr(errkind.Buffer, op, "typestr "+got.String()+" is not in the host's byte order; Go values are")
+		return accessErr(errkind.Buffer, op, "the array's dtype is "+got.String()+"; Go values are in the host's byte order")
 	}
 	if _, err := a.Window(); err != nil {
 		return wrapLayout(err)
@@ -87,7 +89,7 @@ func checkHost(op string, a *Array) error {
 // writable, C-contiguous (after NumPy's relaxed rules) and of element type
 // T in host byte order, and its first element must be aligned for T; a
 // bool array must hold only bytes 0 and 1 when viewed. Anything else is an
-// error naming what was wrong: ErrType for a T that is not the typestr's,
+// error naming what was wrong: ErrType for a T that is not the element type,
 // ErrBuffer for memory or a layout View cannot serve, ErrValue for a bool
 // byte that is neither 0 nor 1. For read-only or strided arrays use
 // Values, At or CopyToSlice. The slice is valid while
@@ -117,7 +119,7 @@ func View[T Element](a *Array) ([]T, error) {
 	if n == 0 {
 		return []T{}, nil
 	}
-	if a.Typestr.Kind == typestr.Bool {
+	if a.DType == dtype.Bool {
 		// An aliased byte other than 0 or 1 would be an invalid Go bool.
 		for i, x := range cmem.Bytes(p, uintptr(n)) {
 			if x > 1 {
@@ -155,7 +157,7 @@ func At[T Element](a *Array, index ...int64) (T, error) {
 	if err := a.Wait(); err != nil {
 		return v, err
 	}
-	load(&v, a.Data, el*int64(a.Typestr.Size))
+	load(&v, a.Data, el*int64(a.DType.Size()))
 	return v, nil
 }
 
@@ -178,7 +180,7 @@ func Values[T Element](a *Array) (iter.Seq[T], error) {
 	// The iterator keeps its own layout: changing a's fields later does
 	// not redirect it.
 	shape, strides := slices.Clone(a.Shape), slices.Clone(a.EffectiveStrides())
-	isz, data, offset := int64(a.Typestr.Size), a.Data, a.Offset
+	isz, data, offset := int64(a.DType.Size()), a.Data, a.Offset
 	return func(yield func(T) bool) {
 		forEachElement(shape, strides, offset, func(el int64) bool {
 			var v T
@@ -237,7 +239,7 @@ func copySlice[T Element](op string, a *Array, s []T, toArray bool) error {
 	if n == 0 {
 		return nil
 	}
-	isz := int64(a.Typestr.Size)
+	isz := int64(a.DType.Size())
 	var done int64 // elements of s already copied
 	var err error
 	// The Go side is addressed as bytes; pinned so that a native copier
@@ -283,13 +285,13 @@ func copySlice[T Element](op string, a *Array, s []T, toArray bool) error {
 		}
 		return err == nil
 	})
-	if err == nil && !toArray && a.Typestr.Kind == typestr.Bool {
+	if err == nil && !toArray && a.DType == dtype.Bool {
 		normalizeBools(goBytes)
 	}
 	return err
 }
 
-// normalizeBools makes every byte a valid Go bool: a producer's b1 array
+// normalizeBools makes every byte a valid Go bool: a producer's bool array
 // may hold any nonzero byte for true, and a Go bool must be 0 or 1.
 func normalizeBools(b []byte) {
 	for i, x := range b {

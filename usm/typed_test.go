@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -103,11 +104,11 @@ func (c *copyCounter) Copy(dst, src, n uintptr) error {
 	return c.Backend.Copy(dst, src, n)
 }
 
-func newTypedFixture[T usm.Element](t *testing.T, ts typestr.Type, l typedLayout, gen func(int) T) typedFixture[T] {
+func newTypedFixture[T usm.Element](t *testing.T, ts dtype.Type, l typedLayout, gen func(int) T) typedFixture[T] {
 	t.Helper()
 	be := &copyCounter{Backend: new(cpu.Backend)}
 	reg := usm.NewRegistry(be.Backend)
-	alloc, err := be.AllocHost(uintptr(typedBase * ts.Size))
+	alloc, err := be.AllocHost(uintptr(typedBase * ts.Size()))
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, alloc.Free()) })
 	whole, err := reg.NewArray(alloc, ts, []int64{typedBase})
@@ -125,7 +126,7 @@ func newTypedFixture[T usm.Element](t *testing.T, ts typestr.Type, l typedLayout
 	return typedFixture[T]{base: base, arr: arr, copy: be}
 }
 
-func testTypedLayouts[T usm.Element](t *testing.T, ts typestr.Type, gen func(int) T) {
+func testTypedLayouts[T usm.Element](t *testing.T, ts dtype.Type, gen func(int) T) {
 	for _, l := range typedLayouts {
 		t.Run(l.name, func(t *testing.T) {
 			offs := l.offsets()
@@ -191,23 +192,23 @@ func testTypedLayouts[T usm.Element](t *testing.T, ts typestr.Type, gen func(int
 
 func TestTypedLayouts(t *testing.T) {
 	t.Run("float32", func(t *testing.T) {
-		testTypedLayouts(t, typestr.Float32, func(i int) float32 { return float32(i) + 0.5 })
+		testTypedLayouts(t, dtype.Float32, func(i int) float32 { return float32(i) + 0.5 })
 	})
 	t.Run("int64", func(t *testing.T) {
-		testTypedLayouts(t, typestr.MustParse("<i8"), func(i int) int64 { return int64(i) * -1e12 })
+		testTypedLayouts(t, dtype.Int64, func(i int) int64 { return int64(i) * -1e12 })
 	})
 	t.Run("uint8", func(t *testing.T) {
-		testTypedLayouts(t, typestr.Uint8, func(i int) uint8 { return uint8(i*37 + 1) })
+		testTypedLayouts(t, dtype.Uint8, func(i int) uint8 { return uint8(i*37 + 1) })
 	})
 	t.Run("bool", func(t *testing.T) {
-		testTypedLayouts(t, typestr.Bool8, func(i int) bool { return i%3 == 0 })
+		testTypedLayouts(t, dtype.Bool, func(i int) bool { return i%3 == 0 })
 	})
 	t.Run("complex128", func(t *testing.T) {
-		testTypedLayouts(t, typestr.Complex128, func(i int) complex128 { return complex(float64(i), -float64(i)) })
+		testTypedLayouts(t, dtype.Complex128, func(i int) complex128 { return complex(float64(i), -float64(i)) })
 	})
 	type celsius float64 // named types with an Element underlying type work too
 	t.Run("named-float64", func(t *testing.T) {
-		testTypedLayouts(t, typestr.MustParse("=f8"), func(i int) celsius { return celsius(i) / 4 })
+		testTypedLayouts(t, dtype.Float64, func(i int) celsius { return celsius(i) / 4 })
 	})
 }
 
@@ -238,7 +239,7 @@ func TestTypedCopyRuns(t *testing.T) {
 		{"size-0", 0, 0, 0, 0},
 	} {
 		t.Run(tc.layout, func(t *testing.T) {
-			f := newTypedFixture(t, typestr.Float32, byName[tc.layout], func(i int) float32 { return float32(i) })
+			f := newTypedFixture(t, dtype.Float32, byName[tc.layout], func(i int) float32 { return float32(i) })
 			f.arr.Memory.Kind = usm.KindDevice
 			dst := make([]float32, tc.n)
 			require.NoError(t, usm.CopyToSlice(dst, &f.arr))
@@ -255,7 +256,7 @@ func TestTypedCopyRuns(t *testing.T) {
 func TestTypedRefusals(t *testing.T) {
 	l := typedLayouts[0]
 	newF := func(t *testing.T) typedFixture[float32] {
-		return newTypedFixture(t, typestr.Float32, l, func(i int) float32 { return float32(i) })
+		return newTypedFixture(t, dtype.Float32, l, func(i int) float32 { return float32(i) })
 	}
 	asAccess := func(t *testing.T, err error, kind error, text string) {
 		t.Helper()
@@ -273,7 +274,7 @@ func TestTypedRefusals(t *testing.T) {
 	t.Run("wrong-type", func(t *testing.T) {
 		f := newF(t)
 		_, err := usm.View[int32](&f.arr)
-		asAccess(t, err, usm.ErrType, "Go type int32 is |i4, the array's typestr is |f4")
+		asAccess(t, err, usm.ErrType, "Go type int32 is int32, the array's dtype is float32")
 		_, err = usm.At[float64](&f.arr, 0, 0)
 		asAccess(t, err, usm.ErrType, "float64")
 		_, err = usm.Values[uint32](&f.arr)
@@ -283,10 +284,34 @@ func TestTypedRefusals(t *testing.T) {
 	})
 	t.Run("byte-swapped", func(t *testing.T) {
 		f := newF(t)
-		f.arr.Typestr = typestr.MustParse(">f4")
-		_, err := usm.View[float32](&f.arr)
-		asAccess(t, err, usm.ErrBuffer, ">f4 is not in the host's byte order")
+		var err error
+		f.arr.DType, err = dtype.FromTypestr(typestr.MustParse(">f4"))
+		require.NoError(t, err)
+		_, err = usm.View[float32](&f.arr)
+		asAccess(t, err, usm.ErrBuffer, "the array's dtype is float32, byte-swapped; Go values are in the host's byte order")
+		_, err = usm.View[int32](&f.arr)
+		asAccess(t, err, usm.ErrType, "the array's dtype is float32, byte-swapped")
 		asAccess(t, usm.CopyToSlice(make([]float32, 6), &f.arr), usm.ErrBuffer, "byte order")
+	})
+	t.Run("no-go-type", func(t *testing.T) {
+		// Element types without a Go type are bytes (Array.Bytes); typed
+		// access names the array's dtype, whatever T is asked for.
+		for _, dt := range []dtype.Type{dtype.Float16, dtype.Bfloat16, dtype.Complex32, dtype.Float8E4M3FN, dtype.Float8E5M2} {
+			f := newF(t)
+			f.arr.DType = dt
+			_, err := usm.View[uint16](&f.arr)
+			asAccess(t, err, usm.ErrType, "the array's dtype is "+dt.String())
+			_, err = usm.At[uint8](&f.arr, 0, 0)
+			asAccess(t, err, usm.ErrType, dt.String())
+			_, err = usm.Values[float32](&f.arr)
+			asAccess(t, err, usm.ErrType, dt.String())
+			asAccess(t, usm.CopyToSlice(make([]int8, 6), &f.arr), usm.ErrType, dt.String())
+			asAccess(t, usm.CopyFromSlice(&f.arr, make([]uint16, 6)), usm.ErrType, dt.String())
+			b, err := f.arr.Bytes()
+			require.NoError(t, err, "%s: the bytes are reachable", dt)
+			w, _ := f.arr.Window()
+			assert.Len(t, b, int(w.Len()))
+		}
 	})
 	t.Run("read-only", func(t *testing.T) {
 		f := newF(t)
@@ -368,7 +393,7 @@ func (q *waitQueue) Wait() error { q.waits++; return q.err }
 // TestTypedWaitsOnQueue checks that every access waits on the array's
 // queue first, and that a failed wait stops it before memory is touched.
 func TestTypedWaitsOnQueue(t *testing.T) {
-	f := newTypedFixture(t, typestr.Float32, typedLayouts[0], func(i int) float32 { return float32(i) })
+	f := newTypedFixture(t, dtype.Float32, typedLayouts[0], func(i int) float32 { return float32(i) })
 	before := slices.Clone(f.base)
 	ops := map[string]func() error{
 		"View":          func() error { _, err := usm.View[float32](&f.arr); return err },
@@ -394,7 +419,7 @@ func TestTypedWaitsOnQueue(t *testing.T) {
 }
 
 func TestTypedErrorsName(t *testing.T) {
-	f := newTypedFixture(t, typestr.Float32, typedLayouts[3], func(i int) float32 { return float32(i) })
+	f := newTypedFixture(t, dtype.Float32, typedLayouts[3], func(i int) float32 { return float32(i) })
 	_, err := usm.View[float32](&f.arr)
 	assert.EqualError(t, err, "usm.View: strides (1, 2) of shape (2, 3) are not C-contiguous; use usm.Values, usm.At or usm.CopyToSlice")
 	assert.Equal(t, "BufferError", usm.PythonException(err))
@@ -422,7 +447,7 @@ func FuzzTypedLayout(f *testing.F) {
 			l.shape, l.strides = []int64{d0, d1}, []int64{s0, s1}
 		}
 		gen := func(i int) uint16 { return uint16(i*7919 + 1) }
-		fx := newTypedFixture(t, typestr.Uint16, typedLayouts[0], gen)
+		fx := newTypedFixture(t, dtype.Uint16, typedLayouts[0], gen)
 		fx.arr.Shape, fx.arr.Strides, fx.arr.Offset = l.shape, l.strides, l.offset
 		if fx.arr.Validate() != nil || fx.arr.CheckExtent() != nil {
 			return // not a layout inside the allocation
@@ -469,8 +494,8 @@ func FuzzTypedLayout(f *testing.F) {
 // TestTypedBoolBytes: a producer's bool array may hold any nonzero byte for
 // true; Go must never see a bool whose byte is neither 0 nor 1.
 func TestTypedBoolBytes(t *testing.T) {
-	f := newTypedFixture(t, typestr.Uint8, typedLayouts[0], func(i int) uint8 { return []uint8{0, 1, 2, 255}[i%4] })
-	f.arr.Typestr = typestr.Bool8
+	f := newTypedFixture(t, dtype.Uint8, typedLayouts[0], func(i int) uint8 { return []uint8{0, 1, 2, 255}[i%4] })
+	f.arr.DType = dtype.Bool
 	raw := func(b []bool) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), len(b)) }
 	want := []byte{0, 1, 1, 1, 0, 1}
 	_, err := usm.View[bool](&f.arr)

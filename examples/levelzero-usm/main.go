@@ -23,8 +23,8 @@ import (
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/levelzero"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -71,7 +71,7 @@ func run() error {
 		alloc.Size(), alloc.Kind(), info.Kind, info.Device, info.Size, alloc.Pointer()+8-info.Base)
 
 	// 3. As a __sycl_usm_array_interface__.
-	arr, err := reg.NewArray(alloc, typestr.Float64, []int64{n})
+	arr, err := reg.NewArray(alloc, dtype.Float64, []int64{n})
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func run() error {
 	}
 	defer t.Release()
 	fmt.Printf("4. DLPack %d.%d tensor on %v, shape %v, dtype %s, same memory: %v\n",
-		t.Version.Major, t.Version.Minor, t.DLDevice, t.Shape, t.Typestr, t.Data == alloc.Pointer())
+		t.Version.Major, t.Version.Minor, t.DLDevice, t.Shape, t.DType, t.Data == alloc.Pointer())
 
 	// 5. IPC: the handle's bytes go to another process, which opens them
 	//    with its own backend; here the same process plays both sides.

@@ -28,7 +28,7 @@ func TestLevelZeroUSM(t *testing.T) {
 		`1. Level Zero devices: [level_zero:gpu "usmbridge fake GPU 0"]`,
 		"2. 64 bytes of shared USM; the driver says base+8 is shared USM on device 0, in an allocation of 64 bytes at offset 8",
 		"3. __sycl_usm_array_interface__: shape [8], typestr ", "f8, syclobj level_zero:gpu:0",
-		"4. DLPack 1.", "tensor on (kDLOneAPI, 0), shape [8], dtype ", "f8, same memory: true",
+		"4. DLPack 1.", "tensor on (kDLOneAPI, 0), shape [8], dtype float64, same memory: true",
 		"5. IPC: 64-byte handle opened, same data: true",
 		"6. borrowed the native context and immediate command list: waited, and the context classifies the array as shared USM",
 	} {

@@ -22,9 +22,9 @@ import (
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/syclobj"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -86,7 +86,7 @@ func run() error {
 	fmt.Printf("2. %d bytes of %s USM, filled with 42\n", alloc.Size(), alloc.Kind())
 
 	// 3. Describe it as a SUAI dict (this waits for the queue, as dpctl does).
-	arr, err := reg.NewArray(alloc, typestr.Int32, []int64{rows, cols})
+	arr, err := reg.NewArray(alloc, dtype.Int32, []int64{rows, cols})
 	if err != nil {
 		return err
 	}

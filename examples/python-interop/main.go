@@ -47,8 +47,8 @@ func run() error {
 			return err
 		}
 		defer arr.Owner.Release()
-		fmt.Printf("4. SUAI: pointer %#x, shape %v, typestr %s, %s USM, DLPack device %v\n",
-			arr.Data, arr.Shape, arr.Typestr, arr.Memory.Kind, arr.DLDevice)
+		fmt.Printf("4. SUAI: pointer %#x, shape %v, dtype %s, %s USM, DLPack device %v\n",
+			arr.Data, arr.Shape, arr.DType, arr.Memory.Kind, arr.DLDevice)
 		cpuDev := dlpack.Device{Type: dlpack.CPU}
 		c, err := g.ToDLPack(arr, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}, Device: &cpuDev})
 		if err != nil {

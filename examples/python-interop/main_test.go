@@ -19,7 +19,7 @@ func TestPythonInterop(t *testing.T) {
 		"1. embedded Python 3.",
 		"2. dpctl 0.22",
 		"3. made x = dpt.arange(6).reshape(2, 3) on opencl:cpu",
-		"shape [2 3], typestr |f4, device USM, DLPack device (kDLOneAPI, ",
+		"shape [2 3], dtype float32, device USM, DLPack device (kDLOneAPI, ",
 		"5. exported to a \"dltensor_versioned\" capsule on (kDLCPU, 0) (a host copy of device USM)",
 		"6. numpy.from_dlpack: array([[0., 1., 2.],\n       [3., 4., 5.]], dtype=float32)",
 	} {

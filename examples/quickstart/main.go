@@ -18,9 +18,9 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/syclobj"
-	"github.com/usmbridge/usmbridge/typestr"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -87,7 +87,7 @@ func run() error {
 	// 3. Describe it as a SUAI dict, as dpctl would see it, and parse it
 	// back. Only USM has one: the host backend's memory is refused, as
 	// Python refuses a NumPy array's, and travels through DLPack alone.
-	arr, err := reg.NewArray(alloc, typestr.Float32, []int64{rows, cols})
+	arr, err := reg.NewArray(alloc, dtype.Float32, []int64{rows, cols})
 	if err != nil {
 		return err
 	}
@@ -103,8 +103,8 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("   parsed back: shape %v, typestr %s, %s USM of %q, window %d bytes\n",
-			parsed.Shape, parsed.Typestr, parsed.Memory.Kind, parsed.Syclobj, must(parsed.Window()).Len())
+		fmt.Printf("   parsed back: shape %v, dtype %s, %s USM of %q, window %d bytes\n",
+			parsed.Shape, parsed.DType, parsed.Memory.Kind, parsed.Syclobj, must(parsed.Window()).Len())
 	}
 
 	// 4. Export to DLPack (a versioned DLManagedTensorVersioned in C memory).
@@ -130,7 +130,7 @@ func run() error {
 		}
 	}
 	fmt.Printf("5. imported: DLPack %d.%d, shape %v, strides %v, dtype %s, same pointer: %v, data verified\n",
-		t.Version.Major, t.Version.Minor, t.Shape, t.Strides, t.Typestr, t.Data == alloc.Pointer())
+		t.Version.Major, t.Version.Minor, t.Shape, t.Strides, t.DType, t.Data == alloc.Pointer())
 
 	// 6. Release: the deleter runs exactly once and the memory is freed with
 	// the last reference.

@@ -76,9 +76,18 @@ const (
 	Complex      TypeCode = 5
 	Bool         TypeCode = 6
 	// 7..17 are the FP8/FP6/FP4 codes added in DLPack 1.1.
-	Float8E3M4       TypeCode = 7
-	Float4E2M1FN     TypeCode = 17
-	maxKnownTypeCode          = Float4E2M1FN
+	Float8E3M4        TypeCode = 7
+	Float8E4M3        TypeCode = 8
+	Float8E4M3B11FNUZ TypeCode = 9
+	Float8E4M3FN      TypeCode = 10
+	Float8E4M3FNUZ    TypeCode = 11
+	Float8E5M2        TypeCode = 12
+	Float8E5M2FNUZ    TypeCode = 13
+	Float8E8M0FNU     TypeCode = 14
+	Float6E2M3FN      TypeCode = 15
+	Float6E3M2FN      TypeCode = 16
+	Float4E2M1FN      TypeCode = 17
+	maxKnownTypeCode           = Float4E2M1FN
 )
 
 var codeNames = [...]string{
@@ -88,6 +97,8 @@ var codeNames = [...]string{
 	"kDLFloat6_e2m3fn", "kDLFloat6_e3m2fn", "kDLFloat4_e2m1fn",
 }
 
+// String is the dlpack.h name ("kDLBfloat"), or "DLDataTypeCode(N)" for
+// codes the header does not define.
 func (c TypeCode) String() string {
 	if c <= maxKnownTypeCode {
 		return codeNames[c]
@@ -102,8 +113,10 @@ type DataType struct {
 	Lanes uint16
 }
 
+// String is "(code C, bits B, lanes L)", the numbers as the struct holds
+// them, so that a message names exactly what a producer wrote.
 func (d DataType) String() string {
-	return "(" + d.Code.String() + ", " + itoa(int64(d.Bits)) + ", " + itoa(int64(d.Lanes)) + ")"
+	return "(code " + itoa(int64(d.Code)) + ", bits " + itoa(int64(d.Bits)) + ", lanes " + itoa(int64(d.Lanes)) + ")"
 }
 
 // Tensor is DLTensor. Pointers are uintptr because they always point into

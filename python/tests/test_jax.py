@@ -81,7 +81,28 @@ def test_jax_of_device_usm_is_a_host_copy(q):
 
 def test_jax_arrays_survive_the_round_trip():
     j = jnp.arange(8, dtype=jnp.float32)
-    back = jnp.from_dlpack(ub.from_dlpack(j))
-    del j
+    a = ub.from_dlpack(j)
+    assert a.readonly  # jax's legacy capsule cannot say the memory may be written
+    with pytest.raises(BufferError):
+        jnp.from_dlpack(a)  # jax asks for a legacy capsule, which cannot say read-only (numpy refuses too)
+    view = np.from_dlpack(a)  # numpy asks for a versioned capsule: READ_ONLY
+    assert not view.flags.writeable
+    back = jnp.from_dlpack(ub.from_dlpack(view.copy()))  # a writable copy goes back
+    del j, a
+    np.testing.assert_array_equal(view, np.arange(8, dtype="f4"))
     np.testing.assert_array_equal(np.asarray(back), np.arange(8, dtype="f4"))
     assert jax.devices()[0].platform == "cpu"
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float8_e4m3fn", "float8_e5m2"])
+def test_jax_dtypes_numpy_lacks(dtype):
+    """DLPack dtypes with no NumPy typestring come in zero-copy (read-only:
+    jax's capsules are legacy), named, and have no SUAI."""
+    j = jnp.arange(6, dtype=dtype).reshape(2, 3)
+    a = ub.from_dlpack(j)
+    assert a.shape == (2, 3) and a.data == j.unsafe_buffer_pointer() and a.readonly
+    assert a.dtype == dtype
+    with pytest.raises(AttributeError):
+        a.__sycl_usm_array_interface__  # host memory: no SUAI at all
+    with pytest.raises(BufferError):
+        jnp.from_dlpack(a)

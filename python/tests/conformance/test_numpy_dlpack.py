@@ -24,7 +24,7 @@ test_higher_dims                           test_higher_dims
 test_dlpack_device                         test_dlpack_device
 test_dlpack_destructor_exception           test_dlpack_destructor_exception (with dlpack_deleter_exception)
 test_readonly                              test_readonly
-test_writeable                             test_writeable (see below)
+test_writeable                             test_writeable
 test_ndim0                                 test_ndim0
 test_size1dims_arrays                      test_size1dims_arrays
 test_copy                                  test_copy
