@@ -1064,6 +1064,18 @@ static int xch_from_py(void *obj, ub_dl_managed_versioned **out)
 	}
 	if (xch_array(obj, &a) < 0)
 		return -1;
+	if (a->v.flags & UB_DL_FLAG_READ_ONLY) {
+		/* The tensor would carry READ_ONLY, but the table's consumers drop it
+		 * (tvm-ffi 0.1 makes every tensor it takes writable): a read-only
+		 * array is refused here, and a consumer falls back to __dlpack__,
+		 * whose versioned capsule carries the flag to a consumer that reads
+		 * it (RATIONALE.md, "Read-only survives every format, or the format
+		 * is refused"). */
+		PyErr_SetString(PyExc_BufferError,
+				"a read-only array is not handed out through the DLPack C exchange API, whose consumers "
+				"drop the READ_ONLY flag; ask __dlpack__(max_version=(1, 0)) instead");
+		return -1;
+	}
 	block *b = export_block(a, 1, def->minor_newer);
 	if (b == NULL)
 		return -1;

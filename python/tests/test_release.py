@@ -41,11 +41,14 @@ NO_ALLOCATION = """
     for _ in range(100):
         ub.from_dlpack(x)
     s0 = ub._stats()
+    s1 = ub._stats()
     for _ in range(5000):
         ub.from_dlpack(x)
-    s1 = ub._stats()
-    assert s1["c_imports"] - s0["c_imports"] == 5000, "C imported every one"
-    assert s1["go_heap_allocs"] - s0["go_heap_allocs"] < 500, s1["go_heap_allocs"] - s0["go_heap_allocs"]
+    s2 = ub._stats()
+    assert s2["c_imports"] - s1["c_imports"] == 5000, "C imported every one"
+    # What _stats itself allocates, measured first, is all there is.
+    stats_cost = s1["go_heap_allocs"] - s0["go_heap_allocs"]
+    assert s2["go_heap_allocs"] - s1["go_heap_allocs"] <= stats_cost + 20, (stats_cost, s2["go_heap_allocs"] - s1["go_heap_allocs"])
     """
 
 CASES = {
