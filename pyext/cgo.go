@@ -76,6 +76,7 @@ func raise(err error) {
 // logged (boundary), and raised as RuntimeError; an error is raised. It
 // reports whether the body succeeded.
 func guard(where string, fn func() error) (ok bool) {
+	goCalls.Add(1)
 	var err error
 	func() {
 		defer boundary.Recover(where, &err)
@@ -189,6 +190,7 @@ func cDefinition(m *Module) uintptr {
 
 //export ubx_go_call
 func ubx_go_call(index C.int32_t, vals *C.ubx_value, n C.int32_t, res *C.ubx_result, call unsafe.Pointer) C.int {
+	goCalls.Add(1)
 	f := ext.mod.funcs[index]
 	c := getFrame()
 	c.fn, c.c, c.py, c.call = f, cgoHalf{}, ext.py, uintptr(call)
@@ -214,6 +216,7 @@ func ubx_go_call(index C.int32_t, vals *C.ubx_value, n C.int32_t, res *C.ubx_res
 
 //export ubx_go_release
 func ubx_go_release(h C.int64_t) {
+	goCalls.Add(1)
 	defer boundary.Recover("Array release", nil)
 	boundary.Check("Array release")
 	if st := handles.remove(int64(h)); st != nil {

@@ -24,8 +24,9 @@ var ext struct {
 }
 
 // dlpackCalls counts the __dlpack__ requests C left to Go (tests tell
-// from it which requests C answered from the view).
-var dlpackCalls atomic.Int64
+// from it which requests C answered from the view); goCalls every call C
+// makes into Go (tests tell from it which paths stay in C).
+var dlpackCalls, goCalls atomic.Int64
 
 // state is the Go half of an Array that Go made or imported: the array
 // (its queue, backend and memory facts) and what keeps its memory alive.

@@ -230,7 +230,7 @@ CASES = {
         del arrs
         assert refs(x) == r0
         s1 = ub._stats()
-        assert s1["go_heap_allocs"] - s0["go_heap_allocs"] < 500
+        assert s1["go_calls"] - s0["go_calls"] <= 2, "Go is entered for _stats only"
         assert (s1["live_imports"], s1["handles"]) == (s0["live_imports"], s0["handles"])
         """,
 }

@@ -46,9 +46,8 @@ NO_ALLOCATION = """
         ub.from_dlpack(x)
     s2 = ub._stats()
     assert s2["c_imports"] - s1["c_imports"] == 5000, "C imported every one"
-    # What _stats itself allocates, measured first, is all there is.
-    stats_cost = s1["go_heap_allocs"] - s0["go_heap_allocs"]
-    assert s2["go_heap_allocs"] - s1["go_heap_allocs"] <= stats_cost + 20, (stats_cost, s2["go_heap_allocs"] - s1["go_heap_allocs"])
+    # Go is not entered (but for _stats itself): nothing allocates there.
+    assert s2["go_calls"] - s1["go_calls"] == s1["go_calls"] - s0["go_calls"]
     """
 
 CASES = {
@@ -74,8 +73,7 @@ CASES = {
         s1 = stats()
         assert (s1["handles"], s1["live_imports"]) == (s0["handles"], s0["live_imports"])
         """,
-    # Steady state allocates nothing in Go: Go is never entered. The bound
-    # leaves room for _stats() itself, far below one per import.
+    # Steady state allocates nothing in Go: Go is never entered.
     "no allocation": NO_ALLOCATION % {"x": "np.arange(8.0)"},
     "no allocation, 5-d": NO_ALLOCATION % {"x": "np.zeros((1, 2, 1, 2, 1))"},
     # Exported again: the consumer's view outlives the array; the producer

@@ -68,6 +68,7 @@ def _stats_of(ext):
             "dlpack_calls_into_go": g["dlpack_calls"],
             "c_imports": c["c_imports"],
             "go_heap_allocs": g["go_heap_allocs"],
+            "go_calls": g["go_calls"],
         }
     return _stats
 
