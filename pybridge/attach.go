@@ -6,6 +6,7 @@ import (
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/pyapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -206,4 +207,25 @@ func (g *GIL) IncRef(o Object) {
 // tensors FromDLPack took through a producer's DLPack C exchange table.
 func Live() map[string]int64 {
 	return map[string]int64{"exchange_imports": exchangeImports.Load()}
+}
+
+// GetAttr returns o.name (a new reference); an exception the lookup
+// raises is the error.
+func (g *GIL) GetAttr(o Object, name string) (Object, error) { return g.getAttr(o, name) }
+
+// IsNone reports whether o is None.
+func (g *GIL) IsNone(o Object) bool { return g.isNone(o) }
+
+// AsString returns the text of o when o is a str (or a subclass); false
+// for anything else, which String would convert with str().
+func (g *GIL) AsString(o Object) (string, bool) {
+	a := g.api()
+	if o.p == 0 || !a.HasFlag(o.p, pyapi.TPFlagsUnicodeSubclass) {
+		return "", false
+	}
+	s, ok := a.UnicodeAsString(o.p)
+	if !ok {
+		a.ErrClear()
+	}
+	return s, ok
 }

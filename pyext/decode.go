@@ -97,6 +97,20 @@ func decoderFor[T any](m *Module, fn string, p Param) (typedDecoder[T], bool) {
 			}
 			return *(*T)(unsafe.Pointer(&o)), nil
 		}
+	case Device:
+		td.d.kind = pObject
+		td.read = func(c *frame, i int) (T, error) {
+			d, err := c.device(i)
+			return *(*T)(unsafe.Pointer(&d)), err
+		}
+		td.d.checkDefault = func(v any) error {
+			switch v.(type) {
+			case Device, string:
+				return nil
+			}
+			return errors.New("the default of a Device parameter is a Device or a string such as \"cpu\"")
+		}
+		return td, true
 	case arrayType:
 		at := any(zero).(arrayType)
 		want, goType := at.wants()
