@@ -229,3 +229,32 @@ func (g *GIL) AsString(o Object) (string, bool) {
 	}
 	return s, ok
 }
+
+// QueueObject returns a new dpctl.SyclQueue over the same SYCL queue as q,
+// a queue of the interpreter's dpctl (an array's Queue): what a Python
+// consumer of the array orders its work with (dpnp.asarray of an object
+// with a sycl_queue attribute keeps its memory without a copy when that
+// queue is the one its __sycl_usm_array_interface__ names). NULL, and no
+// error, for a queue that is not dpctl's or when dpctl is not imported.
+func (g *GIL) QueueObject(q usm.Queue) (Object, error) {
+	dq, ok := q.(*dpctlQueue)
+	if !ok {
+		return Object{}, nil
+	}
+	ty := g.dpctlTypes()
+	if ty.queueMake == 0 {
+		return Object{}, nil
+	}
+	o := ty.queueMake.Call(dq.ref) // copies the ref: the object owns its own
+	if o == 0 {
+		return Object{}, g.fetch("SyclQueue_Make")
+	}
+	return Object{o}, nil
+}
+
+// IsSyclQueue reports whether o is a dpctl.SyclQueue (false before dpctl
+// is imported).
+func (g *GIL) IsSyclQueue(o Object) bool {
+	ty := g.dpctlTypes()
+	return o.p != 0 && ty.queue != 0 && g.api().Type(o.p) == ty.queue
+}

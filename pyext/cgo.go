@@ -291,6 +291,36 @@ func ubx_go_suai(v *C.ubx_view, self, syclobj unsafe.Pointer) (out unsafe.Pointe
 	return out
 }
 
+//export ubx_go_sycl_queue
+func ubx_go_sycl_queue(v *C.ubx_view, syclobj unsafe.Pointer, store *C.int) (out unsafe.Pointer) {
+	guard("Array.sycl_queue", func() error {
+		return ext.py.Do(func(g *pybridge.GIL) error {
+			so := pybridge.UnsafeObject(uintptr(syclobj))
+			if g.IsSyclQueue(so) {
+				g.IncRef(so)
+				out = cmem.Ptr(so.Ptr())
+				return nil
+			}
+			vv := (*view)(unsafe.Pointer(v))
+			if st := handles.get(vv.handle); vv.handle != 0 && st != nil {
+				q, err := g.QueueObject(st.arr.Queue)
+				if err != nil {
+					return err
+				}
+				if q.Ptr() != 0 {
+					if syclobj == nil {
+						*store = 1 // the SUAI names the queue sycl_queue gives
+					}
+					out = cmem.Ptr(q.Ptr())
+					return nil
+				}
+			}
+			return errkind.New(errkind.Attribute, "sycl_queue", "the array is not on a dpctl queue (it lives on "+vv.t.Device.String()+")")
+		})
+	})
+	return out
+}
+
 //export ubx_go_typestr
 func ubx_go_typestr(v *C.ubx_view) (out unsafe.Pointer) {
 	guard("Array.dtype", func() error {

@@ -148,14 +148,14 @@ func (c *frame) setString(r *result, s string) error {
 	return nil
 }
 
-// setArray returns a Go array as a new Array, which holds a reference to
-// its memory (the array's Owner, retained).
+// setArray returns a Go array as a new Array, which takes over the
+// reference to its memory the Go function held (the array's Owner).
 func (c *frame) setArray(r *result, arr *usm.Array) error {
 	if arr == nil {
 		r.kind = rNone
 		return nil
 	}
-	return c.py.Do(func(g *pybridge.GIL) error { return newArrayResult(g, arr, false, r) })
+	return c.py.Do(func(g *pybridge.GIL) error { return newArrayResult(g, arr, true, r) })
 }
 
 // newArrayResult makes r an Array over arr with Go state (taking over
@@ -187,7 +187,11 @@ func (c *frame) setArgArray(r *result, a *arg, gen uint32) error {
 		r.kind, r.arg = rArgArray, a.index
 		return nil
 	}
-	return c.setArray(r, &a.arr) // imported by Go: the new Array retains its owner
+	// Imported by Go: the new Array takes a reference of its own.
+	if a.arr.Owner != nil && !a.arr.Owner.Retain() {
+		return errkind.New(errkind.Value, c.fn.name, "the argument's memory has already been freed")
+	}
+	return c.setArray(r, &a.arr)
 }
 
 // setSlice returns a Go slice as a host Array over its memory, which stays

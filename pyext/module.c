@@ -127,7 +127,7 @@ static struct PyModuleDef moddef;
 
 /* Interned names, made once per process (sub-interpreters are refused). */
 static PyObject *s_dlpack, *s_dlpack_device, *s_suai, *s_exchange, *s_exchange_int, *s_max_version;
-static PyObject *s_stream, *s_dl_device, *s_copy, *s_device, *s_syclobj, *s_dtype, *s_numpy;
+static PyObject *s_stream, *s_dl_device, *s_copy, *s_device, *s_syclobj, *s_dtype, *s_numpy, *s_dpnp_tensor, *s_dpctl_memory, *s_W;
 static PyObject *kwnames_max_version, *max_version_value;
 
 static const char fork_message[] =
@@ -313,6 +313,7 @@ typedef struct {
 	Py_buffer *buffer; /* a buffer view this Array holds */
 	PyObject *base;    /* an object that owns the memory */
 	PyObject *syclobj; /* the SUAI syclobj the array was bound to, re-exported by its SUAI */
+	PyObject *usm_nd;  /* __usm_ndarray__, made once */
 	PyObject *dev_tuple;
 	PyObject *weakrefs;
 } Array;
@@ -374,6 +375,7 @@ static int array_clear(Array *a)
 {
 	Py_CLEAR(a->base);
 	Py_CLEAR(a->syclobj);
+	Py_CLEAR(a->usm_nd);
 	Py_CLEAR(a->dev_tuple);
 	return 0;
 }
@@ -383,6 +385,7 @@ static int array_traverse(Array *a, visitproc visit, void *arg)
 	Py_VISIT(Py_TYPE(a));
 	Py_VISIT(a->base);
 	Py_VISIT(a->syclobj);
+	Py_VISIT(a->usm_nd);
 	Py_VISIT(a->dev_tuple);
 	return 0;
 }
@@ -513,6 +516,46 @@ static PyObject *array_strides(Array *a, void *unused)
 }
 
 static PyObject *array_typestr(Array *a, void *unused);
+
+/* go_queue is the dpctl.SyclQueue of the array's Go state (a new object
+ * over its queue), kept as the array's syclobj when it has none, so that
+ * its SUAI names it; AttributeError for an array without a dpctl queue. */
+static PyObject *go_queue(Array *a)
+{
+	int store = 0;
+	PyObject *q = go_object(ubx_go_sycl_queue(&a->v, a->syclobj, &store));
+	if (q != NULL && store && a->syclobj == NULL) {
+		Py_INCREF(q);
+		a->syclobj = q;
+	}
+	return q;
+}
+
+static PyObject *array_usm_ndarray(Array *a, void *unused);
+
+/* sycl_queue: the dpctl.SyclQueue of a USM array, as dpctl's and dpnp's
+ * arrays have one (AttributeError for host memory): with dpnp loaded, the
+ * queue of the array's __usm_ndarray__, the very object, since dpnp.asarray
+ * keeps an object's memory only when the queue it takes from the object is
+ * the one of the usm_ndarray the object gives; else the one its SUAI
+ * names. */
+static PyObject *array_sycl_queue(Array *a, void *unused)
+{
+	if (forked())
+		return NULL;
+	if (a->usm_nd == NULL && a->v.t.device.device_type == UB_DL_ONEAPI) {
+		PyObject *nd = array_usm_ndarray(a, NULL);
+		if (nd == NULL) {
+			if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+				return NULL;
+			PyErr_Clear(); /* no dpnp here: the queue the SUAI names */
+		}
+		Py_XDECREF(nd);
+	}
+	if (a->usm_nd != NULL)
+		return PyObject_GetAttrString(a->usm_nd, "sycl_queue");
+	return go_queue(a);
+}
 
 static PyObject *array_usm_type(Array *a, void *unused)
 {
@@ -745,10 +788,87 @@ static PyObject *array_dlpack_device(Array *a, PyObject *unused)
 /* __sycl_usm_array_interface__ is Go's: it waits on the array's queue and
  * makes a fresh dict each time, as dpctl's usm_ndarray does; host memory has
  * none (AttributeError). */
+static PyObject *array_sycl_queue(Array *a, void *unused);
+
+/* __usm_ndarray__: the array as a dpnp.tensor.usm_ndarray over the same
+ * memory (dpnp's protocol for objects that have one), made once from the
+ * array's SUAI with dpctl's and dpnp's public calls, with the read-only
+ * flag kept. dpnp.asarray and dpnp.tensor.asarray of an object with it
+ * keep its memory; through the SUAI alone they copy. It needs dpnp.tensor
+ * and dpctl.memory loaded (AttributeError otherwise: whoever asks has
+ * them), and USM memory (AttributeError for host memory, as dpnp's own
+ * arrays only exist on SYCL devices). */
+static PyObject *array_suai(Array *a, void *unused);
+
+static PyObject *array_usm_ndarray(Array *a, void *unused)
+{
+	if (forked())
+		return NULL;
+	if (a->usm_nd != NULL)
+		return Py_NewRef(a->usm_nd);
+	if (a->v.t.device.device_type != UB_DL_ONEAPI) {
+		PyErr_SetString(PyExc_AttributeError, "__usm_ndarray__: the array is not USM (it lives on the host)");
+		return NULL;
+	}
+	PyObject *dpt = PyImport_GetModule(s_dpnp_tensor), *dpm = dpt != NULL ? PyImport_GetModule(s_dpctl_memory) : NULL;
+	if (dpt == NULL || dpm == NULL) {
+		Py_XDECREF(dpt);
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_AttributeError, "__usm_ndarray__ needs dpnp.tensor and dpctl.memory, which are not imported");
+		return NULL;
+	}
+	PyObject *r = NULL, *suai = NULL, *mem = NULL, *kw = NULL, *args = NULL;
+	PyObject *as_mem = PyObject_GetAttrString(dpm, "as_usm_memory");
+	PyObject *ctor = as_mem != NULL ? PyObject_GetAttrString(dpt, "usm_ndarray") : NULL;
+	if (ctor == NULL)
+		goto out;
+	if ((suai = array_suai(a, NULL)) == NULL || (mem = PyObject_CallOneArg(as_mem, (PyObject *)a)) == NULL)
+		goto out;
+	PyObject *shape = PyDict_GetItemString(suai, "shape"), *typestr = PyDict_GetItemString(suai, "typestr"),
+		 *strides = PyDict_GetItemString(suai, "strides"), *offset = PyDict_GetItemString(suai, "offset");
+	if (shape == NULL || typestr == NULL) {
+		PyErr_SetString(PyExc_AttributeError, "__usm_ndarray__: the array's SUAI has no shape or typestr");
+		goto out;
+	}
+	args = PyTuple_Pack(1, shape);
+	kw = args != NULL ? Py_BuildValue("{sOsOsOsO}", "dtype", typestr, "buffer", mem, "strides",
+					  strides != NULL ? strides : Py_None, "offset", offset != NULL ? offset : Py_False)
+			  : NULL;
+	if (kw == NULL || (r = PyObject_Call(ctor, args, kw)) == NULL)
+		goto out;
+	if (a->v.flags & UB_DL_FLAG_READ_ONLY) {
+		PyObject *flags = PyObject_GetAttrString(r, "flags");
+		if (flags == NULL || PyObject_SetItem(flags, s_W, Py_False) < 0) {
+			Py_XDECREF(flags);
+			Py_CLEAR(r);
+			goto out;
+		}
+		Py_DECREF(flags);
+	}
+	a->usm_nd = Py_NewRef(r);
+out:
+	Py_XDECREF(as_mem);
+	Py_XDECREF(ctor);
+	Py_XDECREF(suai);
+	Py_XDECREF(mem);
+	Py_XDECREF(args);
+	Py_XDECREF(kw);
+	Py_DECREF(dpt);
+	Py_DECREF(dpm);
+	return r;
+}
+
 static PyObject *array_suai(Array *a, void *unused)
 {
 	if (forked())
 		return NULL;
+	if (a->syclobj == NULL && a->v.t.device.device_type == UB_DL_ONEAPI) {
+		/* Name a queue (made and kept now) rather than a device. */
+		PyObject *q = go_queue(a);
+		if (q == NULL)
+			PyErr_Clear(); /* not a dpctl queue: Go names the device */
+		Py_XDECREF(q);
+	}
 	return go_object(ubx_go_suai(&a->v, a, a->syclobj));
 }
 
@@ -987,6 +1107,14 @@ static PyGetSetDef array_getset[] = {
 	 "SUAI has one, else the DLPack dtype's name ('bfloat16').",
 	 NULL},
 	{"strides", (getter)array_strides, NULL, "Strides in elements (as dpctl's usm_ndarray gives them).", NULL},
+	{"__usm_ndarray__", (getter)array_usm_ndarray, NULL,
+	 "The array as a dpnp.tensor.usm_ndarray over the same memory (USM only), which dpnp.asarray and "
+	 "dpnp.tensor.asarray take without a copy.",
+	 NULL},
+	{"sycl_queue", (getter)array_sycl_queue, NULL,
+	 "The dpctl.SyclQueue of a USM array (the one its __sycl_usm_array_interface__ names); AttributeError for "
+	 "host memory.",
+	 NULL},
 	{"usm_type", (getter)array_usm_type, NULL,
 	 "'device', 'shared' or 'host' for USM; None for host memory that is not USM.", NULL},
 	{"device", (getter)array_device, NULL, "(DLPack device type, device id).", NULL},
@@ -1986,7 +2114,8 @@ static int module_exec(PyObject *m)
 	    intern(&s_exchange_int, "__c_dlpack_exchange_api__") < 0 || intern(&s_max_version, "max_version") < 0 ||
 	    intern(&s_stream, "stream") < 0 || intern(&s_dl_device, "dl_device") < 0 || intern(&s_copy, "copy") < 0 ||
 	    intern(&s_device, "device") < 0 || intern(&s_syclobj, "syclobj") < 0 || intern(&s_dtype, "dtype") < 0 ||
-	    intern(&s_numpy, "numpy") < 0)
+	    intern(&s_numpy, "numpy") < 0 || intern(&s_dpnp_tensor, "dpnp.tensor") < 0 ||
+	    intern(&s_dpctl_memory, "dpctl.memory") < 0 || intern(&s_W, "W") < 0)
 		return -1;
 	if (kwnames_max_version == NULL) {
 		kwnames_max_version = PyTuple_Pack(1, s_max_version);

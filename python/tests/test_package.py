@@ -36,5 +36,5 @@ def test_stubs_match_the_module():
     assert top == set(ub.__all__)
     array = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Array")
     stubbed = {n.name for n in array.body if isinstance(n, ast.FunctionDef)}
-    public = {n for n in dir(ub.Array) if not n.startswith("_")} | {"__sycl_usm_array_interface__", "__dlpack__", "__dlpack_device__", "__array__", "__len__", "__buffer__"}
+    public = {n for n in dir(ub.Array) if not n.startswith("_")} | {"__sycl_usm_array_interface__", "__dlpack__", "__dlpack_device__", "__array__", "__len__", "__buffer__", "__usm_ndarray__"}
     assert stubbed == public

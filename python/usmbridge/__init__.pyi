@@ -35,6 +35,12 @@ class Array:
     @property
     def offset(self) -> int: ...
     @property
+    def sycl_queue(self) -> Any:
+        """The dpctl.SyclQueue of a USM array; AttributeError for host memory."""
+    @property
+    def __usm_ndarray__(self) -> Any:
+        """The array as a dpnp.tensor.usm_ndarray over the same memory (USM only)."""
+    @property
     def usm_type(self) -> Optional[Literal["device", "shared", "host"]]: ...
     @property
     def device(self) -> Tuple[int, int]: ...
