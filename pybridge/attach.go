@@ -258,3 +258,24 @@ func (g *GIL) IsSyclQueue(o Object) bool {
 	ty := g.dpctlTypes()
 	return o.p != 0 && ty.queue != 0 && g.api().Type(o.p) == ty.queue
 }
+
+// Call calls fn(*args) and returns the result (a new reference); an
+// exception fn raises is the error, as the same object (Raise gives it
+// back to Python unchanged).
+func (g *GIL) Call(fn Object, args ...Object) (Object, error) {
+	a := g.api()
+	t := a.TupleNew(len(args))
+	if t == 0 {
+		return Object{}, g.fetch("call")
+	}
+	defer a.DecRef(t)
+	for i, o := range args {
+		a.IncRef(o.p)
+		a.TupleSetItem(t, i, o.p) // steals
+	}
+	r := a.Call(fn.p, t, 0)
+	if r == 0 {
+		return Object{}, g.fetch("")
+	}
+	return Object{r}, nil
+}
