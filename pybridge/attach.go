@@ -160,7 +160,28 @@ func (g *GIL) ReadArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 		return &t.Array, nil
 	}
 	if a.HasAttrString(a.Type(o.p), "__sycl_usm_array_interface__") {
-		return g.AsArray(o, reg)
+		// The type has the attribute; an instance in host memory may not
+		// (AttributeError): then it is a DLPack producer like any other.
+		if d := a.GetAttrC(o.p, cSUAI); d != 0 {
+			if reg == nil {
+				dp, err := g.dpctlUnderGIL()
+				if err != nil {
+					a.DecRef(d)
+					return nil, err
+				}
+				reg = dp.reg
+			}
+			s, err := g.readSUAIDictOf(o, Object{d})
+			if err != nil {
+				return nil, err
+			}
+			arr, _, err := g.bindSUAI(o, s, reg, false)
+			return arr, err
+		}
+		if !a.ErrGivenMatches(a.ErrOccurred(), a.Exc["AttributeError"]) {
+			return nil, g.fetch("")
+		}
+		a.ErrClear()
 	}
 	t, err := g.FromDLPack(o, FromDLPackOptions{Registry: reg})
 	if err != nil {

@@ -1613,8 +1613,23 @@ static int read_array(PyObject *o, int writable, hold *h, ubx_value *val)
 		return take_capsule(o, h, val) < 0 ? -1 : 0;
 	PyTypeObject *t = Py_TYPE(o);
 	int r = type_has(t, s_suai);
-	if (r != 0)
-		return r < 0 ? -1 : 0;
+	if (r < 0)
+		return -1;
+	if (r > 0) {
+		/* USM (Go reads its SUAI), unless the object says it is on the host
+		 * and has the buffer protocol (another module's host Array). */
+		if (!PyObject_CheckBuffer(o) || (r = type_method(t, s_dlpack_device)) <= 0)
+			return r < 0 ? -1 : 0;
+		PyObject *dev = PyObject_CallMethodNoArgs(o, s_dlpack_device);
+		long long type, id;
+		int host = dev != NULL && pair(dev, &type, &id) && type == UB_DL_CPU;
+		Py_XDECREF(dev);
+		if (dev == NULL)
+			PyErr_Clear(); /* Go asks again and reports */
+		if (!host)
+			return 0;
+		return read_buffer(o, writable, h, val) < 0 ? -1 : 0;
+	}
 	if ((r = type_has(t, s_exchange)) != 0 || (r = type_has(t, s_exchange_int)) != 0)
 		return r < 0 ? -1 : 0;
 	if (PyObject_CheckBuffer(o))

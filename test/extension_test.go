@@ -56,3 +56,30 @@ func TestExtmod(t *testing.T) {
 		t.Fatalf("pytest: %v", err)
 	}
 }
+
+// TestTwoRuntimes loads two Go extension modules into one interpreter,
+// usmbridge._ext and saxpy, each with its own Go runtime (Go does not
+// promise that several coexist: golang/go#18976), and hammers them: two
+// threads pass arrays across the two for 20,000 rounds each way while both
+// runtimes collect garbage often (GOGC=5). It runs in a child process, so
+// a runtime that breaks the other fails this test, not the run.
+func TestTwoRuntimes(t *testing.T) {
+	dir := t.TempDir()
+	py := buildModule(t, dir, "../examples/saxpy")
+	buildModule(t, dir, "--name", "usmbridge._ext", "../python/ext")
+	lib, err := filepath.Glob(filepath.Join(dir, "_ext.*"))
+	if err != nil || len(lib) != 1 {
+		t.Fatalf("no usmbridge._ext built in %s: %v", dir, lib)
+	}
+	pkg, _ := filepath.Abs("../python")
+	cmd := exec.Command(py, "runtimes.py")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir+string(os.PathListSeparator)+pkg, "USMBRIDGE_LIB="+lib[0], "GOGC=5")
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("two runtimes: %v", err)
+	}
+	if !strings.Contains(string(out), "round trips each way") || !strings.Contains(string(out), "'panics': 0") {
+		t.Fatal("the run did not finish cleanly")
+	}
+}
