@@ -198,8 +198,8 @@ func checkWheel(t *testing.T, wheel, extSuffix string) {
 	have := map[string]bool{}
 	for _, f := range z.File {
 		have[f.Name] = true
-		if strings.HasSuffix(f.Name, ".h") {
-			t.Errorf("the wheel holds the C header %s", f.Name)
+		if strings.HasSuffix(f.Name, ".h") && !strings.Contains(f.Name, "/_gosrc/") {
+			t.Errorf("the wheel holds the C header %s (go build writes one beside its output)", f.Name)
 		}
 		if strings.HasSuffix(f.Name, ".dist-info/WHEEL") {
 			r, err := f.Open()

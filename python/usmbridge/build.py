@@ -98,7 +98,7 @@ def _module_root(d):
 def _go():
     go = os.environ.get("GO") or shutil.which("go")
     if not go or not shutil.which(go):
-        raise BuildError("no `go` command on PATH (or in $GO): install Go 1.25 or newer (https://go.dev/dl/)")
+        raise BuildError("no `go` command was found on PATH (or in $GO): install Go 1.25 or newer (https://go.dev/dl/)")
     return go
 
 
