@@ -589,21 +589,54 @@ func ubx_go_from_dlpack(x, device, copyArg unsafe.Pointer, res *C.ubx_result) C.
 	}))
 }
 
-// fromDLPackOptions reads from_dlpack's device and copy keywords.
+// fromDLPackOptions reads from_dlpack's device and copy keywords: a
+// DLPack (device_type, device_id) pair goes to the producer as its
+// dl_device, as the array API says (the producer refuses a device it
+// cannot serve); "cpu", a SYCL filter string, a dpctl.SyclDevice or
+// SyclQueue name a device usmbridge resolves to its pair first. A device it
+// cannot resolve is an error naming the keyword.
 func fromDLPackOptions(g *pybridge.GIL, device, copyArg pybridge.Object) (pybridge.FromDLPackOptions, error) {
 	var opts pybridge.FromDLPackOptions
-	if device.Ptr() != 0 {
-		if s, err := g.String(device); err == nil && s == "cpu" {
-			device, _ = g.FromGo([]any{int64(dlabi.CPU), int64(0)})
-			defer g.DecRef(device)
+	if device.Ptr() != 0 && !g.IsNone(device) && namesDevice(g, device) {
+		d, err := deviceOf(g, device)
+		if err != nil {
+			var exc *pybridge.Exception
+			if errors.As(err, &exc) {
+				return opts, err
+			}
+			k := errkind.Of(err)
+			if k == nil || k == errkind.NotAvailable {
+				k = errkind.Value
+			}
+			return opts, &ArgumentError{Func: "from_dlpack", Param: "device", Reason: "is not a device usmbridge can use", kind: k, Err: err}
 		}
+		device = pybridge.Object{}
+		opts.Device = &d.DL
 	}
 	o, err := g.DLPackOptions(dlabi.Device{}, pybridge.Object{}, pybridge.Object{}, device, copyArg)
 	if err != nil {
 		return opts, err
 	}
-	opts.Device, opts.Copy = o.Device, o.Copy
+	if o.Device != nil {
+		opts.Device = o.Device
+	}
+	opts.Copy = o.Copy
 	return opts, nil
+}
+
+// namesDevice reports whether o names a device by name or object (a str, a
+// dpctl.SyclDevice or SyclQueue) rather than as a DLPack pair.
+func namesDevice(g *pybridge.GIL, o pybridge.Object) bool {
+	if _, ok := g.AsString(o); ok {
+		return true
+	}
+	for _, attr := range []string{"filter_string", "sycl_device"} {
+		if v, err := g.GetAttr(o, attr); err == nil {
+			g.DecRef(v)
+			return true
+		}
+	}
+	return false
 }
 
 //export ubx_go_import_capsule

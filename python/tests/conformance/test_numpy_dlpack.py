@@ -33,12 +33,12 @@ test_device                                test_device (see below)
 Every numpy case applies; none is left out. Where the standard leaves the
 choice open and usmbridge decided differently from numpy, the test states
 usmbridge's rule and the reason:
-- test_device: numpy's device objects are strings ("cpu"); usmbridge's are
-  the DLPack (device_type, device_id) tuples Array.device returns, so
-  device="cpu" becomes device=(kDLCPU, 0). A device numpy does not know
-  ("gpu", ValueError) becomes one nobody here can provide, (kDLCUDA, 0):
-  the producer's BufferError, propagated as the array API asks. A value
-  that is not a device tuple at all is a TypeError.
+- test_device: numpy's device objects are strings ("cpu"); usmbridge's
+  are the DLPack (device_type, device_id) tuples Array.device returns, and
+  from_dlpack also takes "cpu", SYCL filter strings and dpctl devices and
+  queues. A string naming no device ("gpu" here) is numpy's ValueError; a
+  DLPack pair nobody here can provide, (kDLCUDA, 0), is the producer's
+  BufferError, propagated as the array API asks.
 """
 import gc
 import sys
@@ -270,5 +270,8 @@ def test_device():
         a.__dlpack__(dl_device=(10, 0))
     with pytest.raises(BufferError):
         ub.from_dlpack(x, device=(2, 0))
-    with pytest.raises(TypeError):
+    assert ub.from_dlpack(x, device="cpu").device == KDLCPU  # numpy's own name for the host
+    with pytest.raises(ValueError):  # as numpy: a device it cannot provide
         ub.from_dlpack(x, device="gpu")
+    with pytest.raises(ValueError):
+        np.from_dlpack(x, device="gpu")
