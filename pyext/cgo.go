@@ -214,6 +214,28 @@ func ubx_go_call(index C.int32_t, vals *C.ubx_value, n C.int32_t, res *C.ubx_res
 	return 0
 }
 
+//export ubx_go_view_state
+func ubx_go_view_state(h C.int64_t, dims *C.int64_t, n C.int32_t) (out C.int64_t) {
+	guard("Array view", func() error {
+		st := handles.get(int64(h))
+		if st == nil {
+			return errkind.New(errkind.Value, "Array view", "the array's Go state is gone")
+		}
+		// The view's bytes are the array's: its queue and backend, no
+		// owner of its own (the view holds the array).
+		arr := *st.arr
+		d := unsafe.Slice((*int64)(unsafe.Pointer(dims)), 2*int(n))
+		arr.Shape = append([]int64(nil), d[:n]...)
+		arr.Strides = append([]int64(nil), d[n:]...)
+		arr.Offset = st.arr.Offset
+		arr.Owner = nil
+		_, nh, err := adopt(&arr, true)
+		out = C.int64_t(nh)
+		return err
+	})
+	return out
+}
+
 //export ubx_go_release
 func ubx_go_release(h C.int64_t) {
 	goCalls.Add(1)

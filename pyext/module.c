@@ -127,7 +127,7 @@ static struct PyModuleDef moddef;
 
 /* Interned names, made once per process (sub-interpreters are refused). */
 static PyObject *s_dlpack, *s_dlpack_device, *s_suai, *s_exchange, *s_exchange_int, *s_max_version;
-static PyObject *s_stream, *s_dl_device, *s_copy, *s_device, *s_syclobj, *s_dtype, *s_numpy, *s_dpnp_tensor, *s_dpctl_memory, *s_W;
+static PyObject *s_stream, *s_dl_device, *s_copy, *s_device, *s_syclobj, *s_dtype, *s_numpy, *s_dpnp_tensor, *s_dpctl_memory, *s_W, *s_array_open;
 static PyObject *kwnames_max_version, *max_version_value;
 
 static const char fork_message[] =
@@ -899,18 +899,132 @@ static PyObject *array_typestr(Array *a, void *unused)
 	return r;
 }
 
+/* repr_values is NumPy's repr of the array's values (NumPy summarises
+ * large arrays), as "array([...], dtype=...)", or NULL with no exception
+ * when NumPy is not loaded or cannot read them (device memory of more than
+ * a thousand elements is not copied for a repr). */
+static PyObject *repr_values(Array *a)
+{
+	PyObject *np = PyImport_GetModule(s_numpy);
+	if (np == NULL) {
+		PyErr_Clear();
+		return NULL;
+	}
+	int host = a->v.t.device.device_type != UB_DL_ONEAPI || a->v.usm_kind == 1 || a->v.usm_kind == 3;
+	PyObject *r = NULL, *fn = NULL, *kw = NULL, *args = NULL, *v = NULL;
+	if (!host && array_size_of(&a->v) > 1000)
+		goto out;
+	if ((fn = PyObject_GetAttrString(np, "from_dlpack")) == NULL || (args = PyTuple_Pack(1, (PyObject *)a)) == NULL ||
+	    (kw = Py_BuildValue("{ss}", "device", "cpu")) == NULL || (v = PyObject_Call(fn, args, kw)) == NULL)
+		goto out;
+	r = PyObject_Repr(v);
+out:
+	if (r == NULL)
+		PyErr_Clear();
+	Py_DECREF(np);
+	Py_XDECREF(fn);
+	Py_XDECREF(args);
+	Py_XDECREF(kw);
+	Py_XDECREF(v);
+	return r;
+}
+
+/* The repr: the values as NumPy shows them (for USM with the device and
+ * the USM kind, as dpnp's repr does), else the array's shape and type. */
 static PyObject *array_repr(Array *a)
 {
-	PyObject *shape = array_shape(a, NULL), *dt = array_typestr(a, NULL), *usm = array_usm_type(a, NULL),
-		 *dev = array_dlpack_device(a, NULL), *r = NULL;
-	if (shape != NULL && dt != NULL && usm != NULL && dev != NULL)
-		r = PyUnicode_FromFormat("%s(shape=%R, dtype=%R, usm_type=%R, device=%R)", Py_TYPE(a)->tp_name, shape, dt,
-					 usm, dev);
-	Py_XDECREF(shape);
-	Py_XDECREF(dt);
+	if (forked())
+		return NULL;
+	PyObject *usm = array_usm_type(a, NULL), *dev = array_dlpack_device(a, NULL), *r = NULL;
+	if (usm == NULL || dev == NULL)
+		goto out;
+	PyObject *vals = repr_values(a);
+	if (vals != NULL && PyUnicode_GetLength(vals) > 7) {
+		/* "array(" ... ")" becomes "<type>(" ... [, device=..., usm_type=...] ")" */
+		PyObject *inner = PyUnicode_Substring(vals, 6, PyUnicode_GetLength(vals) - 1);
+		if (inner != NULL && PyUnicode_Tailmatch(vals, s_array_open, 0, 6, -1) == 1) {
+			if (usm == Py_None)
+				r = PyUnicode_FromFormat("%s(%U)", Py_TYPE(a)->tp_name, inner);
+			else
+				r = PyUnicode_FromFormat("%s(%U, device=%R, usm_type=%R)", Py_TYPE(a)->tp_name, inner, dev, usm);
+		}
+		Py_XDECREF(inner);
+		if (r == NULL)
+			PyErr_Clear();
+	}
+	Py_XDECREF(vals);
+	if (r == NULL) {
+		PyObject *shape = array_shape(a, NULL), *dt = array_typestr(a, NULL);
+		if (shape != NULL && dt != NULL)
+			r = PyUnicode_FromFormat("%s(shape=%R, dtype=%R, usm_type=%R, device=%R)", Py_TYPE(a)->tp_name, shape,
+						 dt, usm, dev);
+		Py_XDECREF(shape);
+		Py_XDECREF(dt);
+	}
+out:
 	Py_XDECREF(usm);
 	Py_XDECREF(dev);
 	return r;
+}
+
+/* permuted is a view of a with its axes in the order perm: the same bytes
+ * (data and byte_offset stay), shape and strides permuted. It holds a (its
+ * memory and Go state), and has Go state of its own when a has (its queue
+ * is waited on before an export). */
+static PyObject *permuted(Array *a, const int32_t *perm)
+{
+	int32_t n = a->v.t.ndim;
+	ubx_view v = a->v;
+	int64_t dims[2 * UBX_MAX_NDIM];
+	for (int32_t i = 0; i < n; i++) {
+		dims[i] = a->v.t.shape[perm[i]];
+		dims[n + i] = a->v.t.strides[perm[i]];
+	}
+	v.t.shape = dims;
+	v.t.strides = dims + n;
+	v.handle = 0;
+	if (a->v.handle != 0) {
+		v.handle = ubx_go_view_state(a->v.handle, dims, n);
+		if (v.handle == 0)
+			return go_failed();
+	}
+	Array *r = array_alloc(n);
+	if (r == NULL) {
+		if (v.handle != 0)
+			ubx_go_release(v.handle);
+		return NULL;
+	}
+	r->base = Py_NewRef((PyObject *)a);
+	set_view(r, &v);
+	return (PyObject *)r;
+}
+
+/* T: the axes reversed (the array API's matrix transpose for 2-D). */
+static PyObject *array_T(Array *a, void *unused)
+{
+	if (forked())
+		return NULL;
+	int32_t perm[UBX_MAX_NDIM], n = a->v.t.ndim;
+	for (int32_t i = 0; i < n; i++)
+		perm[i] = n - 1 - i;
+	return permuted(a, perm);
+}
+
+/* mT: the last two axes swapped (a stack of matrices transposed). */
+static PyObject *array_mT(Array *a, void *unused)
+{
+	if (forked())
+		return NULL;
+	int32_t perm[UBX_MAX_NDIM], n = a->v.t.ndim;
+	if (n < 2) {
+		PyErr_SetString(PyExc_ValueError, "mT needs an array of at least 2 dimensions");
+		return NULL;
+	}
+	for (int32_t i = 0; i < n; i++)
+		perm[i] = i;
+	perm[n - 2] = n - 1;
+	perm[n - 1] = n - 2;
+	return permuted(a, perm);
 }
 
 /* ---- the buffer protocol (host memory) ----------------------------------- */
@@ -1115,6 +1229,8 @@ static PyGetSetDef array_getset[] = {
 	 "The dpctl.SyclQueue of a USM array (the one its __sycl_usm_array_interface__ names); AttributeError for "
 	 "host memory.",
 	 NULL},
+	{"T", (getter)array_T, NULL, "The array with its axes reversed (a view: no copy).", NULL},
+	{"mT", (getter)array_mT, NULL, "The array with its last two axes swapped (a view: no copy).", NULL},
 	{"usm_type", (getter)array_usm_type, NULL,
 	 "'device', 'shared' or 'host' for USM; None for host memory that is not USM.", NULL},
 	{"device", (getter)array_device, NULL, "(DLPack device type, device id).", NULL},
@@ -2130,7 +2246,7 @@ static int module_exec(PyObject *m)
 	    intern(&s_stream, "stream") < 0 || intern(&s_dl_device, "dl_device") < 0 || intern(&s_copy, "copy") < 0 ||
 	    intern(&s_device, "device") < 0 || intern(&s_syclobj, "syclobj") < 0 || intern(&s_dtype, "dtype") < 0 ||
 	    intern(&s_numpy, "numpy") < 0 || intern(&s_dpnp_tensor, "dpnp.tensor") < 0 ||
-	    intern(&s_dpctl_memory, "dpctl.memory") < 0 || intern(&s_W, "W") < 0)
+	    intern(&s_dpctl_memory, "dpctl.memory") < 0 || intern(&s_W, "W") < 0 || intern(&s_array_open, "array(") < 0)
 		return -1;
 	if (kwnames_max_version == NULL) {
 		kwnames_max_version = PyTuple_Pack(1, s_max_version);

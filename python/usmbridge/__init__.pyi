@@ -35,6 +35,12 @@ class Array:
     @property
     def offset(self) -> int: ...
     @property
+    def T(self) -> "Array":
+        """The array with its axes reversed (a view)."""
+    @property
+    def mT(self) -> "Array":
+        """The array with its last two axes swapped (a view)."""
+    @property
     def sycl_queue(self) -> Any:
         """The dpctl.SyclQueue of a USM array; AttributeError for host memory."""
     @property
