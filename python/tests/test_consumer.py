@@ -116,7 +116,7 @@ class Capsule:
 
 def test_usm_type_of_host_memory_is_none(q, sub_q):
     h = ub.from_dlpack(np.arange(3.0))
-    assert h.usm_type is None and "usm_type=None" in repr(h)
+    assert h.usm_type is None and "usm_type" not in repr(h)  # host memory: no USM kind shown
     with pytest.raises(AttributeError, match=r"not USM \(it lives on \(kDLCPU, 0\)\); exchange it through DLPack"):
         h.__sycl_usm_array_interface__  # the same refusal as usm.Array.SUAI in Go
     x = dpt.arange(3, dtype="f8", sycl_queue=sub_q, usm_type="device")
