@@ -168,3 +168,30 @@ func sourceCopy(t *testing.T, root string) string {
 	}
 	return dst
 }
+
+// The skip rule of TestPythonVersions and TestSdist on pytest -rs output:
+// a missing optional peer passes, anything else is reported.
+func TestSkipsExcept(t *testing.T) {
+	out := `....s
+=========================== short test summary info ============================
+SKIPPED [1] tests/test_jax.py:19: could not import 'jax': No module named 'jax'
+SKIPPED [1] tests/test_exchange.py:16: could not import 'tvm_ffi': No module named 'tvm_ffi'
+SKIPPED [4] tests/conformance/test_numpy_dlpack.py:102: could not import 'dpnp.tensor': No module named 'dpnp'
+SKIPPED [1] tests/test_main.py:99: intel-opencl-rt (Intel's CPU OpenCL runtime from PyPI) is not installed
+======================== 5 passed, 7 skipped in 1.00s =========================
+`
+	got := skipsExcept(out, optionalPeers)
+	want := []string{
+		"SKIPPED [4] tests/conformance/test_numpy_dlpack.py:102: could not import 'dpnp.tensor': No module named 'dpnp'",
+		"SKIPPED [1] tests/test_main.py:99: intel-opencl-rt (Intel's CPU OpenCL runtime from PyPI) is not installed",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("skipsExcept(optional peers) = %q, want %q", got, want)
+	}
+	if got := skipsExcept(out, append([]string{"dpnp"}, optionalPeers...)); len(got) != 1 {
+		t.Errorf("with dpnp optional: %q, want only the intel-opencl-rt skip", got)
+	}
+	if got := pytestSummary(out); got != "5 passed, 7 skipped in 1.00s" {
+		t.Errorf("pytestSummary = %q", got)
+	}
+}
