@@ -12,8 +12,9 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-# jax has no wheels for every CPython the package supports (README.md,
-# "Python versions"): without it, or without dpctl, the module skips.
+# jax is not in every venv of the CPython support matrix (README.md,
+# "Support matrix"; its pin has no 3.10 wheel): without it, or without
+# dpctl, the module skips.
 dpctl = pytest.importorskip("dpctl")
 dpt = pytest.importorskip("dpnp.tensor")
 jax = pytest.importorskip("jax")
