@@ -906,16 +906,17 @@ func (g *GIL) parseSUAI(obj Object) (usm.Interface, error) {
 // interpreter's dpctl, which is imported if needed). The array's Owner
 // keeps obj alive.
 func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
-	if reg == nil {
-		d, err := g.dpctlUnderGIL()
-		if err != nil {
-			return nil, err
-		}
-		reg = d.reg
-	}
 	s, err := g.readSUAI(obj)
 	if err != nil {
 		return nil, err
+	}
+	if reg == nil {
+		d, err := g.dpctlUnderGIL()
+		if err != nil {
+			s.Release(g)
+			return nil, err
+		}
+		reg = d.reg
 	}
 	arr, _, err := g.bindSUAI(obj, s, reg, false)
 	return arr, err
@@ -927,20 +928,19 @@ func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
 // re-export can name the same queue or context: the very object the array
 // was bound to, not whatever the dict holds by then.
 //
-// When reading the attribute raised (d is 0), that exception is still
-// pending: it is taken first, before anything else calls into Python
-// (dpctl's import would fail with it pending), and an object without the
-// attribute is refused without importing dpctl.
+// The SUAI is read before dpctl is loaded. When reading the attribute
+// raised (d is 0), that exception is still pending: it is the answer, taken
+// before anything else calls into Python (dpctl's import would fail with it
+// pending), and an object whose SUAI is missing or not a dict is refused
+// the same way with or without dpctl (a numpy-only install).
 func (g *GIL) asArrayRead(obj Object, d, got uintptr, n int) (*usm.Array, *pyRef, error) {
-	if d == 0 {
-		return nil, nil, g.suaiAttrError(obj)
-	}
-	dp, err := g.dpctlUnderGIL()
+	s, err := g.readSUAIFrom(obj, d, got, n)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := g.readSUAIFrom(obj, d, got, n)
+	dp, err := g.dpctlUnderGIL()
 	if err != nil {
+		s.Release(g)
 		return nil, nil, err
 	}
 	return g.bindSUAI(obj, s, dp.reg, true)
