@@ -91,13 +91,8 @@ func (g *GIL) ImportCapsule(c Object, reg *usm.Registry) (*dlpack.Tensor, error)
 // the dpctl.SyclQueue or SyclContext the array was bound to (a new
 // reference; NULL for other syclobj forms), which a re-export names.
 func (g *GIL) ArrayFromSUAI(obj, d Object, reg *usm.Registry) (arr *usm.Array, so Object, err error) {
-	if reg == nil {
-		dp, err := g.dpctlUnderGIL()
-		if err != nil {
-			return nil, Object{}, err
-		}
-		reg = dp.reg
-	}
+	// The SUAI is read before dpctl is loaded: an object whose SUAI is
+	// missing or malformed is refused the same way with or without dpctl.
 	if d.isNil() {
 		return nil, Object{}, g.noSUAIError(obj)
 	}
@@ -105,6 +100,14 @@ func (g *GIL) ArrayFromSUAI(obj, d Object, reg *usm.Registry) (arr *usm.Array, s
 	s, err := g.readSUAIDictOf(obj, d)
 	if err != nil {
 		return nil, Object{}, err
+	}
+	if reg == nil {
+		dp, err := g.dpctlUnderGIL()
+		if err != nil {
+			s.Release(g)
+			return nil, Object{}, err
+		}
+		reg = dp.reg
 	}
 	arr, ref, err := g.bindSUAI(obj, s, reg, true)
 	if err != nil {
@@ -163,17 +166,17 @@ func (g *GIL) ReadArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 		// The type has the attribute; an instance in host memory may not
 		// (AttributeError): then it is a DLPack producer like any other.
 		if d := a.GetAttrC(o.p, cSUAI); d != 0 {
+			s, err := g.readSUAIDictOf(o, Object{d}) // read before dpctl is loaded
+			if err != nil {
+				return nil, err
+			}
 			if reg == nil {
 				dp, err := g.dpctlUnderGIL()
 				if err != nil {
-					a.DecRef(d)
+					s.Release(g)
 					return nil, err
 				}
 				reg = dp.reg
-			}
-			s, err := g.readSUAIDictOf(o, Object{d})
-			if err != nil {
-				return nil, err
 			}
 			arr, _, err := g.bindSUAI(o, s, reg, false)
 			return arr, err

@@ -33,7 +33,9 @@ sys.meta_path.insert(0, SlowDpctl())
 			time.Sleep(time.Millisecond)
 		}
 		err := py.Do(func(g *GIL) error {
-			o := eval(t, g, "object()")
+			// An SUAI that reads (and then fails to bind): AsArray reads
+			// it before it asks for dpctl's registry.
+			o := eval(t, g, "type('V', (), {'__sycl_usm_array_interface__': {}})()")
 			defer g.DecRef(o)
 			_, err := g.AsArray(o, nil) // needs dpctl's registry
 			g.releaseError(err)
@@ -49,4 +51,47 @@ sys.meta_path.insert(0, SlowDpctl())
 		return
 	}
 	testutil.RunChild(t, "dpctl-import-wait", 30*time.Second).Expect(t, 0, "both callers got dpctl")
+}
+
+// An object whose __sycl_usm_array_interface__ raises gets its own
+// exception from AsArray even where dpctl cannot be imported (a
+// numpy-only install): the SUAI is read before dpctl is asked for. In a
+// child process, whose Python has not loaded dpctl and cannot import it.
+func TestAsArrayRaisesTheObjectsExceptionBeforeDpctl(t *testing.T) {
+	if testutil.InChild("asarray-no-dpctl") {
+		py := embedded(t)
+		run(t, py, `
+import sys
+sys.modules["dpctl"] = None  # import dpctl raises ImportError
+class Custom(Exception): pass
+raised = Custom("no interface")
+class V:
+    @property
+    def __sycl_usm_array_interface__(self): raise raised
+`)
+		if err := py.Do(func(g *GIL) error {
+			o := eval(t, g, "V()")
+			defer g.DecRef(o)
+			_, err := g.AsArray(o, nil)
+			pe, same := pythonOrigin(err)
+			if pe == nil || !same {
+				t.Fatalf("AsArray: %v, want the property's exception", err)
+			}
+			eo := pe.object(g)
+			defer g.DecRef(eo)
+			if r := eval(t, g, "raised"); r.p != eo.p {
+				g.DecRef(r)
+				t.Fatalf("AsArray raised %v, not the property's exception object", err)
+			} else {
+				g.DecRef(r)
+			}
+			g.releaseError(err)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		t.Log("the property's exception came back")
+		return
+	}
+	testutil.RunChild(t, "asarray-no-dpctl", 30*time.Second).Expect(t, 0, "the property's exception came back")
 }

@@ -881,16 +881,17 @@ func (g *GIL) parseSUAI(obj Object) (usm.Interface, error) {
 // interpreter's dpctl, which is imported if needed). The array's Owner
 // keeps obj alive.
 func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
-	if reg == nil {
-		d, err := g.dpctlUnderGIL()
-		if err != nil {
-			return nil, err
-		}
-		reg = d.reg
-	}
 	s, err := g.readSUAI(obj)
 	if err != nil {
 		return nil, err
+	}
+	if reg == nil {
+		d, err := g.dpctlUnderGIL()
+		if err != nil {
+			s.Release(g)
+			return nil, err
+		}
+		reg = d.reg
 	}
 	arr, _, err := g.bindSUAI(obj, s, reg, false)
 	return arr, err

@@ -56,7 +56,10 @@ elif [[ ",${USMBRIDGE_REQUIRE:-}," == *,lint,* || ",${USMBRIDGE_REQUIRE:-}," == 
 else
 	echo "== golangci-lint not installed (scripts/setup-05-lint.sh); lint skipped"
 fi
-run env CGO_ENABLED=0 go test -count=1 -shuffle=on ./...
+# test/ builds the wheels and runs the Python package's suite once per
+# supported CPython, about 6 minutes on two busy cores: -timeout keeps it
+# clear of go test's default 10-minute limit for the package.
+run env CGO_ENABLED=0 go test -count=1 -shuffle=on -timeout 30m ./...
 # pybridge again with every C API call checked for a pending Python
 # exception (internal/pyapi, errcheck.go): such a call fails the run.
 run env CGO_ENABLED=0 go test -count=1 -tags usmbridge_errcheck ./pybridge/

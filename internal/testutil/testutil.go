@@ -40,6 +40,7 @@ const (
 	Python      = "python"       // CPython shared library with numpy
 	Dpctl       = "dpctl"        // dpctl with a SYCL runtime
 	MPI         = "mpi"          // mpi4py with MPICH's mpiexec (scripts/setup-50-mpi.sh)
+	PyVersions  = "pyversions"   // a venv per supported CPython (scripts/setup-45-pyversions.sh)
 	CCompiler   = "cc"           // a C compiler for test fixtures
 )
 

@@ -10,6 +10,10 @@ import sys
 
 import pytest
 
+# Every scenario ends with a dpnp array on opencl:cpu: skips without them.
+pytest.importorskip("dpctl")
+pytest.importorskip("dpnp.tensor")
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 PRELUDE = """

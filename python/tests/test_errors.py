@@ -1,6 +1,10 @@
 """Exceptions propagate: a Python exception that crosses Go and comes back
 to Python is the same object, with its class, message and traceback
 (README.md, "Errors")."""
+import os
+import subprocess
+import sys
+import textwrap
 import traceback
 
 import numpy as np
@@ -58,6 +62,39 @@ def test_suai_property_exception_is_the_same_object():
         ub.asarray(V())
     assert info.value is raised
     assert "__sycl_usm_array_interface__" in frames(info.value)
+
+
+def test_suai_property_exception_without_dpctl():
+    # A numpy-only install (the package's own dependencies): the object's
+    # exception comes back, not "cannot import dpctl". A fresh interpreter,
+    # where import dpctl fails as it does without dpctl.
+    code = textwrap.dedent("""
+        import sys, traceback
+        sys.modules["dpctl"] = None
+        sys.path.insert(0, %r)
+        import usmbridge as ub
+
+        class Custom(Exception):
+            pass
+
+        raised = Custom("no interface")
+
+        class V:
+            @property
+            def __sycl_usm_array_interface__(self):
+                raise raised
+
+        try:
+            ub.asarray(V())
+        except Custom as e:
+            assert e is raised, repr(e)
+            assert "__sycl_usm_array_interface__" in [f.name for f in traceback.extract_tb(e.__traceback__)]
+        else:
+            raise AssertionError("no exception")
+        print("ok")
+        """ % os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr
 
 
 def test_type_error_retry_propagates_the_second_exception():
