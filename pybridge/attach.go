@@ -27,16 +27,6 @@ func UnsafeObject(p uintptr) Object { return Object{p} }
 // does not give up its reference: who owns it is the caller's business.
 func (o Object) Ptr() uintptr { return o.p }
 
-// Raise sets err as the current Python exception, so that Go code Python
-// called can return NULL: the very exception object for an *Exception
-// (behind wrappers that add no error kind), else the class err's kind
-// names (usm.PythonException) with err's message, chained to the Python
-// exception it wraps as __cause__. The reference err held goes to Python.
-func (g *GIL) Raise(err error) {
-	g.raise(err)
-	g.releaseError(err)
-}
-
 // ExceptionOf returns the Python exception object for err, a new
 // reference, without raising it: the very object for an *Exception (behind
 // wrappers that add no error kind), else a new exception of the class err's
@@ -215,18 +205,6 @@ func (g *GIL) WorkQueue(dev dlpack.Device) (usm.Queue, error) {
 	return d.borrowQueue(ref), nil
 }
 
-// TakeError takes the Python exception that is set as an error (an
-// *Exception holding the object), for Go code C called after a C API call
-// failed; a SystemError-like error if none is set.
-func (g *GIL) TakeError() error { return g.fetch("") }
-
-// IncRef adds a reference to o (the counterpart of DecRef).
-func (g *GIL) IncRef(o Object) {
-	if o.p != 0 {
-		g.api().IncRef(o.p)
-	}
-}
-
 // Live returns pybridge's counts for leak tests: "exchange_imports", the
 // tensors FromDLPack took through a producer's DLPack C exchange table.
 func Live() map[string]int64 {
@@ -302,4 +280,11 @@ func (g *GIL) Call(fn Object, args ...Object) (Object, error) {
 		return Object{}, g.fetch("")
 	}
 	return Object{r}, nil
+}
+
+// IncRef adds a reference to o (the counterpart of DecRef).
+func (g *GIL) IncRef(o Object) {
+	if o.p != 0 {
+		g.api().IncRef(o.p)
+	}
 }
