@@ -75,5 +75,8 @@ if [ "$quick" = 0 ]; then
 	# A bounded fuzz of the Python boundary (hostile objects); the seed
 	# corpus already ran as tests above.
 	run env CGO_ENABLED=0 go test -count=1 -run '^$' -fuzz '^FuzzBoundary$' -fuzztime 10s ./pybridge
+	# C's host import held to dlpack.Import over hostile tensors (cgo: the
+	# C half is compiled into the test).
+	run env CGO_ENABLED=1 go test -count=1 -run '^$' -fuzz '^FuzzHostImport$' -fuzztime 15s ./pyext
 fi
 exit "$status"
