@@ -281,21 +281,23 @@ static const char used_legacy[] = "used_dltensor", used_versioned[] = "used_dlte
  * tensor renames it used_*. */
 static void capsule_destructor(PyObject *cap)
 {
+	/* A capsule often dies while an exception is on its way out (a
+	 * consumer that refused the tensor raised, then dropped it): that
+	 * exception is not the destructor's to clear. */
+	PyObject *et, *ev, *tb;
+	PyErr_Fetch(&et, &ev, &tb);
 	const char *name = PyCapsule_GetName(cap);
-	if (name == NULL) {
-		PyErr_Clear();
-		return;
-	}
-	if (strcmp(name, name_versioned) == 0) {
+	if (name != NULL && strcmp(name, name_versioned) == 0) {
 		ub_dl_managed_versioned *m = PyCapsule_GetPointer(cap, name);
 		if (m != NULL && m->deleter != NULL)
 			m->deleter(m);
-	} else if (strcmp(name, name_legacy) == 0) {
+	} else if (name != NULL && strcmp(name, name_legacy) == 0) {
 		ub_dl_managed *m = PyCapsule_GetPointer(cap, name);
 		if (m != NULL && m->deleter != NULL)
 			m->deleter(m);
 	}
 	PyErr_Clear();
+	PyErr_Restore(et, ev, tb);
 }
 
 /* ---- the Array type ------------------------------------------------------ */

@@ -123,3 +123,23 @@ def test_suai_key_lookup_errors_propagate(exc):
     assert info.value is exc
     with pytest.raises(type(exc)):
         dm.as_usm_memory(P())  # dpctl raises it too
+
+
+@pytest.mark.parametrize("how", ["view", "go"])
+def test_capsule_dropped_while_raising_keeps_the_exception(how):
+    # A consumer that refuses a tensor raises, then drops the capsule
+    # (mpi4py does for a read-only array it was asked to write): the
+    # capsule's destructor runs with that exception pending and must leave
+    # it there. list.sort drops the keys it made when a key call raises.
+    a = ub.from_dlpack(np.arange(4.0))
+    kw = {"max_version": (1, 0)} if how == "view" else {"max_version": (1, 0), "copy": True}
+    refused = ValueError("the consumer refused it")
+
+    def key(i):
+        if i == 1:
+            raise refused
+        return a.__dlpack__(**kw)
+
+    with pytest.raises(ValueError) as e:
+        sorted([0, 1], key=key)
+    assert e.value is refused
