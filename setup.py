@@ -98,7 +98,7 @@ NOT_LIBRARY = {"examples", "test", "python", "scripts", "docs", "build", "dist",
 
 
 def copy_go_module(src, dest):
-    """Copy a Go module's go.mod and the non-test Go, C and header files of
+    """Copy a Go module's go.mod and the non-test Go, C, header and assembly files of
     its packages (no testdata). usmbridge's go.mod loses the requirements
     only its tests have, so that the copy needs nothing but purego."""
     for root, dirs, files in os.walk(src):
@@ -106,7 +106,7 @@ def copy_go_module(src, dest):
         dirs[:] = sorted(d for d in dirs if d != "testdata" and not d.startswith(".")
                          and not (rel == "." and d in NOT_LIBRARY))
         for f in files:
-            if (f.endswith((".go", ".c", ".h")) and not f.endswith("_test.go")) or (rel == "." and f in ("go.mod", "LICENSE")):
+            if (f.endswith((".go", ".c", ".h", ".s")) and not f.endswith("_test.go")) or (rel == "." and f in ("go.mod", "LICENSE")):
                 os.makedirs(os.path.join(dest, rel), exist_ok=True)
                 shutil.copyfile(os.path.join(root, f), os.path.join(dest, rel, f))
     gomod = os.path.join(dest, "go.mod")
@@ -122,9 +122,10 @@ def copy_go_module(src, dest):
 def go_module_dir(path):
     """Where Go's module cache holds the version of path usmbridge's go.mod
     requires (downloading it if needed)."""
-    go = os.environ.get("GO") or shutil.which("go")
-    if not go:
-        raise BuildError("no `go` command on PATH: install Go (https://go.dev/dl/, the version go.mod names)")
+    try:
+        go = ub_build._go()
+    except ub_build.BuildError as e:
+        raise BuildError(str(e)) from None
     r = subprocess.run([go, "mod", "download", "-json", path], cwd=SOURCE_ROOT, capture_output=True, text=True)
     if r.returncode != 0:
         raise BuildError("go mod download %s failed:\n%s%s" % (path, r.stdout, r.stderr))
