@@ -468,7 +468,7 @@ func TestDpctlSelectorOfAnotherDevice(t *testing.T) {
 				continue
 			}
 			require.NoError(t, err)
-			in := usm.Interface{Shape: []int64{16}, Typestr: typestr.Float32, Data: alloc.Pointer(), Version: usm.Version1, Syclobj: own}
+			in := usm.Interface{Shape: []int64{16}, DType: dtype.Float32, Data: alloc.Pointer(), Version: usm.Version1, Syclobj: own}
 			arr, err := d.reg.Bind(in)
 			require.NoError(t, err)
 			assert.Equal(t, i, arr.Device)
