@@ -61,9 +61,6 @@ type Python struct {
 	gettersDone bool
 }
 
-// runMode reports how the interpreter was found.
-func (py *Python) runMode() interpMode { return py.mode }
-
 // Version is sys.version_info as "3.11.2".
 func (py *Python) Version() string { return py.version }
 

@@ -47,27 +47,3 @@ var (
 	// pybridge's reader makes them.
 	FromCapsuleFunc any
 )
-
-// Set by package dlpack, for the Python package's extension module, whose
-// C half calls a producer's C deleter itself (RATIONALE.md, "The Python
-// package is an extension module with a C half").
-var (
-	// ReleaseDeferred is func(*dlpack.Tensor) (deleter, self uintptr):
-	// Tensor.Release, except that when the last reference goes and the
-	// producer's deleter is a foreign C function, the bookkeeping is done
-	// and the deleter is returned for the caller to call, exactly once.
-	ReleaseDeferred any
-
-	// ForeignDeleter is func(*dlpack.Tensor) (deleter, self uintptr): the
-	// deleter ReleaseDeferred would hand over (0, 0 when Release calls it
-	// in Go), for deciding at import whether C may release the tensor.
-	ForeignDeleter any
-
-	// AcceptedData is func(t *dlpack.Tensor, caps []int64) (lo, hi
-	// uintptr, ok bool): for a tensor imported without a registry, the
-	// producer data pointers (lo..hi inclusive) at which Import accepts
-	// every tensor equal to t but for a shape elementwise in 0..caps, so
-	// that the extension's C half can replay the decision for the next
-	// such tensor; ok false: Go must decide each time.
-	AcceptedData any
-)
