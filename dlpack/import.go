@@ -9,9 +9,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
-	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/refcount"
-	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -64,10 +62,6 @@ func (t *Tensor) Release() {
 		callDeleter(t.deleter, t.m.ptr)
 	}
 }
-
-// syclobjFor is the registry's selector of a device as a syclobj.Obj,
-// boxed once per device (hooks.SyclobjFor; nil if not registered).
-var syclobjFor = hooks.SyclobjFor.(func(*usm.Registry, usm.Backend, int) syclobj.Obj)
 
 // queueProvider is a backend with a default queue per device (every
 // backend of this module): an imported kDLOneAPI tensor gets its device's
@@ -205,7 +199,7 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 			}
 			if b != nil {
 				t.Backend, t.Memory, t.Device = b, info, info.Device
-				if sel := syclobjFor(reg, b, max(info.Device, 0)); sel != nil {
+				if sel, err := reg.SelectorFor(b, max(info.Device, 0)); err == nil {
 					t.Syclobj = sel
 				}
 			}
@@ -219,7 +213,7 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 			return nil, importErr(errkind.Buffer, "device "+dl.Device.String()+" is unknown", err)
 		}
 		t.Backend, t.Device = b, local
-		if sel := syclobjFor(reg, b, local); sel != nil {
+		if sel, err := reg.SelectorFor(b, local); err == nil {
 			t.Syclobj = sel
 		}
 		if owner != 0 {

@@ -13,7 +13,6 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
-	"github.com/usmbridge/usmbridge/internal/suaifields"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -655,7 +654,7 @@ func (g *GIL) dlpackPair(v Object, what, form string) (r [2]dlpackInt, ok bool, 
 	}
 	for i := range r {
 		x, of, err := g.intValue(a.TupleItem(v.p, i))
-		var re *suaifields.ReadError
+		var re *usm.ReadError
 		if errors.As(err, &re) {
 			return r, false, bad()
 		}

@@ -20,8 +20,8 @@
 //
 // Whatever a Python object does, reading it must not crash the process,
 // leak, or read freed memory. The SUAI reader (suaiDict) implements
-// suaifields.Fields (usm parser) over the live objects: it holds a strong reference to every value it reads, reads
-// tuples it holds and lists through a copy, reads ints by value (never
+// usm.Fields, the parser's reader, over the live objects: it holds a
+// strong reference to every value it reads, reads tuples it holds and lists through a copy, reads ints by value (never
 // through str()), and never converts a container generically, so Python
 // code run meanwhile (__index__, __bool__, __getattr__, a key's __eq__, a
 // finaliser) can neither free what Go reads nor make it recurse. The

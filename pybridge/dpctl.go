@@ -12,7 +12,6 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
-	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
@@ -773,7 +772,7 @@ func (d *Dpctl) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocation,
 		_ = hugepage.Advise(p, size)
 	}
 	api := d.api
-	return newAllocation(d, p, size, kind, device, func() error {
+	return usm.NewAllocation(d, p, size, kind, device, func() error {
 		api.FreeWithQueue(p, q.ref)
 		return nil
 	}), nil
@@ -814,7 +813,3 @@ func (q *dpctlQueue) Copy(dst, src, n uintptr) error {
 	a.EventDelete(ev)
 	return nil
 }
-
-// newAllocation is usm's constructor for memory a backend allocated
-// (hooks.NewAllocation).
-var newAllocation = hooks.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
-	"github.com/usmbridge/usmbridge/internal/suaifields"
+	"github.com/usmbridge/usmbridge/usm"
 )
 
 // Object is a PyObject* seen through a GIL. Functions that return an
@@ -294,7 +294,7 @@ const maxNesting = 64
 // asInt returns v itself if it is an int (an int subclass or a bool
 // included), else the int v.__index__() returns (owned: the caller drops
 // it). __index__ may run any Python code, so v must be held by the caller.
-// An object without __index__ is a *suaifields.ReadError of kind ErrType; an
+// An object without __index__ is a *usm.ReadError of kind ErrType; an
 // exception __index__ raises propagates.
 func (g *GIL) asInt(v uintptr) (o uintptr, owned bool, err error) {
 	a := g.api()
@@ -302,7 +302,7 @@ func (g *GIL) asInt(v uintptr) (o uintptr, owned bool, err error) {
 		return v, false, nil
 	}
 	if !a.IndexCheck(v) {
-		return 0, false, &suaifields.ReadError{Kind: errkind.Type, Found: g.objTypeName(Object{v})}
+		return 0, false, &usm.ReadError{Kind: errkind.Type, Found: g.objTypeName(Object{v})}
 	}
 	if o = a.NumberIndex(v); o == 0 {
 		return 0, false, g.fetch("__index__")
@@ -339,23 +339,23 @@ func (g *GIL) longValue(o uintptr) (x int64, overflow int, err error) {
 }
 
 // readInt is intValue with a value outside int64 as a
-// *suaifields.ReadError of kind ErrOverflow.
+// *usm.ReadError of kind ErrOverflow.
 func (g *GIL) readInt(v uintptr) (int64, error) {
 	x, of, err := g.intValue(v)
 	switch {
 	case err != nil:
 		return 0, err
 	case of > 0:
-		return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: "≥ 2**63"}
+		return 0, &usm.ReadError{Kind: errkind.Overflow, Found: "≥ 2**63"}
 	case of < 0:
-		return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: "< -2**63"}
+		return 0, &usm.ReadError{Kind: errkind.Overflow, Found: "< -2**63"}
 	}
 	return x, nil
 }
 
 // readPointer reads v as an address (a C size_t), as dpctl converts
 // data[0]: as intValue, with a negative value or one above 2**64-1 a
-// *suaifields.ReadError of kind ErrOverflow.
+// *usm.ReadError of kind ErrOverflow.
 func (g *GIL) readPointer(v uintptr) (uint64, error) {
 	a := g.api()
 	if x, ok := a.LongValue(v); ok && x >= 0 {
@@ -373,16 +373,16 @@ func (g *GIL) readPointer(v uintptr) (uint64, error) {
 	case err != nil:
 		return 0, err
 	case of < 0:
-		return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: "negative value < -2**63"}
+		return 0, &usm.ReadError{Kind: errkind.Overflow, Found: "negative value < -2**63"}
 	case of == 0 && x < 0:
-		return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: "negative value " + strconv.FormatInt(x, 10)}
+		return 0, &usm.ReadError{Kind: errkind.Overflow, Found: "negative value " + strconv.FormatInt(x, 10)}
 	case of == 0:
 		return uint64(x), nil
 	}
 	u := a.LongAsUint64(o)
 	if u == math.MaxUint64 && a.ErrOccurred() != 0 {
 		a.ErrClear()
-		return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: "a value ≥ 2**64"}
+		return 0, &usm.ReadError{Kind: errkind.Overflow, Found: "a value ≥ 2**64"}
 	}
 	return u, nil
 }

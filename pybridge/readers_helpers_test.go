@@ -1,14 +1,16 @@
 package pybridge
 
 // Readers of Python objects that only the tests use: reference counts,
-// attributes, ints, and plain data converted to Go (goValue, which evalGo
-// and the hostile-object tests read results with).
+// attributes, ints, plain data converted to Go (goValue, which evalGo and
+// the hostile-object tests read results with), and a SUAI parsed without
+// binding.
 
 import (
 	"math"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
+	"github.com/usmbridge/usmbridge/usm"
 )
 
 // runMode reports how the interpreter was found.
@@ -174,4 +176,15 @@ func (g *GIL) pyInt(o uintptr) (any, error) {
 		return nil, errkind.New(errkind.Overflow, "pybridge", "int ≥ 2**64 does not fit in 64 bits")
 	}
 	return nil, errkind.New(errkind.Overflow, "pybridge", "int < -2**63 does not fit in 64 bits")
+}
+
+// parseSUAI reads obj's SUAI and parses it (usm.ParseFields): dpctl's
+// checks without binding the pointer to a backend.
+func (g *GIL) parseSUAI(obj Object) (usm.Interface, error) {
+	s, err := g.readSUAI(obj)
+	if err != nil {
+		return usm.Interface{}, err
+	}
+	defer s.Release(g)
+	return usm.ParseFields(s)
 }

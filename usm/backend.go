@@ -144,17 +144,24 @@ type Allocation struct {
 	refs      refcount.Count
 	freed     atomic.Bool // Free has been called
 	freeErr   atomic.Pointer[error]
-	listed    bool // in owners (see newAllocation)
+	listed    bool // in owners (see NewAllocation)
 }
 
-// newAllocation wraps memory a backend allocated (the backends reach it as
-// hooks.NewAllocation). free returns it to the backend and is called
-// exactly once, when the last reference goes.
+// NewAllocation is how a backend hands out memory it allocated: size
+// bytes at ptr, of the given kind, on the backend-local device (-1 for
+// none), which free returns to the backend. A backend's Alloc method
+// calls it, and so does a backend written outside this module; a program
+// binding memory it got some other way uses Registry.Bind and sets the
+// array's Owner itself.
 //
-// While it is live the allocation is listed under its backend (a non-nil,
-// comparable one), so that Registry.Parse and Bind make it the Owner of
-// arrays whose pointer lies in it.
-func newAllocation(b Backend, ptr, size uintptr, kind Kind, device int, free func() error) *Allocation {
+// The Allocation holds one reference, which Free drops; free is called
+// exactly once, when the last reference goes (an export may hold one
+// after Free), and its error is Free's when Free dropped the last one.
+// While it is live the allocation is listed under b (a non-nil,
+// comparable Backend, such as a pointer), so that Registry.Parse and Bind
+// make it the Owner of arrays whose pointer lies in it: b's QueryPointer
+// must then report ptr..ptr+size as b's memory.
+func NewAllocation(b Backend, ptr, size uintptr, kind Kind, device int, free func() error) *Allocation {
 	a := &Allocation{ptr: ptr, size: size, kind: kind, device: device, backend: b, free: free}
 	a.refs.Init()
 	a.listed = owners.add(a)
