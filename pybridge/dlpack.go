@@ -415,7 +415,7 @@ func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions) (*dlpack.Ten
 	}
 	defer t.Release() // the new tensor keeps what it still needs
 	v := maxVersion
-	m, err := dlpack.Export(&t.Array, dlpack.ExportOptions{MaxVersion: &v, Device: opts.Device, Copy: opts.Copy})
+	m, err := dlpack.Export(&t.Array, dlpack.ExportOptions{MaxVersion: &v, Device: opts.Device, Copy: opts.Copy, HostAllocator: cpu.Default()})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
@@ -311,9 +312,14 @@ func (g *GIL) currentWorkStream(dev dlpack.Device) (uintptr, error) {
 	return 0, errkind.New(errkind.Buffer, "pybridge.currentWorkStream", "usmbridge has no work stream on "+dev.String())
 }
 
-// Export is ToDLPack without the capsule: dlpack.Export under pybridge's
-// rule for queues outside their platform's default context.
+// export is ToDLPack without the capsule: dlpack.Export under pybridge's
+// rule for queues outside their platform's default context, with the host
+// backend holding copies of host memory no backend knows (a NumPy array's,
+// unless opts names another HostAllocator).
 func (g *GIL) export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed, error) {
+	if opts.HostAllocator == nil {
+		opts.HostAllocator = cpu.Default()
+	}
 	if q, ok := arr.Queue.(*dpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
 		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
 			return dlpack.Managed{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
