@@ -92,7 +92,6 @@ func (f *fakeSYCL) QueryPointer(p uintptr) usm.PointerInfo {
 	return info
 }
 
-
 func (f *fakeSYCL) Alloc(dev int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
 	inner, err := f.host.AllocHost(size)
 	if err != nil {

@@ -95,7 +95,7 @@ func (g *GIL) ArrayFromSUAI(obj, d Object, reg *usm.Registry) (arr *usm.Array, s
 		if err != nil {
 			return nil, Object{}, err
 		}
-		reg = dp.reg
+		reg = dp.Registry()
 	}
 	if d.isNil() {
 		return nil, Object{}, g.noSUAIError(obj)
@@ -187,7 +187,7 @@ func (g *GIL) WorkQueue(dev dlpack.Device) (usm.Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.borrowQueue(ref), nil
+	return d.UnsafeBorrowQueue(ref), nil
 }
 
 // TakeError takes the Python exception that is set as an error (an

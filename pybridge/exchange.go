@@ -7,6 +7,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -266,7 +267,7 @@ func (g *GIL) waitWorkStream(t *dlabi.ExchangeAPI, dev dlabi.Device) error {
 	if err != nil {
 		return errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "waiting on a SYCL queue needs dpctl", err)
 	}
-	return d.waitRef(s)
+	return d.UnsafeBorrowQueue(s).Wait()
 }
 
 // importManaged takes ownership of a producer's versioned tensor (the C
@@ -303,7 +304,7 @@ func (g *GIL) currentWorkStream(dev dlpack.Device) (uintptr, error) {
 		if !ok {
 			return 0, errkind.New(errkind.Buffer, "pybridge.currentWorkStream", "no SYCL device "+dev.String())
 		}
-		q, err := d.queue(local)
+		q, err := defaultQueue(d, local)
 		if err != nil {
 			return 0, err
 		}
@@ -320,7 +321,7 @@ func (g *GIL) export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed,
 	if opts.HostAllocator == nil {
 		opts.HostAllocator = cpu.Default()
 	}
-	if q, ok := arr.Queue.(*dpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
+	if q, ok := arr.Queue.(*dpctl.Queue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
 		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
 			return dlpack.Managed{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
@@ -44,8 +45,9 @@ type Python struct {
 	version string
 
 	dpMu     sync.Mutex
-	dpLoad   *dpctlLoad            // the load under way, if any (under dpMu)
-	dpLoaded atomic.Pointer[Dpctl] // the Dpctl, once a load succeeded
+	dpLoad   *dpctlLoad                    // the load under way, if any (under dpMu)
+	dpLoaded atomic.Pointer[dpctl.Backend] // dpctl's backend, once a load succeeded
+	dpQueues queueCache                    // SyclQueue objects pinned in it (dpctl.go)
 
 	types cachedTypes
 

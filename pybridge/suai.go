@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
@@ -748,7 +749,7 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		// ref is then known, and BindRef needs one C call.
 		d := g.py.loadedDpctl()
 		if d != nil {
-			if ref, ok := d.queues.lookupObj(so); ok {
+			if ref, ok := g.py.dpQueues.lookupObj(so); ok {
 				return syclobj.UnsafeQueueRef(ref), nil
 			}
 		}
@@ -762,7 +763,7 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 			}
 		}
 		if d != nil {
-			d.noteQueue(g, so, ref)
+			g.py.noteQueue(g, d, so, ref)
 		}
 		return syclobj.UnsafeQueueRef(ref), nil
 	}
@@ -863,7 +864,7 @@ func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
 		if err != nil {
 			return nil, err
 		}
-		reg = d.reg
+		reg = d.Registry()
 	}
 	s, err := g.readSUAI(obj)
 	if err != nil {
@@ -897,7 +898,7 @@ func (g *GIL) bindSUAI(obj Object, s *suaiDict, reg *usm.Registry, keepSyclobj b
 // Python code that needs the GIL to finish. Waiting on the Once with the
 // GIL held would deadlock both. loadDpctl takes the GIL again for itself
 // (PyGILState_Ensure restores this thread's saved state).
-func (g *GIL) dpctlUnderGIL() (*Dpctl, error) {
+func (g *GIL) dpctlUnderGIL() (*dpctl.Backend, error) {
 	if d := g.py.loadedDpctl(); d != nil {
 		return d, nil
 	}
