@@ -16,7 +16,7 @@ import (
 )
 
 // Backend is the host backend. Programs use Default, the process's one,
-// which pybridge and dlpack share; new(Backend) is an empty host backend
+// which pybridge also gives dlpack.Export for host copies; new(Backend) is an empty host backend
 // of its own (its own allocations and pointer ownership, as the module's
 // tests use for isolation), ready to use.
 type Backend struct {

@@ -16,11 +16,11 @@ import (
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-// The DLPack C exchange API (DLPack 1.2/1.3, docs/python.md, "The DLPack
-// C exchange API"): a producer type carries a static table of C functions
-// that hand tensors over without a Python call and without synchronising.
-// This file is the consumer, and the Go rules the producer in pybridge/ext
-// replays.
+// The DLPack C exchange API (DLPack 1.2/1.3; RATIONALE.md, "The DLPack C
+// exchange API, both sides"): a producer type carries a static table of C
+// functions that hand tensors over without a Python call and without
+// synchronising. This file is the consumer, and the Go parts of the
+// producer pyext's C half offers (WorkQueue, export).
 
 // The names a producer type uses: the 1.3 capsule and its name, and the
 // 1.2 int form.
