@@ -57,8 +57,9 @@ var (
 // process has already loaded will do (RTLD_NOLOAD), so import dpctl first
 // (pybridge's Python.Dpctl does both): queues, contexts and the device
 // cache are then the very ones dpctl's Python objects hold. A library that
-// is missing or not loaded, or a runtime without devices to enumerate, is
-// a usm.ErrNotAvailable error saying which.
+// is missing, not loaded or without the functions the backend calls, or a
+// device list the runtime cannot give, is a usm.ErrNotAvailable error
+// saying which.
 func Open(dir string) (*Backend, error) {
 	matches, _ := filepath.Glob(filepath.Join(dir, "libDPCTLSyclInterface.so*"))
 	if len(matches) == 0 {

@@ -12,6 +12,7 @@ import (
 // answer must be the parse's own, errors must be reported every time, and
 // hostile strings must not grow the cache without bound.
 func TestParseSelectorCacheAgreesWithParse(t *testing.T) {
+	freshCache(t)
 	for _, s := range []string{"host", "opencl:cpu:0", "level_zero:gpu", "2", "opencl:cpu,level_zero:gpu:1", "*"} {
 		want, err := parseSelector(s)
 		require.NoError(t, err)
@@ -37,6 +38,7 @@ func TestParseSelectorCacheAgreesWithParse(t *testing.T) {
 }
 
 func TestParseSelectorCacheIsBounded(t *testing.T) {
+	freshCache(t)
 	long := "opencl:cpu" + strings.Repeat(",opencl:cpu", selectorCacheKeyMax)
 	_, err := ParseSelector(long)
 	require.NoError(t, err)
@@ -50,6 +52,15 @@ func TestParseSelectorCacheIsBounded(t *testing.T) {
 	n := len(cache.m)
 	cache.mu.RUnlock()
 	require.LessOrEqual(t, n, selectorCacheMax)
+}
+
+// freshCache gives the test an empty selector cache, and the package its
+// own back afterwards: a test that fills the cache must not decide what
+// another finds in it.
+func freshCache(t *testing.T) {
+	saved := cache.m
+	cache.m = map[string]Selector{}
+	t.Cleanup(func() { cache.m = saved })
 }
 
 // A Selector is one pointer, so an Obj holding it is made without an
