@@ -3,6 +3,7 @@ package pybridge
 import (
 	"errors"
 
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/dlpack"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -97,7 +98,7 @@ func (g *GIL) ArrayFromSUAI(obj, d Object, reg *usm.Registry) (arr *usm.Array, s
 			s.Release(g)
 			return nil, Object{}, err
 		}
-		reg = dp.reg
+		reg = dp.Registry()
 	}
 	arr, ref, err := g.bindSUAI(obj, s, reg, true)
 	if err != nil {
@@ -166,7 +167,7 @@ func (g *GIL) ReadArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 					s.Release(g)
 					return nil, err
 				}
-				reg = dp.reg
+				reg = dp.Registry()
 			}
 			arr, _, err := g.bindSUAI(o, s, reg, false)
 			return arr, err
@@ -202,7 +203,7 @@ func (g *GIL) WorkQueue(dev dlpack.Device) (usm.Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.borrowQueue(ref), nil
+	return d.UnsafeBorrowQueue(ref), nil
 }
 
 // Live returns pybridge's counts for leak tests: "exchange_imports", the
@@ -239,7 +240,7 @@ func (g *GIL) AsString(o Object) (string, bool) {
 // queue is the one its __sycl_usm_array_interface__ names). NULL, and no
 // error, for a queue that is not dpctl's or when dpctl is not imported.
 func (g *GIL) QueueObject(q usm.Queue) (Object, error) {
-	dq, ok := q.(*dpctlQueue)
+	dq, ok := q.(*dpctl.Queue)
 	if !ok {
 		return Object{}, nil
 	}
@@ -247,7 +248,7 @@ func (g *GIL) QueueObject(q usm.Queue) (Object, error) {
 	if ty.queueMake == 0 {
 		return Object{}, nil
 	}
-	o := ty.queueMake.Call(dq.ref) // copies the ref: the object owns its own
+	o := ty.queueMake.Call(dq.Ref()) // copies the ref: the object owns its own
 	if o == 0 {
 		return Object{}, g.fetch("SyclQueue_Make")
 	}

@@ -8,12 +8,12 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
-	"github.com/usmbridge/usmbridge/internal/suaifields"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -92,7 +92,7 @@ func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error
 // the only one that may read that memory, copies it.
 type hostCopier struct {
 	usm.Backend
-	q *dpctlQueue
+	q *dpctl.Queue
 }
 
 func (h hostCopier) Alloc(_ int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
@@ -384,13 +384,13 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 			return nil, err
 		}
 	}
-	sel, err := d.reg.SelectorFor(alloc.Backend(), dev)
+	sel, err := d.Registry().SelectorFor(alloc.Backend(), dev)
 	if err != nil {
 		return nil, err
 	}
 	in.Data = alloc.Pointer() - uintptr(win.Lo) // win.Lo may be negative: wraps correctly
 	in.Syclobj = sel
-	arr, err := d.reg.Bind(in)
+	arr, err := d.Registry().Bind(in)
 	if err != nil {
 		return nil, err
 	}
@@ -400,7 +400,7 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 	if err != nil {
 		return nil, err
 	}
-	return dlpack.Import(m, dlpack.ImportOptions{Registry: d.reg})
+	return dlpack.Import(m, dlpack.ImportOptions{Registry: d.Registry()})
 }
 
 // placeLegacy does for a tensor from a pre-2023.12 producer what
@@ -416,7 +416,7 @@ func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions) (*dlpack.Ten
 	}
 	defer t.Release() // the new tensor keeps what it still needs
 	v := maxVersion
-	m, err := dlpack.Export(&t.Array, dlpack.ExportOptions{MaxVersion: &v, Device: opts.Device, Copy: opts.Copy})
+	m, err := dlpack.Export(&t.Array, dlpack.ExportOptions{MaxVersion: &v, Device: opts.Device, Copy: opts.Copy, HostAllocator: cpu.Default()})
 	if err != nil {
 		return nil, err
 	}
@@ -434,7 +434,7 @@ func (g *GIL) importRegistry(reg *usm.Registry, p uintptr, versioned bool, op st
 	if err != nil {
 		return nil, errkind.Wrap(errkind.Buffer, op, "a kDLOneAPI tensor needs dpctl", err)
 	}
-	return d.reg, nil
+	return d.Registry(), nil
 }
 
 // waitProducerQueue waits on x.sycl_queue if it is a dpctl.SyclQueue,
@@ -465,7 +465,7 @@ func (g *GIL) waitProducerQueue(x Object) error {
 	// referenced, so its ref stays valid.
 	ts := a.SaveThread()
 	defer a.RestoreThread(ts)
-	return d.waitRef(ref)
+	return d.UnsafeBorrowQueue(ref).Wait()
 }
 
 func isPyKind(err error, k *errkind.Kind) bool {
@@ -596,7 +596,7 @@ func (g *GIL) streamQueue(stream Object) usm.Queue {
 	if err != nil {
 		return nil
 	}
-	return d.borrowQueue(ref)
+	return d.UnsafeBorrowQueue(ref)
 }
 
 // errHostStream is parseDLPackArgs's error for a stream other than None
@@ -655,7 +655,7 @@ func (g *GIL) dlpackPair(v Object, what, form string) (r [2]dlpackInt, ok bool, 
 	}
 	for i := range r {
 		x, of, err := g.intValue(a.TupleItem(v.p, i))
-		var re *suaifields.ReadError
+		var re *usm.ReadError
 		if errors.As(err, &re) {
 			return r, false, bad()
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -171,10 +172,10 @@ func TestDpctlConcurrentFirstCallsLoadOnce(t *testing.T) {
 		const callers = 8
 		// round starts the callers, and lets import attempt n end once
 		// they have all called Dpctl.
-		round := func(n int) ([]*Dpctl, []error) {
+		round := func(n int) ([]*dpctl.Backend, []error) {
 			run(t, py, "dpctl_gate = "+itoa(n-1))
 			var started, done sync.WaitGroup
-			ds, errs := make([]*Dpctl, callers), make([]error, callers)
+			ds, errs := make([]*dpctl.Backend, callers), make([]error, callers)
 			for i := range callers {
 				started.Add(1)
 				done.Add(1)

@@ -99,7 +99,7 @@ objs = [Obj(n) for n in range(16)]
 					return err
 				}
 				defer s.Release(g)
-				in, err := parseFields(s)
+				in, err := usm.ParseFields(s)
 				if err != nil {
 					return err
 				}
@@ -157,7 +157,7 @@ class NpShape:
 				return err
 			}
 			defer s.Release(g)
-			_, err = parseFields(s)
+			_, err = usm.ParseFields(s)
 			return err
 		})
 		switch {

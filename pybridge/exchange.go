@@ -5,7 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -14,11 +16,11 @@ import (
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-// The DLPack C exchange API (DLPack 1.2/1.3, docs/python.md, "The DLPack
-// C exchange API"): a producer type carries a static table of C functions
-// that hand tensors over without a Python call and without synchronising.
-// This file is the consumer, and the Go rules the producer in pybridge/ext
-// replays.
+// The DLPack C exchange API (DLPack 1.2/1.3; RATIONALE.md, "The DLPack C
+// exchange API, both sides"): a producer type carries a static table of C
+// functions that hand tensors over without a Python call and without
+// synchronising. This file is the consumer, and the Go parts of the
+// producer pyext's C half offers (WorkQueue, export).
 
 // The names a producer type uses: the 1.3 capsule and its name, and the
 // 1.2 int form.
@@ -265,7 +267,7 @@ func (g *GIL) waitWorkStream(t *dlabi.ExchangeAPI, dev dlabi.Device) error {
 	if err != nil {
 		return errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "waiting on a SYCL queue needs dpctl", err)
 	}
-	return d.waitRef(s)
+	return d.UnsafeBorrowQueue(s).Wait()
 }
 
 // importManaged takes ownership of a producer's versioned tensor (the C
@@ -302,7 +304,7 @@ func (g *GIL) currentWorkStream(dev dlpack.Device) (uintptr, error) {
 		if !ok {
 			return 0, errkind.New(errkind.Buffer, "pybridge.currentWorkStream", "no SYCL device "+dev.String())
 		}
-		q, err := d.queue(local)
+		q, err := defaultQueue(d, local)
 		if err != nil {
 			return 0, err
 		}
@@ -311,10 +313,15 @@ func (g *GIL) currentWorkStream(dev dlpack.Device) (uintptr, error) {
 	return 0, errkind.New(errkind.Buffer, "pybridge.currentWorkStream", "usmbridge has no work stream on "+dev.String())
 }
 
-// Export is ToDLPack without the capsule: dlpack.Export under pybridge's
-// rule for queues outside their platform's default context.
+// export is ToDLPack without the capsule: dlpack.Export under pybridge's
+// rule for queues outside their platform's default context, with the host
+// backend holding copies of host memory no backend knows (a NumPy array's,
+// unless opts names another HostAllocator).
 func (g *GIL) export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed, error) {
-	if q, ok := arr.Queue.(*dpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
+	if opts.HostAllocator == nil {
+		opts.HostAllocator = cpu.Default()
+	}
+	if q, ok := arr.Queue.(*dpctl.Queue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
 		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
 			return dlpack.Managed{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
 		}

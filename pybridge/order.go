@@ -43,11 +43,11 @@ func (g *GIL) consumerStream(x Object, opts FromDLPackOptions) Object {
 	if !ok {
 		return Object{}
 	}
-	q, err := d.queue(local)
+	q, err := defaultQueue(d, local)
 	if err != nil {
 		return Object{}
 	}
-	o := ty.queueMake.Call(q.ref) // copies the ref: the object owns its own
+	o := ty.queueMake.Call(q.Ref()) // copies the ref: the object owns its own
 	if o == 0 {
 		g.api().ErrClear()
 		return Object{}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
@@ -44,8 +45,9 @@ type Python struct {
 	version string
 
 	dpMu     sync.Mutex
-	dpLoad   *dpctlLoad            // the load under way, if any (under dpMu)
-	dpLoaded atomic.Pointer[Dpctl] // the Dpctl, once a load succeeded
+	dpLoad   *dpctlLoad                    // the load under way, if any (under dpMu)
+	dpLoaded atomic.Pointer[dpctl.Backend] // dpctl's backend, once a load succeeded
+	dpQueues queueCache                    // SyclQueue objects pinned in it (dpctl.go)
 
 	types cachedTypes
 
@@ -60,9 +62,6 @@ type Python struct {
 	getters     [2]uintptr
 	gettersDone bool
 }
-
-// runMode reports how the interpreter was found.
-func (py *Python) runMode() interpMode { return py.mode }
 
 // Version is sys.version_info as "3.11.2".
 func (py *Python) Version() string { return py.version }

@@ -16,7 +16,7 @@ import (
 )
 
 // readerCases are SUAI dicts as JSON, for the three readers of
-// suaifields.Fields.
+// usm.Fields.
 var readerCases = []string{
 	`{"data":[4096,false],"shape":[3,4],"strides":[-4,1],"offset":8,"typestr":"<i8","version":1,"syclobj":"host"}`,
 	`{"data":[4096,true],"shape":[],"strides":null,"typestr":"|f8","version":1,"syclobj":"host"}`,
@@ -167,5 +167,5 @@ func (g *GIL) parseSUAIAsC(obj Object) (usm.Interface, error) {
 		return usm.Interface{}, err
 	}
 	defer s.Release(g)
-	return parseFields(s)
+	return usm.ParseFields(s)
 }

@@ -4,12 +4,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
-	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
-	"github.com/usmbridge/usmbridge/internal/suaifields"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -331,7 +330,7 @@ func (g *GIL) pyxCAPI(modules uintptr, module, name string) ffi.Fn {
 }
 
 // suaiDict is the __sycl_usm_array_interface__ dict of one object, read for
-// usm's parser: it implements suaifields.Fields over the live Python
+// usm's parser: it implements usm.Fields over the live Python
 // objects.
 // Every value it reads is held by a strong reference it owns, and a list
 // is read as a tuple copy it owns, so Python code that runs meanwhile
@@ -360,17 +359,7 @@ type suaiDict struct {
 	borrowed bool
 }
 
-var _ suaifields.Fields = (*suaiDict)(nil)
-
-// usm's parser over a suaifields.Fields (hooks.ParseFields, BindFields).
-var (
-	parseFields = hooks.ParseFields.(func(suaifields.Fields) (usm.Interface, error))
-	bindFields  = hooks.BindFields.(func(*usm.Registry, suaifields.Fields) (*usm.Array, error))
-	// The syclobj values the reader makes: a str parsed as the parser
-	// does, and a source for objects with _get_capsule.
-	syclobjFromValue = hooks.SyclobjFromValue.(func(any) (syclobj.Obj, error))
-	fromCapsuleFunc  = hooks.FromCapsuleFunc.(func(func() (syclobj.Obj, error)) syclobj.Obj)
-)
+var _ usm.Fields = (*suaiDict)(nil)
 
 // Release drops the references the SUAI holds; a capsule source in the
 // syclobj it read stops working.
@@ -406,10 +395,10 @@ func (s *suaiDict) Release(g *GIL) {
 
 // readSUAI reads obj.__sycl_usm_array_interface__ (once) and the dict's
 // values at the SUAI keys, as dpctl's parser does before checking them,
-// and returns them for parseFields or bindFields.
+// and returns them for usm.ParseFields or Registry.ParseFields.
 // "syclobj" is read as a filter string, a syclobj.QueueRef or ContextRef
 // (exact dpctl.SyclQueue and dpctl.SyclContext objects), or a capsule
-// source (fromCapsuleFunc) for "SyclQueueRef"/"SyclContextRef" capsules and
+// source (syclobj.FromCapsule) for "SyclQueueRef"/"SyclContextRef" capsules and
 // objects with _get_capsule: the capsule is taken (renamed to used_*) when
 // the registry resolves it, at dpctl's step 6, and only if it still has its
 // fresh name. The capsule source calls Python, so parse while holding the
@@ -521,7 +510,7 @@ func (s *suaiDict) value(key string) uintptr {
 	return 0
 }
 
-// Int implements suaifields.Fields.
+// Int implements usm.Fields.
 func (s *suaiDict) Int(key string) (int64, bool, error) {
 	v := s.value(key)
 	if v == 0 {
@@ -531,12 +520,12 @@ func (s *suaiDict) Int(key string) (int64, bool, error) {
 	return i, true, err
 }
 
-// Data implements suaifields.Fields.
+// Data implements usm.Fields.
 func (s *suaiDict) Data() (uint64, bool, error) {
 	g, a := s.g, s.g.api()
 	v := s.vals[keyData]
 	if v == 0 || v == a.None {
-		return 0, false, &suaifields.ReadError{Kind: errkind.Value}
+		return 0, false, &usm.ReadError{Kind: errkind.Value}
 	}
 	t, err := s.snapshot(v, keyData)
 	if err != nil {
@@ -548,7 +537,7 @@ func (s *suaiDict) Data() (uint64, bool, error) {
 			return 0, false, err
 		}
 		if !truthy {
-			return 0, false, &suaifields.ReadError{Kind: errkind.Value}
+			return 0, false, &usm.ReadError{Kind: errkind.Value}
 		}
 		n := a.Length(v)
 		if n < 0 {
@@ -556,15 +545,15 @@ func (s *suaiDict) Data() (uint64, bool, error) {
 				return 0, false, g.fetch("len(data)")
 			}
 			a.ErrClear()
-			return 0, false, &suaifields.ReadError{Kind: errkind.Type, Index: -1, Found: g.objTypeName(Object{v})}
+			return 0, false, &usm.ReadError{Kind: errkind.Type, Index: -1, Found: g.objTypeName(Object{v})}
 		}
 		if n != 2 {
-			return 0, false, &suaifields.ReadError{Kind: errkind.Value}
+			return 0, false, &usm.ReadError{Kind: errkind.Value}
 		}
-		return 0, false, &suaifields.ReadError{Kind: errkind.Type, Found: "an item of " + g.objTypeName(Object{v})}
+		return 0, false, &usm.ReadError{Kind: errkind.Type, Found: "an item of " + g.objTypeName(Object{v})}
 	}
 	if a.SeqSize(t) != 2 {
-		return 0, false, &suaifields.ReadError{Kind: errkind.Value}
+		return 0, false, &usm.ReadError{Kind: errkind.Value}
 	}
 	ptr, err := g.readPointer(a.TupleItem(t, 0))
 	if err != nil {
@@ -653,7 +642,7 @@ func seqSlot(key string) int {
 	return -1
 }
 
-// Len implements suaifields.Fields.
+// Len implements usm.Fields.
 func (s *suaiDict) Len(key string) (int, bool, error) {
 	a := s.g.api()
 	slot := seqSlot(key)
@@ -669,12 +658,12 @@ func (s *suaiDict) Len(key string) (int, bool, error) {
 		return 0, false, err
 	}
 	if t == 0 {
-		return 0, false, &suaifields.ReadError{Kind: errkind.Value, Found: s.g.objTypeName(Object{v})}
+		return 0, false, &usm.ReadError{Kind: errkind.Value, Found: s.g.objTypeName(Object{v})}
 	}
 	return a.SeqSize(t), true, nil
 }
 
-// Elem implements suaifields.Fields.
+// Elem implements usm.Fields.
 func (s *suaiDict) Elem(key string, i int) (int64, error) {
 	a := s.g.api()
 	var t uintptr
@@ -701,21 +690,21 @@ var knownTypestrs = func() map[string]string {
 
 const maxTypestrLen = 4
 
-// Typestr implements suaifields.Fields: a str or str subclass, every
+// Typestr implements usm.Fields: a str or str subclass, every
 // character of it (an embedded NUL is kept, and refused by the parser).
 func (s *suaiDict) Typestr() (string, error) {
 	g, a := s.g, s.g.api()
 	v := s.vals[keyTypestr]
 	if v == 0 || v == a.None {
-		return "", &suaifields.ReadError{Kind: errkind.Value, Found: "None"}
+		return "", &usm.ReadError{Kind: errkind.Value, Found: "None"}
 	}
 	if !a.HasFlag(v, pyapi.TPFlagsUnicodeSubclass) {
-		return "", &suaifields.ReadError{Kind: errkind.Value, Found: g.objTypeName(Object{v}) + " value"}
+		return "", &usm.ReadError{Kind: errkind.Value, Found: g.objTypeName(Object{v}) + " value"}
 	}
 	c, n, ok := a.UnicodeUTF8AndSize(v)
 	if !ok { // a lone surrogate: no typestr, and no UTF-8 to show
 		a.ErrClear()
-		return "", &suaifields.ReadError{Kind: errkind.Value, Found: "a str that is not valid UTF-8"}
+		return "", &usm.ReadError{Kind: errkind.Value, Found: "a str that is not valid UTF-8"}
 	}
 	b := cmem.Bytes(c, uintptr(n))
 	if n <= maxTypestrLen {
@@ -726,7 +715,7 @@ func (s *suaiDict) Typestr() (string, error) {
 	return string(b), nil
 }
 
-// Syclobj implements suaifields.Fields.
+// Syclobj implements usm.Fields.
 func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 	g, a := s.g, s.g.api()
 	so := s.vals[keySyclobj]
@@ -738,16 +727,16 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		str, ok := a.UnicodeAsString(so)
 		if !ok {
 			a.ErrClear()
-			return nil, &suaifields.ReadError{Kind: errkind.Value, Found: "a str that is not valid UTF-8"}
+			return nil, &usm.ReadError{Kind: errkind.Value, Found: "a str that is not valid UTF-8"}
 		}
-		o, err := syclobjFromValue(str)
+		o, err := syclobj.ParseSelector(str)
 		if err != nil {
-			return nil, &suaifields.ReadError{Kind: errkind.Value, Found: "str", Err: err}
+			return nil, &usm.ReadError{Kind: errkind.Value, Found: "str", Err: err}
 		}
 		return o, nil
 	}
 	if t == a.CapsuleType {
-		return fromCapsuleFunc(func() (syclobj.Obj, error) {
+		return syclobj.FromCapsule(func() (syclobj.Obj, error) {
 			if s.released {
 				return nil, errReleased()
 			}
@@ -760,7 +749,7 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		// ref is then known, and BindRef needs one C call.
 		d := g.py.loadedDpctl()
 		if d != nil {
-			if ref, ok := d.queues.lookupObj(so); ok {
+			if ref, ok := g.py.dpQueues.lookupObj(so); ok {
 				return syclobj.UnsafeQueueRef(ref), nil
 			}
 		}
@@ -774,7 +763,7 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 			}
 		}
 		if d != nil {
-			d.noteQueue(g, so, ref)
+			g.py.noteQueue(g, d, so, ref)
 		}
 		return syclobj.UnsafeQueueRef(ref), nil
 	}
@@ -789,7 +778,7 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		return syclobj.UnsafeContextRef(ref), nil
 	}
 	if a.HasAttrString(so, "_get_capsule") {
-		return fromCapsuleFunc(func() (syclobj.Obj, error) {
+		return syclobj.FromCapsule(func() (syclobj.Obj, error) {
 			if s.released {
 				return nil, errReleased()
 			}
@@ -809,7 +798,7 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 			return g.takeRefCapsule(c)
 		}), nil
 	}
-	return nil, &suaifields.ReadError{Kind: errkind.Value, Found: g.objTypeName(Object{so})}
+	return nil, &usm.ReadError{Kind: errkind.Value, Found: g.objTypeName(Object{so})}
 }
 
 func errReleased() error {
@@ -866,17 +855,6 @@ func (g *GIL) takeRefCapsule(c uintptr) (syclobj.Obj, error) {
 
 func quote(s string) string { return "\"" + s + "\"" }
 
-// parseSUAI reads obj's SUAI and parses it (parseFields): dpctl's
-// checks without binding the pointer to a backend.
-func (g *GIL) parseSUAI(obj Object) (usm.Interface, error) {
-	s, err := g.readSUAI(obj)
-	if err != nil {
-		return usm.Interface{}, err
-	}
-	defer s.Release(g)
-	return parseFields(s)
-}
-
 // AsArray reads obj's SUAI and binds it with reg (nil: the registry of the
 // interpreter's dpctl, which is imported if needed). The array's Owner
 // keeps obj alive.
@@ -891,7 +869,7 @@ func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
 			s.Release(g)
 			return nil, err
 		}
-		reg = d.reg
+		reg = d.Registry()
 	}
 	arr, _, err := g.bindSUAI(obj, s, reg, false)
 	return arr, err
@@ -901,7 +879,7 @@ func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
 // reg and releases s.
 func (g *GIL) bindSUAI(obj Object, s *suaiDict, reg *usm.Registry, keepSyclobj bool) (*usm.Array, *pyRef, error) {
 	defer s.Release(g)
-	arr, err := bindFields(reg, s)
+	arr, err := reg.ParseFields(s)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -921,7 +899,7 @@ func (g *GIL) bindSUAI(obj Object, s *suaiDict, reg *usm.Registry, keepSyclobj b
 // Python code that needs the GIL to finish. Waiting on the Once with the
 // GIL held would deadlock both. loadDpctl takes the GIL again for itself
 // (PyGILState_Ensure restores this thread's saved state).
-func (g *GIL) dpctlUnderGIL() (*Dpctl, error) {
+func (g *GIL) dpctlUnderGIL() (*dpctl.Backend, error) {
 	if d := g.py.loadedDpctl(); d != nil {
 		return d, nil
 	}

@@ -23,7 +23,6 @@ type Registry struct {
 	devices   []globalDevice
 	descs     []syclobj.Device
 	selectors map[globalDevice]syclobj.Selector // SelectorFor results
-	syclobjs  map[globalDevice]syclobj.Obj      // the same, boxed once (syclobjFor)
 }
 
 type globalDevice struct {
@@ -51,7 +50,6 @@ func (r *Registry) add(b Backend) {
 	r.backends = bs
 	r.devices, r.descs = r.devices[:0], r.descs[:0]
 	r.selectors = map[globalDevice]syclobj.Selector{}
-	r.syclobjs = map[globalDevice]syclobj.Obj{}
 	// seen counts, per (backend, device type), the devices so far in the
 	// global order, which is what device_num in backend:type:num counts. A
 	// backend such as dpctl's spans several SYCL backends, so each device
@@ -70,7 +68,6 @@ func (r *Registry) add(b Backend) {
 			// Built once here because imports ask for them often.
 			if sel, err := syclobj.ParseSelector(d.Backend.String() + ":" + d.Type.String() + ":" + strconv.Itoa(seen[k])); err == nil {
 				r.selectors[gd] = sel
-				r.syclobjs[gd] = sel
 			}
 			seen[k]++
 		}
@@ -140,17 +137,6 @@ func (r *Registry) SelectorFor(b Backend, local int) (syclobj.Selector, error) {
 		return syclobj.Selector{}, errkind.New(errkind.Value, "usm.Registry.SelectorFor", "device "+strconv.Itoa(local)+" of backend "+b.Name().String()+" is not registered")
 	}
 	return sel, nil
-}
-
-// syclobjFor is SelectorFor as a syclobj.Obj (nil when the device is not
-// registered): the interface value is made once, when the device is
-// registered, so an import that sets an Interface's Syclobj allocates
-// nothing for it.
-func (r *Registry) syclobjFor(b Backend, local int) syclobj.Obj {
-	r.mu.RLock()
-	o := r.syclobjs[globalDevice{b, local}]
-	r.mu.RUnlock()
-	return o
 }
 
 // Lookup returns the first backend that knows ptr, in rank order, with what
@@ -380,7 +366,7 @@ func (r *Registry) Parse(m map[string]any) (*Array, error) {
 	if m == nil {
 		return nil, errNotADict()
 	}
-	return r.parseFields(newMapFields(m))
+	return r.ParseFields(newMapFields(m))
 }
 
 // Bind validates a hand-built Interface and binds it like Parse (Owner

@@ -10,15 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/syclobj"
 )
 
 // The syclobj field's values, moved here from package syclobj with
 // FromValue and Resolve (syclobjFromValue, resolveSyclobj).
-
-// fromCapsuleFunc is how pybridge makes a capsule source (see hooks).
-var fromCapsuleFunc = hooks.FromCapsuleFunc.(func(func() (syclobj.Obj, error)) syclobj.Obj)
 
 func TestSyclobjFromValue(t *testing.T) {
 	ctx := syclobj.UnsafeContextRef(0x1000)
@@ -68,7 +64,7 @@ func TestSyclobjFromValue(t *testing.T) {
 	})
 	t.Run("CapsuleSource", func(t *testing.T) {
 		calls := 0
-		cs := fromCapsuleFunc(func() (syclobj.Obj, error) { calls++; return q, nil })
+		cs := syclobj.FromCapsule(func() (syclobj.Obj, error) { calls++; return q, nil })
 		o, err := syclobjFromValue(cs)
 		require.NoError(t, err)
 		_, ok := o.(capsuleSource)
@@ -124,7 +120,7 @@ func TestResolveSyclobj(t *testing.T) {
 	})
 	t.Run("QueueRef", func(t *testing.T) {
 		calls := 0
-		cs := fromCapsuleFunc(func() (syclobj.Obj, error) { calls++; return q, nil })
+		cs := syclobj.FromCapsule(func() (syclobj.Obj, error) { calls++; return q, nil })
 		for i := 1; i <= 2; i++ {
 			got, err := resolveSyclobj(cs)
 			require.NoError(t, err)
@@ -134,7 +130,7 @@ func TestResolveSyclobj(t *testing.T) {
 		}
 	})
 	t.Run("ContextRef", func(t *testing.T) {
-		cs := fromCapsuleFunc(func() (syclobj.Obj, error) { return ctx, nil })
+		cs := syclobj.FromCapsule(func() (syclobj.Obj, error) { return ctx, nil })
 		got, err := resolveSyclobj(cs)
 		require.NoError(t, err)
 		assert.Equal(t, syclobj.Obj(ctx), got)
@@ -150,7 +146,7 @@ func TestResolveSyclobj(t *testing.T) {
 		{"nil", func() (syclobj.Obj, error) { return nil, nil },
 			"_get_capsule returned <nil>, want a SyclContextRef or SyclQueueRef capsule"},
 		{"nested CapsuleSource", func() (syclobj.Obj, error) {
-			return fromCapsuleFunc(func() (syclobj.Obj, error) { return q, nil }), nil
+			return syclobj.FromCapsule(func() (syclobj.Obj, error) { return q, nil }), nil
 		}, "want a SyclContextRef or SyclQueueRef capsule"},
 		{"error", func() (syclobj.Obj, error) { return nil, errors.New("capsule already used") },
 			"_get_capsule failed: capsule already used"},
@@ -159,7 +155,7 @@ func TestResolveSyclobj(t *testing.T) {
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
-			cs := fromCapsuleFunc(tt.get)
+			cs := syclobj.FromCapsule(tt.get)
 			got, err := resolveSyclobj(cs)
 			require.Error(t, err)
 			assert.Nil(t, got)

@@ -13,7 +13,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/testutil"
 )
 
-// called is what pybridge calls of dpctl's C library, written out here
+// called is what package dpctl calls of dpctl's C library, written out here
 // independently of Load's table. Device selectors and
 // DPCTLDeviceMgr_GetPositionInDevices are not in it: nothing calls them.
 var called = []string{

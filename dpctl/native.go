@@ -1,9 +1,9 @@
-package pybridge
+package dpctl
 
 import (
 	"sync"
 
-	"github.com/usmbridge/usmbridge/internal/dpctlapi"
+	"github.com/usmbridge/usmbridge/dpctl/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/levelzero"
 	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/usm"
@@ -61,12 +61,6 @@ func (n *ctxNative) release() {
 	_ = n.ze.Close()
 }
 
-// nativeRoutes is what newNative needs beyond dpctl's own API, resolved
-// once per Dpctl.
-type nativeRoutes struct {
-	fn dpctlapi.Native
-}
-
 // newNative returns the native side of ctx, a live DPCTLSyclContextRef
 // whose devices have USM (callers check usmContext first), or nil.
 //
@@ -77,14 +71,14 @@ type nativeRoutes struct {
 // getNative is called for OpenCL and Level Zero contexts only: there the
 // adapters answer without failing (OpenCL returns its cl_context, retained
 // for us; Level Zero its ze_context_handle_t, not retained).
-func (d *Dpctl) newNative(ctx uintptr) *ctxNative {
-	r := &d.native
-	if ctx == 0 || !r.fn.Present() {
+func (b *Backend) newNative(ctx uintptr) *ctxNative {
+	n := b.nat
+	if ctx == 0 || !n.Present() {
 		return nil
 	}
-	switch r.fn.ContextGetBackend(ctx) {
+	switch n.ContextGetBackend(ctx) {
 	case dpctlapi.BackendOpenCL:
-		h := r.fn.ContextGetNative(ctx)
+		h := n.ContextGetNative(ctx)
 		if h == 0 {
 			return nil
 		}
@@ -98,7 +92,7 @@ func (d *Dpctl) newNative(ctx uintptr) *ctxNative {
 	case dpctlapi.BackendLevelZero:
 		// getNative does not retain a Level Zero context: it is borrowed
 		// for as long as the SYCL context lives, which the caller ensures.
-		h := r.fn.ContextGetNative(ctx)
+		h := n.ContextGetNative(ctx)
 		c, err := levelzero.UnsafeBorrowContext(h)
 		if err != nil {
 			return nil
@@ -110,26 +104,26 @@ func (d *Dpctl) newNative(ctx uintptr) *ctxNative {
 
 // defaultCtx is a device's cached (default) context, in which QueryPointer
 // classifies pointers, with its native side made on first use and kept
-// for the life of the Dpctl.
+// for the life of the Backend.
 type defaultCtx struct {
 	ref  uintptr // DPCTLSyclContextRef, owned by its dpDevice
 	once sync.Once
 	nat  *ctxNative
 }
 
-func (c *defaultCtx) native(d *Dpctl) *ctxNative {
-	c.once.Do(func() { c.nat = d.newNative(c.ref) })
+func (c *defaultCtx) native(b *Backend) *ctxNative {
+	c.once.Do(func() { c.nat = b.newNative(c.ref) })
 	return c.nat
 }
 
 // extentIn returns the allocation containing ptr, a USM pointer of ctx:
 // through def's native side when ctx is that default context, else
 // through a native side made for this query and released after it.
-func (d *Dpctl) extentIn(ctx uintptr, def *defaultCtx, ptr uintptr) (base, size uintptr) {
+func (b *Backend) extentIn(ctx uintptr, def *defaultCtx, ptr uintptr) (base, size uintptr) {
 	if def != nil {
-		return def.native(d).extent(ptr)
+		return def.native(b).extent(ptr)
 	}
-	n := d.newNative(ctx)
+	n := b.newNative(ctx)
 	defer n.release()
 	return n.extent(ptr)
 }

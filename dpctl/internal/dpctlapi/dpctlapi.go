@@ -1,5 +1,5 @@
 // Package dpctlapi binds the subset of dpctl's C library
-// libDPCTLSyclInterface.so that pybridge needs, through internal/ffi. It
+// libDPCTLSyclInterface.so that package dpctl needs, through internal/ffi. It
 // must be the instance the running dpctl loaded (open it with RTLD_NOLOAD
 // after `import dpctl`), so that queues, contexts and the device cache are
 // shared with dpctl.
@@ -48,7 +48,7 @@ const (
 
 // API is the resolved symbol table, with a typed Go method per C
 // function. Handles (DPCTLSycl*Ref) are uintptr: they are dpctl's, shared
-// with Python, and the callers in pybridge own or borrow them as dpctl's
+// with Python, and package dpctl owns or borrows them as dpctl's
 // rules say (see the package comment).
 type API struct {
 	path string
@@ -71,7 +71,7 @@ type API struct {
 
 // Open finds the first of paths that is already loaded (RTLD_NOLOAD: only
 // the instance dpctl loaded will do) and resolves the table. Every symbol
-// it requires is called by pybridge; the error is an *ffi.LibraryError or
+// it requires is called by package dpctl; the error is an *ffi.LibraryError or
 // an *ffi.MissingSymbolsError naming all the missing ones, and matches
 // errkind.NotAvailable.
 func Open(paths ...string) (*API, error) {
