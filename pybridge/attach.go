@@ -3,8 +3,8 @@ package pybridge
 import (
 	"errors"
 
-	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
