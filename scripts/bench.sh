@@ -30,6 +30,9 @@ cd "$(dirname "$0")/.."
 py=${USMBRIDGE_PYTHON:-python3}
 out=$PWD/.cache/bench
 mkdir -p "$out"
+for arg in "$@"; do
+	case $arg in -h | --help) exec "$py" python/bench/bench.py --help ;; esac
+done
 
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" "$py" -m usmbridge.build python/ext --name usmbridge._ext -o "$out" >/dev/null
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" "$py" -m usmbridge.build python/bench/benchmod -o "$out" >/dev/null

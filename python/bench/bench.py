@@ -258,9 +258,10 @@ enters Go, which waits on the array's queue, as dpnp's does, and makes a
 fresh dict each time.""",
     "dpt_from_dlpack": """\
 `dpnp.tensor.from_dlpack` of our Array beside that of the dpnp array's
-own `usm_ndarray`: dpnp asks for the capsule with its queue as stream,
-and an export with a stream is Go's (it orders that queue after the
-array's).""",
+own `usm_ndarray`. dpnp calls `__dlpack__(max_version=(1, 0))` without a
+stream, so an Array on a dpctl queue must have its queue's work done
+before the capsule is read: that export is Go's (one call into Go, which
+waits on the queue).""",
     "asarray": """\
 `usmbridge.asarray` of a dpnp array beside `dpnp.asarray` of it, which
 returns an array over the same memory without reading any interface.
@@ -348,7 +349,7 @@ def page(command, cpu, lines, floors, ran):
     ] + TABLE_HEAD + lines + ["", "## The rows", ""]
     for key in ran:
         title = PY_ROWS[key][0] if key in PY_ROWS else next(r[1] for r in GO_ROWS if r[0] == key)
-        out += ["- **%s** (`%s`): %s" % (title, key, indent(ROW_NOTES[key])), ""]
+        out += ["- **%s** (`%s`):" % (title, key), "  " + indent(ROW_NOTES[key]), ""]
     out += ["## The peers", "", PEERS_TEXT, ""]
     if floors:
         out += ["## Piece by piece", "",
@@ -393,6 +394,8 @@ def commit():
 
 
 def fmt_time(ns):
+    if abs(ns) < 0.5:
+        ns = 0.0  # not "-0 ns"
     if abs(ns) >= 1e6:
         return "%.2f ms" % (ns / 1e6)
     if abs(ns) >= 1e3:
