@@ -2,11 +2,12 @@ package pyext
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -122,9 +123,9 @@ func deviceNamed(s string) (Device, error) {
 	if err != nil {
 		return Device{}, err
 	}
-	d, err := ext.py.Dpctl()
+	d, err := sycl(strconv.Quote(s))
 	if err != nil {
-		return Device{}, fmt.Errorf("SYCL device %q: %w", s, err)
+		return Device{}, err
 	}
 	b, local, err := d.Registry().Select(sel)
 	if err != nil {
@@ -137,6 +138,18 @@ func deviceNamed(s string) (Device, error) {
 	return Device{DL: dl, Backend: b, Index: local}, nil
 }
 
+// sycl is dpctl's SYCL runtime, for the device named: a Python without
+// dpctl (or without a SYCL runtime) has no such device, a ValueError as
+// NumPy's for a device it cannot provide, chained to the ImportError; an
+// import interrupted (KeyboardInterrupt, ...) is that exception itself.
+func sycl(device string) (*dpctl.Backend, error) {
+	d, err := ext.py.Dpctl()
+	if errors.Is(err, usm.ErrNotAvailable) {
+		return nil, errkind.Wrap(errkind.Value, "pyext", "device "+device+" is a SYCL device, and this Python has no SYCL runtime", err)
+	}
+	return d, err
+}
+
 // deviceOfDL is the device of a DLPack pair.
 func deviceOfDL(dl dlpack.Device) (Device, error) {
 	switch dl.Type {
@@ -146,9 +159,9 @@ func deviceOfDL(dl dlpack.Device) (Device, error) {
 		}
 		return Host, nil
 	case dlpack.OneAPI:
-		d, err := ext.py.Dpctl()
+		d, err := sycl(dl.String())
 		if err != nil {
-			return Device{}, fmt.Errorf("SYCL device %s: %w", dl, err)
+			return Device{}, err
 		}
 		b, local, err := d.Registry().FromDLPackDevice(dl)
 		if err != nil {
