@@ -106,7 +106,7 @@ func cImportHost(m uintptr, versioned bool) (v view, shape, strides []int64, ok 
 	if versioned {
 		vers = 1
 	}
-	if C.ubx_import_host(cmem.Ptr(m), vers, &cv, (*C.int64_t)(unsafe.Pointer(&dims[0]))) == 0 {
+	if C.ubx_import_host(cmem.Ptr(m), vers, &cv, (*C.int64_t)(unsafe.Pointer(&dims[0])), C.UBX_MAX_NDIM) == 0 {
 		return view{}, nil, nil, false
 	}
 	v = *(*view)(unsafe.Pointer(&cv))

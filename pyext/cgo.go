@@ -4,9 +4,11 @@ package pyext
 // and what Go calls of it. Only an extension module (built with cgo and
 // UBX_MODULE) calls them; -O2 because a build that sets CGO_CFLAGS (Python's
 // include directory) replaces cgo's default "-g -O2", and module.c's fast
-// paths would otherwise be compiled unoptimised.
+// paths would otherwise be compiled unoptimised. A call of an undeclared
+// function is an error, not the warning of older compilers: it would be
+// compiled with the wrong types and crash at run time.
 
-// #cgo CFLAGS: -O2
+// #cgo CFLAGS: -O2 -Werror=implicit-function-declaration
 // #include <stdlib.h>
 // #include "ubx.h"
 // void *ubx_keep(void *call, int32_t i, void **exc);

@@ -72,7 +72,7 @@ static int window(const int64_t *shape, const int64_t *strides, int32_t ndim, in
 	return 1;
 }
 
-int ubx_import_host(const void *m, int versioned, ubx_view *v, int64_t *dims)
+int ubx_import_host(const void *m, int versioned, ubx_view *v, int64_t *dims, int32_t max_ndim)
 {
 	const ub_dl_tensor *t;
 	uint64_t flags = UB_DL_FLAG_READ_ONLY; /* a legacy tensor cannot say it is writable */
@@ -88,7 +88,7 @@ int ubx_import_host(const void *m, int versioned, ubx_view *v, int64_t *dims)
 		t = &((const ub_dl_managed *)m)->dl_tensor;
 	}
 	int32_t ndim = t->ndim;
-	if (ndim < 0 || ndim > UBX_MAX_NDIM || (ndim > 0 && t->shape == NULL))
+	if (ndim < 0 || ndim > UBX_MAX_NDIM || ndim > max_ndim || (ndim > 0 && t->shape == NULL))
 		return 0;
 	ub_dl_dtype dt = t->dtype;
 	if (dt.lanes != 1 || dt.code >= UBX_DTYPE_CODES || dt.bits % 8 != 0 || dt.bits / 8 >= UBX_DTYPE_BYTES)
@@ -96,17 +96,18 @@ int ubx_import_host(const void *m, int versioned, ubx_view *v, int64_t *dims)
 	int64_t itemsize = ubx_dtype_size[dt.code][dt.bits / 8];
 	if (itemsize == 0)
 		return 0;
+	/* Copied by loops: arrays have few dimensions, and memcpy of a
+	 * variable size is a rep movs whose start costs more than the copy. */
 	int64_t *shape = dims, *strides = dims + ndim;
-	if (ndim > 0)
-		memcpy(shape, t->shape, (size_t)ndim * sizeof(int64_t));
+	for (int32_t i = 0; i < ndim; i++)
+		if ((shape[i] = t->shape[i]) < 0)
+			return 0;
 	const int64_t *given = NULL;
 	if (ndim > 0 && t->strides != NULL) {
-		memcpy(strides, t->strides, (size_t)ndim * sizeof(int64_t));
+		for (int32_t i = 0; i < ndim; i++)
+			strides[i] = t->strides[i];
 		given = strides;
 	}
-	for (int32_t i = 0; i < ndim; i++)
-		if (shape[i] < 0)
-			return 0;
 
 	/* Placement (dlpack's place): data + byte_offset does not wrap, a
 	 * non-empty tensor has data, and its bytes stay inside user space. */

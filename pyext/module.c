@@ -308,7 +308,6 @@ typedef struct {
 	PyObject_HEAD
 	ubx_view v;
 	int64_t *dims; /* shape then strides: inline_dims, or malloc'd beyond INLINE_NDIM */
-	int64_t inline_dims[2 * INLINE_NDIM];
 	/* What keeps the memory alive, besides Go's state (v.handle): */
 	void *managed;     /* a producer's tensor this Array took: its deleter runs once, at dealloc */
 	int versioned;     /* managed is a DLManagedTensorVersioned */
@@ -318,6 +317,7 @@ typedef struct {
 	PyObject *usm_nd;  /* __usm_ndarray__, made once */
 	PyObject *dev_tuple;
 	PyObject *weakrefs;
+	int64_t inline_dims[2 * INLINE_NDIM]; /* last: array_alloc leaves it unwritten */
 } Array;
 
 static int is_array(PyObject *o);
@@ -329,7 +329,7 @@ static Array *array_alloc(int32_t ndim)
 	Array *a = PyObject_GC_New(Array, g_array_type);
 	if (a == NULL)
 		return NULL;
-	memset((char *)a + sizeof(PyObject), 0, sizeof(Array) - sizeof(PyObject));
+	memset((char *)a + sizeof(PyObject), 0, offsetof(Array, inline_dims) - sizeof(PyObject));
 	a->dims = a->inline_dims;
 	if (ndim > INLINE_NDIM) {
 		a->dims = malloc(sizeof(int64_t) * 2 * (size_t)ndim);
@@ -342,6 +342,9 @@ static Array *array_alloc(int32_t ndim)
 	}
 	return a;
 }
+
+static int array_over(const void *p, int versioned, Array **out);
+static void take_tensor(Array *a, void *p, int versioned);
 
 /* set_view copies v into a, shape and strides into a's dims, and starts
  * tracking a. */
@@ -1363,26 +1366,18 @@ static int xch_to_py(ub_dl_managed_versioned *tensor, void **out_py_object)
 			PyErr_SetString(PyExc_ValueError, "managed_tensor_to_py_object_no_sync: tensor or out is NULL");
 		return -1;
 	}
-	ubx_view v;
-	Array *a = array_alloc(tensor->dl_tensor.ndim > 0 && tensor->dl_tensor.ndim <= UBX_MAX_NDIM
-					       ? tensor->dl_tensor.ndim
-					       : 0);
-	if (a == NULL) {
+	Array *a;
+	int r0 = array_over(tensor, 1, &a);
+	if (r0 < 0) {
 		if (tensor->deleter != NULL)
 			tensor->deleter(tensor);
 		return -1;
 	}
-	int64_t dims[2 * UBX_MAX_NDIM];
-	if (ubx_import_host(tensor, 1, &v, dims)) {
-		set_view(a, &v);
-		a->managed = tensor;
-		a->versioned = 1;
-		c_imports++;
-		live_c_imports++;
+	if (r0 > 0) {
+		take_tensor(a, tensor, 1);
 		*out_py_object = a;
 		return 0;
 	}
-	Py_DECREF(a);
 	ubx_result *res = PyMem_Calloc(1, sizeof(ubx_result));
 	if (res == NULL) {
 		tensor->deleter(tensor);
@@ -1502,6 +1497,86 @@ static int type_method(PyTypeObject *tp, PyObject *name)
 	return 0;
 }
 
+/* ---- what a type defines ---------------------------------------------------- */
+
+/* The facts the argument readers ask of an object's type: which protocols
+ * its class (or a base) defines. Looking them up walks the MRO's dicts,
+ * five names at two or more dicts each; a type's facts are kept in a small
+ * table for as long as CPython's version tag of the type holds. CPython
+ * gives a type a new tag whenever it or a base changes (PyType_Modified:
+ * an attribute set or deleted, __bases__ assigned) and never reuses one, so
+ * a type that gains __sycl_usm_array_interface__ after a call is looked up
+ * again (test_host_import.py). Types without a valid tag, or whose
+ * metaclass is not type (a property on the metaclass may answer anything),
+ * are looked up each time. */
+enum {
+	FACT_SUAI = 1,          /* __sycl_usm_array_interface__ */
+	FACT_EXCHANGE = 2,      /* a DLPack C exchange table, under either name */
+	FACT_DLPACK = 4,        /* a callable __dlpack__ */
+	FACT_DLPACK_DEVICE = 8, /* a callable __dlpack_device__ */
+	FACT_NO_STREAM = 16,    /* numpy.ndarray: never on a device with streams */
+};
+
+typedef struct {
+	PyTypeObject *tp;
+	unsigned int tag;
+	unsigned int facts;
+} type_facts_entry;
+
+#define TYPE_FACTS_SLOTS 16
+static type_facts_entry type_facts_table[TYPE_FACTS_SLOTS]; /* guarded by the GIL */
+
+/* numpy.ndarray itself (not a subclass, which may define its own
+ * __dlpack_device__): a static type of that name. NumPy holds host memory
+ * only (kDLCPU, and the CUDA and ROCm host and managed memory its
+ * from_dlpack takes), never memory of a device with streams: its
+ * __dlpack__ needs no stream, and the tensor says the device. */
+static int is_numpy_ndarray(PyTypeObject *tp)
+{
+	return !(tp->tp_flags & Py_TPFLAGS_HEAPTYPE) && strcmp(tp->tp_name, "numpy.ndarray") == 0;
+}
+
+/* type_facts writes tp's facts to *out: 0, or -1 with an exception. */
+static int type_facts(PyTypeObject *tp, unsigned int *out)
+{
+	unsigned int tag = 0;
+	if (Py_TYPE(tp) == &PyType_Type && (tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+		tag = tp->tp_version_tag;
+	type_facts_entry *e = &type_facts_table[((uintptr_t)tp >> 6) % TYPE_FACTS_SLOTS];
+	if (tag != 0 && e->tp == tp && e->tag == tag) {
+		*out = e->facts;
+		return 0;
+	}
+	unsigned int f = 0;
+	int r = type_has(tp, s_suai);
+	if (r < 0)
+		return -1;
+	f |= r ? FACT_SUAI : 0;
+	r = type_has(tp, s_exchange);
+	if (r == 0)
+		r = type_has(tp, s_exchange_int);
+	if (r < 0)
+		return -1;
+	f |= r ? FACT_EXCHANGE : 0;
+	if ((r = type_method(tp, s_dlpack)) < 0)
+		return -1;
+	f |= r ? FACT_DLPACK : 0;
+	if ((r = type_method(tp, s_dlpack_device)) < 0)
+		return -1;
+	f |= r ? FACT_DLPACK_DEVICE : 0;
+	if (is_numpy_ndarray(tp))
+		f |= FACT_NO_STREAM;
+	/* A key's __eq__ in a class dict may have run and changed the type
+	 * meanwhile: then its tag is no longer the one read above. */
+	if (tag != 0 && (tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && tp->tp_version_tag == tag) {
+		e->tp = tp;
+		e->tag = tag;
+		e->facts = f;
+	}
+	*out = f;
+	return 0;
+}
+
 /* A resource an argument holds during the call, released after it unless
  * Go kept it (ubx_keep) or the result took it over. */
 typedef struct {
@@ -1601,14 +1676,18 @@ static int read_buffer(PyObject *o, int writable, hold *h, ubx_value *val)
 		return -1;
 	/* The buffer as a DLPack tensor, read with the import's rules. */
 	int64_t shape[UBX_MAX_NDIM], strides[UBX_MAX_NDIM];
+	/* Strides in bytes to elements; a shift for the usual power-of-two
+	 * item sizes (a division is dozens of cycles). */
+	Py_ssize_t isz = b->itemsize;
+	int shift = (isz & (isz - 1)) == 0 ? __builtin_ctzll((unsigned long long)isz) : -1;
 	for (int i = 0; i < b->ndim; i++) {
-		shape[i] = b->shape != NULL ? (int64_t)b->shape[i] : (int64_t)(b->len / b->itemsize);
+		shape[i] = b->shape != NULL ? (int64_t)b->shape[i] : (int64_t)(b->len / isz);
 		Py_ssize_t s = b->strides != NULL ? b->strides[i] : 0;
-		if (b->strides != NULL && s % b->itemsize != 0) {
+		if (shift >= 0 ? (s & (isz - 1)) != 0 : s % isz != 0) {
 			val->kind = UBX_V_OBJECT; /* strides that are not whole elements: Go refuses */
 			return 1;
 		}
-		strides[i] = s / b->itemsize;
+		strides[i] = shift >= 0 ? s >> shift : s / isz;
 	}
 	ub_dl_managed_versioned m = {0};
 	m.version.major = 1;
@@ -1619,23 +1698,18 @@ static int read_buffer(PyObject *o, int writable, hold *h, ubx_value *val)
 	m.dl_tensor.dtype = dt;
 	m.dl_tensor.shape = shape;
 	m.dl_tensor.strides = b->strides != NULL ? strides : NULL;
-	int64_t tmp[2 * UBX_MAX_NDIM];
-	if (!ubx_import_host(&m, 1, &val->v, tmp)) {
+	if (!ubx_import_host(&m, 1, &val->v, d, b->ndim)) {
 		val->kind = UBX_V_OBJECT;
 		return 1;
 	}
-	memcpy(d, tmp, sizeof(int64_t) * 2 * (size_t)b->ndim);
-	val->v.t.shape = b->ndim > 0 ? d : NULL;
-	val->v.t.strides = b->ndim > 0 ? d + b->ndim : NULL;
 	val->kind = UBX_V_ARRAY;
 	(void)writable;
 	return 1;
 }
 
-/* take_capsule imports a fresh DLPack capsule's kDLCPU tensor in C into
- * val and h (renaming the capsule used_*): 1 when done, 0 when Go must
- * decide (anything else about the capsule), -1 with an exception. */
-static int take_capsule(PyObject *cap, hold *h, ubx_value *val)
+/* capsule_tensor is a fresh DLPack capsule's tensor: 1 with *p and
+ * *versioned, 0 for anything else (Go says what is wrong with it). */
+static int capsule_tensor(PyObject *cap, void **p, int *versioned)
 {
 	if (!PyCapsule_CheckExact(cap))
 		return 0;
@@ -1644,22 +1718,35 @@ static int take_capsule(PyObject *cap, hold *h, ubx_value *val)
 		PyErr_Clear();
 		return 0;
 	}
-	int versioned = strcmp(name, name_versioned) == 0;
-	if (!versioned && strcmp(name, name_legacy) != 0)
+	*versioned = strcmp(name, name_versioned) == 0;
+	if (!*versioned && strcmp(name, name_legacy) != 0)
 		return 0;
-	void *p = PyCapsule_GetPointer(cap, name);
-	if (p == NULL) {
+	*p = PyCapsule_GetPointer(cap, name); /* its own name: no second compare */
+	if (*p == NULL) {
 		PyErr_Clear();
 		return 0;
 	}
+	return 1;
+}
+
+/* take_capsule imports a fresh DLPack capsule's kDLCPU tensor in C into
+ * val and h (renaming the capsule used_*): 1 when done, 0 when Go must
+ * decide (anything else about the capsule), -1 with an exception. */
+static int take_capsule(PyObject *cap, hold *h, ubx_value *val)
+{
+	void *p;
+	int versioned;
+	if (!capsule_tensor(cap, &p, &versioned))
+		return 0;
 	int64_t tmp[2 * UBX_MAX_NDIM];
-	if (!ubx_import_host(p, versioned, &val->v, tmp))
+	if (!ubx_import_host(p, versioned, &val->v, tmp, UBX_MAX_NDIM))
 		return 0;
 	int32_t n = val->v.t.ndim;
 	int64_t *d = hold_dims(h, n);
 	if (d == NULL)
 		return -1;
-	memcpy(d, tmp, sizeof(int64_t) * 2 * (size_t)n);
+	for (int32_t i = 0; i < 2 * n; i++)
+		d[i] = tmp[i];
 	val->v.t.shape = n > 0 ? d : NULL;
 	val->v.t.strides = n > 0 ? d + n : NULL;
 	if (PyCapsule_SetName(cap, versioned ? used_versioned : used_legacy) < 0)
@@ -1673,22 +1760,55 @@ static int take_capsule(PyObject *cap, hold *h, ubx_value *val)
 	return 1;
 }
 
+/* array_over makes an Array (not yet tracked, owning nothing) over a
+ * producer's kDLCPU tensor p, its shape and strides imported straight into
+ * the Array's dims: 1 with *out, 0 when Go must decide, -1 with an
+ * exception. The caller makes the Array the tensor's owner. */
+static int array_over(const void *p, int versioned, Array **out)
+{
+	const ub_dl_tensor *t = versioned ? &((const ub_dl_managed_versioned *)p)->dl_tensor
+					  : &((const ub_dl_managed *)p)->dl_tensor;
+	int32_t n = t->ndim;
+	if (n < 0 || n > UBX_MAX_NDIM)
+		return 0;
+	Array *a = array_alloc(n);
+	if (a == NULL)
+		return -1;
+	/* The producer's ndim is read again there: the capacity bounds it. */
+	if (!ubx_import_host(p, versioned, &a->v, a->dims, n > INLINE_NDIM ? n : INLINE_NDIM)) {
+		Py_DECREF(a);
+		return 0;
+	}
+	*out = a;
+	return 1;
+}
+
+/* take_tensor makes a the owner of tensor p (its deleter runs once, when a
+ * goes) and starts tracking a. */
+static void take_tensor(Array *a, void *p, int versioned)
+{
+	a->managed = p;
+	a->versioned = versioned;
+	c_imports++;
+	live_c_imports++;
+	PyObject_GC_Track(a);
+}
+
 /* host_producer reports whether x looks like a host DLPack producer that C
  * can take alone: no DLPack C exchange table and no SUAI on its type (Go
- * takes those), a __dlpack__, and __dlpack_device__() == (kDLCPU, 0).
- * 1, 0, or -1 with an exception. */
+ * takes those), a __dlpack__, and __dlpack_device__() == (kDLCPU, 0), which
+ * is not asked of a type whose arrays need no stream (NumPy's: the tensor
+ * says the device, and take_capsule leaves any but kDLCPU to Go). 1, 0, or
+ * -1 with an exception. */
 static int host_producer(PyObject *x)
 {
-	PyTypeObject *t = Py_TYPE(x);
-	int r = type_has(t, s_exchange);
-	if (r == 0)
-		r = type_has(t, s_exchange_int);
-	if (r == 0)
-		r = type_has(t, s_suai);
-	if (r != 0)
-		return r < 0 ? -1 : 0;
-	if ((r = type_method(t, s_dlpack)) <= 0 || (r = type_method(t, s_dlpack_device)) <= 0)
-		return r;
+	unsigned int f;
+	if (type_facts(Py_TYPE(x), &f) < 0)
+		return -1;
+	if ((f & (FACT_SUAI | FACT_EXCHANGE)) || (f & (FACT_DLPACK | FACT_DLPACK_DEVICE)) != (FACT_DLPACK | FACT_DLPACK_DEVICE))
+		return 0;
+	if (f & FACT_NO_STREAM)
+		return 1;
 	PyObject *dev = PyObject_CallMethodNoArgs(x, s_dlpack_device);
 	if (dev == NULL) {
 		PyErr_Clear(); /* Go asks again and reports */
@@ -1729,15 +1849,15 @@ static int read_array(PyObject *o, int writable, hold *h, ubx_value *val)
 	val->kind = UBX_V_OBJECT;
 	if (PyCapsule_CheckExact(o))
 		return take_capsule(o, h, val) < 0 ? -1 : 0;
-	PyTypeObject *t = Py_TYPE(o);
-	int r = type_has(t, s_suai);
-	if (r < 0)
+	unsigned int f;
+	int r;
+	if (type_facts(Py_TYPE(o), &f) < 0)
 		return -1;
-	if (r > 0) {
+	if (f & FACT_SUAI) {
 		/* USM (Go reads its SUAI), unless the object says it is on the host
 		 * and has the buffer protocol (another module's host Array). */
-		if (!PyObject_CheckBuffer(o) || (r = type_method(t, s_dlpack_device)) <= 0)
-			return r < 0 ? -1 : 0;
+		if (!PyObject_CheckBuffer(o) || !(f & FACT_DLPACK_DEVICE))
+			return 0;
 		PyObject *dev = PyObject_CallMethodNoArgs(o, s_dlpack_device);
 		long long type, id;
 		int host = dev != NULL && pair(dev, &type, &id) && type == UB_DL_CPU;
@@ -1748,8 +1868,8 @@ static int read_array(PyObject *o, int writable, hold *h, ubx_value *val)
 			return 0;
 		return read_buffer(o, writable, h, val) < 0 ? -1 : 0;
 	}
-	if ((r = type_has(t, s_exchange)) != 0 || (r = type_has(t, s_exchange_int)) != 0)
-		return r < 0 ? -1 : 0;
+	if (f & FACT_EXCHANGE)
+		return 0;
 	if (PyObject_CheckBuffer(o))
 		return read_buffer(o, writable, h, val) < 0 ? -1 : 0;
 	if ((r = host_producer(o)) <= 0)
@@ -1901,7 +2021,7 @@ static PyObject *array_of_hold(ubx_value *val, hold *h)
 
 /* ---- function calls ------------------------------------------------------------ */
 
-#define MAX_PARAMS 64 /* pyext.maxParams */
+#define MAX_PARAMS 64 /* more than a Go function has (Func0..Func4) */
 
 /* A call in progress, for ubx_keep. */
 typedef struct {
@@ -2014,6 +2134,23 @@ static PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, h
 	return NULL;
 }
 
+/* result_init readies a result on the stack for Go: the fields C reads
+ * whatever Go returns are zero; the view and its dims are left unwritten,
+ * since Go writes the whole view of an array it returns (fillView) and the
+ * dims it has, and C reads no more than that. */
+static void result_init(ubx_result *r)
+{
+	r->kind = UBX_R_NONE;
+	r->arg = 0;
+	r->i = 0;
+	r->f = 0;
+	r->s = NULL;
+	r->n = 0;
+	r->obj = NULL;
+	r->base = NULL;
+	r->syclobj = NULL;
+}
+
 static PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
 	if (forked())
@@ -2021,8 +2158,9 @@ static PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 	const ubx_func *f = PyCapsule_GetPointer(self, NULL);
 	if (f == NULL)
 		return NULL;
-	int32_t n = f->nparams;
-	PyObject *bound[MAX_PARAMS] = {NULL};
+	int32_t n = f->nparams; /* at most MAX_PARAMS */
+	PyObject *bound[MAX_PARAMS];
+	memset(bound, 0, sizeof(PyObject *) * (size_t)n);
 	ubx_value vals[n > 0 ? n : 1];
 	hold holds[n > 0 ? n : 1];
 	if (bind_args(f, args, PyVectorcall_NARGS(nargsf), kwnames, bound) < 0)
@@ -2030,7 +2168,15 @@ static PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 	PyObject *out = NULL;
 	int32_t i;
 	for (i = 0; i < n; i++) {
-		memset(&vals[i], 0, sizeof vals[i]);
+		/* Everything but the view, which read_arg writes whole for an
+		 * array (a memset of all of it was a tenth of an empty call). */
+		vals[i].kind = UBX_V_MISSING;
+		vals[i].pad = 0;
+		vals[i].i = 0;
+		vals[i].f = 0;
+		vals[i].s = NULL;
+		vals[i].n = 0;
+		vals[i].obj = NULL;
 		holds[i].kind = HOLD_NONE;
 		holds[i].capsule = NULL;
 		holds[i].dims = NULL;
@@ -2039,16 +2185,11 @@ static PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 			goto done;
 		}
 	}
-	ubx_result *r = PyMem_Calloc(1, sizeof(ubx_result));
-	if (r == NULL) {
-		PyErr_NoMemory();
-		goto done;
-	}
-	r->kind = UBX_R_NONE;
+	ubx_result res;
+	result_init(&res);
 	call_ctx c = {vals, holds, n};
-	if (go_status(ubx_go_call(f->index, vals, n, r, &c)) == 0)
-		out = make_result(r, bound, vals, holds, n);
-	PyMem_Free(r);
+	if (go_status(ubx_go_call(f->index, vals, n, &res, &c)) == 0)
+		out = make_result(&res, bound, vals, holds, n);
 done:
 	for (int32_t j = 0; j < i; j++)
 		hold_release(&holds[j]);
@@ -2060,14 +2201,11 @@ done:
 static PyObject *go_array(int (*fn)(void *, void *, void *, ubx_result *), PyObject *a, PyObject *b,
 			  PyObject *c)
 {
-	ubx_result *r = PyMem_Calloc(1, sizeof(ubx_result));
-	if (r == NULL)
-		return PyErr_NoMemory();
-	PyObject *out = NULL;
-	if (go_status(fn(a, b, c, r)) == 0)
-		out = new_array_from_result(r);
-	PyMem_Free(r);
-	return out;
+	ubx_result r;
+	result_init(&r);
+	if (go_status(fn(a, b, c, &r)) != 0)
+		return NULL;
+	return new_array_from_result(&r);
 }
 
 static int go_from_dlpack(void *x, void *device, void *copy, ubx_result *r)
@@ -2117,17 +2255,21 @@ static PyObject *call_from_dlpack(PyObject *self, PyObject *const *args, Py_ssiz
 	PyObject *cap = call_dlpack(x);
 	if (cap == NULL)
 		return NULL;
-	ubx_value val = {0};
-	hold h = {0};
-	r = take_capsule(cap, &h, &val);
+	void *p;
+	int versioned;
+	Array *a = NULL;
 	PyObject *out = NULL;
+	r = capsule_tensor(cap, &p, &versioned) ? array_over(p, versioned, &a) : 0;
 	if (r > 0) {
-		val.obj = NULL;
-		out = array_of_hold(&val, &h);
+		if (PyCapsule_SetName(cap, versioned ? used_versioned : used_legacy) < 0) {
+			Py_DECREF(a);
+		} else {
+			take_tensor(a, p, versioned);
+			out = (PyObject *)a;
+		}
 	} else if (r == 0) {
 		out = go_array(go_import_capsule, x, cap, NULL);
 	}
-	hold_release(&h);
 	Py_DECREF(cap);
 	return out;
 }

@@ -104,11 +104,12 @@ typedef struct {
 
 /* ubx_import_host reads a producer's kDLCPU tensor (m, versioned or legacy)
  * into v as dlpack.Import followed by dlpack.Export would give it, with
- * shape and strides written to dims (2*UBX_MAX_NDIM entries): 1 when it
+ * shape and strides written to dims (2*max_ndim entries; a tensor of more
+ * dimensions, up to UBX_MAX_NDIM, is left to Go): 1 when it
  * accepts the tensor, 0 when Go must decide (a refusal, another device, a
  * dtype in doubt). It reads the tensor only; the caller owns it either way.
  * Go's dlpack.Import is the rule: FuzzHostImport holds the two equal. */
-int ubx_import_host(const void *m, int versioned, ubx_view *v, int64_t *dims);
+int ubx_import_host(const void *m, int versioned, ubx_view *v, int64_t *dims, int32_t max_ndim);
 
 /* The element size of each DLPack dtype Go accepts, filled by Go when the
  * module is made (dlpack's dtype rules): [code][bits/8], lanes 1; 0 where

@@ -241,3 +241,58 @@ def test_in_child(case):
     code = PRELUDE + textwrap.dedent(CASES[case]) + "\nprint('ok')\n"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), "exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr)
+
+
+class Producer:
+    """A host DLPack producer over a NumPy array (C's path takes it)."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def __dlpack__(self, **kw):
+        return self.x.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.x.__dlpack_device__()
+
+
+@pytest.mark.parametrize("where", ["class", "base"])
+@pytest.mark.parametrize("attr", ["__sycl_usm_array_interface__", "__dlpack_c_exchange_api__"])
+def test_protocol_added_to_a_type_later_is_seen(where, attr):
+    # C keeps what a type defines while CPython's version tag of the type
+    # holds; a protocol added afterwards, to the class or to a base, sends
+    # the next import to Go (which reads SUAI producers' queues and
+    # exchange tables), as if it had been there from the start.
+    Base = type("Base", (), {})
+    P = type("P", (Base, Producer), {})
+    p = P(np.arange(4.0))
+    n0 = c_imports()
+    for _ in range(3):
+        assert ub.from_dlpack(p).shape == (4,)
+    assert c_imports() - n0 == 3
+    setattr(Base if where == "base" else P, attr, property(lambda self: (_ for _ in ()).throw(AttributeError(attr))))
+    n1 = c_imports()
+    try:
+        ub.from_dlpack(p)
+    except Exception:
+        pass  # what Go makes of the broken attribute is not this test's
+    assert c_imports() == n1, "C took a producer whose type now has " + attr
+    delattr(Base if where == "base" else P, attr)
+    ub.from_dlpack(p)
+    assert c_imports() == n1 + 1
+
+
+def test_numpy_subclass_is_asked_its_device():
+    # NumPy's arrays are host memory, so C does not ask numpy.ndarray for
+    # __dlpack_device__; a subclass may answer otherwise and is asked.
+    calls = []
+
+    class Sub(np.ndarray):
+        def __dlpack_device__(self):
+            calls.append(1)
+            return super().__dlpack_device__()
+
+    x = np.arange(3.0).view(Sub)
+    n0 = c_imports()
+    assert ub.from_dlpack(x).shape == (3,)
+    assert calls and c_imports() - n0 == 1
