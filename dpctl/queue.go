@@ -3,6 +3,7 @@ package dpctl
 import (
 	"runtime"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/usmbridge/usmbridge/dpctl/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -16,6 +17,10 @@ import (
 type Queue struct {
 	b   *Backend
 	ref uintptr
+	// defaultCtx caches IsDefaultContext (0 not yet asked, 1 yes, 2 no):
+	// a queue's context is fixed when it is made, and every export of an
+	// array bound to the queue asks.
+	defaultCtx atomic.Int32
 }
 
 // ownQueue wraps a queue ref the backend owns: it is deleted once the
@@ -58,6 +63,22 @@ func (q *Queue) Wait() error {
 // kDLOneAPI, as dpctl's exporter requires (a consumer finds the memory
 // from the device id alone, through that default context).
 func (q *Queue) IsDefaultContext() bool {
+	switch q.defaultCtx.Load() {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	yes := q.isDefaultContext()
+	v := int32(2)
+	if yes {
+		v = 1
+	}
+	q.defaultCtx.Store(v)
+	return yes
+}
+
+func (q *Queue) isDefaultContext() bool {
 	a := q.b.api
 	ctx := a.QueueGetContext(q.ref)
 	if ctx == 0 {

@@ -100,12 +100,10 @@ func (g *GIL) ArrayFromSUAI(obj, d Object, reg *usm.Registry) (arr *usm.Array, s
 		}
 		reg = dp.Registry()
 	}
-	arr, ref, err := g.bindSUAI(obj, s, reg, true)
+	arr, ref, err := g.bindSUAI(Object{}, s, reg, true) // the caller keeps obj alive
 	if err != nil {
 		return nil, Object{}, err
 	}
-	arr.Owner.Release() // the caller keeps obj alive
-	arr.Owner = nil
 	if ref != nil {
 		so = ref.Object()
 		g.api().IncRef(so.p)

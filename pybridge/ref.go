@@ -44,7 +44,12 @@ func (r *pyRef) Release() {
 	if !r.refs.Release() {
 		return
 	}
-	if !r.py.api.IsInitialized() {
+	a := r.py.api
+	if !a.IsInitialized() {
+		return
+	}
+	if a.GILCheck() { // a caller that holds the GIL (a deallocator): no Ensure and Release
+		a.DecRef(r.p)
 		return
 	}
 	_ = r.py.Do(func(g *GIL) error { g.api().DecRef(r.p); return nil })

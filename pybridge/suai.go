@@ -876,14 +876,17 @@ func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
 }
 
 // bindSUAI is the rest of asArray, with s read from obj: it binds s with
-// reg and releases s.
+// reg and releases s. The array's Owner holds obj; a NULL obj is a caller
+// that keeps the object alive itself (no Owner).
 func (g *GIL) bindSUAI(obj Object, s *suaiDict, reg *usm.Registry, keepSyclobj bool) (*usm.Array, *pyRef, error) {
 	defer s.Release(g)
 	arr, err := reg.ParseFields(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	arr.Owner = g.py.newRef(obj)
+	if !obj.isNil() {
+		arr.Owner = g.py.newRef(obj)
+	}
 	var so *pyRef
 	if p := s.vals[keySyclobj]; keepSyclobj && p != 0 {
 		if ty := g.dpctlTypes(); ty.queue != 0 && (g.api().Type(p) == ty.queue || g.api().Type(p) == ty.context) {

@@ -60,7 +60,7 @@ func (cgoHalf) cString(s string) (uintptr, int64) {
 // errorOf is the error of an exception C took (a new reference).
 func errorOf(exc unsafe.Pointer) error {
 	var err error
-	_ = ext.py.Do(func(g *pybridge.GIL) error { err = g.ErrorOf(pybridge.UnsafeObject(uintptr(exc))); return nil })
+	_ = ext.py.DoHeld(func(g *pybridge.GIL) error { err = g.ErrorOf(pybridge.UnsafeObject(uintptr(exc))); return nil })
 	return err
 }
 
@@ -68,7 +68,7 @@ func errorOf(exc unsafe.Pointer) error {
 // Python exception pending when Do ends would be taken as Do's own error).
 // The caller returns failure to C.
 func raise(err error) {
-	_ = ext.py.Do(func(g *pybridge.GIL) error {
+	_ = ext.py.DoHeld(func(g *pybridge.GIL) error {
 		C.ubx_set_error(cmem.Ptr(g.ExceptionOf(err).Ptr()))
 		return nil
 	})
@@ -269,7 +269,7 @@ func arrayOf(g *pybridge.GIL, v *view, self unsafe.Pointer) (arr *usm.Array, rel
 func ubx_go_dlpack(v *C.ubx_view, self, stream, maxVersion, dlDevice, copyArg unsafe.Pointer) (out unsafe.Pointer) {
 	dlpackCalls.Add(1)
 	guard("__dlpack__", func() error {
-		return ext.py.Do(func(g *pybridge.GIL) error {
+		return ext.py.DoHeld(func(g *pybridge.GIL) error {
 			arr, release, err := arrayOf(g, (*view)(unsafe.Pointer(v)), self)
 			if err != nil {
 				return err
@@ -291,7 +291,7 @@ func ubx_go_dlpack(v *C.ubx_view, self, stream, maxVersion, dlDevice, copyArg un
 //export ubx_go_suai
 func ubx_go_suai(v *C.ubx_view, self, syclobj unsafe.Pointer) (out unsafe.Pointer) {
 	guard("__sycl_usm_array_interface__", func() error {
-		return ext.py.Do(func(g *pybridge.GIL) error {
+		return ext.py.DoHeld(func(g *pybridge.GIL) error {
 			arr, release, err := arrayOf(g, (*view)(unsafe.Pointer(v)), self)
 			if err != nil {
 				return err
@@ -318,7 +318,7 @@ func ubx_go_suai(v *C.ubx_view, self, syclobj unsafe.Pointer) (out unsafe.Pointe
 //export ubx_go_sycl_queue
 func ubx_go_sycl_queue(v *C.ubx_view, syclobj unsafe.Pointer, store *C.int) (out unsafe.Pointer) {
 	guard("Array.sycl_queue", func() error {
-		return ext.py.Do(func(g *pybridge.GIL) error {
+		return ext.py.DoHeld(func(g *pybridge.GIL) error {
 			so := pybridge.UnsafeObject(uintptr(syclobj))
 			if g.IsSyclQueue(so) {
 				g.IncRef(so)
@@ -348,7 +348,7 @@ func ubx_go_sycl_queue(v *C.ubx_view, syclobj unsafe.Pointer, store *C.int) (out
 //export ubx_go_typestr
 func ubx_go_typestr(v *C.ubx_view) (out unsafe.Pointer) {
 	guard("Array.dtype", func() error {
-		return ext.py.Do(func(g *pybridge.GIL) error {
+		return ext.py.DoHeld(func(g *pybridge.GIL) error {
 			o, err := g.FromGo(dtypeString((*view)(unsafe.Pointer(v)).t.DType))
 			out = cmem.Ptr(o.Ptr())
 			return err
@@ -443,7 +443,7 @@ func ubx_go_buffer(v *C.ubx_view, self, pyview unsafe.Pointer, flags C.int) C.in
 //export ubx_go_exchange_refuse
 func ubx_go_exchange_refuse(v *C.ubx_view, self unsafe.Pointer) C.int {
 	guard("exchange refuse", func() error {
-		return ext.py.Do(func(g *pybridge.GIL) error {
+		return ext.py.DoHeld(func(g *pybridge.GIL) error {
 			arr, release, err := arrayOf(g, (*view)(unsafe.Pointer(v)), self)
 			if err != nil {
 				return err
@@ -474,7 +474,7 @@ func ubx_go_exchange_wait(h C.int64_t) C.int {
 //export ubx_go_import_managed
 func ubx_go_import_managed(m *C.ub_dl_managed_versioned, res *C.ubx_result) C.int {
 	return status(guard("managed_tensor_to_py_object_no_sync", func() error {
-		return ext.py.Do(func(g *pybridge.GIL) error {
+		return ext.py.DoHeld(func(g *pybridge.GIL) error {
 			mt := (*dlabi.ManagedTensorVersioned)(unsafe.Pointer(m))
 			var reg *usm.Registry
 			if mt.DLTensor.Device.Type == dlabi.OneAPI {
@@ -500,7 +500,7 @@ func ubx_go_work_stream(devType, devID C.int32_t, out *unsafe.Pointer) C.int {
 		if out == nil {
 			return errkind.New(errkind.Value, "current_work_stream", "out_current_stream is NULL")
 		}
-		return ext.py.Do(func(g *pybridge.GIL) error {
+		return ext.py.DoHeld(func(g *pybridge.GIL) error {
 			q, err := g.WorkQueue(dlabi.Device{Type: dlabi.DeviceType(devType), ID: int32(devID)})
 			if err != nil {
 				return err
@@ -598,7 +598,7 @@ func allocTensor(dev dlabi.Device, dt dlabi.DataType, shape []int64) (dlpack.Man
 //export ubx_go_from_dlpack
 func ubx_go_from_dlpack(x, device, copyArg unsafe.Pointer, res *C.ubx_result) C.int {
 	return status(guard("from_dlpack", func() error {
-		return ext.py.Do(func(g *pybridge.GIL) error {
+		return ext.py.DoHeld(func(g *pybridge.GIL) error {
 			obj := func(p unsafe.Pointer) pybridge.Object { return pybridge.UnsafeObject(uintptr(p)) }
 			opts, err := fromDLPackOptions(g, obj(device), obj(copyArg))
 			if err != nil {
@@ -666,7 +666,7 @@ func namesDevice(g *pybridge.GIL, o pybridge.Object) bool {
 //export ubx_go_import_capsule
 func ubx_go_import_capsule(x, capsule unsafe.Pointer, res *C.ubx_result) C.int {
 	return status(guard("from_dlpack capsule", func() error {
-		return ext.py.Do(func(g *pybridge.GIL) error {
+		return ext.py.DoHeld(func(g *pybridge.GIL) error {
 			t, err := g.ImportCapsule(pybridge.UnsafeObject(uintptr(capsule)), nil)
 			if err != nil {
 				return err
@@ -679,7 +679,7 @@ func ubx_go_import_capsule(x, capsule unsafe.Pointer, res *C.ubx_result) C.int {
 //export ubx_go_asarray
 func ubx_go_asarray(obj, suai unsafe.Pointer, res *C.ubx_result) C.int {
 	return status(guard("asarray", func() error {
-		return ext.py.Do(func(g *pybridge.GIL) error {
+		return ext.py.DoHeld(func(g *pybridge.GIL) error {
 			o := pybridge.UnsafeObject(uintptr(obj))
 			arr, so, err := g.ArrayFromSUAI(o, pybridge.UnsafeObject(uintptr(suai)), nil)
 			if err != nil {

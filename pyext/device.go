@@ -184,7 +184,7 @@ func (c *frame) device(i int) (Device, error) {
 	case v.kind == vMissing || v.kind == vNone:
 		return Host, nil
 	default:
-		err = c.py.Do(func(g *pybridge.GIL) error {
+		err = c.py.DoHeld(func(g *pybridge.GIL) error { // decoding, with the GIL
 			var err error
 			d, err = deviceOf(g, pybridge.UnsafeObject(v.obj))
 			return err

@@ -79,7 +79,7 @@ func (c *frame) run(fn func() error) (err error) {
 // is released when the call ends.
 func (c *frame) importObject(p uintptr) (*usm.Array, error) {
 	var arr *usm.Array
-	err := c.py.Do(func(g *pybridge.GIL) error {
+	err := c.py.DoHeld(func(g *pybridge.GIL) error { // decoding: before the function runs, with the GIL
 		a, err := g.ReadArray(pybridge.UnsafeObject(p), nil)
 		arr = a
 		return err
@@ -148,7 +148,8 @@ func (c *frame) setArray(r *result, arr *usm.Array) error {
 		r.kind = rNone
 		return nil
 	}
-	return c.py.Do(func(g *pybridge.GIL) error { return newArrayResult(g, arr, true, r) })
+	// Encoding: after the function returned, with the GIL again.
+	return c.py.DoHeld(func(g *pybridge.GIL) error { return newArrayResult(g, arr, true, r) })
 }
 
 // newArrayResult makes r an Array over arr with Go state (taking over

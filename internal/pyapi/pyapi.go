@@ -43,7 +43,7 @@ const (
 // API holds the resolved symbols. The zero value is unusable; see Load.
 type API struct {
 	pyInitializeEx, pyIsInitialized, evalSaveThread, evalRestoreThread ffi.Fn
-	gilEnsure, gilRelease, incRef, decRef, importModule                ffi.Fn
+	gilEnsure, gilRelease, gilCheck, incRef, decRef, importModule      ffi.Fn
 	getAttrString, setAttrString, hasAttrString                        ffi.Fn
 	call, callObject, str, repr, isTrue, isInstance, callableCheck     ffi.Fn
 	length, typeGetFlags, tupleNew, tupleSetItem, tupleGetItem         ffi.Fn
@@ -142,6 +142,7 @@ func Load(lib *ffi.Lib) (*API, error) {
 		ffi.Required(&a.pyInitializeEx, "Py_InitializeEx"), ffi.Required(&a.pyIsInitialized, "Py_IsInitialized"),
 		ffi.Required(&a.evalSaveThread, "PyEval_SaveThread"), ffi.Required(&a.evalRestoreThread, "PyEval_RestoreThread"),
 		ffi.Required(&a.gilEnsure, "PyGILState_Ensure"), ffi.Required(&a.gilRelease, "PyGILState_Release"),
+		ffi.Required(&a.gilCheck, "PyGILState_Check"),
 		ffi.Required(&a.incRef, "Py_IncRef"), ffi.Required(&a.decRef, "Py_DecRef"),
 		ffi.Required(&a.importModule, "PyImport_ImportModule"),
 		ffi.Required(&a.getAttrString, "PyObject_GetAttrString"), ffi.Required(&a.setAttrString, "PyObject_SetAttrString"),
@@ -285,6 +286,9 @@ func (a *API) RestoreThread(ts uintptr)  { a.evalRestoreThread.Call(ts) }
 // same until the matching GILRelease.
 func (a *API) GILEnsure() uintptr    { return a.gilEnsure.Call() }
 func (a *API) GILRelease(st uintptr) { a.gilRelease.Call(st) }
+
+// GILCheck reports whether this OS thread holds the GIL (any thread may ask).
+func (a *API) GILCheck() bool { return a.gilCheck.Call() != 0 }
 
 // IncRef adds a reference to o (NULL is ignored, as by Py_IncRef). With
 // fastRefs it is Py_INCREF itself, ob_refcnt++, which is what the macro

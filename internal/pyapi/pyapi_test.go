@@ -17,7 +17,7 @@ import (
 // Load's table: a libpython that has these loads, whatever else it lacks.
 var called = []string{
 	"Py_InitializeEx", "Py_IsInitialized", "PyEval_SaveThread", "PyEval_RestoreThread",
-	"PyGILState_Ensure", "PyGILState_Release", "Py_IncRef", "Py_DecRef", "PyImport_ImportModule",
+	"PyGILState_Ensure", "PyGILState_Release", "PyGILState_Check", "Py_IncRef", "Py_DecRef", "PyImport_ImportModule",
 	"PyObject_GetAttrString", "PyObject_SetAttrString", "PyObject_HasAttrString",
 	"PyObject_Call", "PyObject_CallObject", "PyObject_Str", "PyObject_Repr", "PyObject_IsTrue",
 	"PyObject_IsInstance", "PyCallable_Check", "PyObject_Size", "PyType_GetFlags",
