@@ -3,6 +3,7 @@ package dpctl_test
 import (
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -146,4 +147,38 @@ func TestPinnedQueueBindsAsUnpinned(t *testing.T) {
 		assert.False(t, b.Pinned(ref.Pointer()))
 		require.NoError(t, hitQ.Wait(), "the pin's queue copy lives on with its arrays")
 	}
+}
+
+// QueryPointer asks a one-device default context's native runtime alone
+// (kind, extent, and that device) where it classifies every pointer; what
+// it reports is what SYCL's route reports, for every kind of allocation,
+// interior pointers, one past the end and memory no context knows.
+func TestQueryPointerNativeRouteIsSYCLs(t *testing.T) {
+	_, b := loaded(t)
+	if b.NativeRoutes() == 0 {
+		t.Skip("no default context here is asked natively")
+	}
+	tried := 0
+	for i := range b.Devices() {
+		if !b.HasUSM(i) {
+			continue
+		}
+		for _, kind := range []usm.Kind{usm.KindDevice, usm.KindShared, usm.KindHost} {
+			alloc, err := b.Alloc(i, kind, 96)
+			if isNotSupported(err) {
+				continue
+			}
+			require.NoError(t, err)
+			p := alloc.Pointer()
+			for _, off := range []uintptr{0, 1, 40, 95, 96} {
+				want := b.QueryPointerSYCL(p + off)
+				assert.Equal(t, want, b.QueryPointer(p+off), "%s USM on device %d, +%d", kind, i, off)
+				tried++
+			}
+			require.NoError(t, alloc.Free())
+		}
+	}
+	require.NotZero(t, tried, "no USM allocation made")
+	var host [16]byte
+	assert.Equal(t, usm.KindUnknown, b.QueryPointer(uintptr(unsafe.Pointer(&host[0]))).Kind)
 }

@@ -3,6 +3,7 @@ package dpctl
 import (
 	"github.com/usmbridge/usmbridge/dpctl/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/usm"
 )
 
 // What the external tests (package dpctl_test, which load the library
@@ -67,4 +68,28 @@ func (b *Backend) Pinned(ref uintptr) bool {
 		}
 	}
 	return false
+}
+
+// QueryPointerSYCL is QueryPointer asked of SYCL in every default context
+// (the route for contexts whose native side cannot classify pointers),
+// for comparing it with the native route.
+func (b *Backend) QueryPointerSYCL(ptr uintptr) usm.PointerInfo {
+	for _, c := range b.ctxs {
+		if info := b.pointerIn(ptr, c.ref); info.Kind != usm.KindUnknown {
+			info.Base, info.Size = c.native(b).extent(ptr)
+			return info
+		}
+	}
+	return usm.PointerInfo{Device: -1}
+}
+
+// NativeRoutes counts the default contexts QueryPointer asks natively.
+func (b *Backend) NativeRoutes() int {
+	n := 0
+	for _, c := range b.ctxs {
+		if len(c.devs) == 1 && c.native(b).classifies() {
+			n++
+		}
+	}
+	return n
 }

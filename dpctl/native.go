@@ -51,6 +51,18 @@ func (n *ctxNative) query(ptr uintptr) usm.PointerInfo {
 	return info
 }
 
+// classifies reports whether query answers for any pointer, so that its
+// KindUnknown means the context does not know it (as SYCL would say).
+func (n *ctxNative) classifies() bool {
+	switch {
+	case n == nil:
+		return false
+	case n.cl != nil:
+		return n.cl.CanQueryPointers()
+	}
+	return n.ze.CanQueryPointers()
+}
+
 // release gives back what newNative took: the cl_context reference (a
 // borrowed Level Zero context is only forgotten).
 func (n *ctxNative) release() {
@@ -107,6 +119,7 @@ func (b *Backend) newNative(ctx uintptr) *ctxNative {
 // for the life of the Backend.
 type defaultCtx struct {
 	ref  uintptr // DPCTLSyclContextRef, owned by its dpDevice
+	devs []int   // the devices (positions) whose cached context this is
 	once sync.Once
 	nat  *ctxNative
 }

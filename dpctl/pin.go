@@ -78,6 +78,14 @@ func (b *Backend) PinQueue(ref syclobj.QueueRef) *PinnedQueue {
 	return p
 }
 
+// Queue returns the pinned queue's copy, which the arrays bound to it
+// share (nil for a queue whose device has no USM). It stays valid while
+// reachable, after Unpin too.
+func (p *PinnedQueue) Queue() *Queue { return p.q }
+
+// Device returns the position of the queue's device in Devices(), or -1.
+func (p *PinnedQueue) Device() int { return p.dev }
+
 // Unpin forgets the queue and releases what PinQueue took. Arrays bound
 // to the pin's queue copy keep that copy alive on their own. A second
 // Unpin does nothing.

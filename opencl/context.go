@@ -214,6 +214,14 @@ func (c *Context) QueryPointer(ptr uintptr) usm.PointerInfo {
 	return c.pointerInfo(ptr, ai, err)
 }
 
+// CanQueryPointers reports whether QueryPointer asks the runtime about
+// pointers it did not allocate (cl_intel_unified_shared_memory's
+// clGetMemAllocInfoINTEL): without it only this context's own SVM is
+// known, and KindUnknown says nothing about other memory.
+func (c *Context) CanQueryPointers() bool {
+	return c != nil && c.s.platform != nil && c.s.platform.usmFuncs().CanQuery()
+}
+
 // queryForeign is QueryPointer for a pointer the caller found in none of
 // the context's records (Backend.locate): only the runtime is asked.
 func (c *Context) queryForeign(ptr uintptr) usm.PointerInfo {

@@ -246,12 +246,18 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 		kw["copy"] = false
 	}
 	stream, copyHere := opts.Stream, false
+	var bindTo *dpctl.PinnedQueue
 	if stream.isNil() {
-		// The consumer passes its queue, so the producer orders it
-		// (consumerStream); a pre-2023.12 producer gets it too.
-		if s := g.consumerStream(x, opts); !s.isNil() {
+		// The consumer passes its queue, or the producer's own, so the
+		// producer orders it (consumerStream); a pre-2023.12 producer
+		// gets it too.
+		s, q, err := g.consumerStream(x, opts)
+		if err != nil {
+			return nil, err
+		}
+		if !s.isNil() {
 			defer g.DecRef(s)
-			stream = s
+			stream, bindTo = s, q
 			// A copy is made here, from the array the producer ordered
 			// our queue after, not asked of the producer: dpnp 0.20's
 			// __dlpack__(copy=True) reads an array on an out-of-order
@@ -270,7 +276,7 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 	if err == nil {
 		defer g.DecRef(c)
 	}
-	return g.fromDLPackResult(x, Object{meth}, c, err, stream, copyHere, opts, onto)
+	return g.fromDLPackResult(x, Object{meth}, c, err, stream, bindTo, copyHere, opts, onto)
 }
 
 // notAProducer is FromDLPack's error for an x without a callable
@@ -284,7 +290,7 @@ func (g *GIL) notAProducer(x Object) error {
 // passed (the consumer's queue, or nil), copyHere whether the copy opts ask
 // for is to be made here rather than by the producer, onto the device host
 // memory is to be copied onto (hostToDevice), or nil.
-func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, copyHere bool, opts FromDLPackOptions, onto *dlabi.Device) (*dlpack.Tensor, error) {
+func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, bindTo *dpctl.PinnedQueue, copyHere bool, opts FromDLPackOptions, onto *dlabi.Device) (*dlpack.Tensor, error) {
 	legacy := false
 	if err != nil && isPyKind(err, errkind.Type) {
 		g.releaseError(err) // handled: the retry decides
@@ -304,6 +310,19 @@ func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, copy
 	t, err := g.importCapsule(c, opts.Registry)
 	if err != nil {
 		return nil, err
+	}
+	// The stream was the producer's own queue (consumerStream): the array
+	// is bound to it, so whoever uses it (a copy below, a later export)
+	// waits for the queue its data was written on.
+	if bindTo != nil {
+		if d := g.py.loadedDpctl(); d != nil && t.Backend == usm.Backend(d) && t.DLDevice.Type == dlabi.OneAPI && t.Device == bindTo.Device() {
+			t.Queue = bindTo.Queue()
+		} else if err := bindTo.Queue().Wait(); err != nil {
+			// A tensor elsewhere than x.__dlpack_device__ said: nothing
+			// ordered a queue of its device, so wait on the host.
+			t.Release()
+			return nil, err
+		}
 	}
 	// With stream=None dpctl's producers do not synchronise: the data may
 	// still be being written on the producer's queue. Wait on it, as the

@@ -156,6 +156,33 @@ func (c *queueCache) lookupObj(obj uintptr) (uintptr, bool) {
 	return 0, false
 }
 
+// lookupPin returns the pin of a cached SyclQueue object, or nil.
+func (c *queueCache) lookupPin(obj uintptr) *dpctl.PinnedQueue {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.e {
+		if f.obj == obj {
+			return f.pin
+		}
+	}
+	return nil
+}
+
+// queuePin returns the pin of obj, an exact dpctl.SyclQueue, caching obj
+// as the SUAI reader does; nil where it cannot be pinned. The caller holds
+// the GIL. The pin's queue copy stays valid after an eviction unpins it.
+func (py *Python) queuePin(g *GIL, d *dpctl.Backend, obj uintptr) *dpctl.PinnedQueue {
+	if pin := py.dpQueues.lookupPin(obj); pin != nil {
+		return pin
+	}
+	ty := g.dpctlTypes()
+	if ty.queueRef == 0 {
+		return nil
+	}
+	py.noteQueue(g, d, obj, ty.queueRef.Call(obj))
+	return py.dpQueues.lookupPin(obj)
+}
+
 // noteQueue caches the SyclQueue obj, whose ref is ref, pinning ref in d,
 // unless it is cached already. The caller holds the GIL (the entry takes a
 // reference to obj; an eviction gives one back).

@@ -302,31 +302,54 @@ func toAny(s []int64) []any {
 }
 
 // With stream=None dpctl's __dlpack__ does not wait for its queue, so the
-// importer must: a large fill still running on the producer's queue must
-// be complete when Go copies the memory through its own queue.
+// importer passes a stream: for a producer whose queue it knows
+// (x.sycl_queue, a dpnp array's) that very queue, to which the array is
+// then bound, so copying through the array's queue sees a large fill the
+// producer still had running; for a producer that hides its queue, dpctl's
+// queue of the device, which the producer orders after its own, so Go's
+// own queue of the device sees the fill.
 func TestFromDLPackWaitsForProducerQueue(t *testing.T) {
 	py, d := withDpctl(t)
 	const n = 1 << 22
-	for range 3 {
-		run(t, py, "x_sync = dpt.full((1 << 22,), 7.0, dtype='f4', sycl_queue=q)")
-		var tns *dlpack.Tensor
-		require.NoError(t, py.Do(func(g *GIL) error {
-			x, err := g.Eval("x_sync")
-			if err != nil {
-				return err
+	run(t, py, "class HidesQueue:\n    def __init__(self, x): self.x = x\n"+
+		"    def __dlpack__(self, **kw): return self.x.__dlpack__(**kw)\n"+
+		"    def __dlpack_device__(self): return self.x.__dlpack_device__()\n")
+	for _, tc := range []struct {
+		name, expr string
+		copyWith   func(tns *dlpack.Tensor) usm.Queue
+	}{
+		{"own queue", "x_sync", func(tns *dlpack.Tensor) usm.Queue { return tns.Queue }},
+		{"hidden queue", "HidesQueue(x_sync)", func(*dlpack.Tensor) usm.Queue {
+			q, err := d.Queue(0)
+			require.NoError(t, err)
+			return q
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for range 3 {
+				run(t, py, "x_sync = dpt.full((1 << 22,), 7.0, dtype='f4', sycl_queue=q)")
+				var tns *dlpack.Tensor
+				require.NoError(t, py.Do(func(g *GIL) error {
+					x, err := g.Eval(tc.expr)
+					if err != nil {
+						return err
+					}
+					defer g.DecRef(x)
+					tns, err = g.FromDLPack(x, FromDLPackOptions{})
+					return err
+				}))
+				host := make([]float32, n)
+				q := tc.copyWith(tns)
+				require.NotNil(t, q)
+				require.NoError(t, q.(interface{ Copy(dst, src, n uintptr) error }).Copy(uintptr(unsafe.Pointer(&host[0])), tns.ElementPointer(), n*4))
+				tns.Release()
+				for i, v := range host {
+					if v != 7 {
+						t.Fatalf("element %d = %v before the producer's fill finished", i, v)
+					}
+				}
 			}
-			defer g.DecRef(x)
-			tns, err = g.FromDLPack(x, FromDLPackOptions{})
-			return err
-		}))
-		host := make([]float32, n)
-		require.NoError(t, d.Copy(uintptr(unsafe.Pointer(&host[0])), tns.ElementPointer(), n*4))
-		tns.Release()
-		for i, v := range host {
-			if v != 7 {
-				t.Fatalf("element %d = %v before the producer's fill finished", i, v)
-			}
-		}
+		})
 	}
 }
 

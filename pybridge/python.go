@@ -49,6 +49,10 @@ type Python struct {
 	dpLoad   *dpctlLoad                    // the load under way, if any (under dpMu)
 	dpLoaded atomic.Pointer[dpctl.Backend] // dpctl's backend, once a load succeeded
 	dpQueues queueCache                    // SyclQueue objects pinned in it (dpctl.go)
+	// SyclQueue objects over dpctl's default queues, by device, made once
+	// (order.go): from_dlpack's stream for producers without a queue.
+	streamMu   sync.Mutex
+	streamObjs map[int]uintptr
 
 	types cachedTypes
 
