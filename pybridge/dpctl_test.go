@@ -341,7 +341,9 @@ func TestFromDLPackWaitsForProducerQueue(t *testing.T) {
 				host := make([]float32, n)
 				q := tc.copyWith(tns)
 				require.NotNil(t, q)
-				require.NoError(t, q.(interface{ Copy(dst, src, n uintptr) error }).Copy(uintptr(unsafe.Pointer(&host[0])), tns.ElementPointer(), n*4))
+				require.NoError(t, q.(interface {
+					Copy(dst, src, n uintptr) error
+				}).Copy(uintptr(unsafe.Pointer(&host[0])), tns.ElementPointer(), n*4))
 				tns.Release()
 				for i, v := range host {
 					if v != 7 {
