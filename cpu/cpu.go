@@ -143,6 +143,10 @@ type syncQueue struct{}
 
 func (syncQueue) Wait() error { return nil }
 
+// Idle reports that no work is ever pending (usm.Backend's documentation:
+// an export of an array on this queue need not wait, nor enter Go).
+func (syncQueue) Idle() bool { return true }
+
 // stats reports the live allocations of b and their total size, for this
 // package's tests; Live counts those of every host backend of the process.
 func (b *Backend) stats() (allocations int, bytes uintptr) {

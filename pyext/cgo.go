@@ -136,8 +136,9 @@ func ubx_go_define(name *C.char, out **C.ubx_module_def) (msg *C.char) {
 	return nil
 }
 
-// fillTables writes the rules C's import reads (ubx.h): the element size of
-// every DLPack dtype Go accepts, and the top of user space.
+// fillTables writes the rules C reads (ubx.h): the element size of every
+// DLPack dtype Go accepts, the top of user space, and each dtype's buffer
+// format.
 func fillTables() {
 	sizes := (*[C.UBX_DTYPE_CODES][C.UBX_DTYPE_BYTES]C.uint8_t)(unsafe.Pointer(&C.ubx_dtype_size))
 	for code := range sizes {
@@ -149,6 +150,12 @@ func fillTables() {
 		}
 	}
 	C.ubx_max_user_address = C.uint64_t(dlabi.MaxUserAddress)
+	formats := (*[C.UBX_DTYPE_CODES][C.UBX_DTYPE_BYTES]*C.char)(unsafe.Pointer(&C.ubx_buffer_format))
+	for code := range formats {
+		for b := 1; b < len(formats[code]); b++ {
+			formats[code][b] = bufferFormat(dlabi.DataType{Code: dlabi.TypeCode(code), Bits: uint8(b * 8), Lanes: 1})
+		}
+	}
 }
 
 // cDefinition writes m as a ubx_module_def in C memory that lives as long

@@ -1034,11 +1034,25 @@ static PyObject *array_mT(Array *a, void *unused)
 
 /* ---- the buffer protocol (host memory) ----------------------------------- */
 
+static int fill_buffer(Array *a, Py_buffer *view, int flags, const char *format);
+
+/* The buffer protocol: C's alone for host-readable memory with nothing to
+ * wait for (host memory, USM host or shared memory whose queue is never
+ * busy) and a dtype with a format, from the table Go filled; Go's
+ * otherwise (it waits on the array's queue, refuses device USM, and says
+ * why a dtype has no format). */
 static int array_getbuffer(Array *a, Py_buffer *view, int flags)
 {
 	view->obj = NULL;
 	if (forked())
 		return -1;
+	const ubx_view *v = &a->v;
+	int host = v->t.device.device_type == UB_DL_CPU ||
+		   (v->t.device.device_type == UB_DL_ONEAPI && (v->usm_kind == 1 || v->usm_kind == 3));
+	ub_dl_dtype dt = v->t.dtype;
+	if (host && !v->wait && dt.lanes == 1 && dt.code < UBX_DTYPE_CODES && dt.bits % 8 == 0 &&
+	    dt.bits / 8 < UBX_DTYPE_BYTES && ubx_buffer_format[dt.code][dt.bits / 8] != NULL)
+		return fill_buffer(a, view, flags, ubx_buffer_format[dt.code][dt.bits / 8]);
 	return go_status(ubx_go_buffer(&a->v, a, view, flags));
 }
 
@@ -1046,8 +1060,6 @@ static void array_releasebuffer(Array *a, Py_buffer *view)
 {
 	PyMem_Free(view->internal); /* shape and strides in bytes (ubx_fill_buffer) */
 }
-
-static int fill_buffer(Array *a, Py_buffer *view, int flags, const char *format);
 
 /* ubx_fill_buffer fills view over a's host-accessible memory (Go checked
  * that it is, and waited on its queue): 0, or -1 with the exception in

@@ -122,6 +122,11 @@ extern uint8_t ubx_dtype_size[UBX_DTYPE_CODES][UBX_DTYPE_BYTES];
  * reach above it. Filled by Go with the table above. */
 extern uint64_t ubx_max_user_address;
 
+/* The buffer-protocol format of each DLPack dtype (lanes 1), by
+ * [code][bits/8], as Go's bufferFormat gives it; NULL where there is none
+ * (Go's buffer path then says why). Filled by Go with the tables above. */
+extern const char *ubx_buffer_format[UBX_DTYPE_CODES][UBX_DTYPE_BYTES];
+
 /* ---- functions Python calls --------------------------------------------- */
 
 /* Parameter kinds: what C reads an argument as before Go sees it. */

@@ -76,6 +76,21 @@ CASES = {
     # Steady state allocates nothing in Go: Go is never entered.
     "no allocation": NO_ALLOCATION % {"x": "np.arange(8.0)"},
     "no allocation, 5-d": NO_ALLOCATION % {"x": "np.zeros((1, 2, 1, 2, 1))"},
+    # Host memory with nothing to wait for (a producer's, imported in C, or
+    # a copy) is exported by C alone: DLPack and the buffer protocol.
+    "host exports in C": """
+        arrays = [ub.from_dlpack(np.arange(8.0)), ub.from_dlpack(np.arange(8.0), copy=True)]
+        s0 = ub._stats()
+        s1 = ub._stats()
+        for a in arrays:
+            for _ in range(100):
+                np.from_dlpack(a)
+                a.__dlpack__(max_version=(1, 0))
+                np.asarray(a)
+                memoryview(a).tobytes()
+        s2 = ub._stats()
+        assert s2["go_calls"] - s1["go_calls"] == s1["go_calls"] - s0["go_calls"], "an export entered Go"
+        """,
     # Exported again: the consumer's view outlives the array; the producer
     # is released once, when the view goes.
     "exported then dropped": """

@@ -38,7 +38,25 @@ func Module(m *pyext.Module) error {
 	pyext.Func1(m, "keep", "Keep x past the call.", keep, pyext.P("x"))
 	pyext.Func0R(m, "kept_sum", "Sum of the kept array (float64), read after the call that gave it.", keptSum)
 	pyext.Func0(m, "drop", "Release the kept array.", drop)
+	pyext.Func1R(m, "host_ramp", "0, 1, ..., n-1 as float64 in usmbridge's cpu backend.", hostRamp, pyext.P("n"))
+	pyext.Func0R(m, "go_calls", "How many calls the C half made into Go.", func() (int64, error) { return pyext.Live()["go_calls"], nil })
 	return nil
+}
+
+func hostRamp(n int64) (*usm.Array, error) {
+	a, err := pyext.Empty[float64](pyext.Host, n)
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]float64, n)
+	for i := range vals {
+		vals[i] = float64(i)
+	}
+	if err := usm.CopyFromSlice(a, vals); err != nil {
+		a.Owner.Release()
+		return nil, err
+	}
+	return a, nil
 }
 
 func scalars(i int64, f float64, b bool, s string) (pybridge.Object, error) {
