@@ -145,7 +145,7 @@ HOST = {
     "tensor on kDLCUDA, Go's path": (
         BufferError, lambda: ub.from_dlpack(Producer(dlpack=tampered(device_type=2)), copy=False)),
     "device beyond 32 bits": (BufferError, lambda: ub.from_dlpack(np.arange(3.0), device=(14, 1 << 32))),
-    "device kDLCUDA": (BufferError, lambda: ub.from_dlpack(np.arange(3.0), device=(2, 0))),
+    "device kDLCUDA": (BufferError, lambda: ub.from_dlpack(ub.from_dlpack(np.arange(3.0)), device=(2, 0))),
     "device no SYCL device": (BufferError, lambda: ub.from_dlpack(np.arange(3.0), device=(14, 1 << 20))),
     "device malformed selector": (ValueError, lambda: ub.from_dlpack(np.arange(3.0), device="opencl:opencl")),
     "device of the wrong type": (TypeError, lambda: ub.from_dlpack(np.arange(3.0), device=2.5)),
@@ -312,8 +312,12 @@ def test_exchange_table_errors_speak_python():
     calls, as test_exchange.py does, and prints each class and message."""
     code = """
     import ctypes, numpy as np, usmbridge as ub
-    from test_exchange import our_api
-    api = our_api()
+    class Header(ctypes.Structure):
+        _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("prev_api", ctypes.c_void_p)]
+    class API(ctypes.Structure):
+        _fields_ = [("header", Header), ("allocator", ctypes.c_void_p), ("from_py", ctypes.c_void_p),
+                    ("to_py", ctypes.c_void_p), ("dltensor_from_py", ctypes.c_void_p), ("stream", ctypes.c_void_p)]
+    api = API.from_address(ub.Array.__c_dlpack_exchange_api__)
     P = ctypes.PYFUNCTYPE  # keeps the GIL and raises the exception left set
     from_py = P(ctypes.c_int, ctypes.py_object, ctypes.c_void_p)(api.from_py)
     to_py = P(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)(api.to_py)
