@@ -106,10 +106,11 @@ def read_only():
     return ub.from_dlpack(x)
 
 
-def used_capsule():
-    cap = np.arange(2.0).__dlpack__()
-    ub.from_dlpack(Producer(dlpack=lambda x, kw: cap))
-    return cap
+def consume_twice(cap):
+    """from_dlpack of a producer that hands out the same capsule twice."""
+    p = Producer(dlpack=lambda x, kw: cap)
+    ub.from_dlpack(p)
+    ub.from_dlpack(p)
 
 
 def exchange_capsule_named(name):
@@ -136,8 +137,7 @@ HOST = {
     "__dlpack__ returns an int": (TypeError, lambda: ub.from_dlpack(Producer(dlpack=lambda x, kw: 3))),
     "__dlpack__ returns another capsule": (
         TypeError, lambda: ub.from_dlpack(Producer(dlpack=lambda x, kw: ub.Array.__dlpack_c_exchange_api__))),
-    "a used capsule": (ValueError, lambda: (lambda cap: ub.from_dlpack(Producer(dlpack=lambda x, kw: cap)))(
-        used_capsule())),
+    "a used capsule": (ValueError, lambda: consume_twice(np.arange(2.0).__dlpack__())),
     "data NULL": (BufferError, lambda: ub.from_dlpack(Producer(dlpack=tampered(data=None)))),
     "data beyond user space": (BufferError, lambda: ub.from_dlpack(Producer(dlpack=tampered(data=(1 << 56) - 8)))),
     "bytes wrap around": (BufferError, lambda: ub.from_dlpack(Producer(dlpack=tampered(data=(1 << 64) - 8)))),
@@ -193,26 +193,40 @@ def test_read_only_export_says_what_to_ask_for():
 
 # ---- USM (dpctl): asarray's dict, from_dlpack of USM, __dlpack__ of USM ----
 
-@pytest.fixture(scope="module")
-def q():
-    dpctl = pytest.importorskip("dpctl")
-    return dpctl.SyclQueue("opencl:cpu")
+class USM:
+    """What the USM cases provoke errors with: a queue on opencl:cpu, 16
+    float32 of shared USM in one allocation (x) and SUAI dicts over it,
+    device USM, and an array on a sub-device (outside the platform's
+    default context)."""
 
+    def __init__(self):
+        dpctl = pytest.importorskip("dpctl")
+        dpt = pytest.importorskip("dpnp.tensor")
+        self.q = q = dpctl.SyclQueue("opencl:cpu")
+        self.x = dpt.arange(16, dtype="f4", sycl_queue=q, usm_type="shared")
+        q.wait()
+        self.dev = ub.asarray(dpctl.memory.MemoryUSMDevice(64, queue=q))
+        d = q.sycl_device
+        n = d.max_compute_units
+        self.sub = dpctl.SyclQueue(d.create_sub_devices(partition=[n // 2, n - n // 2])[0])
+        self.on_sub = dpt.arange(4, dtype="f4", sycl_queue=self.sub)
 
-@pytest.fixture
-def usm(q):
-    """16 float32 of shared USM in one allocation, and a SUAI maker over it."""
-    dpt = pytest.importorskip("dpnp.tensor")
-    x = dpt.arange(16, dtype="f4", sycl_queue=q, usm_type="shared")
-    q.wait()
-
-    def suai(**kw):
-        d = {"data": (x.__sycl_usm_array_interface__["data"][0], False), "shape": (4,), "strides": None,
-             "typestr": "<f4", "version": 1, "syclobj": q}
+    def suai(self, **kw):
+        """An object whose SUAI is a view of x, with kw changed."""
+        d = {"data": (self.x.__sycl_usm_array_interface__["data"][0], False), "shape": (4,), "strides": None,
+             "typestr": "<f4", "version": 1, "syclobj": self.q}
         d.update(kw)
-        return type("S", (), {"__sycl_usm_array_interface__": property(lambda self: d)})()
-    suai.x = x
-    return suai
+        return type("S", (), {"__sycl_usm_array_interface__": property(lambda _: d)})()
+
+    def used_queue_capsule(self):
+        cap = self.q._get_capsule()
+        type(self.q)(cap)  # dpctl renames the capsule it took
+        return cap
+
+
+@pytest.fixture(scope="module")
+def usm():
+    return USM()
 
 
 class CapsuleSource:
@@ -223,85 +237,60 @@ class CapsuleSource:
         self._get_capsule = get
 
 
-def usm_cases(q, usm):
-    dpctl = pytest.importorskip("dpctl")
-    dev = dpctl.memory.MemoryUSMDevice(64, queue=q)
-    d = q.sycl_device
-    n = d.max_compute_units
-    sub = dpctl.SyclQueue(d.create_sub_devices(partition=[n // 2, n - n // 2])[0])
-    dpt = pytest.importorskip("dpnp.tensor")
-    on_sub = dpt.arange(4, dtype="f4", sycl_queue=sub)
-
-    def raise_(e):
-        raise e
-    return {
-        "shape negative": (ValueError, lambda: ub.asarray(usm(shape=(-3,)))),
-        "shape missing": (ValueError, lambda: ub.asarray(usm(shape=None))),
-        "shape beyond int64": (OverflowError, lambda: ub.asarray(usm(shape=(1 << 63,)))),
-        "shape not ints": (TypeError, lambda: ub.asarray(usm(shape=("a",)))),
-        "offset below int64": (OverflowError, lambda: ub.asarray(usm(offset=-(1 << 64)))),
-        "typestr invalid": (ValueError, lambda: ub.asarray(usm(typestr="invalid"))),
-        "typestr object": (ValueError, lambda: ub.asarray(usm(typestr="|O8"))),
-        "version 0": (ValueError, lambda: ub.asarray(usm(version=0))),
-        "data missing": (ValueError, lambda: ub.asarray(usm(data=None))),
-        "data not a pair": (TypeError, lambda: ub.asarray(usm(data=5))),
-        "strides of another length": (ValueError, lambda: ub.asarray(usm(strides=(1, 1)))),
-        "syclobj of the wrong type": (ValueError, lambda: ub.asarray(usm(syclobj=[]))),
-        "syclobj None": (ValueError, lambda: ub.asarray(usm(syclobj=None))),
-        "syclobj malformed selector": (ValueError, lambda: ub.asarray(usm(syclobj="opencl:opencl"))),
-        "syclobj _get_capsule raises": (
-            ValueError, lambda: ub.asarray(usm(syclobj=CapsuleSource(lambda: raise_(KeyError("none")))))),
-        "syclobj _get_capsule returns an int": (ValueError, lambda: ub.asarray(usm(syclobj=CapsuleSource(lambda: 5)))),
-        "syclobj _get_capsule returns a used capsule": (
-            ValueError, lambda: ub.asarray(usm(syclobj=CapsuleSource(lambda: used_queue_capsule(q))))),
-        "pointer of another context": (ValueError, lambda: ub.asarray(usm(syclobj=sub))),
-        "pointer not USM": (ValueError, lambda: ub.asarray(usm(data=(np.arange(4.0).ctypes.data, False)))),
-        "window outside the allocation": (ValueError, lambda: ub.asarray(usm(shape=(17,)))),
-        "DLPack window outside the allocation": (
-            BufferError, lambda: ub.from_dlpack(Producer(dlpack=tampered(byte_offset=64), x=usm.x, device=(14, 0)))),
-        "buffer of device USM": (BufferError, lambda: memoryview(ub.asarray(dev))),
-        "device USM to the host without a copy": (
-            BufferError, lambda: ub.asarray(dev).__dlpack__(max_version=(1, 0), dl_device=(1, 0), copy=False)),
-        "stream not a queue": (TypeError, lambda: ub.asarray(dev).__dlpack__(stream="q")),
-        "stream an int other than -1": (ValueError, lambda: ub.asarray(dev).__dlpack__(stream=3)),
-        "__dlpack_device__ beyond 32 bits": (
-            TypeError, lambda: ub.from_dlpack(Producer(device=(1, 1 << 40)), device=(14, 0))),
-        "__dlpack_device__ not a pair": (TypeError, lambda: ub.from_dlpack(Producer(device=(1,)), device=(14, 0))),
-        "host memory onto a device without a copy": (
-            BufferError, lambda: ub.from_dlpack(np.arange(3.0), device=(14, 0), copy=False)),
-        "export outside the default context": (BufferError, lambda: ub.asarray(on_sub).__dlpack__(
-            max_version=(1, 0))),
-        "stream onto the host": (ValueError, lambda: ub.asarray(dev).__dlpack__(
-            stream=1, max_version=(1, 0), dl_device=(1, 0))),
-        "device no such filter": (ValueError, lambda: ub.from_dlpack(np.arange(3.0), device="level_zero:gpu:7")),
-    }
+def raises(e):
+    raise e
 
 
-def used_queue_capsule(q):
-    cap = q._get_capsule()
-    type(q)(cap)  # dpctl renames the capsule it took
-    return cap
+USM_CASES = {
+    # asarray's dict, field by field
+    "shape negative": (ValueError, lambda u: ub.asarray(u.suai(shape=(-3,)))),
+    "shape missing": (ValueError, lambda u: ub.asarray(u.suai(shape=None))),
+    "shape beyond int64": (OverflowError, lambda u: ub.asarray(u.suai(shape=(1 << 63,)))),
+    "shape not ints": (TypeError, lambda u: ub.asarray(u.suai(shape=("a",)))),
+    "offset below int64": (OverflowError, lambda u: ub.asarray(u.suai(offset=-(1 << 64)))),
+    "typestr invalid": (ValueError, lambda u: ub.asarray(u.suai(typestr="invalid"))),
+    "typestr object": (ValueError, lambda u: ub.asarray(u.suai(typestr="|O8"))),
+    "version 0": (ValueError, lambda u: ub.asarray(u.suai(version=0))),
+    "data missing": (ValueError, lambda u: ub.asarray(u.suai(data=None))),
+    "data not a pair": (TypeError, lambda u: ub.asarray(u.suai(data=5))),
+    "strides of another length": (ValueError, lambda u: ub.asarray(u.suai(strides=(1, 1)))),
+    "syclobj of the wrong type": (ValueError, lambda u: ub.asarray(u.suai(syclobj=[]))),
+    "syclobj None": (ValueError, lambda u: ub.asarray(u.suai(syclobj=None))),
+    "syclobj malformed selector": (ValueError, lambda u: ub.asarray(u.suai(syclobj="opencl:opencl"))),
+    "syclobj _get_capsule raises": (
+        ValueError, lambda u: ub.asarray(u.suai(syclobj=CapsuleSource(lambda: raises(KeyError("none")))))),
+    "syclobj _get_capsule returns an int": (ValueError, lambda u: ub.asarray(u.suai(syclobj=CapsuleSource(lambda: 5)))),
+    "syclobj _get_capsule returns a used capsule": (
+        ValueError, lambda u: ub.asarray(u.suai(syclobj=CapsuleSource(u.used_queue_capsule)))),
+    # the pointer's binding and extent
+    "pointer of another context": (ValueError, lambda u: ub.asarray(u.suai(syclobj=u.sub))),
+    "pointer not USM": (ValueError, lambda u: ub.asarray(u.suai(data=(np.arange(4.0).ctypes.data, False)))),
+    "window outside the allocation": (ValueError, lambda u: ub.asarray(u.suai(shape=(17,)))),
+    "DLPack window outside the allocation": (BufferError, lambda u: ub.from_dlpack(
+        Producer(dlpack=tampered(byte_offset=64), x=u.x, device=(14, 0)))),
+    # from_dlpack onto a SYCL device
+    "__dlpack_device__ beyond 32 bits": (
+        TypeError, lambda u: ub.from_dlpack(Producer(device=(1, 1 << 40)), device=(14, 0))),
+    "__dlpack_device__ not a pair": (TypeError, lambda u: ub.from_dlpack(Producer(device=(1,)), device=(14, 0))),
+    "host memory onto a device without a copy": (
+        BufferError, lambda u: ub.from_dlpack(np.arange(3.0), device=(14, 0), copy=False)),
+    "device no such filter": (ValueError, lambda u: ub.from_dlpack(np.arange(3.0), device="level_zero:gpu:7")),
+    # a USM array's protocols
+    "buffer of device USM": (BufferError, lambda u: memoryview(u.dev)),
+    "device USM to the host without a copy": (
+        BufferError, lambda u: u.dev.__dlpack__(max_version=(1, 0), dl_device=(1, 0), copy=False)),
+    "stream not a queue": (TypeError, lambda u: u.dev.__dlpack__(stream="q")),
+    "stream an int other than -1": (ValueError, lambda u: u.dev.__dlpack__(stream=3)),
+    "stream onto the host": (ValueError, lambda u: u.dev.__dlpack__(stream=1, max_version=(1, 0), dl_device=(1, 0))),
+    "export outside the default context": (BufferError, lambda u: ub.asarray(u.on_sub).__dlpack__(
+        max_version=(1, 0))),
+}
 
 
-USM_NAMES = sorted(["shape negative", "shape missing", "shape beyond int64", "shape not ints", "offset below int64",
-                    "typestr invalid", "typestr object", "version 0", "data missing", "data not a pair",
-                    "strides of another length", "syclobj of the wrong type", "syclobj None",
-                    "syclobj malformed selector", "syclobj _get_capsule raises",
-                    "syclobj _get_capsule returns an int", "syclobj _get_capsule returns a used capsule",
-                    "pointer of another context", "pointer not USM", "window outside the allocation",
-                    "DLPack window outside the allocation", "buffer of device USM",
-                    "device USM to the host without a copy", "stream not a queue", "stream onto the host", "__dlpack_device__ beyond 32 bits",
-                    "__dlpack_device__ not a pair", "stream an int other than -1",
-                    "host memory onto a device without a copy", "export outside the default context",
-                    "device no such filter"])
-
-
-@pytest.mark.parametrize("name", USM_NAMES)
-def test_usm_errors_speak_python(q, usm, name):
-    cases = usm_cases(q, usm)
-    assert sorted(cases) == USM_NAMES
-    exc, fn = cases[name]
-    check(exc, fn)
+@pytest.mark.parametrize("name", sorted(USM_CASES))
+def test_usm_errors_speak_python(usm, name):
+    exc, fn = USM_CASES[name]
+    check(exc, lambda: fn(usm))
 
 
 # ---- our DLPack exchange table, called as a C consumer calls it ----
