@@ -784,16 +784,16 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 			}
 			m := a.GetAttrC(so, cGetCapsule)
 			if m == 0 {
-				return nil, g.fetch("_get_capsule")
+				return nil, errkind.Wrap(errkind.Value, "pybridge.SUAI", "reading its _get_capsule raised", g.fetch("_get_capsule"))
 			}
 			c := a.CallObject(m, 0)
 			a.DecRef(m)
 			if c == 0 {
-				return nil, g.fetch("_get_capsule")
+				return nil, errkind.Wrap(errkind.Value, "pybridge.SUAI", "its _get_capsule() raised", g.fetch("_get_capsule()"))
 			}
 			s.keep = append(s.keep, c)
 			if a.Type(c) != a.CapsuleType {
-				return nil, errkind.New(errkind.Value, "_get_capsule", "returned "+g.objTypeName(Object{c})+", not a capsule")
+				return nil, errkind.New(errkind.Value, "pybridge.SUAI", "its _get_capsule() returned "+g.objTypeName(Object{c})+", not a capsule")
 			}
 			return g.takeRefCapsule(c)
 		}), nil
@@ -822,7 +822,7 @@ func (g *GIL) addressofRef(so uintptr) (uintptr, error) {
 	defer a.DecRef(r)
 	p, err := g.readPointer(r)
 	if err != nil {
-		return 0, errkind.Wrap(errkind.Type, "addressof_ref()", "did not return an address", err)
+		return 0, errkind.Wrap(errkind.Type, "pybridge.SUAI", "its addressof_ref() did not return an address", err)
 	}
 	return uintptr(p), nil
 }
@@ -850,7 +850,7 @@ func (g *GIL) takeRefCapsule(c uintptr) (syclobj.Obj, error) {
 		a.CapsuleSetName(c, cUsedContextRef)
 		return syclobj.UnsafeContextRef(p), nil
 	}
-	return nil, errkind.New(errkind.Value, "syclobj capsule", "capsule named "+quote(name)+" (want a fresh \"SyclQueueRef\" or \"SyclContextRef\"; capsules are single-use)")
+	return nil, errkind.New(errkind.Value, "pybridge.SUAI", "its capsule is named "+quote(name)+" (want a fresh \"SyclQueueRef\" or \"SyclContextRef\"; capsules are single-use)")
 }
 
 func quote(s string) string { return "\"" + s + "\"" }

@@ -118,16 +118,16 @@ func ubx_go_define(name *C.char, out **C.ubx_module_def) (msg *C.char) {
 	}
 	py, e := pybridge.Attach()
 	if e != nil {
-		err = errors.New("cannot attach to the running Python: " + e.Error())
+		err = errors.New("cannot attach to the running Python: " + errkind.Message(e))
 		return nil
 	}
 	m := &Module{name: n}
 	if e := registered.define(m); e != nil {
-		err = errors.New(n + ": " + e.Error())
+		err = errors.New(n + ": " + errkind.Message(e))
 		return nil
 	}
 	if e := m.err(); e != nil {
-		err = errors.New(n + ": " + e.Error())
+		err = errors.New(n + ": " + errkind.Message(e))
 		return nil
 	}
 	ext.mod, ext.py = m, py
@@ -526,7 +526,7 @@ func ubx_go_alloc(proto *C.ub_dl_tensor, out **C.ub_dl_managed_versioned, kind, 
 	var err error
 	defer func() {
 		if err != nil {
-			*kind, *msg = C.CString(usm.PythonException(err)), C.CString(err.Error())
+			*kind, *msg = C.CString(usm.PythonException(err)), C.CString(errkind.Message(err))
 			r = -1
 		}
 	}()
@@ -538,7 +538,7 @@ func ubx_go_alloc(proto *C.ub_dl_tensor, out **C.ub_dl_managed_versioned, kind, 
 	}
 	p := (*dlabi.Tensor)(unsafe.Pointer(proto))
 	if p.Ndim < 0 || p.Ndim > maxNdim || (p.Ndim > 0 && p.Shape == 0) {
-		err = errkind.New(errkind.Value, "managed_tensor_allocator", "bad ndim or NULL shape")
+		err = errkind.New(errkind.Value, "managed_tensor_allocator", "the prototype's ndim is outside 0.."+strconv.Itoa(maxNdim)+" or its shape is NULL")
 		return -1
 	}
 	var shape []int64

@@ -205,7 +205,7 @@ func (c *frame) array(i int, want dlabi.DataType, goType string) (*arg, error) {
 		return a, nil
 	case vArray:
 		if err := c.viewArray(a, &v.v); err != nil {
-			return nil, argErr(errkind.Value, c.fn.name, spec.name, "cannot be read: "+err.Error())
+			return nil, &ArgumentError{Func: c.fn.name, Param: spec.name, Reason: "cannot be read", kind: errkind.Value, Err: err}
 		}
 	default:
 		arr, err := c.importObject(v.obj)
@@ -311,7 +311,7 @@ func encoderFor[R any](m *Module, fn string) (typedEncoder[R], bool) {
 			}
 			u := rv.Uint()
 			if u > math.MaxInt64 {
-				return errkind.New(errkind.Overflow, fn, "result "+strconv.FormatUint(u, 10)+" does not fit in a 64-bit int")
+				return errkind.New(errkind.Overflow, "pyext", fn+"() result "+strconv.FormatUint(u, 10)+" does not fit in a 64-bit int")
 			}
 			r.i = int64(u)
 			return nil

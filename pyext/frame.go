@@ -171,7 +171,7 @@ func newArrayResult(g *pybridge.GIL, arr *usm.Array, takeOwner bool, r *result) 
 // setArgArray returns an array argument as an Array over its memory.
 func (c *frame) setArgArray(r *result, a *arg, gen uint32) error {
 	if a == nil || a.gen != gen || a.frame != c {
-		return errkind.New(errkind.Value, c.fn.name, "returned an array argument of another call")
+		return errkind.New(errkind.Value, "pyext", c.fn.name+"() returned an array argument of another call")
 	}
 	if a.none {
 		r.kind = rNone
@@ -183,7 +183,7 @@ func (c *frame) setArgArray(r *result, a *arg, gen uint32) error {
 	}
 	// Imported by Go: the new Array takes a reference of its own.
 	if a.arr.Owner != nil && !a.arr.Owner.Retain() {
-		return errkind.New(errkind.Value, c.fn.name, "the argument's memory has already been freed")
+		return errkind.New(errkind.Value, "pyext", c.fn.name+"() returned an argument whose memory has already been freed")
 	}
 	return c.setArray(r, &a.arr)
 }

@@ -183,7 +183,7 @@ static void *go_failed(void)
 		Py_INCREF(t);
 		PyErr_Restore(t, e, tb);
 	} else if (!PyErr_Occurred()) {
-		PyErr_SetString(PyExc_SystemError, "pyext: a Go call failed without an exception");
+		PyErr_SetString(PyExc_SystemError, "a Go function failed without setting an exception");
 	}
 	return NULL;
 }
@@ -2005,7 +2005,7 @@ static PyObject *new_array_from_result(ubx_result *r)
 static PyObject *array_of_hold(ubx_value *val, hold *h)
 {
 	if (val->kind != UBX_V_ARRAY) {
-		PyErr_SetString(PyExc_SystemError, "pyext: only an array argument C read can be kept");
+		PyErr_SetString(PyExc_SystemError, "only an array argument that C read can be kept or returned");
 		return NULL;
 	}
 	if (val->obj != NULL && is_array(val->obj)) {
@@ -2049,7 +2049,7 @@ void *ubx_keep(void *call, int32_t i, void **exc)
 	call_ctx *c = call;
 	PyObject *r = NULL;
 	if (c == NULL || i < 0 || i >= c->n)
-		PyErr_SetString(PyExc_SystemError, "pyext: Keep of an argument outside the call");
+		PyErr_SetString(PyExc_SystemError, "Keep of an argument outside its call");
 	else
 		r = array_of_hold(&c->vals[i], &c->holds[i]);
 	if (r == NULL)
@@ -2142,7 +2142,7 @@ static PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, h
 			return array_of_hold(&vals[r->arg], &holds[r->arg]);
 		break;
 	}
-	PyErr_Format(PyExc_SystemError, "pyext: Go returned result kind %d", (int)r->kind);
+	PyErr_Format(PyExc_SystemError, "a Go function returned a result of unknown kind %d", (int)r->kind);
 	return NULL;
 }
 

@@ -130,7 +130,7 @@ type SelectorError struct {
 }
 
 func (e *SelectorError) Error() string {
-	s := "syclobj: filter selector " + strconv.Quote(e.Selector) + ": " + e.Reason
+	s := "filter selector " + strconv.Quote(e.Selector) + ": " + e.Reason
 	if e.Reason == noMatch {
 		if len(e.Seen) == 0 {
 			s += " (no devices available)"

@@ -74,7 +74,7 @@ type ReadError struct {
 
 // Error describes what was found.
 func (e *ReadError) Error() string {
-	s := "usm: " + e.Kind.Error() + ": found " + e.Found
+	s := e.Kind.Error() + ": found " + e.Found
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}

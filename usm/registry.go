@@ -208,7 +208,7 @@ type BindingError struct {
 }
 
 func (e *BindingError) Error() string {
-	s := fmt.Sprintf("__sycl_usm_array_interface__ is malformed: 'data' field is not consistent with 'syclobj' field, the pointer %s is not bound to SyclContext derived from dict('syclobj': %v)", hex(e.Pointer), e.Syclobj)
+	s := "__sycl_usm_array_interface__ is malformed: 'data' field is not consistent with 'syclobj' field, the pointer " + hex(e.Pointer) + " is not bound to SyclContext derived from dict('syclobj': " + describeSyclobj(e.Syclobj) + ")"
 	if e.Reason != "" {
 		s += ": " + e.Reason
 	}
@@ -229,7 +229,7 @@ type ExtentError struct {
 }
 
 func (e *ExtentError) Error() string {
-	return fmt.Sprintf("usm: array touches bytes [%s, %s) outside its allocation [%s, %s)",
+	return fmt.Sprintf("the array's bytes [%s, %s) reach outside its allocation [%s, %s)",
 		hex(e.Window[0]), hex(e.Window[1]), hex(e.Allocation[0]), hex(e.Allocation[1]))
 }
 
@@ -244,10 +244,11 @@ type binding struct {
 }
 
 func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
-	o, err := resolveSyclobj(o)
-	if err != nil {
+	resolved, err := resolveSyclobj(o)
+	if err != nil { // the error names the syclobj as given, not the nil it resolved to
 		return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Err: err}
 	}
+	o = resolved
 	if ptr == 0 {
 		return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Reason: "NULL is never a USM pointer"}
 	}

@@ -11,18 +11,36 @@ import (
 // readers (Parse, ParseJSON) and the registry call these, so they live
 // where they are used (RATIONALE.md, "A public API sized to its users").
 
-// syclobjError reports a syclobj that is missing or of no recognised form.
-// It matches ErrValue, as dpctl raises ValueError for these; the parser
-// wraps it in a *MalformedError (or a *BindingError when _get_capsule
-// fails), so callers reach it only as a cause.
+// syclobjError reports a syclobj that is missing or of no recognised form,
+// or a capsule source that gave no SYCL reference (Err says why). It
+// matches ErrValue, as dpctl raises ValueError for these, and only it (its
+// cause lends no kind); the parser wraps it in a *MalformedError (or a
+// *BindingError when _get_capsule fails), so callers reach it only as a
+// cause.
 type syclobjError struct {
 	Value  any
 	Reason string
+	Err    error
 }
 
-func (e *syclobjError) Error() string { return "syclobj " + describe(e.Value) + ": " + e.Reason }
+func (e *syclobjError) Error() string {
+	var s string
+	switch e.Value.(type) {
+	case nil:
+		s = "syclobj is " + e.Reason
+	case capsuleSource: // the *BindingError in front of it names the syclobj
+		s = e.Reason
+	default:
+		s = "syclobj " + describe(e.Value) + ": " + e.Reason
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
 
 func (e *syclobjError) Is(target error) bool { return target == error(errkind.Value) }
+func (e *syclobjError) Unwrap() error        { return errkind.HideKind(e.Err) }
 
 // describe prints a value for a message: in full if it is a scalar or a
 // syclobj value; by its type otherwise, since a slice, map or pointer may
@@ -34,6 +52,21 @@ func describe(v any) string {
 		return fmt.Sprintf("%#v", v)
 	}
 	return "of type " + fmt.Sprintf("%T", v)
+}
+
+// describeSyclobj prints a syclobj for a message: a filter selector or a
+// SYCL reference as itself, and a capsule source (a Python capsule, or an
+// object with _get_capsule) in the words a Python user wrote it with.
+func describeSyclobj(o syclobj.Obj) string {
+	switch x := o.(type) {
+	case nil:
+		return "None"
+	case capsuleSource:
+		return "a capsule or an object with _get_capsule()"
+	case fmt.Stringer:
+		return x.String()
+	}
+	return describe(o)
 }
 
 // capsuleSource is the syclobj of an object with a _get_capsule method
@@ -75,7 +108,7 @@ func resolveSyclobj(o syclobj.Obj) (syclobj.Obj, error) {
 	}
 	got, err := cs.GetCapsule()
 	if err != nil {
-		return nil, &syclobjError{Value: o, Reason: "_get_capsule failed: " + err.Error()}
+		return nil, &syclobjError{Value: o, Reason: "it gives no SYCL context or queue", Err: err}
 	}
 	switch got.(type) {
 	case syclobj.ContextRef, syclobj.QueueRef:

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/syclobj"
 )
 
@@ -77,7 +78,7 @@ func TestSyclobjFromValue(t *testing.T) {
 		v    any
 		msg  string
 	}{
-		{"nil", nil, "syclobj <nil>: required (a filter string, SyclContext, SyclQueue or their capsules)"},
+		{"nil", nil, "syclobj is required (a filter string, SyclContext, SyclQueue or their capsules)"},
 		{"int", 3, "syclobj 3: unsupported type int (want a filter string, SyclContext, SyclQueue or their capsules)"},
 		{"uintptr", uintptr(0x1000), "unsupported type uintptr"},
 		{"bytes", []byte("gpu"), "unsupported type []uint8"},
@@ -149,9 +150,9 @@ func TestResolveSyclobj(t *testing.T) {
 			return syclobj.FromCapsule(func() (syclobj.Obj, error) { return q, nil }), nil
 		}, "want a SyclContextRef or SyclQueueRef capsule"},
 		{"error", func() (syclobj.Obj, error) { return nil, errors.New("capsule already used") },
-			"_get_capsule failed: capsule already used"},
+			"it gives no SYCL context or queue: capsule already used"},
 		{"error with a value", func() (syclobj.Obj, error) { return q, errors.New("boom") },
-			"_get_capsule failed: boom"},
+			"it gives no SYCL context or queue: boom"},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,6 +166,17 @@ func TestResolveSyclobj(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.msg)
 		})
 	}
+	// The cause stays reachable (a Python exception _get_capsule raised
+	// becomes the ValueError's __cause__), and lends no second kind.
+	cause := errkind.New(errkind.Type, "pybridge.SUAI", "its addressof_ref() did not return an address")
+	_, err := resolveSyclobj(syclobj.FromCapsule(func() (syclobj.Obj, error) { return nil, cause }))
+	var e *errkind.Error
+	require.ErrorAs(t, err, &e)
+	assert.Same(t, cause, e)
+	assert.True(t, errors.Is(err, ErrValue))
+	assert.False(t, errors.Is(err, ErrType), "the cause's kind leaks through")
+	assert.Equal(t, "it gives no SYCL context or queue: pybridge.SUAI: its addressof_ref() did not return an address", err.Error())
+	assert.Equal(t, "it gives no SYCL context or queue: its addressof_ref() did not return an address", errkind.Message(err))
 }
 
 // childEnv selects the case a child process of a crash-class test runs.

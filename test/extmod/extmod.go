@@ -131,6 +131,9 @@ func fail(kind string) error {
 		return pyext.BufferError("a buffer error from Go")
 	case "kind":
 		return usm.ErrOverflow
+	case "usm": // an error of usmbridge's own, passed on as a user's function would
+		_, err := usm.ParseJSON([]byte("{"))
+		return err
 	}
 	return errors.New("a plain Go error")
 }

@@ -86,6 +86,11 @@ def test_errors_and_exceptions():
                       ("kind", OverflowError), ("none", RuntimeError)]:
         with pytest.raises(exc):
             extmod.fail(kind)
+    # usmbridge's error reads without the Go function that made it
+    # (usm.ParseJSON), as every message Python reads of a Go error
+    with pytest.raises(ValueError) as info:
+        extmod.fail("usm")
+    assert str(info.value).startswith("not a JSON object: "), str(info.value)
     err = KeyError("raised in Python")
 
     def raiser():
