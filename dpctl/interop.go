@@ -49,7 +49,8 @@ type lentQueue struct {
 // opencl backend allocated in that context, which no context of their own
 // knows, and the work they submit to it goes into q itself, so q.Wait
 // covers it. The SYCL context, the queue and one reference to each native
-// object are made once and kept for the life of the process. SYCL sees
+// object are made once and kept for the life of the process (opencl.Live
+// counts the two lent references as a live context and queue). SYCL sees
 // the queue as out of order (no in_order property is passed), so ordering
 // another dpctl queue after it waits on the host.
 //

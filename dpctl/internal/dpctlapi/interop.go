@@ -41,7 +41,9 @@ const objectSize = 16
 // libsycl and libstdc++ it uses); a field is 0 when absent, and settable
 // so that tests can put stand-ins in their place.
 //
-// make_context and make_queue are raw C++: they throw (which through purego terminates the
+// The ABI facts these calls rely on are listed in docs/native.md, "SYCL
+// objects from native OpenCL handles". make_context and make_queue are
+// raw C++: they throw (which through purego terminates the
 // process) when the runtime cannot make the context, so callers establish
 // first that it can (package dpctl, interop.go).
 type Interop struct {
