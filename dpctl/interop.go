@@ -63,6 +63,14 @@ func (b *Backend) InteropQueue(q *opencl.Queue) (*Queue, error) {
 	if !b.interop.Present() {
 		return nil, errkind.New(errkind.NotSupported, interopOp, "the SYCL library that dpctl loaded exports no make_context and make_queue")
 	}
+	// A handle in the map is a lent queue, alive for good: a live q with
+	// that handle is that queue (0 once q is closed).
+	b.lent.mu.Lock()
+	l := b.lent.queues[q.Native()]
+	b.lent.mu.Unlock()
+	if l != nil {
+		return l.q, nil
+	}
 	clq, err := q.Clone() // fails once q is closed; else the handle stays valid
 	if err != nil {
 		return nil, err
