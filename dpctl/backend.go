@@ -34,6 +34,9 @@ type Backend struct {
 	order dpctlapi.Ordering // device-side ordering (queue.go)
 	reg   *usm.Registry
 	pins  pins // queues a caller keeps alive, bound in one C call (pin.go)
+
+	interop dpctlapi.Interop // SYCL contexts from native ones (interop.go)
+	lent    lentObjects      // the native objects lent to SYCL so far
 }
 
 type device struct {
@@ -73,7 +76,7 @@ func Open(dir string) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{api: api, nat: api.Native(), order: api.Ordering()}
+	b := &Backend{api: api, nat: api.Native(), order: api.Ordering(), interop: api.Interop()}
 	if err := b.enumerate(); err != nil {
 		return nil, err
 	}

@@ -93,3 +93,16 @@ func (b *Backend) NativeRoutes() int {
 	}
 	return n
 }
+
+// SetInteropRoute puts stand-ins in place of SYCL's make_context and
+// make_queue (0 makes the entry point absent).
+func (b *Backend) SetInteropRoute(makeContext, makeQueue ffi.Fn) {
+	b.interop.MakeContext, b.interop.MakeQueue = makeContext, makeQueue
+}
+
+// Lent counts the native contexts and queues lent to SYCL.
+func (b *Backend) Lent() (ctxs, queues int) {
+	b.lent.mu.Lock()
+	defer b.lent.mu.Unlock()
+	return len(b.lent.ctxs), len(b.lent.queues)
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
+	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -235,22 +236,46 @@ func (g *GIL) AsString(o Object) (string, bool) {
 // a queue of the interpreter's dpctl (an array's Queue): what a Python
 // consumer of the array orders its work with (dpnp.asarray of an object
 // with a sycl_queue attribute keeps its memory without a copy when that
-// queue is the one its __sycl_usm_array_interface__ names). NULL, and no
-// error, for a queue that is not dpctl's or when dpctl is not imported.
+// queue is the one its __sycl_usm_array_interface__ names). For a queue
+// of the opencl backend it is the queue on a SYCL context made from the
+// queue's native context (dpctl.Backend.InteropQueue, which imports dpctl
+// if needed). NULL, and no error, for any other queue, where no SYCL
+// context can be made, or when dpctl is not imported.
 func (g *GIL) QueueObject(q usm.Queue) (Object, error) {
-	dq, ok := q.(*dpctl.Queue)
-	if !ok {
-		return Object{}, nil
+	o, _, err := g.syclQueueOf(q)
+	return o, err
+}
+
+// syclQueueOf is QueueObject, with why a queue of a native backend has no
+// SYCL queue (nil otherwise).
+func (g *GIL) syclQueueOf(q usm.Queue) (o Object, why, err error) {
+	var dq *dpctl.Queue
+	switch x := q.(type) {
+	case *dpctl.Queue:
+		dq = x
+	case *opencl.Queue:
+		d, err := g.dpctlUnderGIL()
+		if errors.Is(err, usm.ErrNotAvailable) {
+			return Object{}, errNoDpctl, nil
+		}
+		if err != nil { // a KeyboardInterrupt during the import, say
+			return Object{}, nil, err
+		}
+		if dq, err = d.InteropQueue(x); err != nil {
+			return Object{}, err, nil
+		}
+	default:
+		return Object{}, nil, nil
 	}
 	ty := g.dpctlTypes()
 	if ty.queueMake == 0 {
-		return Object{}, nil
+		return Object{}, nil, nil
 	}
-	o := ty.queueMake.Call(dq.Ref()) // copies the ref: the object owns its own
-	if o == 0 {
-		return Object{}, g.fetch("SyclQueue_Make")
+	p := ty.queueMake.Call(dq.Ref()) // copies the ref: the object owns its own
+	if p == 0 {
+		return Object{}, nil, g.fetch("SyclQueue_Make")
 	}
-	return Object{o}, nil
+	return Object{p}, nil, nil
 }
 
 // IsSyclQueue reports whether o is a dpctl.SyclQueue (false before dpctl

@@ -304,17 +304,8 @@ func ubx_go_suai(v *C.ubx_view, self, syclobj unsafe.Pointer) (out unsafe.Pointe
 				return err
 			}
 			defer release()
-			m, err := arr.SUAI() // waits; refuses memory that is not USM
-			if err != nil {
-				return err
-			}
-			if syclobj != nil {
-				m["syclobj"] = pybridge.UnsafeObject(uintptr(syclobj))
-			} else {
-				// dpctl's convention: the device's position in get_devices().
-				m["syclobj"] = strconv.Itoa(int(arr.DLDevice.ID))
-			}
-			o, err := g.FromGo(m)
+			// syclobj is the queue C keeps for the array, if any.
+			o, err := g.SUAI(arr, pybridge.UnsafeObject(uintptr(syclobj)))
 			out = cmem.Ptr(o.Ptr())
 			return err
 		})

@@ -65,8 +65,9 @@ type API struct {
 	mgrGetDevices, mgrGetCachedContext                               ffi.Fn
 	vectorSize, vectorGetAt, vectorDelete                            ffi.Fn
 
-	native Native
-	order  Ordering
+	native  Native
+	interop Interop
+	order   Ordering
 }
 
 // Open finds the first of paths that is already loaded (RTLD_NOLOAD: only
@@ -124,6 +125,11 @@ func Load(lib *ffi.Lib) (*API, error) {
 		// Optional: only the extents of allocations need them (native.go).
 		ffi.Optional(&a.native.GetBackend, "DPCTLContext_GetBackend"),
 		ffi.Optional(&a.native.GetNative, symContextGetNative),
+		// Optional: only SYCL contexts made from native ones need them
+		// (interop.go).
+		ffi.Optional(&a.interop.MakeContext, symMakeContext),
+		ffi.Optional(&a.interop.MakeQueue, symMakeQueue),
+		ffi.Optional(&a.interop.OperatorNew, symOperatorNew),
 		// Optional: without them queues are ordered by a host wait
 		// (order.go).
 		ffi.Optional(&a.order.submitBarrier, "DPCTLQueue_SubmitBarrier"),
@@ -155,6 +161,12 @@ func (a *API) WaitFns() (barrier, wait, del uintptr) {
 
 // QueueCreate makes a queue on ctx and dev (default handler, properties 0).
 func (a *API) QueueCreate(ctx, dev uintptr) uintptr { return a.queueCreate.Call(ctx, dev, 0, 0) }
+
+// QueueCreateWith makes a queue on ctx and dev with the default handler
+// and props (DPCTLQueuePropertyType bits, e.g. QueueInOrder); 0 on failure.
+func (a *API) QueueCreateWith(ctx, dev uintptr, props int) uintptr {
+	return a.queueCreate.Call(ctx, dev, 0, uintptr(props))
+}
 
 // QueueCreateForDevice makes a queue in dev's cached (default) context,
 // with the default handler and props (DPCTLQueuePropertyType bits, e.g.
