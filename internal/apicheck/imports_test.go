@@ -56,7 +56,7 @@ func TestPuregoOnlyInFFI(t *testing.T) {
 	}
 }
 
-// The three layers of the module's packages (README.md, "Packages"): the
+// The three layers of the module's packages (README.md, "Three layers"): the
 // protocol core, the backends, and the Python boundary. A package depends
 // on packages of its own layer or below, and on internal packages: the
 // core on no backend and nothing of Python, a backend on nothing of
