@@ -194,7 +194,7 @@ func TestDocsPython(t *testing.T) {
 			for _, b := range sessions[file] {
 				args = append(args, b.String()+"="+writeBlock(t, b))
 			}
-			runDocBlock(t, file+"'s sessions", exec.Command(py, args...), env)
+			runDocBlock(t, file+"'s sessions", "", exec.Command(py, args...), env)
 		})
 	}
 	for _, b := range programs {
@@ -208,10 +208,10 @@ func TestDocsPython(t *testing.T) {
 				}
 				// The fork launcher starts the ranks here, without ssh;
 				// `python -m mpi4py` aborts every rank when one raises.
-				runDocBlock(t, b.String()+"\n"+b.text, exec.Command(mpiexec, "-launcher", "fork", "-n", m[1], py, "-m", "mpi4py", runner, "program", path), env)
+				runDocBlock(t, b.String(), b.text, exec.Command(mpiexec, "-launcher", "fork", "-n", m[1], py, "-m", "mpi4py", runner, "program", path), env)
 				return
 			}
-			runDocBlock(t, b.String()+"\n"+b.text, exec.Command(py, runner, "program", path), env)
+			runDocBlock(t, b.String(), b.text, exec.Command(py, runner, "program", path), env)
 		})
 	}
 }
@@ -228,9 +228,10 @@ func writeBlock(t *testing.T, b docBlock) string {
 }
 
 // runDocBlock runs cmd (test/docblock.py, directly or under mpiexec) in
-// the test's directory, within two minutes, and fails t with what it
+// the test's directory, within two minutes, and fails t with the block (a
+// program's; a session's failures show their own lines) and what cmd
 // printed if it fails.
-func runDocBlock(t *testing.T, what string, cmd *exec.Cmd, env []string) {
+func runDocBlock(t *testing.T, what, block string, cmd *exec.Cmd, env []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -241,6 +242,9 @@ func runDocBlock(t *testing.T, what string, cmd *exec.Cmd, env []string) {
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("%s did not finish in time:\n%s", what, out)
+	}
+	if err != nil && block != "" {
+		t.Fatalf("%s failed: %v\n--- the block:\n%s--- its output:\n%s", what, err, block, out)
 	}
 	if err != nil {
 		t.Fatalf("%s failed: %v\n%s", what, err, out)
