@@ -132,9 +132,13 @@ func (g *GIL) DLPackOptions(dev dlpack.Device, stream, maxVersion, dlDevice, cop
 // array on dev: only kDLOneAPI arrays have streams (DLPackOptions).
 func AcceptsNoSync(dev dlpack.Device) bool { return acceptsNoSyncStream(dev) }
 
-// FromGo converts a Go value to a new Python object: nil (None), bool,
-// integers, floats, strings, slices and arrays (lists), maps with string
-// keys (dicts), Objects (a new reference), nested up to 64 levels. The
+// FromGo converts a Go value to a new Python object: nil → None, an
+// Object → a new reference to it, bool → bool, signed and unsigned
+// integers of every size → int, float64 → float, string → str, slices and
+// arrays of any element type ([]byte included) → tuple, map[string]any →
+// dict (keys inserted in sorted order). Other types (float32, structs,
+// other maps) are a usm.ErrType error, and a value nested deeper than 64
+// containers (one that contains itself, say) a usm.ErrValue error. The
 // caller owns the result (DecRef).
 func (g *GIL) FromGo(v any) (Object, error) { return g.fromGo(v) }
 

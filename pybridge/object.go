@@ -149,12 +149,7 @@ func (g *GIL) Eval(expr string) (Object, error) {
 	return g.call(ev, []any{expr, ns}, nil)
 }
 
-// fromGo converts a Go value to a new Python object: nil → None, Object
-// (a new reference to the same object), bool, integers, floats, string,
-// []byte (bytes are not supported: a TypeError), slices and arrays →
-// tuple, map[string]any → dict (keys inserted in sorted order). A value
-// nested deeper than 64 containers (one that contains itself, say) is a
-// usm.ErrValue error.
+// fromGo is FromGo.
 func (g *GIL) fromGo(v any) (Object, error) { return g.fromGoAt(v, 0) }
 
 // fromGoAt converts v, which is depth containers deep.
@@ -413,13 +408,10 @@ func (g *GIL) truth(v uintptr) (bool, error) {
 // itoa is strconv.Itoa, kept short for messages.
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// SetMain binds name to v in __main__: an Object (not consumed), or a Go
-// value converted to a new Python object: nil → None, bool, integers,
-// floats, string, slices and arrays → tuple, map[string]any → dict (keys
-// inserted in sorted order); []byte and other types are a TypeError, and a
-// value nested deeper than 64 containers (one that contains itself, say)
-// is a usm.ErrValue error. This is how an embedding program passes values
-// to the Python code it runs with Exec and Eval.
+// SetMain binds name to v in __main__: v converted as FromGo converts it
+// (an Object is bound itself, and stays the caller's reference). This is
+// how an embedding program passes values to the Python code it runs with
+// Exec and Eval.
 func (g *GIL) SetMain(name string, v any) error {
 	ns, err := g.mainDict()
 	if err != nil {

@@ -1221,7 +1221,8 @@ static PyMethodDef array_methods[] = {
 	 "__dlpack_device__($self, /)\n--\n\n(DLPack device type, device id) of the array."},
 	{"__array__", (PyCFunction)(void (*)(void))array_array, METH_FASTCALL | METH_KEYWORDS,
 	 "__array__($self, /, dtype=None, copy=None)\n--\n\n"
-	 "A NumPy array over the same memory (NumPy's copy keyword: False never copies, True always does)."},
+	 "The array as a NumPy array: a view of memory the host reads, else (device USM, another dtype) a copy.\n"
+	 "NumPy's copy keyword: False never copies (ValueError where a copy is needed), True always does."},
 	{NULL},
 };
 
@@ -1237,7 +1238,10 @@ static PyGetSetDef array_getset[] = {
 	 "The element type: a numpy.dtype where NumPy is loaded and knows it, else its typestr ('<f4') where "
 	 "SUAI has one, else the DLPack dtype's name ('bfloat16').",
 	 NULL},
-	{"strides", (getter)array_strides, NULL, "Strides in elements (as dpctl's usm_ndarray gives them).", NULL},
+	{"strides", (getter)array_strides, NULL,
+	 "Strides in elements, not bytes, as dpctl's usm_ndarray gives them: always a tuple, C-contiguous arrays "
+	 "included.",
+	 NULL},
 	{"__usm_ndarray__", (getter)array_usm_ndarray, NULL,
 	 "The array as a dpnp.tensor.usm_ndarray over the same memory (USM only), which dpnp.asarray and "
 	 "dpnp.tensor.asarray take without a copy.",
@@ -1253,8 +1257,9 @@ static PyGetSetDef array_getset[] = {
 	{"device", (getter)array_device, NULL, "(DLPack device type, device id).", NULL},
 	{"data", (getter)array_data, NULL, "Address of element 0.", NULL},
 	{"offset", (getter)array_offset, NULL,
-	 "Elements from the DLPack data pointer to element 0 (not 0 only with negative strides, where the data "
-	 "pointer is the lowest byte the array touches).",
+	 "Elements from the data pointer of the array's DLPack export to element 0: 0, except with negative strides, "
+	 "where that pointer is the lowest byte the array touches (__sycl_usm_array_interface__ has an offset of its "
+	 "own, from its own data pointer).",
 	 NULL},
 	{"readonly", (getter)array_readonly, NULL, "Whether the memory must not be written.", NULL},
 	{NULL},
@@ -1268,8 +1273,8 @@ static PyMemberDef array_members[] = {
 static PyType_Slot array_slots[] = {
 	{Py_tp_doc, "A zero-copy view of host memory or SYCL USM, made by this module.\n\n"
 		    "It is a DLPack producer (__dlpack__, __dlpack_device__, and the DLPack 1.3 C\n"
-		    "exchange API __dlpack_c_exchange_api__), exposes the buffer protocol and\n"
-		    "__array__ for host memory and __sycl_usm_array_interface__ for USM, so\n"
+		    "exchange API __dlpack_c_exchange_api__), exposes the buffer protocol for\n"
+		    "memory the host reads and __sycl_usm_array_interface__ for USM, so\n"
 		    "numpy, dpnp, dpctl, jax, tvm-ffi and mpi4py take it without a copy."},
 	{Py_tp_dealloc, array_dealloc},
 	{Py_tp_traverse, array_traverse},

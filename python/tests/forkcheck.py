@@ -3,7 +3,7 @@
     python forkcheck.py SCENARIO
 
 It prints what it saw and exits 0 when the scenario behaved as the fork
-rule says (README.md, "fork"), non-zero otherwise. Children that hang are
+rule says (docs/python.md, "fork"), non-zero otherwise. Children that hang are
 killed after CHILD_TIMEOUT seconds and reported as a failure.
 """
 import gc

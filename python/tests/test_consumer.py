@@ -1,5 +1,5 @@
 """usmbridge as a DLPack consumer and as a describer of memory it does not
-own (README.md, "from_dlpack"; RATIONALE.md, "A consumer for pre-2023.12
+own (docs/python.md, "from_dlpack"; RATIONALE.md, "A consumer for pre-2023.12
 producers")."""
 import numpy as np
 import pytest

@@ -1,5 +1,7 @@
 # Type stubs for usmbridge (the extension module's names are bound lazily).
-from typing import Any, ClassVar, Literal, Optional, Tuple
+from typing import Any, ClassVar, Literal, Optional, Tuple, Union
+
+import numpy as np
 
 __version__: str
 
@@ -29,11 +31,17 @@ class Array:
     @property
     def nbytes(self) -> int: ...
     @property
-    def dtype(self) -> str: ...
+    def dtype(self) -> Union[np.dtype[Any], str]:
+        """A numpy.dtype where NumPy knows the type; else the typestring
+        ('<f4'), or the DLPack name ('bfloat16') where there is none."""
     @property
-    def strides(self) -> Tuple[int, ...]: ...
+    def strides(self) -> Tuple[int, ...]:
+        """Strides in elements, not bytes (as dpctl's usm_ndarray gives
+        them): always a tuple, C-contiguous arrays included."""
     @property
-    def offset(self) -> int: ...
+    def offset(self) -> int:
+        """Elements from the data pointer of the array's DLPack export to
+        element 0: 0 except with negative strides."""
     @property
     def T(self) -> "Array":
         """The array with its axes reversed (a view)."""
@@ -49,9 +57,12 @@ class Array:
     @property
     def usm_type(self) -> Optional[Literal["device", "shared", "host"]]: ...
     @property
-    def device(self) -> Tuple[int, int]: ...
+    def device(self) -> Tuple[int, int]:
+        """(DLPack device type, device id): (1, 0) for host memory, (14, i)
+        for SYCL device i."""
     @property
-    def data(self) -> int: ...
+    def data(self) -> int:
+        """The address of element 0."""
     @property
     def readonly(self) -> bool: ...
     def __dlpack__(
@@ -70,7 +81,10 @@ class Array:
 def asarray(obj: Any, /) -> Array:
     """Return a zero-copy Array over obj's __sycl_usm_array_interface__."""
 
-def from_dlpack(
-    x: Any, /, *, device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None
-) -> Array:
-    """Return an Array over the data of x, as the array API's from_dlpack."""
+def from_dlpack(x: Any, /, *, device: Any = None, copy: Optional[bool] = None) -> Array:
+    """Return an Array over the data of x, as the array API's from_dlpack.
+
+    device: None (where x is), "cpu", a SYCL filter string ("opencl:cpu"),
+    a DLPack (device_type, device_id) pair, a dpctl.SyclDevice or a
+    dpctl.SyclQueue. copy: None shares memory where possible, True always
+    copies, False never does (BufferError where a copy is needed)."""

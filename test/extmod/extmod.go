@@ -113,7 +113,7 @@ func halves(n int) ([]float32, error) {
 
 func call(fn pybridge.Object) error {
 	return pyext.Python().Do(func(g *pybridge.GIL) error {
-		r, err := g.Call(fn)
+		r, err := g.Call(fn) // a Python exception is err, as itself
 		if err == nil {
 			g.DecRef(r)
 		}

@@ -270,7 +270,7 @@ def test_device():
     with pytest.raises(BufferError):
         a.__dlpack__(dl_device=(10, 0))
     # A device numpy cannot export to: numpy's own refusal comes back
-    # (BufferError since numpy 2.3, ValueError before; README.md, "Python and dpctl").
+    # (BufferError since numpy 2.3, ValueError before; docs/python.md, "Errors").
     with pytest.raises(Exception) as refusal:
         x.__dlpack__(dl_device=(2, 0))
     assert refusal.type in (BufferError, ValueError), refusal.value
