@@ -235,16 +235,6 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 			onto, opts.Device, opts.Copy = opts.Device, nil, dlpack.CopyIfNeeded
 		}
 	}
-	kw := map[string]any{"max_version": []any{int64(maxVersion.Major), int64(maxVersion.Minor)}}
-	if opts.Device != nil {
-		kw["dl_device"] = []any{int64(opts.Device.Type), int64(opts.Device.ID)}
-	}
-	switch opts.Copy {
-	case dlpack.CopyAlways:
-		kw["copy"] = true
-	case dlpack.CopyNever:
-		kw["copy"] = false
-	}
 	stream, copyHere := opts.Stream, false
 	var bindTo *dpctl.PinnedQueue
 	if stream.isNil() {
@@ -263,20 +253,65 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 			// __dlpack__(copy=True) reads an array on an out-of-order
 			// queue before the work pending on it has written it
 			// (RATIONALE.md, "Queue ordering on the device").
-			if opts.Copy == dlpack.CopyAlways {
-				delete(kw, "copy")
-				copyHere = true
-			}
+			copyHere = opts.Copy == dlpack.CopyAlways
 		}
 	}
-	if !stream.isNil() {
-		kw["stream"] = stream
-	}
-	c, err := g.call(Object{meth}, nil, kw)
+	c, err := g.callDLPack(x, opts, stream, copyHere)
 	if err == nil {
 		defer g.DecRef(c)
 	}
 	return g.fromDLPackResult(x, Object{meth}, c, err, stream, bindTo, copyHere, opts, onto)
+}
+
+// callDLPack calls x.__dlpack__ with the keywords opts ask for, in the
+// order of their names: copy (unless the copy is made here), dl_device,
+// max_version (the version FromDLPack reads, one tuple made once) and
+// stream.
+func (g *GIL) callDLPack(x Object, opts FromDLPackOptions, stream Object, copyHere bool) (Object, error) {
+	var names [4]string
+	var vals [4]uintptr
+	n := 0
+	if opts.Copy != dlpack.CopyIfNeeded && !copyHere {
+		names[n], vals[n] = "copy", g.api().False
+		if opts.Copy == dlpack.CopyAlways {
+			vals[n] = g.api().True
+		}
+		n++
+	}
+	if opts.Device != nil {
+		d, err := g.fromGo([]any{int64(opts.Device.Type), int64(opts.Device.ID)})
+		if err != nil {
+			return Object{}, err
+		}
+		defer g.DecRef(d)
+		names[n], vals[n] = "dl_device", d.p
+		n++
+	}
+	mv, err := g.maxVersionObject()
+	if err != nil {
+		return Object{}, err
+	}
+	names[n], vals[n] = "max_version", mv
+	n++
+	if !stream.isNil() {
+		names[n], vals[n] = "stream", stream.p
+		n++
+	}
+	return g.callMethodKw(x, "__dlpack__", names[:n], vals[:n])
+}
+
+// maxVersionObject is the max_version tuple FromDLPack passes, made once
+// (a borrowed reference).
+func (g *GIL) maxVersionObject() (uintptr, error) {
+	const key = "\x00max_version"
+	if o := g.py.internedObject(key); o != 0 {
+		return o, nil
+	}
+	o, err := g.fromGo([]any{int64(maxVersion.Major), int64(maxVersion.Minor)})
+	if err != nil {
+		return 0, err
+	}
+	return g.py.keepObject(key, o.p), nil
 }
 
 // notAProducer is FromDLPack's error for an x without a callable

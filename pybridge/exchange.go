@@ -332,11 +332,39 @@ func (g *GIL) export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed,
 	return dlpack.Export(arr, opts)
 }
 
-// internedNames holds the str objects internedName made, per
-// interpreter; each lives as long as its interpreter.
+// internedNames holds the str objects internedName made, and the objects
+// keepObject keeps, per interpreter; each lives as long as its
+// interpreter.
 var internedNames struct {
 	sync.Mutex
 	m map[*Python]map[string]uintptr
+}
+
+// internedObject returns the object kept under key (keepObject), or 0.
+func (py *Python) internedObject(key string) uintptr {
+	internedNames.Lock()
+	defer internedNames.Unlock()
+	return internedNames.m[py][key]
+}
+
+// keepObject keeps o, a new reference, under key for the life of the
+// process, and returns the object kept there: o, or the one another
+// caller kept first (o is then released).
+func (py *Python) keepObject(key string, o uintptr) uintptr {
+	internedNames.Lock()
+	defer internedNames.Unlock()
+	if old, ok := internedNames.m[py][key]; ok {
+		py.api.DecRef(o)
+		return old
+	}
+	if internedNames.m == nil {
+		internedNames.m = map[*Python]map[string]uintptr{}
+	}
+	if internedNames.m[py] == nil {
+		internedNames.m[py] = map[string]uintptr{}
+	}
+	internedNames.m[py][key] = o
+	return o
 }
 
 // internedName returns a str object for name, made once per interpreter

@@ -128,13 +128,7 @@ func (g *GIL) streamObject(d *dpctl.Backend, local int) uintptr {
 // is left set) if it fails or does not return two integers.
 func (g *GIL) dlpackDeviceOf(x Object) (dlabi.Device, bool) {
 	a := g.api()
-	m, err := g.getAttr(x, "__dlpack_device__")
-	if err != nil {
-		g.releaseError(err)
-		return dlabi.Device{}, false
-	}
-	defer g.DecRef(m)
-	r, err := g.call(m, nil, nil)
+	r, err := g.callMethodKw(x, "__dlpack_device__", nil, nil)
 	if err != nil {
 		g.releaseError(err)
 		return dlabi.Device{}, false

@@ -102,7 +102,8 @@ type API struct {
 	// runs (it makes test objects).
 	fastLongs, fastDicts, fastASCII bool
 
-	callOneArg ffi.Fn // PyObject_CallOneArg (exported since 3.9), or 0
+	callOneArg       ffi.Fn // PyObject_CallOneArg (exported since 3.9), or 0
+	vectorcallMethod ffi.Fn // PyObject_VectorcallMethod (exported since 3.9)
 }
 
 // Object layout of the default (GIL) build of CPython 3.8–3.13 on 64-bit:
@@ -180,6 +181,7 @@ func Load(lib *ffi.Lib) (*API, error) {
 		ffi.RequiredVar(&a.TypeType, "PyType_Type"),
 		// Optional: CallOneArg falls back to a tuple and CallObject.
 		ffi.Optional(&a.callOneArg, "PyObject_CallOneArg"),
+		ffi.Required(&a.vectorcallMethod, "PyObject_VectorcallMethod"),
 		// PyErr_GetRaisedException (3.12+) replaces PyErr_Fetch (deprecated
 		// there); either family is enough, checked below.
 		ffi.Optional(&a.errGetRaised, "PyErr_GetRaisedException"),
@@ -494,6 +496,16 @@ func (a *API) Length(o uintptr) int {
 
 // CallOneArg calls callable(arg) (PyObject_CallOneArg, or a 1-tuple and
 // PyObject_CallObject where that is missing).
+// VectorcallMethod calls the method name (a str object) of args[0] with
+// args[1:nargs] as positional arguments and the rest as keyword arguments
+// named by kwnames (a tuple of str objects, or 0): one C call
+// (PyObject_VectorcallMethod) where GetAttr, a tuple, a dict and Call are
+// six. args holds borrowed references.
+func (a *API) VectorcallMethod(name uintptr, args []uintptr, nargs int, kwnames uintptr) uintptr {
+	a.noPending("VectorcallMethod")
+	return a.vectorcallMethod.Call(name, uintptr(unsafe.Pointer(&args[0])), uintptr(nargs), kwnames)
+}
+
 func (a *API) CallOneArg(callable, arg uintptr) uintptr {
 	a.noPending("CallOneArg")
 	if a.callOneArg != 0 {

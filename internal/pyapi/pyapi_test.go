@@ -29,7 +29,7 @@ var called = []string{
 	"PyUnicode_FromStringAndSize", "PyUnicode_AsUTF8", "PyCapsule_New", "PyCapsule_GetPointer",
 	"PyCapsule_GetName", "PyCapsule_SetName", "PyErr_Occurred", "PyErr_SetString", "PyErr_Clear",
 	"PyErr_WriteUnraisable", "PyErr_GivenExceptionMatches", "PyException_SetCause",
-	"PyFloat_FromDouble", "PyFloat_AsDouble",
+	"PyFloat_FromDouble", "PyFloat_AsDouble", "PyObject_VectorcallMethod",
 }
 
 // Exceptions before 3.12, and after; attributes that may be missing
