@@ -313,6 +313,17 @@ func ubx_go_suai(v *C.ubx_view, self, syclobj unsafe.Pointer) (out unsafe.Pointe
 	return out
 }
 
+//export ubx_go_wait
+func ubx_go_wait(h C.int64_t) C.int {
+	return status(guard("Array wait", func() error {
+		st := handles.get(int64(h))
+		if st == nil {
+			return errkind.New(errkind.Value, "Array wait", "the array's Go state is gone")
+		}
+		return st.arr.Wait()
+	}))
+}
+
 //export ubx_go_sycl_queue
 func ubx_go_sycl_queue(v *C.ubx_view, syclobj unsafe.Pointer, store *C.int) (out unsafe.Pointer) {
 	guard("Array.sycl_queue", func() error {

@@ -315,6 +315,7 @@ typedef struct {
 	PyObject *base;    /* an object that owns the memory */
 	PyObject *syclobj; /* the SUAI syclobj the array was bound to, re-exported by its SUAI */
 	PyObject *usm_nd;  /* __usm_ndarray__, made once */
+	PyObject *suai;    /* the __sycl_usm_array_interface__ Go made first; each call gets a copy */
 	PyObject *dev_tuple;
 	PyObject *weakrefs;
 	int64_t inline_dims[2 * INLINE_NDIM]; /* last: array_alloc leaves it unwritten */
@@ -381,6 +382,7 @@ static int array_clear(Array *a)
 	Py_CLEAR(a->base);
 	Py_CLEAR(a->syclobj);
 	Py_CLEAR(a->usm_nd);
+	Py_CLEAR(a->suai);
 	Py_CLEAR(a->dev_tuple);
 	return 0;
 }
@@ -391,6 +393,7 @@ static int array_traverse(Array *a, visitproc visit, void *arg)
 	Py_VISIT(a->base);
 	Py_VISIT(a->syclobj);
 	Py_VISIT(a->usm_nd);
+	Py_VISIT(a->suai);
 	Py_VISIT(a->dev_tuple);
 	return 0;
 }
@@ -863,10 +866,21 @@ out:
 	return r;
 }
 
+/* __sycl_usm_array_interface__: Go makes the dict the first time (which
+ * syclobj, or a refusal, with every rule), and the Array keeps it: its
+ * fields describe the array for its whole life. Each call waits on the
+ * array's queue first (Go, as dpctl's property does) and returns a copy,
+ * so that a caller that edits its dict edits no one else's. A refusal is
+ * never kept: Go is asked again. */
 static PyObject *array_suai(Array *a, void *unused)
 {
 	if (forked())
 		return NULL;
+	if (a->suai != NULL) {
+		if (a->v.wait && go_status(ubx_go_wait(a->v.handle)) != 0)
+			return NULL;
+		return PyDict_Copy(a->suai);
+	}
 	if (a->syclobj == NULL && a->v.t.device.device_type == UB_DL_ONEAPI) {
 		/* Name a queue (made and kept now) rather than a device. */
 		PyObject *q = go_queue(a);
@@ -874,7 +888,12 @@ static PyObject *array_suai(Array *a, void *unused)
 			PyErr_Clear(); /* not a dpctl queue: Go names the device */
 		Py_XDECREF(q);
 	}
-	return go_object(ubx_go_suai(&a->v, a, a->syclobj));
+	PyObject *d = go_object(ubx_go_suai(&a->v, a, a->syclobj));
+	if (d != NULL && PyDict_CheckExact(d) && (a->suai = PyDict_Copy(d)) == NULL) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
 }
 
 /* dtype: a numpy.dtype where NumPy is loaded (and knows the type), else

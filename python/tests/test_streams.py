@@ -175,10 +175,10 @@ def test_oneapi_minus_one_never_enters_go(q, usm_type):
 
 @pytest.mark.parametrize("call", ["__dlpack__", "__sycl_usm_array_interface__"])
 def test_oneapi_export_waits_for_pending_work(q, call):
-    # After the first call C waits on the array's queue itself, with the
-    # calls Go named (ub_wait_plan_fill), before it repeats Go's template or
-    # dict: what the queue was still computing must be in memory when the
-    # call returns, as it is when Go waits.
+    # Every call waits on the array's queue before it hands anything out,
+    # the later ones too (the SUAI dict is then the Array's copy of the
+    # first, its view's tensor C's): what the queue was still computing
+    # must be in memory when the call returns.
     n = 1 << 22
     src = dpt.linspace(0, 1, n, dtype="f4", sycl_queue=q)
     out = dpt.empty(n, dtype="f4", usm_type="shared", sycl_queue=q)
@@ -193,3 +193,16 @@ def test_oneapi_export_waits_for_pending_work(q, call):
         r = getattr(a, call)() if call == "__dlpack__" else getattr(a, call)
         assert np.allclose(view, want)
         del r
+
+
+def test_suai_dict_is_the_callers_own(q):
+    # The Array keeps the dict Go made first and hands out copies, as
+    # dpctl's property makes a fresh dict: a caller that edits its dict
+    # edits no one else's.
+    a = ub.asarray(dpt.arange(8, dtype="f4", sycl_queue=q))
+    d1 = a.__sycl_usm_array_interface__
+    want = dict(d1)
+    d1["shape"] = (1,)
+    d1["extra"] = 1
+    d2 = a.__sycl_usm_array_interface__
+    assert d2 is not d1 and d2 == want
