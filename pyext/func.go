@@ -205,15 +205,33 @@ type decoder struct {
 	checkDefault func(any) error
 }
 
+// Each FuncN and FuncNR is one implementation per arity, funcN: FuncN
+// is FuncNR with no result (none, which encodes as Python's None).
+
+// none is the result of a function that returns nothing.
+type none struct{}
+
+func encodeNone(_ *frame, _ none, r *result) error {
+	r.kind = rNone
+	return nil
+}
+
 // Func0 adds a Go function without parameters, returning nothing.
 func Func0(m *Module, name, doc string, fn func() error, opts ...FuncOption) {
-	define(m, name, doc, nil, nil, opts, func(c *frame, r *result) error { return c.run(fn) })
+	func0(m, name, doc, func() (none, error) { return none{}, fn() }, encodeNone, opts)
 }
 
 // Func0R adds a Go function without parameters that returns a value.
 func Func0R[R any](m *Module, name, doc string, fn func() (R, error), opts ...FuncOption) {
 	enc, ok := encoderFor[R](m, name)
 	if !ok {
+		enc = nil // the parameters are still checked, so that every error is told
+	}
+	func0(m, name, doc, fn, enc, opts)
+}
+
+func func0[R any](m *Module, name, doc string, fn func() (R, error), enc typedEncoder[R], opts []FuncOption) {
+	if enc == nil {
 		return
 	}
 	define(m, name, doc, nil, nil, opts, func(c *frame, r *result) error {
@@ -227,24 +245,21 @@ func Func0R[R any](m *Module, name, doc string, fn func() (R, error), opts ...Fu
 
 // Func1 adds a Go function of one parameter, returning nothing.
 func Func1[A any](m *Module, name, doc string, fn func(A) error, a Param, opts ...FuncOption) {
-	da, ok := decoderFor[A](m, name, a)
-	if !ok {
-		return
-	}
-	define(m, name, doc, []Param{a}, []decoder{da.d}, opts, func(c *frame, r *result) error {
-		x, err := da.read(c, 0)
-		if err != nil {
-			return err
-		}
-		return c.run(func() error { return fn(x) })
-	})
+	func1(m, name, doc, func(x A) (none, error) { return none{}, fn(x) }, encodeNone, a, opts)
 }
 
 // Func1R adds a Go function of one parameter that returns a value.
 func Func1R[A, R any](m *Module, name, doc string, fn func(A) (R, error), a Param, opts ...FuncOption) {
-	da, ok1 := decoderFor[A](m, name, a)
-	enc, ok2 := encoderFor[R](m, name)
-	if !ok1 || !ok2 {
+	enc, ok := encoderFor[R](m, name)
+	if !ok {
+		enc = nil // the parameters are still checked, so that every error is told
+	}
+	func1(m, name, doc, fn, enc, a, opts)
+}
+
+func func1[A, R any](m *Module, name, doc string, fn func(A) (R, error), enc typedEncoder[R], a Param, opts []FuncOption) {
+	da, ok := decoderFor[A](m, name, a)
+	if !ok || enc == nil {
 		return
 	}
 	define(m, name, doc, []Param{a}, []decoder{da.d}, opts, func(c *frame, r *result) error {
@@ -262,30 +277,22 @@ func Func1R[A, R any](m *Module, name, doc string, fn func(A) (R, error), a Para
 
 // Func2 adds a Go function of two parameters, returning nothing.
 func Func2[A, B any](m *Module, name, doc string, fn func(A, B) error, a, b Param, opts ...FuncOption) {
-	da, ok1 := decoderFor[A](m, name, a)
-	db, ok2 := decoderFor[B](m, name, b)
-	if !ok1 || !ok2 {
-		return
-	}
-	define(m, name, doc, []Param{a, b}, []decoder{da.d, db.d}, opts, func(c *frame, r *result) error {
-		x, err := da.read(c, 0)
-		if err != nil {
-			return err
-		}
-		y, err := db.read(c, 1)
-		if err != nil {
-			return err
-		}
-		return c.run(func() error { return fn(x, y) })
-	})
+	func2(m, name, doc, func(x A, y B) (none, error) { return none{}, fn(x, y) }, encodeNone, a, b, opts)
 }
 
 // Func2R adds a Go function of two parameters that returns a value.
 func Func2R[A, B, R any](m *Module, name, doc string, fn func(A, B) (R, error), a, b Param, opts ...FuncOption) {
+	enc, ok := encoderFor[R](m, name)
+	if !ok {
+		enc = nil // the parameters are still checked, so that every error is told
+	}
+	func2(m, name, doc, fn, enc, a, b, opts)
+}
+
+func func2[A, B, R any](m *Module, name, doc string, fn func(A, B) (R, error), enc typedEncoder[R], a, b Param, opts []FuncOption) {
 	da, ok1 := decoderFor[A](m, name, a)
 	db, ok2 := decoderFor[B](m, name, b)
-	enc, ok3 := encoderFor[R](m, name)
-	if !ok1 || !ok2 || !ok3 {
+	if !ok1 || !ok2 || enc == nil {
 		return
 	}
 	define(m, name, doc, []Param{a, b}, []decoder{da.d, db.d}, opts, func(c *frame, r *result) error {
@@ -307,36 +314,23 @@ func Func2R[A, B, R any](m *Module, name, doc string, fn func(A, B) (R, error), 
 
 // Func3 adds a Go function of three parameters, returning nothing.
 func Func3[A, B, C any](m *Module, name, doc string, fn func(A, B, C) error, a, b, c Param, opts ...FuncOption) {
-	da, ok1 := decoderFor[A](m, name, a)
-	db, ok2 := decoderFor[B](m, name, b)
-	dc, ok3 := decoderFor[C](m, name, c)
-	if !ok1 || !ok2 || !ok3 {
-		return
-	}
-	define(m, name, doc, []Param{a, b, c}, []decoder{da.d, db.d, dc.d}, opts, func(f *frame, r *result) error {
-		x, err := da.read(f, 0)
-		if err != nil {
-			return err
-		}
-		y, err := db.read(f, 1)
-		if err != nil {
-			return err
-		}
-		z, err := dc.read(f, 2)
-		if err != nil {
-			return err
-		}
-		return f.run(func() error { return fn(x, y, z) })
-	})
+	func3(m, name, doc, func(x A, y B, z C) (none, error) { return none{}, fn(x, y, z) }, encodeNone, a, b, c, opts)
 }
 
 // Func3R adds a Go function of three parameters that returns a value.
 func Func3R[A, B, C, R any](m *Module, name, doc string, fn func(A, B, C) (R, error), a, b, c Param, opts ...FuncOption) {
+	enc, ok := encoderFor[R](m, name)
+	if !ok {
+		enc = nil // the parameters are still checked, so that every error is told
+	}
+	func3(m, name, doc, fn, enc, a, b, c, opts)
+}
+
+func func3[A, B, C, R any](m *Module, name, doc string, fn func(A, B, C) (R, error), enc typedEncoder[R], a, b, c Param, opts []FuncOption) {
 	da, ok1 := decoderFor[A](m, name, a)
 	db, ok2 := decoderFor[B](m, name, b)
 	dc, ok3 := decoderFor[C](m, name, c)
-	enc, ok4 := encoderFor[R](m, name)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
+	if !ok1 || !ok2 || !ok3 || enc == nil {
 		return
 	}
 	define(m, name, doc, []Param{a, b, c}, []decoder{da.d, db.d, dc.d}, opts, func(f *frame, r *result) error {
@@ -362,42 +356,24 @@ func Func3R[A, B, C, R any](m *Module, name, doc string, fn func(A, B, C) (R, er
 
 // Func4 adds a Go function of four parameters, returning nothing.
 func Func4[A, B, C, D any](m *Module, name, doc string, fn func(A, B, C, D) error, a, b, c, d Param, opts ...FuncOption) {
-	da, ok1 := decoderFor[A](m, name, a)
-	db, ok2 := decoderFor[B](m, name, b)
-	dc, ok3 := decoderFor[C](m, name, c)
-	dd, ok4 := decoderFor[D](m, name, d)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return
-	}
-	define(m, name, doc, []Param{a, b, c, d}, []decoder{da.d, db.d, dc.d, dd.d}, opts, func(f *frame, r *result) error {
-		x, err := da.read(f, 0)
-		if err != nil {
-			return err
-		}
-		y, err := db.read(f, 1)
-		if err != nil {
-			return err
-		}
-		z, err := dc.read(f, 2)
-		if err != nil {
-			return err
-		}
-		w, err := dd.read(f, 3)
-		if err != nil {
-			return err
-		}
-		return f.run(func() error { return fn(x, y, z, w) })
-	})
+	func4(m, name, doc, func(x A, y B, z C, w D) (none, error) { return none{}, fn(x, y, z, w) }, encodeNone, a, b, c, d, opts)
 }
 
 // Func4R adds a Go function of four parameters that returns a value.
 func Func4R[A, B, C, D, R any](m *Module, name, doc string, fn func(A, B, C, D) (R, error), a, b, c, d Param, opts ...FuncOption) {
+	enc, ok := encoderFor[R](m, name)
+	if !ok {
+		enc = nil // the parameters are still checked, so that every error is told
+	}
+	func4(m, name, doc, fn, enc, a, b, c, d, opts)
+}
+
+func func4[A, B, C, D, R any](m *Module, name, doc string, fn func(A, B, C, D) (R, error), enc typedEncoder[R], a, b, c, d Param, opts []FuncOption) {
 	da, ok1 := decoderFor[A](m, name, a)
 	db, ok2 := decoderFor[B](m, name, b)
 	dc, ok3 := decoderFor[C](m, name, c)
 	dd, ok4 := decoderFor[D](m, name, d)
-	enc, ok5 := encoderFor[R](m, name)
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+	if !ok1 || !ok2 || !ok3 || !ok4 || enc == nil {
 		return
 	}
 	define(m, name, doc, []Param{a, b, c, d}, []decoder{da.d, db.d, dc.d, dd.d}, opts, func(f *frame, r *result) error {

@@ -1340,27 +1340,35 @@ static int xch_array(void *obj, Array **out)
 	return 0;
 }
 
-static int xch_from_py(void *obj, ub_dl_managed_versioned **out)
+/* xch_writable is xch_array for the table's exports, which refuse a
+ * read-only array: the managed tensor would carry READ_ONLY, but the
+ * table's consumers drop it (tvm-ffi 0.1 makes every tensor it takes
+ * writable), and a bare DLTensor has no flags at all. A consumer then
+ * falls back to __dlpack__, whose versioned capsule carries the flag to a
+ * consumer that reads it (RATIONALE.md, "Read-only survives every format,
+ * or the format is refused"). */
+static int xch_writable(void *obj, void *out, const char *fname, Array **a)
 {
-	Array *a;
 	if (out == NULL) {
-		PyErr_SetString(PyExc_ValueError, "managed_tensor_from_py_object_no_sync: out is NULL");
+		PyErr_Format(PyExc_ValueError, "%s: out is NULL", fname);
 		return -1;
 	}
-	if (xch_array(obj, &a) < 0)
+	if (xch_array(obj, a) < 0)
 		return -1;
-	if (a->v.flags & UB_DL_FLAG_READ_ONLY) {
-		/* The tensor would carry READ_ONLY, but the table's consumers drop it
-		 * (tvm-ffi 0.1 makes every tensor it takes writable): a read-only
-		 * array is refused here, and a consumer falls back to __dlpack__,
-		 * whose versioned capsule carries the flag to a consumer that reads
-		 * it (RATIONALE.md, "Read-only survives every format, or the format
-		 * is refused"). */
+	if ((*a)->v.flags & UB_DL_FLAG_READ_ONLY) {
 		PyErr_SetString(PyExc_BufferError,
 				"a read-only array is not handed out through the DLPack C exchange API, whose consumers "
 				"drop the READ_ONLY flag; ask __dlpack__(max_version=(1, 0)) instead");
 		return -1;
 	}
+	return 0;
+}
+
+static int xch_from_py(void *obj, ub_dl_managed_versioned **out)
+{
+	Array *a;
+	if (xch_writable(obj, out, "managed_tensor_from_py_object_no_sync", &a) < 0)
+		return -1;
 	block *b = export_block(a, 1, def->minor_newer);
 	if (b == NULL)
 		return -1;
@@ -1370,23 +1378,11 @@ static int xch_from_py(void *obj, ub_dl_managed_versioned **out)
 	return 0;
 }
 
-/* A bare DLTensor carries no flags, so a read-only array is refused rather
- * than handed out as writable. */
 static int xch_dltensor_from_py(void *obj, ub_dl_tensor *out)
 {
 	Array *a;
-	if (out == NULL) {
-		PyErr_SetString(PyExc_ValueError, "dltensor_from_py_object_no_sync: out is NULL");
+	if (xch_writable(obj, out, "dltensor_from_py_object_no_sync", &a) < 0)
 		return -1;
-	}
-	if (xch_array(obj, &a) < 0)
-		return -1;
-	if (a->v.flags & UB_DL_FLAG_READ_ONLY) {
-		PyErr_SetString(PyExc_BufferError,
-				"the array is read-only, and a bare DLTensor cannot say so: ask for a managed tensor "
-				"(managed_tensor_from_py_object_no_sync), which carries the READ_ONLY flag");
-		return -1;
-	}
 	*out = a->v.t; /* shape and strides live as long as the array */
 	return 0;
 }
