@@ -3,8 +3,6 @@ package dpctl_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"syscall"
 	"testing"
 	"unsafe"
 
@@ -210,26 +208,8 @@ func TestInteropGuard(t *testing.T) {
 		return
 	}
 	loaded(t)
-	for _, c := range []struct {
-		mode    string
-		survive bool
-	}{{"svm-device", true}, {"no-symbols", true}, {"control", false}} {
-		t.Run(c.mode, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestInteropGuard$", "-test.count=1", "-test.v")
-			cmd.Env = append(os.Environ(), interopChildEnv+"="+c.mode)
-			out, err := cmd.CombinedOutput()
-			if c.survive {
-				require.NoError(t, err, "%s", out)
-				assert.Contains(t, string(out), "child "+c.mode+" done")
-				return
-			}
-			var ee *exec.ExitError
-			require.ErrorAs(t, err, &ee, "the control child must abort in make_context's stand-in\n%s", out)
-			ws, _ := ee.Sys().(syscall.WaitStatus)
-			assert.True(t, ws.Signaled() && ws.Signal() == syscall.SIGABRT, "control child: %v\n%s", err, out)
-			assert.NotContains(t, string(out), "child "+c.mode+" done")
-		})
-	}
+	runGuardChildren(t, "TestInteropGuard", interopChildEnv, "make_context",
+		[]guardCase{{"svm-device", true}, {"no-symbols", true}, {"control", false}})
 }
 
 func interopGuardChild(t *testing.T, mode string) {

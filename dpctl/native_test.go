@@ -122,13 +122,26 @@ func TestNativeAccessorGuard(t *testing.T) {
 		return
 	}
 	loaded(t)
-	for _, c := range []struct {
-		mode    string
-		survive bool
-	}{{"cuda", true}, {"no-usm", true}, {"control", false}} {
+	runGuardChildren(t, "TestNativeAccessorGuard", nativeChildEnv, "getNative",
+		[]guardCase{{"cuda", true}, {"no-usm", true}, {"control", false}})
+}
+
+// guardCase is one child run of a guard test: the mode it is told, and
+// whether it must survive (the control must not).
+type guardCase struct {
+	mode    string
+	survive bool
+}
+
+// runGuardChildren runs test, a test of this package, once per case in a
+// child process told its mode through env. A child that must survive says
+// "child <mode> done"; the control must die by SIGABRT in the stand-in
+// for standIn, so the stand-in is really on the path.
+func runGuardChildren(t *testing.T, test, env, standIn string, cases []guardCase) {
+	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestNativeAccessorGuard$", "-test.count=1", "-test.v")
-			cmd.Env = append(os.Environ(), nativeChildEnv+"="+c.mode)
+			cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), env+"="+c.mode)
 			out, err := cmd.CombinedOutput()
 			if c.survive {
 				require.NoError(t, err, "%s", out)
@@ -136,7 +149,7 @@ func TestNativeAccessorGuard(t *testing.T) {
 				return
 			}
 			var ee *exec.ExitError
-			require.ErrorAs(t, err, &ee, "the control child must abort in getNative's stand-in\n%s", out)
+			require.ErrorAs(t, err, &ee, "the control child must abort in %s's stand-in\n%s", standIn, out)
 			ws, _ := ee.Sys().(syscall.WaitStatus)
 			assert.True(t, ws.Signaled() && ws.Signal() == syscall.SIGABRT, "control child: %v\n%s", err, out)
 			assert.NotContains(t, string(out), "child "+c.mode+" done")
