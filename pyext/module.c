@@ -1466,14 +1466,37 @@ static ub_dl_exchange_api exchange_api = {
 
 /* ---- reading arguments ----------------------------------------------------- */
 
+static int mro_lookup(PyTypeObject *tp, PyObject *name, int *callable);
+
 /* type_has reports whether obj's type (or a base) defines name, without
  * calling anything: 1, 0, or -1 with an exception. A type whose metaclass
  * is not type may define it on the metaclass (a property that runs code):
  * 1, so that Go looks it up as the protocols say. */
 static int type_has(PyTypeObject *tp, PyObject *name)
 {
+	int callable;
+	return Py_TYPE(tp) != &PyType_Type ? 1 : mro_lookup(tp, name, &callable);
+}
+
+/* type_method reports whether tp's class dict (or a base's) holds a
+ * callable name (a function, a method descriptor), so that calling it as a
+ * method does what Go's lookup would: 1, 0 (Go decides: missing, None, a
+ * property), or -1 with an exception. */
+static int type_method(PyTypeObject *tp, PyObject *name)
+{
+	int callable;
 	if (Py_TYPE(tp) != &PyType_Type)
-		return 1;
+		return 0;
+	int r = mro_lookup(tp, name, &callable);
+	return r <= 0 ? r : callable;
+}
+
+/* mro_lookup finds name in the class dicts along tp's MRO, calling
+ * nothing: 1 with *callable (the value is a function or a method
+ * descriptor, not a class), 0 when no class defines it, -1 with an
+ * exception. */
+static int mro_lookup(PyTypeObject *tp, PyObject *name, int *callable)
+{
 	PyObject *mro = tp->tp_mro;
 	if (mro == NULL || !PyTuple_Check(mro))
 		return 0;
@@ -1489,40 +1512,10 @@ static int type_has(PyTypeObject *tp, PyObject *name)
 		if (d == NULL)
 			continue;
 		PyObject *v = PyDict_GetItemWithError(d, name);
+		*callable = v != NULL && PyCallable_Check(v) && !PyType_Check(v);
 		Py_DECREF(d);
 		if (v != NULL)
 			return 1;
-		if (PyErr_Occurred())
-			return -1;
-	}
-	return 0;
-}
-
-/* type_method reports whether tp's class dict (or a base's) holds a
- * callable name (a function, a method descriptor), so that calling it as a
- * method does what Go's lookup would: 1, 0 (Go decides: missing, None, a
- * property), or -1 with an exception. */
-static int type_method(PyTypeObject *tp, PyObject *name)
-{
-	PyObject *mro = tp->tp_mro;
-	if (Py_TYPE(tp) != &PyType_Type || mro == NULL || !PyTuple_Check(mro))
-		return 0;
-	Py_ssize_t n = PyTuple_GET_SIZE(mro);
-	for (Py_ssize_t i = 0; i < n; i++) {
-		PyTypeObject *t = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
-#if PY_VERSION_HEX >= 0x030C0000
-		PyObject *d = PyType_GetDict(t);
-#else
-		PyObject *d = t->tp_dict;
-		Py_XINCREF(d);
-#endif
-		if (d == NULL)
-			continue;
-		PyObject *v = PyDict_GetItemWithError(d, name);
-		int callable = v != NULL && PyCallable_Check(v) && !PyType_Check(v);
-		Py_DECREF(d);
-		if (v != NULL)
-			return callable;
 		if (PyErr_Occurred())
 			return -1;
 	}
