@@ -83,6 +83,52 @@ func Example_toDLPack() {
 	// Output: [1.5 2.5 3.5 4.5] <nil>
 }
 
+// A Go array in Python as an array: ArrayObject makes a NumPy array over
+// Go's host memory (a dpnp usm_ndarray for USM), which every consumer
+// takes as it takes NumPy's own.
+func Example_arrayObject() {
+	py, err := pybridge.Embed("")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	host := cpu.Default()
+	alloc, _ := host.AllocHost(3 * 8)
+	defer alloc.Free() // NumPy's array keeps the memory while it lives
+	arr, _ := usm.NewRegistry(host).NewArray(alloc, dtype.Float64, []int64{3})
+	xs, _ := usm.View[float64](arr)
+	copy(xs, []float64{1, 2, 3})
+
+	err = py.Do(func(g *pybridge.GIL) error {
+		a, err := g.ArrayObject(arr)
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(a)
+		if err := g.SetMain("a", a); err != nil {
+			return err
+		}
+		if err := g.Exec("a *= 10"); err != nil {
+			return err
+		}
+		r, err := g.Eval("f'{type(a).__name__} {a.sum()}'")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(r)
+		s, err := g.String(r)
+		fmt.Println(s)
+		if err != nil {
+			return err
+		}
+		return g.Exec("del a")
+	})
+	fmt.Println(xs, err)
+	// Output:
+	// ndarray 60.0
+	// [10 20 30] <nil>
+}
+
 // A dpnp array on a SYCL device read through its
 // __sycl_usm_array_interface__, and USM allocated from Go through the
 // SYCL runtime dpctl loaded.
