@@ -3,7 +3,6 @@ package pybridge
 import (
 	"strconv"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +19,8 @@ import (
 func TestArrayObjectHost(t *testing.T) {
 	py := embedded(t)
 	arr := hostArray(t, 2, 3)
-	vals := unsafe.Slice((*float32)(unsafe.Pointer(arr.Data)), 6)
+	vals, err := usm.View[float32](arr)
+	require.NoError(t, err)
 	ro := *arr
 	ro.ReadOnly = true
 	require.NoError(t, py.Do(func(g *GIL) error {
@@ -67,7 +67,8 @@ func TestArrayObjectUSM(t *testing.T) {
 	defer alloc.Free()
 	arr, err := d.Registry().NewArray(alloc, dtype.Float64, []int64{4})
 	require.NoError(t, err)
-	vals := unsafe.Slice((*float64)(unsafe.Pointer(arr.Data)), 4)
+	vals, err := usm.View[float64](arr)
+	require.NoError(t, err)
 	for i := range vals {
 		vals[i] = float64(i)
 	}
