@@ -329,9 +329,10 @@ scripts/bench.sh --write docs/performance.md   # every row, and this page
 ```"""
 
 
-def page(command, cpu, lines, floors, ran):
+def page(command, cpu, lines, floors, ran, measured):
     """docs/performance.md: the table and the pieces as this run printed
-    them, and what each row, peer and piece is."""
+    them, and what each row, peer and piece is; measured is the commit
+    (commit()), taken before the run."""
     today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     out = [
         "# Performance",
@@ -342,7 +343,7 @@ def page(command, cpu, lines, floors, ran):
         "array, the DLPack and `__sycl_usm_array_interface__` exchanges, and the copies",
         "and DLPack round trip in Go.",
         "",
-        "`%s` on %s, commit %s." % (command, today, commit()),
+        "`%s` on %s, commit %s." % (command, today, measured),
         "",
         cpu,
         "",
@@ -485,6 +486,7 @@ def main(argv):
     def emit(line):
         print(line)
         sys.stdout.flush()
+    measured = commit()  # before the page is opened for writing, which dirties the tree
     cpu = cpu_line(rounds, a.smoke)
     status, lines, parts, ran = run_rows(a.rows, rounds, a.smoke, cpu, emit)
     floors = run_floor(parts, rounds, a.smoke)
@@ -500,7 +502,7 @@ def main(argv):
     if a.write:
         command = " ".join(["scripts/bench.sh"] + argv)
         with open(a.write, "w") as f:
-            f.write(page(command, cpu, lines, floors, ran))
+            f.write(page(command, cpu, lines, floors, ran, measured))
         print()
         print("wrote %s" % a.write)
     return status
