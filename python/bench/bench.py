@@ -240,10 +240,11 @@ calls `__dlpack__` without a stream).""",
 `numpy.from_dlpack` of it. A host producer is imported by the C half
 without entering Go: it asks `__dlpack_device__` (DLPack's `from_dlpack`
 asks it to choose the stream, and usmbridge must pass a kDLOneAPI
-producer its queue, which is Go's path), calls
+producer its queue, which is Go's path) of every type but
+`numpy.ndarray`, whose arrays never need a stream, calls
 `__dlpack__(max_version=...)`, checks the tensor with the import's rules
-and makes the Array over it. NumPy, which takes host memory only, skips
-the device call.""",
+and makes the Array over it, its shape and strides read straight into
+the Array.""",
     "from_dlpack_sizes": """\
 The same with arrays of 16 lengths in turn, so that nothing kept from the
 previous call's layout helps either side.""",
@@ -253,9 +254,12 @@ array: the Array's `__dlpack__` exports its view from C (a capsule and
 its deleter) without entering Go.""",
     "suai": """\
 Our Array's `__sycl_usm_array_interface__` (made by `usmbridge.asarray`
-from a dpnp array) beside dpnp's own property for the same memory. It
-enters Go, which waits on the array's queue, as dpnp's does, and makes a
-fresh dict each time.""",
+from a dpnp array) beside dpnp's own property for the same memory. Go
+makes the dict the first time and the Array keeps it; every call waits on
+the array's queue in Go first, as dpnp's property waits on its own, and
+hands out a copy. Go waits with a barrier and its event, where dpnp's
+property calls `queue::wait` (which can let a C++ exception through the C
+ABI): that is most of the difference.""",
     "dpt_from_dlpack": """\
 `dpnp.tensor.from_dlpack` of our Array beside that of the dpnp array's
 own `usm_ndarray`. dpnp calls `__dlpack__(max_version=(1, 0))` without a
@@ -267,7 +271,9 @@ waits on the queue).""",
 returns an array over the same memory without reading any interface.
 usmbridge must read the producer's `__sycl_usm_array_interface__` (the
 protocol): C reads it once, Go parses it and binds the pointer to its
-context.""",
+context, and checks that the array lies inside its allocation, which
+takes the OpenCL runtime three `clGetMemAllocInfoINTEL` calls (dpnp checks
+no extent: RATIONALE.md, "Extent checks nobody else does").""",
     "copy_256m": """\
 256 MiB from host memory into USM shared memory through the backend's
 `Copy`, beside a C `memcpy` of the same bytes into the same destination,
