@@ -23,6 +23,9 @@ type PinnedQueue struct {
 	q   *Queue     // a copy of the queue, shared by the arrays bound to it
 	nat *ctxNative // ctx's native side, for extents; nil if none
 	own bool       // nat was made for this pin (not a default context's)
+	// inOrder: the queue runs its commands in submission order, so a
+	// command submitted later waits for the ones before it.
+	inOrder bool
 }
 
 // pins are the Backend's pinned queues, searched by ref. The lock is held
@@ -60,6 +63,9 @@ func (b *Backend) PinQueue(ref syclobj.QueueRef) *PinnedQueue {
 			p.dev = b.position(dev)
 			a.DeviceDelete(dev)
 		}
+		if o := b.order; o.Present() {
+			p.inOrder = o.QueueIsInOrder(r)
+		}
 		q := a.QueueCopy(r)
 		if q == 0 {
 			a.ContextDelete(ctx)
@@ -85,6 +91,11 @@ func (p *PinnedQueue) Queue() *Queue { return p.q }
 
 // Device returns the position of the queue's device in Devices(), or -1.
 func (p *PinnedQueue) Device() int { return p.dev }
+
+// InOrder reports whether the queue runs its commands in submission order
+// (false where the library cannot say): only then does a command submitted
+// to it later see what the commands before it wrote.
+func (p *PinnedQueue) InOrder() bool { return p.inOrder }
 
 // Unpin forgets the queue and releases what PinQueue took. Arrays bound
 // to the pin's queue copy keep that copy alive on their own. A second

@@ -302,32 +302,34 @@ func toAny(s []int64) []any {
 }
 
 // With stream=None dpctl's __dlpack__ does not wait for its queue, so the
-// importer passes a stream: for a producer whose queue it knows
+// importer passes a stream: for a producer whose in-order queue it knows
 // (x.sycl_queue, a dpnp array's) that very queue, to which the array is
 // then bound, so copying through the array's queue sees a large fill the
-// producer still had running; for a producer that hides its queue, dpctl's
-// queue of the device, which the producer orders after its own, so Go's
-// own queue of the device sees the fill.
+// producer still had running; for a producer on an out-of-order queue, or
+// one that hides its queue, dpctl's in-order queue of the device, which
+// the producer orders after its own, so Go's own queue of the device sees
+// the fill. (On an out-of-order queue a copy submitted after the fill may
+// run before it: binding to such a queue failed this test.)
 func TestFromDLPackWaitsForProducerQueue(t *testing.T) {
 	py, d := withDpctl(t)
 	const n = 1 << 22
 	run(t, py, "class HidesQueue:\n    def __init__(self, x): self.x = x\n"+
 		"    def __dlpack__(self, **kw): return self.x.__dlpack__(**kw)\n"+
-		"    def __dlpack_device__(self): return self.x.__dlpack_device__()\n")
+		"    def __dlpack_device__(self): return self.x.__dlpack_device__()\n"+
+		"q_in_order = dpctl.SyclQueue(q.sycl_device, property='in_order')\n")
+	own, err := d.Queue(0)
+	require.NoError(t, err)
 	for _, tc := range []struct {
-		name, expr string
-		copyWith   func(tns *dlpack.Tensor) usm.Queue
+		name, queue, expr string
+		bound             bool // to the producer's queue, not dpctl's of the device
 	}{
-		{"own queue", "x_sync", func(tns *dlpack.Tensor) usm.Queue { return tns.Queue }},
-		{"hidden queue", "HidesQueue(x_sync)", func(*dlpack.Tensor) usm.Queue {
-			q, err := d.Queue(0)
-			require.NoError(t, err)
-			return q
-		}},
+		{"in-order queue", "q_in_order", "x_sync", true},
+		{"out-of-order queue", "q", "x_sync", false},
+		{"hidden queue", "q_in_order", "HidesQueue(x_sync)", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for range 3 {
-				run(t, py, "x_sync = dpt.full((1 << 22,), 7.0, dtype='f4', sycl_queue=q)")
+				run(t, py, "x_sync = dpt.full((1 << 22,), 7.0, dtype='f4', sycl_queue="+tc.queue+")")
 				var tns *dlpack.Tensor
 				require.NoError(t, py.Do(func(g *GIL) error {
 					x, err := g.Eval(tc.expr)
@@ -338,10 +340,13 @@ func TestFromDLPackWaitsForProducerQueue(t *testing.T) {
 					tns, err = g.FromDLPack(x, FromDLPackOptions{})
 					return err
 				}))
+				if tc.bound {
+					assert.NotSame(t, own, tns.Queue, "bound to dpctl's queue of the device, not the producer's")
+				} else {
+					assert.Same(t, own, tns.Queue, "not bound to dpctl's queue of the device")
+				}
 				host := make([]float32, n)
-				q := tc.copyWith(tns)
-				require.NotNil(t, q)
-				require.NoError(t, q.(interface {
+				require.NoError(t, tns.Queue.(interface {
 					Copy(dst, src, n uintptr) error
 				}).Copy(uintptr(unsafe.Pointer(&host[0])), tns.ElementPointer(), n*4))
 				tns.Release()

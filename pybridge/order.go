@@ -10,9 +10,9 @@ import (
 // then bound to (nil: the one dlpack.Import picks, dpctl's queue of the
 // device).
 //
-// For a producer with its own queue (x.sycl_queue, a dpctl.SyclQueue of
-// the array's device, as dpctl's and dpnp's arrays have) the stream is
-// that queue: dpctl's producers order nothing for their own queue, and the
+// For a producer with its own in-order queue (x.sycl_queue, a
+// dpctl.SyclQueue of the array's device, as dpctl's and dpnp's arrays
+// have) the stream is that queue: dpctl's producers order nothing for their own queue, and the
 // array, bound to it, is waited for on exactly the queue its data was
 // written on. Otherwise it is a dpctl.SyclQueue over the queue of the
 // target kDLOneAPI device, so that the producer orders that queue after
@@ -67,9 +67,9 @@ func (g *GIL) consumerStream(x Object, opts FromDLPackOptions) (Object, *dpctl.P
 	return Object{o}, nil, nil
 }
 
-// producerQueue is x.sycl_queue when it is a dpctl.SyclQueue on device
-// local, and its pin; nil for none (no such attribute, another type or
-// device). The Object is a new reference.
+// producerQueue is x.sycl_queue when it is an in-order dpctl.SyclQueue on
+// device local, and its pin; nil for none (no such attribute, another
+// type, device or an out-of-order queue). The Object is a new reference.
 func (g *GIL) producerQueue(x Object, d *dpctl.Backend, local int) (Object, *dpctl.PinnedQueue, error) {
 	a := g.api()
 	n := g.py.internedName("sycl_queue")
@@ -84,7 +84,12 @@ func (g *GIL) producerQueue(x Object, d *dpctl.Backend, local int) (Object, *dpc
 		return Object{}, nil, nil
 	}
 	if a.Type(o) == g.dpctlTypes().queue {
-		if pin := g.py.queuePin(g, d, o); pin != nil && pin.Device() == local && pin.Queue() != nil {
+		// Only an in-order queue orders what is submitted to it later:
+		// on an out-of-order one, a copy made after the producer's
+		// kernels may run before them, and no barrier is seen to order it
+		// (RATIONALE.md, "Queue ordering on the device"); such a producer
+		// orders dpctl's in-order queue of the device instead.
+		if pin := g.py.queuePin(g, d, o); pin != nil && pin.Device() == local && pin.Queue() != nil && pin.InOrder() {
 			return Object{o}, pin, nil
 		}
 	}
