@@ -19,6 +19,8 @@ manylinux_2_28_<arch>, the tag of the dpctl/oneAPI wheels; auditwheel
 confirms it (test/wheel_test.go). Unset it to build with the system's
 compiler; a zig that cannot be found is an error that says so.
 """
+import importlib.util
+import json
 import platform
 import re
 import os
@@ -29,12 +31,21 @@ import sys
 import sysconfig
 import tempfile
 
-from setuptools import Extension, setup
-from setuptools.command.build_ext import build_ext
+from setuptools import setup
+from setuptools.command.build_py import build_py
 from setuptools.errors import CompileError
 
-# The Go package (package main) whose c-shared build is the extension module.
-GO_PACKAGE = "./pybridge/ext"
+SOURCE_ROOT = os.path.dirname(os.path.abspath(__file__))
+
+# usmbridge.build, by path: the package being built is not installed yet.
+# usmbridge._ext is built by it like any extension module of a user's
+# (python/ext is a Go package with a Module function).
+_spec = importlib.util.spec_from_file_location("_usmbridge_build", os.path.join(SOURCE_ROOT, "python", "usmbridge", "build.py"))
+ub_build = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ub_build)
+
+# The Go package of usmbridge._ext.
+GO_PACKAGE = "python/ext"
 
 
 class BuildError(CompileError):
@@ -44,55 +55,81 @@ class BuildError(CompileError):
     """
 
 
-class GoBuildExt(build_ext):
-    """build_ext that builds Go extensions with go build -buildmode=c-shared."""
+class GoBuildExt(ub_build.BuildGoExt):
+    """usmbridge.build's build_ext, plus the manylinux build (USMBRIDGE_GLIBC)."""
 
     def build_extension(self, ext):
+        if not GLIBC:
+            return super().build_extension(ext)
         target = os.path.abspath(self.get_ext_fullpath(ext.name))
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        env = go_env(self.compiler)
-        go = env.pop("_GO")
-        # Go writes a C header beside -o; building in a temporary directory
-        # keeps it out of the wheel.
-        with tempfile.TemporaryDirectory(prefix="usmbridge-build-") as tmp:
-            if GLIBC:
-                zig_env(env, tmp)
-            out = os.path.join(tmp, os.path.basename(target))
-            cmd = [go, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, GO_PACKAGE]
-            self.announce("running " + " ".join(shlex.quote(c) for c in cmd), level=2)
+        with tempfile.TemporaryDirectory(prefix="usmbridge-zig-") as tmp:
+            env = dict(os.environ)
+            zig_env(env, tmp)
+            saved = dict(os.environ)
+            os.environ.update(env)
             try:
-                subprocess.run(cmd, cwd=SOURCE_ROOT, env=env, check=True)
-            except subprocess.CalledProcessError as e:
-                raise BuildError("go build -buildmode=c-shared of %s failed (exit status %d); "
-                                 "its output is above" % (GO_PACKAGE, e.returncode)) from None
-            shutil.copyfile(out, target)
+                ub_build.build(ext.go_package, os.path.dirname(target), name=ext.name, define=ext.go_define,
+                               verbose=True, output=target)
+            except ub_build.BuildError as e:
+                raise BuildError(str(e)) from None
+            finally:
+                os.environ.clear()
+                os.environ.update(saved)
 
 
-def go_env(compiler):
-    """The environment for go build, with cgo on and this Python's headers.
+class BuildPyWithGoSource(build_py):
+    """build_py that also puts usmbridge's Go source in the package
+    (usmbridge/_gosrc/usmbridge: the library packages, no tests) with the
+    module it needs (_gosrc/purego, from Go's module cache), so that an
+    installed usmbridge builds users' extension modules without a Go module
+    proxy (python -m usmbridge.build)."""
 
-    Raises BuildError when Go, a C compiler or Python.h is missing.
-    """
-    go = os.environ.get("GO") or shutil.which("go")
-    if not go or not shutil.which(go):
-        raise BuildError("usmbridge's extension module is written in Go, and no `go` command was found "
-                         "on PATH (or in $GO): install Go (https://go.dev/dl/, the version go.mod names)")
-    env = dict(os.environ)
-    # A test run or a shell may have exported CGO_ENABLED=0; the extension
-    # module is cgo by nature.
-    env["CGO_ENABLED"] = "1"
-    cc = env.get("CC") or subprocess.run([go, "env", "CC"], env=env, capture_output=True,
-                                         text=True).stdout.strip() or "cc"
-    if not GLIBC and not shutil.which(shlex.split(cc)[0]):
-        raise BuildError("cgo needs a C compiler and %r was not found: install one (Debian: "
-                         "apt-get install gcc) or set CC" % cc)
-    include = sysconfig.get_paths()["include"]
-    if not os.path.exists(os.path.join(include, "Python.h")):
-        raise BuildError("Python.h is not in %s, the include directory of the Python that builds "
-                         "(%s): install its headers (Debian: libpython3.X-dev)" % (include, sys.executable))
-    env["CGO_CFLAGS"] = ("-I%s %s" % (include, env.get("CGO_CFLAGS", ""))).strip()
-    env["_GO"] = go
-    return env
+    def run(self):
+        super().run()
+        dest = os.path.join(self.build_lib, "usmbridge", "_gosrc")
+        shutil.rmtree(dest, ignore_errors=True)
+        copy_go_module(SOURCE_ROOT, os.path.join(dest, "usmbridge"))
+        purego = go_module_dir("github.com/ebitengine/purego")
+        copy_go_module(purego, os.path.join(dest, "purego"))
+
+
+# Directories of the repository that are not library source.
+NOT_LIBRARY = {"examples", "test", "python", "scripts", "docs", "build", "dist", ".git", ".cache", ".venv", ".ci"}
+
+
+def copy_go_module(src, dest):
+    """Copy a Go module's go.mod and the non-test Go, C, header and assembly files of
+    its packages (no testdata). usmbridge's go.mod loses the requirements
+    only its tests have, so that the copy needs nothing but purego."""
+    for root, dirs, files in os.walk(src):
+        rel = os.path.relpath(root, src)
+        dirs[:] = sorted(d for d in dirs if d != "testdata" and not d.startswith(".")
+                         and not (rel == "." and d in NOT_LIBRARY))
+        for f in files:
+            if (f.endswith((".go", ".c", ".h", ".s")) and not f.endswith("_test.go")) or (rel == "." and f in ("go.mod", "LICENSE")):
+                os.makedirs(os.path.join(dest, rel), exist_ok=True)
+                shutil.copyfile(os.path.join(root, f), os.path.join(dest, rel, f))
+    gomod = os.path.join(dest, "go.mod")
+    with open(gomod) as f:
+        text = f.read()
+    text = re.sub(r"(?m)^require \(\n(.*?)^\)\n", lambda m: "require (\n" + "".join(
+        l + "\n" for l in m.group(1).splitlines() if "purego" in l) + ")\n", text, flags=re.S)
+    text = re.sub(r"(?m)^require [^(\n]*(?<!purego) v[^\n]*\n", lambda m: m.group(0) if "purego" in m.group(0) else "", text)
+    with open(gomod, "w") as f:
+        f.write(text)
+
+
+def go_module_dir(path):
+    """Where Go's module cache holds the version of path usmbridge's go.mod
+    requires (downloading it if needed)."""
+    try:
+        go = ub_build._go()
+    except ub_build.BuildError as e:
+        raise BuildError(str(e)) from None
+    r = subprocess.run([go, "mod", "download", "-json", path], cwd=SOURCE_ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise BuildError("go mod download %s failed:\n%s%s" % (path, r.stdout, r.stderr))
+    return json.loads(r.stdout)["Dir"]
 
 
 # The glibc to link against with zig cc (e.g. "2.28"), or None for the
@@ -146,11 +183,8 @@ def plat_name():
     return "manylinux_%s_%s" % (GLIBC.replace(".", "_"), ARCH)
 
 
-SOURCE_ROOT = os.path.dirname(os.path.abspath(__file__))
-
 setup(
-    # sources is empty: build_extension runs go build on GO_PACKAGE instead.
-    ext_modules=[Extension("usmbridge._ext", sources=[])],
-    cmdclass={"build_ext": GoBuildExt},
+    ext_modules=[ub_build.GoExtension("usmbridge._ext", GO_PACKAGE)],
+    cmdclass={"build_ext": GoBuildExt, "build_py": BuildPyWithGoSource},
     options={"bdist_wheel": {"plat_name": plat_name()}} if GLIBC else {},
 )

@@ -8,7 +8,6 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
-	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/internal/live"
 	"github.com/usmbridge/usmbridge/internal/spans"
@@ -17,7 +16,7 @@ import (
 )
 
 // Backend is the host backend. Programs use Default, the process's one,
-// which pybridge and dlpack share; new(Backend) is an empty host backend
+// which pybridge also gives dlpack.Export for host copies; new(Backend) is an empty host backend
 // of its own (its own allocations and pointer ownership, as the module's
 // tests use for isolation), ready to use.
 type Backend struct {
@@ -93,7 +92,7 @@ func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocatio
 	b.mu.Unlock()
 	liveAllocations.Add(1)
 	liveBytes.Add(int64(size))
-	return newAllocation(b, r.base, size, usm.KindHost, 0, func() error { return b.free(r.base) }), nil
+	return usm.NewAllocation(b, r.base, size, usm.KindHost, 0, func() error { return b.free(r.base) }), nil
 }
 
 // AllocHost is Alloc(0, usm.KindHost, size).
@@ -144,6 +143,10 @@ type syncQueue struct{}
 
 func (syncQueue) Wait() error { return nil }
 
+// Idle reports that no work is ever pending (usm.Backend's documentation:
+// an export of an array on this queue need not wait, nor enter Go).
+func (syncQueue) Idle() bool { return true }
+
 // stats reports the live allocations of b and their total size, for this
 // package's tests; Live counts those of every host backend of the process.
 func (b *Backend) stats() (allocations int, bytes uintptr) {
@@ -162,7 +165,3 @@ var (
 // are alive ("allocations") and their total size ("bytes"). A program (or
 // test) that freed everything it allocated sees only zeros.
 func Live() map[string]int64 { return counters.Snapshot() }
-
-// newAllocation is usm's constructor for memory a backend allocated
-// (hooks.NewAllocation).
-var newAllocation = hooks.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)

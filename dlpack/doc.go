@@ -10,7 +10,10 @@
 // process: purego callbacks are a fixed resource that is never freed. A
 // deleter may be called from any thread, exactly once; a repeated call is
 // detected and ignored. See Export for the negotiation of max_version,
-// dl_device and copy, and for the data/byte_offset convention.
+// dl_device and copy, and for the data/byte_offset convention. A copy is
+// made by the array's backend; a copy of host memory no backend knows
+// goes into the caller's ExportOptions.HostAllocator, since this package,
+// part of the protocol core, imports no backend.
 //
 // # Import
 //

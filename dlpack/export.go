@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -49,6 +48,14 @@ type ExportOptions struct {
 	// (the host, another queue) is the consumer's to order. When Export
 	// makes a copy it waits all the same. NoSync wins over Stream.
 	Stream usm.Queue
+	// HostAllocator holds a copy (Copy: CopyAlways) of host memory that
+	// no backend knows, such as a view of a NumPy array or a kDLCPU
+	// tensor imported without a registry: the array has no backend to
+	// allocate the copy and make it, so HostAllocator allocates host
+	// memory on its device 0 and Export copies into it. nil refuses such
+	// a copy (usm.ErrBuffer). cpu.Default() is the usual one; pybridge
+	// passes it. Arrays whose backend allocates and copies never use it.
+	HostAllocator usm.Allocator
 }
 
 // Export hands the array to a DLPack consumer. It waits on the array's
@@ -131,7 +138,7 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 	var owner usm.Owner
 	var flags uint64
 	if copyTo != usm.KindUnknown {
-		alloc, e0, err := copyWindow(a, win, copyTo)
+		alloc, e0, err := copyWindow(a, win, copyTo, opts.HostAllocator)
 		if err != nil {
 			return Managed{}, err
 		}
@@ -173,7 +180,8 @@ func belowElement0(a *usm.Array, win usm.Window) int64 {
 
 // copyWindow copies the bytes the array touches into a new allocation of
 // the given kind on the array's backend and returns it with the address of
-// element 0 in the copy (strides stay as they are).
+// element 0 in the copy (strides stay as they are). Host memory no backend
+// knows is copied into host memory from hostAlloc.
 //
 // copier is what the copy needs of the backend besides usm.Allocator:
 // every backend of this module has this Copy method (usm declares its own
@@ -182,16 +190,27 @@ type copier interface {
 	Copy(dst, src, n uintptr) error
 }
 
-func copyWindow(a *usm.Array, win usm.Window, kind usm.Kind) (*usm.Allocation, uintptr, error) {
+// hostCopier copies between host pointers, with Go's copy: the host can
+// read both sides, so no runtime is needed.
+type hostCopier struct{}
+
+func (hostCopier) Copy(dst, src, n uintptr) error {
+	copy(cmem.Bytes(dst, n), cmem.Bytes(src, n))
+	return nil
+}
+
+func copyWindow(a *usm.Array, win usm.Window, kind usm.Kind, hostAlloc usm.Allocator) (*usm.Allocation, uintptr, error) {
 	al, ok1 := a.Backend.(usm.Allocator)
 	cp, ok2 := a.Backend.(copier)
 	dev := a.Device
-	if (a.Backend == nil || !ok1 || !ok2) && a.DLDevice.Type == CPU {
-		// Host memory no backend knows (a NumPy array, say): the host
-		// backend can hold the copy, and copying host to host needs no
-		// runtime.
-		h := cpu.Default()
-		al, cp, ok1, ok2, dev = h, h, true, true, 0
+	if (!ok1 || !ok2) && a.DLDevice.Type == CPU {
+		// Host memory no backend knows (a NumPy array, say): the
+		// caller's host allocator holds the copy, and copying host to
+		// host needs no runtime.
+		if hostAlloc == nil {
+			return nil, 0, exportErr(errkind.Buffer, "a copy of host memory that no backend knows needs a host allocator (ExportOptions.HostAllocator)", nil)
+		}
+		al, cp, ok1, ok2, dev, kind = hostAlloc, hostCopier{}, true, true, 0, usm.KindHost
 	}
 	if !ok1 || !ok2 {
 		return nil, 0, exportErr(errkind.Buffer, "the array's backend cannot allocate and copy", nil)
@@ -203,6 +222,10 @@ func copyWindow(a *usm.Array, win usm.Window, kind usm.Kind) (*usm.Allocation, u
 	alloc, err := al.Alloc(dev, kind, max(n, uintptr(a.DType.Size())))
 	if err != nil {
 		return nil, 0, exportErr(errkind.Memory, "allocating "+itoa(int64(n))+" bytes for the copy", err)
+	}
+	if _, host := cp.(hostCopier); host && !alloc.Kind().HostAccessible() {
+		_ = alloc.Free()
+		return nil, 0, exportErr(errkind.Buffer, "the host allocator gave "+alloc.Kind().String()+" memory, which the host cannot write", nil)
 	}
 	if n > 0 {
 		src := a.Data + uintptr(win.Lo) // win.Lo may be negative: wraps correctly

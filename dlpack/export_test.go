@@ -294,7 +294,9 @@ func TestExportToHost(t *testing.T) {
 }
 
 // A copy of host memory that no backend knows (a NumPy array imported
-// through DLPack) is made by the host backend.
+// through DLPack) is made in memory of ExportOptions.HostAllocator; without
+// one, or with one whose memory the host cannot write, it is refused and
+// nothing is left behind.
 func TestExportCopyForeignHost(t *testing.T) {
 	buf := cmem.Alloc(64)
 	defer cmem.Free(buf, 64)
@@ -305,10 +307,22 @@ func TestExportCopyForeignHost(t *testing.T) {
 		shape: []int64{4}, strides: []int64{-3}, byteOffset: 36}.build(t)
 	tn, err := dlpack.Import(m, dlpack.ImportOptions{})
 	require.NoError(t, err)
+	defer func() {
+		tn.Release()
+		assert.Equal(t, 1, deletesOf(id))
+	}()
 	require.Nil(t, tn.Backend)
-	n0 := liveHostAllocations()
+	host := new(cpu.Backend)
+	exports, n0 := exportledger.Read().LiveExports, liveHostAllocations()
 
-	c, err := dlpack.Export(&tn.Array, dlpack.ExportOptions{MaxVersion: v(1, 0), Copy: dlpack.CopyAlways})
+	for name, al := range map[string]usm.Allocator{"no host allocator": nil, "device memory": deviceOnly{newFakeSYCL()}} {
+		_, err := dlpack.Export(&tn.Array, dlpack.ExportOptions{MaxVersion: v(1, 0), Copy: dlpack.CopyAlways, HostAllocator: al})
+		require.ErrorIs(t, err, usm.ErrBuffer, name)
+		assert.Equal(t, exports, exportledger.Read().LiveExports, name)
+		assert.Equal(t, n0, liveHostAllocations(), name)
+	}
+
+	c, err := dlpack.Export(&tn.Array, dlpack.ExportOptions{MaxVersion: v(1, 0), Copy: dlpack.CopyAlways, HostAllocator: host})
 	require.NoError(t, err)
 	mv := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(c.Pointer()))
 	assert.Equal(t, dlabi.FlagIsCopied, mv.Flags)
@@ -317,11 +331,16 @@ func TestExportCopyForeignHost(t *testing.T) {
 	for i := range int64(4) {
 		assert.Equal(t, float32(9-3*i), readF32(e0, -3*i), "[%d]", i)
 	}
-	assert.Equal(t, n0+1, liveHostAllocations(), "the copy lives in the host backend")
+	assert.Equal(t, usm.KindHost, host.QueryPointer(e0).Kind, "the copy lives in the host allocator's memory")
 	c.Delete()
-	assert.Equal(t, n0, liveHostAllocations(), "and is freed with the tensor")
-	tn.Release()
-	assert.Equal(t, 1, deletesOf(id))
+	assert.Equal(t, usm.KindUnknown, host.QueryPointer(e0).Kind, "and is freed with the tensor")
+}
+
+// deviceOnly allocates device memory whatever kind it is asked for.
+type deviceOnly struct{ f *fakeSYCL }
+
+func (d deviceOnly) Alloc(dev int, _ usm.Kind, size uintptr) (*usm.Allocation, error) {
+	return d.f.Alloc(dev, usm.KindDevice, size)
 }
 
 // A panic inside our deleter, called by a C consumer, is recovered,

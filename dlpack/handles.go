@@ -33,8 +33,7 @@ var handles struct {
 
 // Live exports and stray deletes (deleter calls whose handle was not live:
 // a second call, or a pointer we never exported; they are ignored) are
-// counted in the export ledger (internal/exportledger), which C code that
-// replays exports shares.
+// counted in internal/exportledger, which Live reads.
 
 func register(block, size uintptr, owner usm.Owner) uintptr {
 	handles.mu.Lock()
@@ -126,14 +125,13 @@ var deleterPtrs = sync.OnceValues(func() (legacy, versioned uintptr) {
 })
 
 // Live returns the process-wide DLPack counts for leak checks, as cpu,
-// opencl and levelzero give theirs: "exports" (tensors handed out whose
-// deleter has not run, Go's and those the Python extension's C code
-// made), "imports" (imported Tensors not yet released), "c_blocks" and
+// opencl and levelzero give theirs: "exports" (tensors Export handed out
+// whose deleter has not run), "imports" (imported Tensors not yet released), "c_blocks" and
 // "c_bytes" (the C memory usmbridge holds for exports), and two counts
 // since the process started that are 0 in a correct program:
 // "stray_deletes" (deleter calls that named no live tensor, such as a
 // consumer's second call; ignored) and "panics" (Go panics recovered where
-// C calls usmbridge: DLPack deleters, Python capsule destructors, the
+// C calls usmbridge: DLPack deleters, Python capsule destructors, an
 // extension module's entry points; each was logged, and a deleter that
 // panicked leaked its tensor). A program that released everything sees
 // only zeros.

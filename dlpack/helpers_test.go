@@ -18,7 +18,6 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
 	"github.com/usmbridge/usmbridge/internal/ffi"
-	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -93,9 +92,6 @@ func (f *fakeSYCL) QueryPointer(p uintptr) usm.PointerInfo {
 	return info
 }
 
-// newAllocation is how the module's backends wrap what they allocate.
-var newAllocation = hooks.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)
-
 func (f *fakeSYCL) Alloc(dev int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
 	inner, err := f.host.AllocHost(size)
 	if err != nil {
@@ -104,7 +100,7 @@ func (f *fakeSYCL) Alloc(dev int, kind usm.Kind, size uintptr) (*usm.Allocation,
 	f.mu.Lock()
 	f.kinds[inner.Pointer()] = kind
 	f.mu.Unlock()
-	return newAllocation(f, inner.Pointer(), size, kind, dev, func() error {
+	return usm.NewAllocation(f, inner.Pointer(), size, kind, dev, func() error {
 		f.mu.Lock()
 		delete(f.kinds, inner.Pointer())
 		f.mu.Unlock()

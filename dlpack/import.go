@@ -1,7 +1,6 @@
 package dlpack
 
 import (
-	"runtime"
 	"strconv"
 	"unsafe"
 
@@ -10,9 +9,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
-	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/refcount"
-	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -27,12 +24,6 @@ type ImportOptions struct {
 	// every case and calls the deleter itself when it fails, as dlpack.h
 	// requires for a major-version mismatch.
 	KeepOnError bool
-	// Reuse is a Tensor from an earlier Import whose last reference has
-	// been released, to be filled instead of a new one: a pool, for a
-	// caller that imports at a high rate and holds the only pointer left
-	// to it (the Python package's fast path). A Tensor still live is not
-	// reused.
-	Reuse *Tensor
 }
 
 // Tensor is an imported DLPack tensor: a usm.Array view of the producer's
@@ -72,46 +63,6 @@ func (t *Tensor) Release() {
 	}
 }
 
-// releaseDeferred is Release for a caller that calls C functions more
-// cheaply than Go can (the Python package's extension module, through
-// hooks.ReleaseDeferred): when this drops the last reference and the
-// producer's deleter is a foreign C function, the bookkeeping is done and
-// deleter and self are returned for the caller to call deleter(self),
-// exactly once, at once; otherwise it is Release, and both are 0.
-func (t *Tensor) releaseDeferred() (deleter, self uintptr) {
-	if !t.refs.Release() {
-		return 0, 0
-	}
-	exportledger.AddImports(-1)
-	deleter, self = t.foreignDeleter()
-	if deleter == 0 {
-		callDeleter(t.deleter, t.m.ptr)
-	}
-	return deleter, self
-}
-
-// foreignDeleter returns what releaseDeferred hands a C caller when the
-// last reference goes: the producer's deleter and its argument when the
-// deleter is a foreign C function; 0, 0 when there is none, or when it is
-// this package's own (Release calls those in Go). The extension asks it
-// (hooks.ForeignDeleter) to decide whether C may release a tensor itself.
-func (t *Tensor) foreignDeleter() (deleter, self uintptr) {
-	if leg, ver := deleterPtrs(); t.deleter == 0 || t.deleter == leg || t.deleter == ver {
-		return 0, 0
-	}
-	return t.deleter, t.m.ptr
-}
-
-func init() {
-	hooks.ReleaseDeferred = (*Tensor).releaseDeferred
-	hooks.ForeignDeleter = (*Tensor).foreignDeleter
-	hooks.AcceptedData = (*Tensor).hostAcceptedData
-}
-
-// syclobjFor is the registry's selector of a device as a syclobj.Obj,
-// boxed once per device (hooks.SyclobjFor; nil if not registered).
-var syclobjFor = hooks.SyclobjFor.(func(*usm.Registry, usm.Backend, int) syclobj.Obj)
-
 // queueProvider is a backend with a default queue per device (every
 // backend of this module): an imported kDLOneAPI tensor gets its device's
 // queue, which export and the typed copies wait on. usm's backends_test.go
@@ -136,7 +87,7 @@ type queueProvider interface {
 // DLManagedTensor, which has no flags to say it is writable. Errors are
 // usm.ErrBuffer unless noted in the message.
 func Import(m Managed, opts ImportOptions) (*Tensor, error) {
-	t, err := inspect(m, opts.Registry, opts.Reuse)
+	t, err := inspect(m, opts.Registry)
 	if err != nil {
 		if !opts.KeepOnError && !m.IsNil() {
 			m.Delete()
@@ -147,16 +98,11 @@ func Import(m Managed, opts ImportOptions) (*Tensor, error) {
 	return t, nil
 }
 
-func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
+func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 	if m.IsNil() {
 		return nil, importErr(errkind.Value, "NULL managed tensor", nil)
 	}
-	t := reuse
-	if t == nil || t.refs.Live() {
-		t = new(Tensor)
-	} else {
-		*t = Tensor{}
-	}
+	t := new(Tensor)
 	t.m, t.deleter = m, m.deleterPtr()
 	var dl *dlabi.Tensor
 	if m.versioned {
@@ -253,7 +199,7 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 			}
 			if b != nil {
 				t.Backend, t.Memory, t.Device = b, info, info.Device
-				if sel := syclobjFor(reg, b, max(info.Device, 0)); sel != nil {
+				if sel, err := reg.SelectorFor(b, max(info.Device, 0)); err == nil {
 					t.Syclobj = sel
 				}
 			}
@@ -267,7 +213,7 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 			return nil, importErr(errkind.Buffer, "device "+dl.Device.String()+" is unknown", err)
 		}
 		t.Backend, t.Device = b, local
-		if sel := syclobjFor(reg, b, local); sel != nil {
+		if sel, err := reg.SelectorFor(b, local); err == nil {
 			t.Syclobj = sel
 		}
 		if owner != 0 {
@@ -298,20 +244,8 @@ func inspect(m Managed, reg *usm.Registry, reuse *Tensor) (*Tensor, error) {
 	return t, nil
 }
 
-// maxUserAddress bounds the bytes a tensor may touch: no process memory
-// lies above it (x86-64 user space ends below 2^47, or 2^56 with 5-level
-// paging; arm64 below 2^52), so a window reaching past it (byte_offset
-// 2^63, say) can only fault in the consumer, or alias through ignored
-// tag bits. Other architectures are bounded by wrap-around alone.
-var maxUserAddress = func() uint64 {
-	switch runtime.GOARCH {
-	case "amd64":
-		return 1 << 56
-	case "arm64":
-		return 1 << 52
-	}
-	return uint64(^uintptr(0))
-}()
+// maxUserAddress bounds the bytes a tensor may touch (dlabi.MaxUserAddress).
+var maxUserAddress = dlabi.MaxUserAddress
 
 // placement is the verdict of the checks on where a tensor's bytes lie,
 // given the producer's data pointer: placedOK, or the first check failed.
@@ -328,7 +262,6 @@ const (
 // place is every check of Import that depends on the producer's data
 // pointer dlData, in Import's order; byteOffset and win (the bytes the
 // tensor touches from dlData+byteOffset) are fixed by the layout.
-// acceptedData derives from it the pointers a layout accepts.
 func place(dlData uintptr, byteOffset uint64, win usm.Window) placement {
 	if offsetWraps(dlData, byteOffset) {
 		return placedOffsetWrap
@@ -351,74 +284,6 @@ func place(dlData uintptr, byteOffset uint64, win usm.Window) placement {
 
 func offsetWraps(dlData uintptr, byteOffset uint64) bool {
 	return byteOffset > uint64(^uintptr(0)) || dlData+uintptr(byteOffset) < dlData
-}
-
-// acceptedData is the set of producer data pointers for which place
-// accepts byteOffset and win, as one range, lo..hi inclusive; ok is false
-// when no pointer is accepted, or when the window is not of the shape the
-// derivation assumes (element 0 inside it: Lo <= 0 < Hi), and then the
-// caller must ask place for each pointer. FuzzAcceptedData holds it to
-// place. The extension's C half compares a pointer with it instead of
-// entering Go for a layout Go has accepted (hooks.AcceptedData).
-func acceptedData(byteOffset uint64, win usm.Window) (lo, hi uintptr, ok bool) {
-	top := uint64(^uintptr(0))
-	if byteOffset > top {
-		return 0, 0, false
-	}
-	last := top - byteOffset // the last pointer whose data+byte_offset does not wrap
-	if win.Empty() {
-		return 0, uintptr(last), true
-	}
-	if win.Lo > 0 || win.Hi <= 0 {
-		return 0, 0, false
-	}
-	// data+Hi <= maxUserAddress (which also keeps it from wrapping).
-	if uint64(win.Hi) > maxUserAddress || maxUserAddress-uint64(win.Hi) < byteOffset {
-		return 0, 0, false
-	}
-	last = min(last, maxUserAddress-uint64(win.Hi)-byteOffset)
-	// data+Lo >= 0, and data non-NULL.
-	first := uint64(1)
-	if below := uint64(-win.Lo); below > byteOffset {
-		first = max(first, below-byteOffset)
-	}
-	if first > last {
-		return 0, 0, false
-	}
-	return uintptr(first), uintptr(last), true
-}
-
-// hostAcceptedData is acceptedData for a box of layouts: every tensor equal
-// to t (imported without a registry, where nothing else depends on the
-// pointer) but for its shape, which may be any elementwise 0..caps[i].
-// Window is monotone in each extent with the strides fixed (every product
-// and sum it checks shrinks in magnitude, and a zero extent counts as one
-// there), so the window of caps holds each such tensor's window, and
-// acceptedData of a larger window is a sub-range of a smaller one's: the
-// pointers returned are accepted for the whole box. FuzzHostAcceptedData
-// holds this to Import's own checks. ok is false when caps is not a box
-// around t's shape or when Window refuses caps.
-func (t *Tensor) hostAcceptedData(caps []int64) (lo, hi uintptr, ok bool) {
-	if len(caps) != len(t.Shape) {
-		return 0, 0, false
-	}
-	for i, c := range caps {
-		if c < t.Shape[i] || c < 1 {
-			return 0, 0, false
-		}
-	}
-	var bo uint64
-	if t.m.versioned {
-		bo = t.m.versionedView().DLTensor.ByteOffset
-	} else {
-		bo = t.m.legacyView().DLTensor.ByteOffset
-	}
-	box := usm.Interface{Shape: caps, Strides: t.Strides, Offset: t.Offset, DType: t.DType}
-	win, err := box.Window()
-	if err != nil {
-		return 0, 0, false
-	}
-	return acceptedData(bo, win)
 }
 
 // addWindow checks that the bytes data+win touches stay inside the

@@ -16,8 +16,6 @@ import (
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
-	"github.com/usmbridge/usmbridge/internal/ffi"
-	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -287,43 +285,3 @@ func TestDeleterIsIdempotent(t *testing.T) {
 	assert.Equal(t, before+1, exportledger.Read().StrayDeletes)
 	assert.Zero(t, exportledger.Read().LiveExports)
 }
-
-// releaseDeferred (hooks.ReleaseDeferred) leaves a foreign deleter to the caller, once, after the
-// last reference, and runs dlpack's own deleters itself: the same deleter
-// calls as Release, by another hand.
-func TestReleaseDeferredHandsOverForeignDeleterOnce(t *testing.T) {
-	buf := cmem.Alloc(64)
-	defer cmem.Free(buf, 64)
-	fo := foreign{versioned: true, major: 1, data: buf, device: cpuDev(), ndim: 1, dtype: f32, shape: []int64{4}, strides: []int64{1}}
-	m, id := fo.build(t)
-	before := exportledger.Read().LiveImports
-	tn, err := dlpack.Import(m, dlpack.ImportOptions{})
-	require.NoError(t, err)
-	require.True(t, tn.Retain())
-	fn, _ := releaseDeferred(tn)
-	require.Zero(t, fn, "a reference is left")
-	fn, self := releaseDeferred(tn)
-	require.NotZero(t, fn)
-	require.Equal(t, m.Pointer(), self)
-	require.Equal(t, before, exportledger.Read().LiveImports, "the import is over")
-	require.Equal(t, 0, deletesOf(id), "the deleter is the caller's to call")
-	ffi.Fn(fn).Call(self)
-	require.Equal(t, 1, deletesOf(id))
-	fn, _ = releaseDeferred(tn)
-	require.Zero(t, fn, "exactly once")
-	tn.Release()
-	require.Equal(t, 1, deletesOf(id))
-
-	// dlpack's own deleter (an export imported back) runs inside.
-	_, a := benchArray(t, 8)
-	em, err := dlpack.Export(a, dlpack.ExportOptions{MaxVersion: v(1, 0)})
-	require.NoError(t, err)
-	exports := exportledger.Read().LiveExports
-	tn, err = dlpack.Import(em, dlpack.ImportOptions{})
-	require.NoError(t, err)
-	fn, _ = releaseDeferred(tn)
-	require.Zero(t, fn)
-	require.Equal(t, exports-1, exportledger.Read().LiveExports)
-}
-
-var releaseDeferred = hooks.ReleaseDeferred.(func(*dlpack.Tensor) (uintptr, uintptr))

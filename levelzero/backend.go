@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
-	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
@@ -246,7 +245,7 @@ func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocatio
 	if err != nil {
 		return nil, err
 	}
-	return newAllocation(b, p, size, kind, device, func() error { return ctx.free(p) }), nil
+	return usm.NewAllocation(b, p, size, kind, device, func() error { return ctx.free(p) }), nil
 }
 
 // Copy copies n bytes between USM or host pointers through the immediate
@@ -283,7 +282,3 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 	}
 	return d.done.hostReset()
 }
-
-// newAllocation is usm's constructor for memory a backend allocated
-// (hooks.NewAllocation).
-var newAllocation = hooks.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)

@@ -218,6 +218,10 @@ func (c *Context) QueryPointer(ptr uintptr) usm.PointerInfo {
 	return info
 }
 
+// CanQueryPointers reports whether QueryPointer asks the driver about any
+// pointer (zeMemGetAllocProperties, which every driver has): true.
+func (c *Context) CanQueryPointers() bool { return c != nil }
+
 // errClosedBackend is the error of a Backend method after Close.
 func errClosedBackend(op string) error {
 	return errkind.New(errkind.Value, op, "the backend is closed")

@@ -949,7 +949,7 @@ func TestSelectorOfAnotherDevice(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { must(t, alloc.Free()) }()
-			in := usm.Interface{Shape: []int64{16}, Typestr: typestr.Float32, Data: alloc.Pointer(), Version: usm.Version1, Syclobj: sels[0]}
+			in := usm.Interface{Shape: []int64{16}, DType: dtype.Float32, Data: alloc.Pointer(), Version: usm.Version1, Syclobj: sels[0]}
 			arr, err := reg.Bind(in)
 			if err != nil || arr.Device != 0 {
 				t.Fatalf("bound with its own device's selector: %+v, %v", arr, err)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
-	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/syclobj"
@@ -290,7 +289,7 @@ func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocatio
 		// left alone.
 		_ = hugepage.Advise(ptr, size)
 	}
-	return newAllocation(b, ptr, size, got, device, func() error { return ctx.free(ptr) }), nil
+	return usm.NewAllocation(b, ptr, size, got, device, func() error { return ctx.free(ptr) }), nil
 }
 
 // finish waits for every queue of the platform; nil p does nothing.
@@ -364,7 +363,3 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 	copy(cmem.Bytes(dst, n), cmem.Bytes(src, n))
 	return nil
 }
-
-// newAllocation is usm's constructor for memory a backend allocated
-// (hooks.NewAllocation).
-var newAllocation = hooks.NewAllocation.(func(usm.Backend, uintptr, uintptr, usm.Kind, int, func() error) *usm.Allocation)

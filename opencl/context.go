@@ -165,6 +165,32 @@ func (c *Context) Native() uintptr {
 	return c.h.Raw()
 }
 
+// NativeDevices returns the cl_device_id of each device of the context,
+// in the context's order (CL_CONTEXT_DEVICES), for native code that pairs
+// them with its own devices (a SYCL runtime's). They are valid while the
+// context lives.
+func (c *Context) NativeDevices() ([]uintptr, error) {
+	const op = "opencl.Context.NativeDevices"
+	if c == nil {
+		return nil, errkind.New(errkind.Value, op, "nil *opencl.Context")
+	}
+	id, err := c.h.RLock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer c.h.RUnlock()
+	l, _ := lib()
+	ids, err := l.ContextDevices(clapi.Context(id))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uintptr, len(ids))
+	for i, d := range ids {
+		out[i] = uintptr(d)
+	}
+	return out, nil
+}
+
 // Close drops this Context's reference (clReleaseContext) once. The
 // runtime frees the context, and with it the USM allocated in it, when
 // the last reference goes. A Backend's context is released by the
@@ -212,6 +238,14 @@ func (c *Context) QueryPointer(ptr uintptr) usm.PointerInfo {
 	}
 	ai, err := c.allocInfo(ptr)
 	return c.pointerInfo(ptr, ai, err)
+}
+
+// CanQueryPointers reports whether QueryPointer asks the runtime about
+// pointers it did not allocate (cl_intel_unified_shared_memory's
+// clGetMemAllocInfoINTEL): without it only this context's own SVM is
+// known, and KindUnknown says nothing about other memory.
+func (c *Context) CanQueryPointers() bool {
+	return c != nil && c.s.platform != nil && c.s.platform.usmFuncs().CanQuery()
 }
 
 // queryForeign is QueryPointer for a pointer the caller found in none of

@@ -182,7 +182,7 @@ func TestSelectorOfAnotherDeviceIsRefused(t *testing.T) {
 				}
 				require.NoError(t, err)
 				defer func() { require.NoError(t, alloc.Free()) }()
-				in := usm.Interface{Shape: []int64{16}, Typestr: typestr.Float32, Data: alloc.Pointer(), Version: usm.Version1}
+				in := usm.Interface{Shape: []int64{16}, DType: dtype.Float32, Data: alloc.Pointer(), Version: usm.Version1}
 
 				in.Syclobj = own
 				arr, err := reg.Bind(in)
@@ -195,7 +195,8 @@ func TestSelectorOfAnotherDeviceIsRefused(t *testing.T) {
 					}
 					sel, err := reg.SelectorFor(r.b, other)
 					require.NoError(t, err)
-					m := arr.Map()
+					m, err := arr.Map()
+					require.NoError(t, err)
 					m["syclobj"] = sel.String()
 					arr, err := reg.Parse(m)
 					require.ErrorIs(t, err, usm.ErrValue, "bound to %v on device %d", sel, arrDevice(arr))

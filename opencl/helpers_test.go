@@ -22,15 +22,18 @@ import (
 // need a fresh ICD loader (it reads its environment once per process).
 const childEnv = "USMBRIDGE_OPENCL_CHILD"
 
-// TestMain runs the tests, then closes the shared backend and fails the
-// package (exit 99) if any OpenCL object, allocation, DLPack export or
-// import made by the tests is still alive.
+// TestMain runs the tests (the examples only where an OpenCL platform
+// opens, or USMBRIDGE_REQUIRE names one), then closes the shared backend
+// and fails the package (exit 99) if any OpenCL object, allocation, DLPack
+// export or import made by the tests is still alive.
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "platforms" {
 		ps, err := platforms()
 		fmt.Printf("platforms=%d notavailable=%v err=%v\n", len(ps), errors.Is(err, usm.ErrNotAvailable), err)
 		os.Exit(0)
 	}
+	_, err := sharedBackend()
+	testutil.SkipExamples("^Example", err, testutil.PoCL, testutil.IntelOpenCL)
 	code := m.Run()
 	if shared.b != nil {
 		if err := shared.b.Close(); err != nil {

@@ -203,3 +203,48 @@ func TestNativeQueueHandover(t *testing.T) {
 		require.NoError(t, owner.Wait(), "the owner's queue still works")
 	})
 }
+
+// What a SYCL runtime's make_context and make_queue are handed: a queue's
+// context (Queue.Context) and the queue itself (Queue.Clone), each with a
+// reference of its own that Close gives back once, and the context's
+// devices (NativeDevices). A closed queue gives neither.
+func TestHandlesForSYCL(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		q, err := r.ctx.newQueue(r.dev)
+		require.NoError(t, err)
+		ctxRefs := func() uint32 { n, err := r.ctx.referenceCount(); require.NoError(t, err); return n }
+		qRefs := func() uint32 { n, err := q.referenceCount(); require.NoError(t, err); return n }
+		c0, q0 := ctxRefs(), qRefs()
+
+		c, err := q.Context()
+		require.NoError(t, err)
+		assert.Equal(t, r.ctx.Native(), c.Native(), "the queue's own context")
+		assert.Equal(t, c0+1, ctxRefs(), "with a reference of its own")
+		assert.Equal(t, []*device{r.dev}, c.s.devices, "its devices are found")
+		devs, err := c.NativeDevices()
+		require.NoError(t, err)
+		assert.Equal(t, []uintptr{uintptr(r.dev.id)}, devs)
+		require.NoError(t, c.Close())
+		assert.NoError(t, c.Close())
+		assert.Equal(t, c0, ctxRefs(), "Close gave it back once")
+		_, err = c.NativeDevices()
+		assert.ErrorIs(t, err, usm.ErrValue, "a closed context has no devices to give")
+
+		cl, err := q.Clone()
+		require.NoError(t, err)
+		assert.Equal(t, q.Native(), cl.Native(), "the same native queue")
+		assert.Equal(t, q0+1, qRefs(), "with a reference of its own")
+		assert.Same(t, r.dev, cl.device)
+		require.NoError(t, q.Close())
+		require.NoError(t, cl.Wait(), "the clone outlives the queue it was made from")
+		_, err = q.Context()
+		assert.ErrorIs(t, err, usm.ErrValue, "a closed queue has no context to give")
+		_, err = q.Clone()
+		assert.ErrorIs(t, err, usm.ErrValue, "nor a clone")
+		require.NoError(t, cl.Close())
+
+		var nilCtx *Context
+		_, err = nilCtx.NativeDevices()
+		assert.ErrorIs(t, err, usm.ErrValue)
+	})
+}

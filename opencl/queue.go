@@ -106,6 +106,40 @@ func (q *Queue) Native() uintptr {
 	return q.h.Raw()
 }
 
+// Clone returns another Queue over the same cl_command_queue, holding a
+// reference of its own (clRetainCommandQueue) that its Close drops: for
+// code that may keep the native queue longer than q lives (a SYCL queue
+// made from it with make_queue). It is a usm.ErrValue error once q is
+// closed.
+func (q *Queue) Clone() (*Queue, error) {
+	id, err := q.lock("opencl.Queue.Clone")
+	if err != nil {
+		return nil, err
+	}
+	defer q.h.RUnlock()
+	return wrapQueue(uintptr(id), true)
+}
+
+// Context returns the context the queue belongs to (CL_QUEUE_CONTEXT)
+// as a Context holding a reference of its own, which its Close drops: for
+// handing the context to a SYCL runtime (make_context) or classifying
+// pointers of the queue's context. It is a usm.ErrValue error once q is
+// closed.
+func (q *Queue) Context() (*Context, error) {
+	const op = "opencl.Queue.Context"
+	id, err := q.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer q.h.RUnlock() // q's own reference keeps the context alive meanwhile
+	l, _ := lib()
+	c, err := l.QueueContext(id)
+	if err != nil {
+		return nil, err
+	}
+	return wrapContext(op, uintptr(c), true)
+}
+
 // Wait blocks until every command enqueued so far has completed
 // (clFinish, exactly the backend half of SYCL's queue::wait()). It does
 // not cover host tasks or commands a SYCL runtime still holds back. On an

@@ -8,12 +8,12 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
-	"github.com/usmbridge/usmbridge/internal/suaifields"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -92,7 +92,7 @@ func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error
 // the only one that may read that memory, copies it.
 type hostCopier struct {
 	usm.Backend
-	q *dpctlQueue
+	q *dpctl.Queue
 }
 
 func (h hostCopier) Alloc(_ int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
@@ -235,42 +235,83 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 			onto, opts.Device, opts.Copy = opts.Device, nil, dlpack.CopyIfNeeded
 		}
 	}
-	kw := map[string]any{"max_version": []any{int64(maxVersion.Major), int64(maxVersion.Minor)}}
-	if opts.Device != nil {
-		kw["dl_device"] = []any{int64(opts.Device.Type), int64(opts.Device.ID)}
-	}
-	switch opts.Copy {
-	case dlpack.CopyAlways:
-		kw["copy"] = true
-	case dlpack.CopyNever:
-		kw["copy"] = false
-	}
 	stream, copyHere := opts.Stream, false
+	var bindTo *dpctl.PinnedQueue
 	if stream.isNil() {
-		// The consumer passes its queue, so the producer orders it
-		// (consumerStream); a pre-2023.12 producer gets it too.
-		if s := g.consumerStream(x, opts); !s.isNil() {
+		// The consumer passes its queue, or the producer's own, so the
+		// producer orders it (consumerStream); a pre-2023.12 producer
+		// gets it too.
+		s, q, err := g.consumerStream(x, opts)
+		if err != nil {
+			return nil, err
+		}
+		if !s.isNil() {
 			defer g.DecRef(s)
-			stream = s
+			stream, bindTo = s, q
 			// A copy is made here, from the array the producer ordered
 			// our queue after, not asked of the producer: dpnp 0.20's
 			// __dlpack__(copy=True) reads an array on an out-of-order
 			// queue before the work pending on it has written it
 			// (RATIONALE.md, "Queue ordering on the device").
-			if opts.Copy == dlpack.CopyAlways {
-				delete(kw, "copy")
-				copyHere = true
-			}
+			copyHere = opts.Copy == dlpack.CopyAlways
 		}
 	}
-	if !stream.isNil() {
-		kw["stream"] = stream
-	}
-	c, err := g.call(Object{meth}, nil, kw)
+	c, err := g.callDLPack(x, opts, stream, copyHere)
 	if err == nil {
 		defer g.DecRef(c)
 	}
-	return g.fromDLPackResult(x, Object{meth}, c, err, stream, copyHere, opts, onto)
+	return g.fromDLPackResult(x, Object{meth}, c, err, stream, bindTo, copyHere, opts, onto)
+}
+
+// callDLPack calls x.__dlpack__ with the keywords opts ask for, in the
+// order of their names: copy (unless the copy is made here), dl_device,
+// max_version (the version FromDLPack reads, one tuple made once) and
+// stream.
+func (g *GIL) callDLPack(x Object, opts FromDLPackOptions, stream Object, copyHere bool) (Object, error) {
+	var names [4]string
+	var vals [4]uintptr
+	n := 0
+	if opts.Copy != dlpack.CopyIfNeeded && !copyHere {
+		names[n], vals[n] = "copy", g.api().False
+		if opts.Copy == dlpack.CopyAlways {
+			vals[n] = g.api().True
+		}
+		n++
+	}
+	if opts.Device != nil {
+		d, err := g.fromGo([]any{int64(opts.Device.Type), int64(opts.Device.ID)})
+		if err != nil {
+			return Object{}, err
+		}
+		defer g.DecRef(d)
+		names[n], vals[n] = "dl_device", d.p
+		n++
+	}
+	mv, err := g.maxVersionObject()
+	if err != nil {
+		return Object{}, err
+	}
+	names[n], vals[n] = "max_version", mv
+	n++
+	if !stream.isNil() {
+		names[n], vals[n] = "stream", stream.p
+		n++
+	}
+	return g.callMethodKw(x, "__dlpack__", names[:n], vals[:n])
+}
+
+// maxVersionObject is the max_version tuple FromDLPack passes, made once
+// (a borrowed reference).
+func (g *GIL) maxVersionObject() (uintptr, error) {
+	const key = "\x00max_version"
+	if o := g.py.internedObject(key); o != 0 {
+		return o, nil
+	}
+	o, err := g.fromGo([]any{int64(maxVersion.Major), int64(maxVersion.Minor)})
+	if err != nil {
+		return 0, err
+	}
+	return g.py.keepObject(key, o.p), nil
 }
 
 // notAProducer is FromDLPack's error for an x without a callable
@@ -280,32 +321,11 @@ func (g *GIL) notAProducer(x Object) error {
 	return errkind.New(errkind.Attribute, "pybridge.FromDLPack", "the argument of type "+g.objTypeName(x)+" does not implement `__dlpack__` and `__dlpack_device__` methods")
 }
 
-// fromDLPackAfterCall is FromDLPack after its first call of x.__dlpack__
-// (meth, which the caller keeps alive) with the keywords FromDLPack gives
-// opts: c is the result (a borrowed reference), or nil when that call
-// raised, with the exception still set. It does the rest of FromDLPack (the
-// retry of a pre-2023.12 producer, the import, the wait on the producer's
-// queue), so a caller that made the call more cheaply (the extension's
-// fast path: no Go map, no fromGo) keeps FromDLPack's rules. It is for host
-// producers: opts must not ask for a kDLOneAPI device (FromDLPack decides
-// the move of host memory onto one before it calls the producer), and no
-// consumer stream is made (FromDLPack passes one to kDLOneAPI producers).
-func (g *GIL) fromDLPackAfterCall(x, meth, c Object, opts FromDLPackOptions) (*dlpack.Tensor, error) {
-	if opts.Device != nil && opts.Device.Type == dlabi.OneAPI {
-		return nil, errkind.New(errkind.Value, "pybridge.fromDLPackAfterCall", "a kDLOneAPI device is FromDLPack's to handle")
-	}
-	var err error
-	if c.isNil() {
-		err = g.fetch("")
-	}
-	return g.fromDLPackResult(x, meth, c, err, opts.Stream, false, opts, nil)
-}
-
 // fromDLPackResult is the rest of FromDLPack: stream is what the first call
 // passed (the consumer's queue, or nil), copyHere whether the copy opts ask
 // for is to be made here rather than by the producer, onto the device host
 // memory is to be copied onto (hostToDevice), or nil.
-func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, copyHere bool, opts FromDLPackOptions, onto *dlabi.Device) (*dlpack.Tensor, error) {
+func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, bindTo *dpctl.PinnedQueue, copyHere bool, opts FromDLPackOptions, onto *dlabi.Device) (*dlpack.Tensor, error) {
 	legacy := false
 	if err != nil && isPyKind(err, errkind.Type) {
 		g.releaseError(err) // handled: the retry decides
@@ -325,6 +345,19 @@ func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, copy
 	t, err := g.importCapsule(c, opts.Registry)
 	if err != nil {
 		return nil, err
+	}
+	// The stream was the producer's own queue (consumerStream): the array
+	// is bound to it, so whoever uses it (a copy below, a later export)
+	// waits for the queue its data was written on.
+	if bindTo != nil {
+		if d := g.py.loadedDpctl(); d != nil && t.Backend == usm.Backend(d) && t.DLDevice.Type == dlabi.OneAPI && t.Device == bindTo.Device() {
+			t.Queue = bindTo.Queue()
+		} else if err := bindTo.Queue().Wait(); err != nil {
+			// A tensor elsewhere than x.__dlpack_device__ said: nothing
+			// ordered a queue of its device, so wait on the host.
+			t.Release()
+			return nil, err
+		}
 	}
 	// With stream=None dpctl's producers do not synchronise: the data may
 	// still be being written on the producer's queue. Wait on it, as the
@@ -405,13 +438,13 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 			return nil, err
 		}
 	}
-	sel, err := d.reg.SelectorFor(alloc.Backend(), dev)
+	sel, err := d.Registry().SelectorFor(alloc.Backend(), dev)
 	if err != nil {
 		return nil, err
 	}
 	in.Data = alloc.Pointer() - uintptr(win.Lo) // win.Lo may be negative: wraps correctly
 	in.Syclobj = sel
-	arr, err := d.reg.Bind(in)
+	arr, err := d.Registry().Bind(in)
 	if err != nil {
 		return nil, err
 	}
@@ -421,23 +454,7 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 	if err != nil {
 		return nil, err
 	}
-	return dlpack.Import(m, dlpack.ImportOptions{Registry: d.reg})
-}
-
-// importHostManaged is what FromDLPack does, after the capsule checks, with
-// a kDLCPU tensor from a first __dlpack__ call that succeeded, when no
-// registry was given: dlpack.Import with no registry, the tensor kept on
-// error (the caller's capsule still owns it). The extension's fast path
-// calls it with the capsule's pointer and renames the capsule to used_*
-// only on success; a consumer of DLPack's C exchange API can call it with
-// the tensor that API hands over. Any other device is usm.ErrValue (the
-// caller must take the fromDLPackAfterCall path). reuse is passed on as
-// dlpack.ImportOptions.Reuse (nil: a new Tensor).
-func importHostManaged(p uintptr, versioned bool, reuse *dlpack.Tensor) (*dlpack.Tensor, error) {
-	if p == 0 || deviceType(p, versioned) != dlabi.CPU {
-		return nil, errkind.New(errkind.Value, "pybridge.importHostManaged", "not a kDLCPU tensor")
-	}
-	return dlpack.Import(dlpack.UnsafeManaged(p, versioned), dlpack.ImportOptions{KeepOnError: true, Reuse: reuse})
+	return dlpack.Import(m, dlpack.ImportOptions{Registry: d.Registry()})
 }
 
 // placeLegacy does for a tensor from a pre-2023.12 producer what
@@ -453,7 +470,7 @@ func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions) (*dlpack.Ten
 	}
 	defer t.Release() // the new tensor keeps what it still needs
 	v := maxVersion
-	m, err := dlpack.Export(&t.Array, dlpack.ExportOptions{MaxVersion: &v, Device: opts.Device, Copy: opts.Copy})
+	m, err := dlpack.Export(&t.Array, dlpack.ExportOptions{MaxVersion: &v, Device: opts.Device, Copy: opts.Copy, HostAllocator: cpu.Default()})
 	if err != nil {
 		return nil, err
 	}
@@ -471,7 +488,7 @@ func (g *GIL) importRegistry(reg *usm.Registry, p uintptr, versioned bool, op st
 	if err != nil {
 		return nil, errkind.Wrap(errkind.Buffer, op, "a kDLOneAPI tensor needs dpctl", err)
 	}
-	return d.reg, nil
+	return d.Registry(), nil
 }
 
 // waitProducerQueue waits on x.sycl_queue if it is a dpctl.SyclQueue,
@@ -502,7 +519,7 @@ func (g *GIL) waitProducerQueue(x Object) error {
 	// referenced, so its ref stays valid.
 	ts := a.SaveThread()
 	defer a.RestoreThread(ts)
-	return d.waitRef(ref)
+	return d.UnsafeBorrowQueue(ref).Wait()
 }
 
 func isPyKind(err error, k *errkind.Kind) bool {
@@ -633,7 +650,7 @@ func (g *GIL) streamQueue(stream Object) usm.Queue {
 	if err != nil {
 		return nil
 	}
-	return d.borrowQueue(ref)
+	return d.UnsafeBorrowQueue(ref)
 }
 
 // errHostStream is parseDLPackArgs's error for a stream other than None
@@ -692,7 +709,7 @@ func (g *GIL) dlpackPair(v Object, what, form string) (r [2]dlpackInt, ok bool, 
 	}
 	for i := range r {
 		x, of, err := g.intValue(a.TupleItem(v.p, i))
-		var re *suaifields.ReadError
+		var re *usm.ReadError
 		if errors.As(err, &re) {
 			return r, false, bad()
 		}

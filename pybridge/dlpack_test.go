@@ -144,6 +144,46 @@ func TestExportToNumpy(t *testing.T) {
 	}
 }
 
+// A copy (copy=True) of host memory no backend knows, a NumPy array's, is
+// made in the host backend's memory: ToDLPack names it as dlpack.Export's
+// HostAllocator, which refuses the copy without one.
+func TestExportCopyOfNumpyMemory(t *testing.T) {
+	py := embedded(t)
+	run(t, py, holderPy+"src = np.arange(6.0).reshape(2, 3)[:, ::-1]")
+	before := cpu.Live()["allocations"]
+	err := py.Do(func(g *GIL) error {
+		src, err := g.Eval("src")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(src)
+		tns, err := g.FromDLPack(src, FromDLPackOptions{})
+		if err != nil {
+			return err
+		}
+		defer tns.Release()
+		if tns.Backend != nil {
+			t.Fatalf("NumPy memory has backend %v", tns.Backend)
+		}
+		c, err := g.ToDLPack(&tns.Array, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}, Copy: dlpack.CopyAlways})
+		if err != nil {
+			return err
+		}
+		if got := cpu.Live()["allocations"]; got != before+1 {
+			t.Errorf("host allocations %d, want %d: the copy is the host backend's", got, before+1)
+		}
+		g.SetMain("cap", c)
+		g.DecRef(c)
+		return g.Exec("h = np.from_dlpack(Holder(cap))\nassert h.tolist() == [[2, 1, 0], [5, 4, 3]], h\nassert h.ctypes.data != src.ctypes.data\ndel h, cap")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cpu.Live()["allocations"]; got != before {
+		t.Errorf("host allocations %d after the copy died, want %d", got, before)
+	}
+}
+
 // 10^5 exports consumed by numpy and 10^5 numpy capsules consumed by Go:
 // every deleter runs once and reference counts return to baseline.
 func TestNoLeaks(t *testing.T) {

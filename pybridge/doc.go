@@ -1,6 +1,8 @@
 // Package pybridge connects usmbridge to CPython, numpy and dpctl without
-// cgo: it binds libpython with purego (internal/pyapi) and dpctl's C
-// library (internal/dpctlapi).
+// cgo: it binds libpython with purego (internal/pyapi). It is the Python
+// boundary's Go side, for a Go program that embeds Python and for Go code
+// that Python loaded (package pyext and the extension modules built with
+// it); RATIONALE.md, "Three layers", says what sits below it.
 //
 // Embed loads the libpython of a python executable (for example a virtual
 // environment's) into a Go program. Every call into Python goes through
@@ -14,26 +16,39 @@
 // object (every syclobj form,
 // dpctl's rules), FromDLPack consumes __dlpack__ from any producer, and
 // ToDLPack makes "dltensor" and "dltensor_versioned" capsules of Go arrays.
-// The Dpctl backend is dpctl's SYCL runtime as a usm.Backend.
+// A copy of host memory no backend knows (a NumPy array's) goes into the
+// host backend's memory (cpu.Default).
+//
+// # dpctl
+//
+// Python.Dpctl imports the dpctl module, which loads the SYCL runtime and
+// dpctl's C library, and opens that library as a dpctl.Backend, the
+// backend the registries of AsArray and FromDLPack hold by default. What
+// is Python's stays here: reading a dpctl.SyclQueue or SyclContext
+// object's ref (the syclobj of a SUAI, a __dlpack__ stream), and a cache of
+// up to eight SyclQueue objects, each holding its object and the pin of
+// its ref in the Backend (dpctl.Backend.PinQueue), so that the next array
+// on the same queue binds in one C call.
 //
 // # Hostile objects
 //
 // Whatever a Python object does, reading it must not crash the process,
 // leak, or read freed memory. The SUAI reader (suaiDict) implements
-// suaifields.Fields (usm parser) over the live objects: it holds a strong reference to every value it reads, reads
-// tuples it holds and lists through a copy, reads ints by value (never
-// through str()), and never converts a container generically, so Python
-// code run meanwhile (__index__, __bool__, __getattr__, a key's __eq__, a
-// finaliser) can neither free what Go reads nor make it recurse. The
-// generic converters (SetMain's, and its inverse) stop at 64 levels of
-// nesting and at a container that contains itself (usm.ErrValue).
+// usm.Fields, the parser's reader, over the live objects: it holds a
+// strong reference to every value it reads, reads tuples it holds and
+// lists through a copy, reads ints by value (never through str()), and
+// never converts a container generically, so Python code run meanwhile
+// (__index__, __bool__, __getattr__, a key's __eq__, a finaliser) can
+// neither free what Go reads nor make it recurse. The generic converter
+// (FromGo, which SetMain uses) stops at 64 levels of nesting and at a
+// container that contains itself (usm.ErrValue).
 //
-// # The extension module
+// # Go code that Python loaded
 //
-// The Go half of the Python package (pybridge/ext) also needs what no
-// embedding program does: attaching to the interpreter that loads it,
-// raising Go errors as Python exceptions, and the decisions its C fast
-// paths replay. pybridge hands those to it through an internal package,
-// pybridge/internal/extbridge, so they stay out of this API (RATIONALE.md,
-// "The extension module reaches pybridge through an internal bridge").
+// An extension module (package pyext) also needs what no embedding
+// program does: the interpreter of its process (Attach), raw PyObject*s in
+// and out (UnsafeObject, Object.Ptr), Python exceptions both ways (Raise,
+// ErrorOf, ExceptionOf, TakeError), and the DLPack steps its C half leaves
+// to Go (ImportCapsule, Export, DLPackOptions, WorkQueue). They are this
+// package's API like the rest, one implementation each.
 package pybridge

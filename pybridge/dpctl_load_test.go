@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -39,10 +40,10 @@ func wantDpctlWorks(t *testing.T, py *Python) {
 }
 
 // The reported path: the extension's asarray of an object without
-// __sycl_usm_array_interface__ hands Go the AttributeError of reading it,
-// still pending. That call is the first to need dpctl; it used to import
-// dpctl with the exception pending, the import failed, and the failure
-// was kept for the life of the process.
+// __sycl_usm_array_interface__ is the first call to need dpctl; it used to
+// import dpctl with the AttributeError of reading the attribute pending,
+// the import failed, and the failure was kept for the life of the
+// process. The C half now clears the AttributeError and hands Go no dict.
 func TestAsArrayReadWithoutSUAIThenDpctl(t *testing.T) {
 	inFirstLoadChild(t, "asarray-read-no-suai", func(t *testing.T, py *Python) {
 		err := py.Do(func(g *GIL) error {
@@ -52,7 +53,8 @@ func TestAsArrayReadWithoutSUAIThenDpctl(t *testing.T) {
 			if a.GetAttrC(obj.p, cSUAI) != 0 || a.ErrOccurred() == 0 {
 				t.Fatal("reading the attribute of object() did not raise")
 			}
-			_, _, err := g.asArrayRead(obj, 0, 0, 0)
+			a.ErrClear()
+			_, _, err := g.ArrayFromSUAI(obj, Object{}, nil)
 			if !errors.Is(err, usm.ErrValue) || !strings.Contains(err.Error(), "does not expose `__sycl_usm_array_interface__`") {
 				t.Errorf("asarray of object(): %v, want dpctl's ValueError for a missing attribute", err)
 			}
@@ -170,10 +172,10 @@ func TestDpctlConcurrentFirstCallsLoadOnce(t *testing.T) {
 		const callers = 8
 		// round starts the callers, and lets import attempt n end once
 		// they have all called Dpctl.
-		round := func(n int) ([]*Dpctl, []error) {
+		round := func(n int) ([]*dpctl.Backend, []error) {
 			run(t, py, "dpctl_gate = "+itoa(n-1))
 			var started, done sync.WaitGroup
-			ds, errs := make([]*Dpctl, callers), make([]error, callers)
+			ds, errs := make([]*dpctl.Backend, callers), make([]error, callers)
 			for i := range callers {
 				started.Add(1)
 				done.Add(1)

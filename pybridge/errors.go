@@ -205,7 +205,8 @@ func (g *GIL) typeName(t uintptr) string {
 //   - A Go error raises the class its kind names (the outermost usm.Err*
 //     kind in its chain: BufferError, ValueError, TypeError,
 //     AttributeError, OverflowError, MemoryError, NotImplementedError;
-//     RuntimeError for none), with err.Error() as the message. If it wraps
+//     RuntimeError for none), with err's message as Python reads it: without
+//     the Go operations its chain names (errkind.Message). If it wraps
 //     a Python exception — a Go error that gave it another meaning — that
 //     exception becomes the new one's __cause__.
 func (g *GIL) raise(err error) {
@@ -222,7 +223,7 @@ func (g *GIL) raise(err error) {
 		}
 	}
 	var exc uintptr
-	msg := err.Error()
+	msg := errkind.Message(err)
 	if pe != nil && same { // made up by Go, or already released: no object
 		exc, msg = a.Exc[pe.Type], pe.Message
 	} else if k := errkind.Of(err); k != nil {

@@ -121,7 +121,7 @@ func TestGoErrorChainsThePythonCause(t *testing.T) {
 		}
 		wrapped := errkind.Wrap(errkind.Buffer, "op", "the producer failed", perr)
 		got := raiseAndCatch(t, g, wrapped, "got")
-		if got.Type != "BufferError" || got.Message != wrapped.Error() {
+		if got.Type != "BufferError" || got.Message != "the producer failed: KeyError: 'k'" {
 			t.Errorf("raised %v", got)
 		}
 		if !truth(t, g, "got.__cause__ is orig and got.__suppress_context__") {

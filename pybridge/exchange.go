@@ -7,7 +7,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
-	"github.com/usmbridge/usmbridge/dtype"
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -16,11 +16,11 @@ import (
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-// The DLPack C exchange API (DLPack 1.2/1.3, docs/python.md, "The DLPack
-// C exchange API"): a producer type carries a static table of C functions
-// that hand tensors over without a Python call and without synchronising.
-// This file is the consumer, and the Go rules the producer in pybridge/ext
-// replays.
+// The DLPack C exchange API (DLPack 1.2/1.3; RATIONALE.md, "The DLPack C
+// exchange API, both sides"): a producer type carries a static table of C
+// functions that hand tensors over without a Python call and without
+// synchronising. This file is the consumer, and the Go parts of the
+// producer pyext's C half offers (WorkQueue, export).
 
 // The names a producer type uses: the 1.3 capsule and its name, and the
 // 1.2 int form.
@@ -267,7 +267,7 @@ func (g *GIL) waitWorkStream(t *dlabi.ExchangeAPI, dev dlabi.Device) error {
 	if err != nil {
 		return errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "waiting on a SYCL queue needs dpctl", err)
 	}
-	return d.waitRef(s)
+	return d.UnsafeBorrowQueue(s).Wait()
 }
 
 // importManaged takes ownership of a producer's versioned tensor (the C
@@ -304,7 +304,7 @@ func (g *GIL) currentWorkStream(dev dlpack.Device) (uintptr, error) {
 		if !ok {
 			return 0, errkind.New(errkind.Buffer, "pybridge.currentWorkStream", "no SYCL device "+dev.String())
 		}
-		q, err := d.queue(local)
+		q, err := defaultQueue(d, local)
 		if err != nil {
 			return 0, err
 		}
@@ -313,30 +313,15 @@ func (g *GIL) currentWorkStream(dev dlpack.Device) (uintptr, error) {
 	return 0, errkind.New(errkind.Buffer, "pybridge.currentWorkStream", "usmbridge has no work stream on "+dev.String())
 }
 
-// exchangeNeedsWait reports whether a no-sync export of arr (the C
-// exchange API's) must wait on the array's queue first: it must unless
-// the array has no queue or its queue is the current work stream of its
-// device (currentWorkStream), which is what the consumer orders against.
-//
-// It never lets the GIL go (pybridge/ext fills an array's template under
-// it): an array with a *dpctlQueue was made with dpctl loaded, so
-// currentWorkStream does not wait for dpctl's import.
-func (g *GIL) exchangeNeedsWait(arr *usm.Array) bool {
-	if arr.Queue == nil {
-		return false
-	}
-	q, ok := arr.Queue.(*dpctlQueue)
-	if !ok || arr.DLDevice.Type != dlabi.OneAPI {
-		return true
-	}
-	s, err := g.currentWorkStream(arr.DLDevice)
-	return err != nil || s != q.Ref()
-}
-
-// Export is ToDLPack without the capsule: dlpack.Export under pybridge's
-// rule for queues outside their platform's default context.
+// export is ToDLPack without the capsule: dlpack.Export under pybridge's
+// rule for queues outside their platform's default context, with the host
+// backend holding copies of host memory no backend knows (a NumPy array's,
+// unless opts names another HostAllocator).
 func (g *GIL) export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed, error) {
-	if q, ok := arr.Queue.(*dpctlQueue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
+	if opts.HostAllocator == nil {
+		opts.HostAllocator = cpu.Default()
+	}
+	if q, ok := arr.Queue.(*dpctl.Queue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
 		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
 			return dlpack.Managed{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
 		}
@@ -347,60 +332,39 @@ func (g *GIL) export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed,
 	return dlpack.Export(arr, opts)
 }
 
-// allocTensor is the exchange API's managed_tensor_allocator: a new
-// C-contiguous array of the given dtype and shape on dev (kDLCPU: the host
-// backend; kDLOneAPI: device USM of the interpreter's dpctl), exported as
-// a versioned tensor that owns the memory.
-func (g *GIL) allocTensor(dev dlpack.Device, dt dtype.DataType, shape []int64) (dlpack.Managed, error) {
-	et, err := dtype.FromDataType(dt)
-	if err != nil {
-		return dlpack.Managed{}, errkind.Wrap(errkind.Buffer, "managed_tensor_allocator", "the prototype's dtype", err)
-	}
-	arr := &usm.Array{Interface: usm.Interface{Shape: shape, DType: et, Version: usm.Version1}, DLDevice: dev, Device: -1}
-	win, err := arr.Window()
-	if err != nil {
-		return dlpack.Managed{}, errkind.Wrap(errkind.Value, "managed_tensor_allocator", "invalid shape", err)
-	}
-	var al usm.Allocator
-	local, kind := 0, usm.KindHost
-	switch dev.Type {
-	case dlabi.CPU:
-		if dev.ID != 0 {
-			return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "kDLCPU device id must be 0")
-		}
-		al = cpu.Default()
-	case dlabi.OneAPI:
-		d, err := g.dpctlUnderGIL()
-		if err != nil {
-			return dlpack.Managed{}, errkind.Wrap(errkind.Buffer, "managed_tensor_allocator", "a kDLOneAPI device needs dpctl", err)
-		}
-		l, ok := d.LocalDevice(dev)
-		if !ok {
-			return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "no SYCL device "+dev.String())
-		}
-		al, local, kind = d, l, usm.KindDevice
-		arr.Backend, arr.Device = d, l
-	default:
-		return dlpack.Managed{}, errkind.New(errkind.Buffer, "managed_tensor_allocator", "usmbridge cannot allocate on "+dev.String())
-	}
-	alloc, err := al.Alloc(local, kind, max(uintptr(win.Len()), uintptr(et.Size())))
-	if err != nil {
-		return dlpack.Managed{}, err
-	}
-	defer alloc.Release() // the export holds its own reference
-	arr.Data, arr.Owner = alloc.Pointer(), alloc
-	arr.Memory = usm.PointerInfo{Kind: kind, Device: local}
-	if dev.Type == dlabi.CPU {
-		arr.Memory.Device = -1
-	}
-	return dlpack.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
-}
-
-// internedNames holds the str objects internedName made, per
-// interpreter; each lives as long as its interpreter.
+// internedNames holds the str objects internedName made, and the objects
+// keepObject keeps, per interpreter; each lives as long as its
+// interpreter.
 var internedNames struct {
 	sync.Mutex
 	m map[*Python]map[string]uintptr
+}
+
+// internedObject returns the object kept under key (keepObject), or 0.
+func (py *Python) internedObject(key string) uintptr {
+	internedNames.Lock()
+	defer internedNames.Unlock()
+	return internedNames.m[py][key]
+}
+
+// keepObject keeps o, a new reference, under key for the life of the
+// process, and returns the object kept there: o, or the one another
+// caller kept first (o is then released).
+func (py *Python) keepObject(key string, o uintptr) uintptr {
+	internedNames.Lock()
+	defer internedNames.Unlock()
+	if old, ok := internedNames.m[py][key]; ok {
+		py.api.DecRef(o)
+		return old
+	}
+	if internedNames.m == nil {
+		internedNames.m = map[*Python]map[string]uintptr{}
+	}
+	if internedNames.m[py] == nil {
+		internedNames.m[py] = map[string]uintptr{}
+	}
+	internedNames.m[py][key] = o
+	return o
 }
 
 // internedName returns a str object for name, made once per interpreter

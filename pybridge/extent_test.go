@@ -3,12 +3,8 @@ package pybridge
 import (
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,10 +13,7 @@ import (
 	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
-	"github.com/usmbridge/usmbridge/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
-	"github.com/usmbridge/usmbridge/internal/ffi"
-	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -160,137 +153,6 @@ func TestDpctlDLPackImportWindow(t *testing.T) {
 		})
 	}
 	assert.Zero(t, exportledger.Read().LiveImports)
-}
-
-// One-off native contexts (binds through a non-default context's ref,
-// which no cache holds) give back the cl_context reference getNative took:
-// the native reference count is the same after a hundred binds.
-func TestDpctlNativeContextReleased(t *testing.T) {
-	py, d := withDpctl(t)
-	run(t, py, extentPy+"ctx2_cap_arr = [ExtWin('mem2', lambda: q2.sycl_context._get_capsule(), (16,), None, 0) for _ in range(100)]")
-	run(t, py, "ctx2 = q2.sycl_context") // keeps the DPCTLSyclContextRef below alive
-	probe := d.newNative(uintptr(evalGo(t, py, "ctx2.addressof_ref()").(int64)))
-	require.NotNil(t, probe, "the OpenCL context of a dpctl.SyclContext has a native side")
-	defer probe.release()
-	refs := clContextRefs(t, probe.cl.Native())
-	before := refs()
-	liveBefore := opencl.Live()["contexts"]
-	for i := range 100 {
-		arr, err := asArray(t, py, fmt.Sprintf("ctx2_cap_arr[%d]", i))
-		require.NoError(t, err)
-		require.NotZero(t, arr.Memory.Base)
-		arr.Owner.Release()
-	}
-	assert.Equal(t, before, refs(), "cl_context references taken by getNative were released")
-	assert.Equal(t, liveBefore, opencl.Live()["contexts"])
-
-	// A cached queue on that context keeps one native side until the
-	// cache lets the queue go.
-	arr, err := asArray(t, py, "ExtWin('mem2', lambda: q2, (16,), None, 0)")
-	require.NoError(t, err)
-	arr.Owner.Release()
-	assert.Equal(t, before+1, refs(), "the queue-cache entry holds one reference")
-	require.NoError(t, py.Do(func(g *GIL) error { d.dropQueueCache(g); return nil }))
-	assert.Equal(t, before, refs(), "evicting the entry released it")
-}
-
-// clContextRefs returns a reader of a cl_context's reference count
-// (CL_CONTEXT_REFERENCE_COUNT), asked of the ICD loader SYCL loaded: the
-// opencl package keeps it internal, and this test checks what SYCL's own
-// references do, not the package's.
-func clContextRefs(t *testing.T, ctx uintptr) func() uint32 {
-	t.Helper()
-	lib, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDNoLoad, "libOpenCL.so.1")
-	require.NoError(t, err)
-	var getInfo ffi.Fn
-	require.NoError(t, lib.Resolve(ffi.Required(&getInfo, "clGetContextInfo")))
-	const clContextReferenceCount = 0x1080
-	return func() uint32 {
-		var n uint32
-		rc := int32(getInfo.Call(ctx, clContextReferenceCount, unsafe.Sizeof(n), uintptr(unsafe.Pointer(&n)), 0))
-		require.Zero(t, rc, "clGetContextInfo")
-		return n
-	}
-}
-
-// childEnv names the child-process test to run.
-const extentChildEnv = "USMBRIDGE_PYBRIDGE_EXTENT_CHILD"
-
-// TestNativeAccessorGuard: context::getNative() is called only for
-// OpenCL and Level Zero contexts. In a child process (a call that throws
-// would abort it) the accessor is replaced by libc's abort(), and dpctl's
-// backend query by a function saying "CUDA": binding a dpctl array must
-// then succeed without an extent, never reaching the accessor. The
-// control run, with the real backend query, must die by abort — so the
-// replacement is really on the path.
-func TestNativeAccessorGuard(t *testing.T) {
-	if mode := os.Getenv(extentChildEnv); mode != "" {
-		nativeGuardChild(t, mode)
-		return
-	}
-	withDpctl(t)
-	for _, c := range []struct {
-		mode    string
-		survive bool
-	}{{"cuda", true}, {"no-usm", true}, {"control", false}} {
-		t.Run(c.mode, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestNativeAccessorGuard$", "-test.count=1", "-test.v")
-			cmd.Env = append(os.Environ(), extentChildEnv+"="+c.mode)
-			out, err := cmd.CombinedOutput()
-			if c.survive {
-				require.NoError(t, err, "%s", out)
-				assert.Contains(t, string(out), "child "+c.mode+" done")
-				return
-			}
-			var ee *exec.ExitError
-			require.ErrorAs(t, err, &ee, "the control child must abort in getNative's stand-in\n%s", out)
-			ws, _ := ee.Sys().(syscall.WaitStatus)
-			assert.True(t, ws.Signaled() && ws.Signal() == syscall.SIGABRT, "control child: %v\n%s", err, out)
-			assert.NotContains(t, string(out), "child "+c.mode+" done")
-		})
-	}
-}
-
-// cudaBackend stands in for DPCTLContext_GetBackend on a CUDA context.
-var cudaBackend = ffi.NewCallback(func(ctx uintptr) uintptr { return dpctlapi.BackendCUDA })
-
-func nativeGuardChild(t *testing.T, mode string) {
-	py, d := withDpctl(t)
-	libc, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDNoLoad, "libc.so.6")
-	require.NoError(t, err)
-	abort, err := libc.Lookup("abort")
-	require.NoError(t, err)
-	d.native.fn.GetNative = abort
-	if mode == "cuda" {
-		d.native.fn.GetBackend = ffi.Fn(cudaBackend)
-	}
-	run(t, py, extentPy+`
-no_usm = [dv for dv in dpctl.get_devices() if not dv.has_aspect_usm_device_allocations
-          and not dv.has_aspect_usm_host_allocations and not dv.has_aspect_usm_shared_allocations]
-`)
-	var exprs []string
-	switch mode {
-	case "no-usm":
-		// A context without USM is refused before anything native.
-		if n, _ := evalGo(t, py, "len(no_usm)").(int64); n == 0 {
-			t.Fatal("dpctl sees no device without USM (PoCL supplies one)")
-		}
-		for _, so := range []string{"lambda: dpctl.SyclQueue(no_usm[0])", "lambda: dpctl.SyclQueue(no_usm[0]).sycl_context"} {
-			_, err := asArray(t, py, "ExtWin('arr', "+so+", (16,), None, 0)")
-			require.ErrorIs(t, err, usm.ErrValue)
-		}
-	default:
-		for _, f := range windowForms {
-			exprs = append(exprs, "ExtWin('"+f.buf+"', "+f.so+", (16,), None, 0)")
-		}
-	}
-	for _, e := range exprs {
-		arr, err := asArray(t, py, e)
-		require.NoError(t, err, e)
-		assert.False(t, arr.Memory.HasExtent(), "no extent without the native route")
-		arr.Owner.Release()
-	}
-	fmt.Println("child " + mode + " done")
 }
 
 // Binds from many goroutines at once share the cached native contexts.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 )
@@ -41,7 +42,7 @@ func embedded(t testing.TB) *Python {
 
 // withDpctl returns the interpreter with dpctl, dpnp.tensor and an
 // opencl:cpu queue "q" in __main__.
-func withDpctl(t testing.TB) (*Python, *Dpctl) {
+func withDpctl(t testing.TB) (*Python, *dpctl.Backend) {
 	t.Helper()
 	py := embedded(t)
 	d, err := py.Dpctl()

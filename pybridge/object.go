@@ -8,7 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
-	"github.com/usmbridge/usmbridge/internal/suaifields"
+	"github.com/usmbridge/usmbridge/usm"
 )
 
 // Object is a PyObject* seen through a GIL. Functions that return an
@@ -27,9 +27,6 @@ func (g *GIL) DecRef(o Object) {
 		g.api().DecRef(o.p)
 	}
 }
-
-// refCount returns the reference count (for leak tests).
-func (g *GIL) refCount(o Object) int { return g.api().RefCount(o.p) }
 
 // none returns a new reference to none.
 func (g *GIL) none() Object { g.api().IncRef(g.api().None); return Object{g.api().None} }
@@ -57,9 +54,6 @@ func (g *GIL) getAttr(o Object, name string) (Object, error) {
 	}
 	return Object{v}, nil
 }
-
-// hasAttr reports whether o has the attribute (errors count as no).
-func (g *GIL) hasAttr(o Object, name string) bool { return g.api().HasAttrString(o.p, name) }
 
 // call calls fn(*args, **kwargs). args and kwargs values are Objects (not
 // consumed) or Go values converted with fromGo; the keywords are passed in
@@ -155,12 +149,7 @@ func (g *GIL) Eval(expr string) (Object, error) {
 	return g.call(ev, []any{expr, ns}, nil)
 }
 
-// fromGo converts a Go value to a new Python object: nil → None, Object
-// (a new reference to the same object), bool, integers, floats, string,
-// []byte (bytes are not supported: a TypeError), slices and arrays →
-// tuple, map[string]any → dict (keys inserted in sorted order). A value
-// nested deeper than 64 containers (one that contains itself, say) is a
-// usm.ErrValue error.
+// fromGo is FromGo.
 func (g *GIL) fromGo(v any) (Object, error) { return g.fromGoAt(v, 0) }
 
 // fromGoAt converts v, which is depth containers deep.
@@ -277,27 +266,6 @@ func (g *GIL) tupleOf(n, depth int, at func(int) any) (Object, error) {
 	return Object{t}, nil
 }
 
-// toInt converts a Python int (or an object with __index__) to int64.
-func (g *GIL) toInt(o Object) (int64, error) {
-	a := g.api()
-	if !a.HasFlag(o.p, pyapi.TPFlagsLongSubclass) {
-		idx := a.NumberIndex(o.p)
-		if idx == 0 {
-			return 0, g.fetch("int")
-		}
-		defer a.DecRef(idx)
-		o = Object{idx}
-	}
-	if v, ok := a.LongValue(o.p); ok {
-		return v, nil
-	}
-	v := a.LongAsInt64(o.p)
-	if v == -1 && a.ErrOccurred() != 0 {
-		return 0, g.fetch("int")
-	}
-	return v, nil
-}
-
 // String returns str(o).
 func (g *GIL) String(o Object) (string, error) {
 	a := g.api()
@@ -313,150 +281,15 @@ func (g *GIL) String(o Object) (string, error) {
 	return r, nil
 }
 
-// maxNesting bounds how deep toGo and fromGo follow containers (each
-// level is a Go call): deeper values, and values that contain themselves,
-// are a usm.ErrValue error instead of a stack overflow.
+// maxNesting bounds how deep fromGo (and the tests' goValue) follows
+// containers (each level is a Go call): deeper values, and values that
+// contain themselves, are a usm.ErrValue error instead of a stack overflow.
 const maxNesting = 64
-
-// goValue converts plain data to Go: None → nil, bool, int → int64 (uint64
-// above MaxInt64; larger ints are an ErrOverflow error), float → float64,
-// str → string, tuple and list → []any, dict with str keys →
-// map[string]any. Other objects are a usm.ErrType error. A container that
-// contains itself, or nesting deeper than 64 containers, is a
-// usm.ErrValue error. Lists are read as a copy taken when goValue reaches
-// them, and ints by value (never through str()), so Python code that runs
-// meanwhile (a dict subclass's items(), a finaliser) cannot free what goValue
-// reads.
-func (g *GIL) goValue(o Object) (any, error) {
-	var path [maxNesting]uintptr
-	return g.toGo(o.p, path[:0])
-}
-
-// toGo converts o; path holds the containers being converted, outermost
-// first.
-func (g *GIL) toGo(o uintptr, path []uintptr) (any, error) {
-	a := g.api()
-	switch o {
-	case a.None:
-		return nil, nil
-	case a.True:
-		return true, nil
-	case a.False:
-		return false, nil
-	}
-	t := a.Type(o)
-	flags := a.TypeFlags(t)
-	switch {
-	case flags&pyapi.TPFlagsLongSubclass != 0:
-		return g.pyInt(o)
-	case t == a.FloatType:
-		return a.FloatAsDouble(o), nil
-	case flags&pyapi.TPFlagsUnicodeSubclass != 0:
-		s, ok := a.UnicodeAsString(o)
-		if !ok {
-			return nil, g.fetch("str")
-		}
-		return s, nil
-	case flags&(pyapi.TPFlagsTupleSubclass|pyapi.TPFlagsListSubclass|pyapi.TPFlagsDictSubclass) == 0:
-		return nil, errkind.New(errkind.Type, "pybridge.ToGo", "cannot convert "+g.typeName(t)+" to Go")
-	}
-	for _, p := range path {
-		if p == o {
-			return nil, errkind.New(errkind.Value, "pybridge.ToGo", "a "+g.typeName(t)+" contains itself")
-		}
-	}
-	if len(path) == maxNesting {
-		return nil, errkind.New(errkind.Value, "pybridge.ToGo", "containers nested deeper than "+itoa(maxNesting))
-	}
-	path = append(path, o)
-	if flags&pyapi.TPFlagsDictSubclass != 0 {
-		return g.dictToGo(Object{o}, path)
-	}
-	// A tuple's items cannot change while it lives (the caller holds it);
-	// a list is copied first.
-	seq := o
-	if flags&pyapi.TPFlagsListSubclass != 0 {
-		if seq = a.ListAsTuple(o); seq == 0 {
-			return nil, g.fetch("tuple(list)")
-		}
-		defer a.DecRef(seq)
-	}
-	n := a.SeqSize(seq)
-	out := make([]any, n)
-	for i := range n {
-		v, err := g.toGo(a.TupleItem(seq, i), path)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
-// dictToGo converts a dict (or dict subclass) through tuple(d.items()),
-// which holds every key and value, unchangeably, while they are converted.
-func (g *GIL) dictToGo(o Object, path []uintptr) (any, error) {
-	a := g.api()
-	items, err := g.callMethod(o, "items", nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer g.DecRef(items)
-	tup, err := g.call(Object{a.TupleType}, []any{items}, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer g.DecRef(tup)
-	m := map[string]any{}
-	for i := range a.SeqSize(tup.p) {
-		kv := a.TupleItem(tup.p, i)
-		if a.Type(kv) != a.TupleType || a.SeqSize(kv) != 2 {
-			return nil, errkind.New(errkind.Type, "pybridge.ToGo", "items() of "+g.objTypeName(o)+" did not give pairs")
-		}
-		k := a.TupleItem(kv, 0)
-		if !a.HasFlag(k, pyapi.TPFlagsUnicodeSubclass) {
-			return nil, errkind.New(errkind.Type, "pybridge.ToGo", "dict key is not a str")
-		}
-		ks, ok := a.UnicodeAsString(k)
-		if !ok {
-			return nil, g.fetch("str")
-		}
-		v, err := g.toGo(a.TupleItem(kv, 1), path)
-		if err != nil {
-			return nil, err
-		}
-		m[ks] = v
-	}
-	return m, nil
-}
-
-// pyInt converts an int (or int subclass, whose value is read without
-// running its code): int64, else uint64, else an ErrOverflow error.
-func (g *GIL) pyInt(o uintptr) (any, error) {
-	a := g.api()
-	if v, ok := a.LongValue(o); ok {
-		return v, nil
-	}
-	v, of := a.LongAsInt64Overflow(o)
-	switch {
-	case of == 0 && v == -1 && a.ErrOccurred() != 0:
-		return nil, g.fetch("int")
-	case of == 0:
-		return v, nil
-	case of > 0:
-		if u := a.LongAsUint64(o); u != math.MaxUint64 || a.ErrOccurred() == 0 {
-			return u, nil
-		}
-		a.ErrClear()
-		return nil, errkind.New(errkind.Overflow, "pybridge", "int ≥ 2**64 does not fit in 64 bits")
-	}
-	return nil, errkind.New(errkind.Overflow, "pybridge", "int < -2**63 does not fit in 64 bits")
-}
 
 // asInt returns v itself if it is an int (an int subclass or a bool
 // included), else the int v.__index__() returns (owned: the caller drops
 // it). __index__ may run any Python code, so v must be held by the caller.
-// An object without __index__ is a *suaifields.ReadError of kind ErrType; an
+// An object without __index__ is a *usm.ReadError of kind ErrType; an
 // exception __index__ raises propagates.
 func (g *GIL) asInt(v uintptr) (o uintptr, owned bool, err error) {
 	a := g.api()
@@ -464,7 +297,7 @@ func (g *GIL) asInt(v uintptr) (o uintptr, owned bool, err error) {
 		return v, false, nil
 	}
 	if !a.IndexCheck(v) {
-		return 0, false, &suaifields.ReadError{Kind: errkind.Type, Found: g.objTypeName(Object{v})}
+		return 0, false, &usm.ReadError{Kind: errkind.Type, Found: g.objTypeName(Object{v})}
 	}
 	if o = a.NumberIndex(v); o == 0 {
 		return 0, false, g.fetch("__index__")
@@ -501,23 +334,23 @@ func (g *GIL) longValue(o uintptr) (x int64, overflow int, err error) {
 }
 
 // readInt is intValue with a value outside int64 as a
-// *suaifields.ReadError of kind ErrOverflow.
+// *usm.ReadError of kind ErrOverflow.
 func (g *GIL) readInt(v uintptr) (int64, error) {
 	x, of, err := g.intValue(v)
 	switch {
 	case err != nil:
 		return 0, err
 	case of > 0:
-		return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: "≥ 2**63"}
+		return 0, &usm.ReadError{Kind: errkind.Overflow, Found: "≥ 2**63"}
 	case of < 0:
-		return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: "< -2**63"}
+		return 0, &usm.ReadError{Kind: errkind.Overflow, Found: "< -2**63"}
 	}
 	return x, nil
 }
 
 // readPointer reads v as an address (a C size_t), as dpctl converts
 // data[0]: as intValue, with a negative value or one above 2**64-1 a
-// *suaifields.ReadError of kind ErrOverflow.
+// *usm.ReadError of kind ErrOverflow.
 func (g *GIL) readPointer(v uintptr) (uint64, error) {
 	a := g.api()
 	if x, ok := a.LongValue(v); ok && x >= 0 {
@@ -535,16 +368,16 @@ func (g *GIL) readPointer(v uintptr) (uint64, error) {
 	case err != nil:
 		return 0, err
 	case of < 0:
-		return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: "negative value < -2**63"}
+		return 0, &usm.ReadError{Kind: errkind.Overflow, Found: "negative value < -2**63"}
 	case of == 0 && x < 0:
-		return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: "negative value " + strconv.FormatInt(x, 10)}
+		return 0, &usm.ReadError{Kind: errkind.Overflow, Found: "negative value " + strconv.FormatInt(x, 10)}
 	case of == 0:
 		return uint64(x), nil
 	}
 	u := a.LongAsUint64(o)
 	if u == math.MaxUint64 && a.ErrOccurred() != 0 {
 		a.ErrClear()
-		return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: "a value ≥ 2**64"}
+		return 0, &usm.ReadError{Kind: errkind.Overflow, Found: "a value ≥ 2**64"}
 	}
 	return u, nil
 }
@@ -575,13 +408,10 @@ func (g *GIL) truth(v uintptr) (bool, error) {
 // itoa is strconv.Itoa, kept short for messages.
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// SetMain binds name to v in __main__: an Object (not consumed), or a Go
-// value converted to a new Python object: nil → None, bool, integers,
-// floats, string, slices and arrays → tuple, map[string]any → dict (keys
-// inserted in sorted order); []byte and other types are a TypeError, and a
-// value nested deeper than 64 containers (one that contains itself, say)
-// is a usm.ErrValue error. This is how an embedding program passes values
-// to the Python code it runs with Exec and Eval.
+// SetMain binds name to v in __main__: v converted as FromGo converts it
+// (an Object is bound itself, and stays the caller's reference). This is
+// how an embedding program passes values to the Python code it runs with
+// Exec and Eval.
 func (g *GIL) SetMain(name string, v any) error {
 	ns, err := g.mainDict()
 	if err != nil {

@@ -1,27 +1,37 @@
 package pybridge
 
 import (
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 )
 
 // consumerStream returns the stream FromDLPack passes to x.__dlpack__ when
-// the caller gave none: a new dpctl.SyclQueue over the queue the imported
-// array will be bound to (dpctl's queue of the target kDLOneAPI device,
-// the one dlpack.Import picks), so that the producer orders that queue
-// after its own work on the device, as dpctl's stream convention asks,
-// and nobody waits on the host (RATIONALE.md, "Queue ordering on the
-// device"). It is the nil Object when there is no such queue: a target
-// that is not kDLOneAPI (the standard then asks for stream None, and the
+// the caller gave none, and the pin of the queue the imported array is
+// then bound to (nil: the one dlpack.Import picks, dpctl's queue of the
+// device).
+//
+// For a producer with its own in-order queue (x.sycl_queue, a
+// dpctl.SyclQueue of the array's device, as dpctl's and dpnp's arrays
+// have) the stream is that queue: dpctl's producers order nothing for their own queue, and the
+// array, bound to it, is waited for on exactly the queue its data was
+// written on. Otherwise it is a dpctl.SyclQueue over the queue of the
+// target kDLOneAPI device, so that the producer orders that queue after
+// its own work on the device, as dpctl's stream convention asks, and
+// nobody waits on the host (RATIONALE.md, "Queue ordering on the device").
+//
+// The stream is the nil Object when there is no such queue: a target that
+// is not kDLOneAPI (the standard then asks for stream None, and the
 // producer synchronises), a caller's own registry, dpctl not imported, or
-// a __dlpack_device__ that fails (the __dlpack__ call then reports what
-// is wrong). The caller owns the returned reference.
-func (g *GIL) consumerStream(x Object, opts FromDLPackOptions) Object {
+// a __dlpack_device__ that fails (the __dlpack__ call then reports what is
+// wrong). The caller owns the returned reference. An exception reading
+// x.sycl_queue raises, other than AttributeError, is the error.
+func (g *GIL) consumerStream(x Object, opts FromDLPackOptions) (Object, *dpctl.PinnedQueue, error) {
 	if opts.Registry != nil {
-		return Object{}
+		return Object{}, nil, nil
 	}
 	ty := g.dpctlTypes()
 	if ty.queue == 0 || ty.queueMake == 0 {
-		return Object{}
+		return Object{}, nil, nil
 	}
 	var dev dlabi.Device
 	if opts.Device != nil {
@@ -29,43 +39,101 @@ func (g *GIL) consumerStream(x Object, opts FromDLPackOptions) Object {
 	} else {
 		var ok bool
 		if dev, ok = g.dlpackDeviceOf(x); !ok {
-			return Object{}
+			return Object{}, nil, nil
 		}
 	}
 	if dev.Type != dlabi.OneAPI {
-		return Object{}
+		return Object{}, nil, nil
 	}
 	d, err := g.dpctlUnderGIL()
 	if err != nil {
-		return Object{}
+		return Object{}, nil, nil
 	}
 	local, ok := d.LocalDevice(dev)
 	if !ok {
-		return Object{}
+		return Object{}, nil, nil
 	}
-	q, err := d.queue(local)
+	if opts.Device == nil {
+		s, q, err := g.producerQueue(x, d, local)
+		if err != nil || q != nil {
+			return s, q, err
+		}
+	}
+	o := g.streamObject(d, local)
+	if o == 0 {
+		return Object{}, nil, nil
+	}
+	g.api().IncRef(o)
+	return Object{o}, nil, nil
+}
+
+// producerQueue is x.sycl_queue when it is an in-order dpctl.SyclQueue on
+// device local, and its pin; nil for none (no such attribute, another
+// type, device or an out-of-order queue). The Object is a new reference.
+func (g *GIL) producerQueue(x Object, d *dpctl.Backend, local int) (Object, *dpctl.PinnedQueue, error) {
+	a := g.api()
+	n := g.py.internedName("sycl_queue")
+	if n == 0 {
+		return Object{}, nil, g.fetch("sycl_queue")
+	}
+	o, r := a.LookupAttr(x.p, n)
+	if r < 0 {
+		return Object{}, nil, g.fetch("sycl_queue")
+	}
+	if r == 0 {
+		return Object{}, nil, nil
+	}
+	if a.Type(o) == g.dpctlTypes().queue {
+		// Only an in-order queue orders what is submitted to it later:
+		// on an out-of-order one, a copy made after the producer's
+		// kernels may run before them, and no barrier is seen to order it
+		// (RATIONALE.md, "Queue ordering on the device"); such a producer
+		// orders dpctl's in-order queue of the device instead.
+		if pin := g.py.queuePin(g, d, o); pin != nil && pin.Device() == local && pin.Queue() != nil && pin.InOrder() {
+			return Object{o}, pin, nil
+		}
+	}
+	a.DecRef(o)
+	return Object{}, nil, nil
+}
+
+// streamObject is a dpctl.SyclQueue over dpctl's queue of device local,
+// made once and kept (a borrowed reference), or 0 where it cannot be made.
+func (g *GIL) streamObject(d *dpctl.Backend, local int) uintptr {
+	py := g.py
+	py.streamMu.Lock()
+	o := py.streamObjs[local]
+	py.streamMu.Unlock()
+	if o != 0 {
+		return o
+	}
+	q, err := defaultQueue(d, local)
 	if err != nil {
-		return Object{}
+		return 0
 	}
-	o := ty.queueMake.Call(q.ref) // copies the ref: the object owns its own
+	o = g.dpctlTypes().queueMake.Call(q.Ref()) // copies the ref: the object owns its own
 	if o == 0 {
 		g.api().ErrClear()
-		return Object{}
+		return 0
 	}
-	return Object{o}
+	py.streamMu.Lock()
+	defer py.streamMu.Unlock()
+	if old := py.streamObjs[local]; old != 0 { // made meanwhile (SyclQueue_Make may have released the GIL)
+		g.api().DecRef(o)
+		return old
+	}
+	if py.streamObjs == nil {
+		py.streamObjs = map[int]uintptr{}
+	}
+	py.streamObjs[local] = o
+	return o
 }
 
 // dlpackDeviceOf calls x.__dlpack_device__(); ok is false (and no error
 // is left set) if it fails or does not return two integers.
 func (g *GIL) dlpackDeviceOf(x Object) (dlabi.Device, bool) {
 	a := g.api()
-	m, err := g.getAttr(x, "__dlpack_device__")
-	if err != nil {
-		g.releaseError(err)
-		return dlabi.Device{}, false
-	}
-	defer g.DecRef(m)
-	r, err := g.call(m, nil, nil)
+	r, err := g.callMethodKw(x, "__dlpack_device__", nil, nil)
 	if err != nil {
 		g.releaseError(err)
 		return dlabi.Device{}, false

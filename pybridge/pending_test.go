@@ -53,3 +53,37 @@ func TestDoReportsAnExceptionLeftPending(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// DoHeld runs fn only on a thread that holds the GIL: inside Do it does,
+// with Do's treatment of exceptions (one set before is put back, one left
+// by fn is the error); outside, fn does not run and the error says why.
+func TestDoHeld(t *testing.T) {
+	py := embedded(t)
+	ran := false
+	if err := py.DoHeld(func(g *GIL) error { ran = true; return nil }); err == nil || ran {
+		t.Fatalf("DoHeld without the GIL: ran %v, error %v", ran, err)
+	}
+	err := py.Do(func(g *GIL) error {
+		a := g.api()
+		a.ErrSetString(a.Exc["KeyError"], "set before")
+		err := py.DoHeld(func(g *GIL) error {
+			ran = true
+			if g.api().ErrOccurred() != 0 {
+				t.Error("fn runs with the caller's exception pending")
+			}
+			a.ErrSetString(a.Exc["OverflowError"], "left behind")
+			return nil
+		})
+		var pe *Exception
+		if !ran || !errors.As(err, &pe) || pe.Type != "OverflowError" {
+			t.Errorf("DoHeld with the GIL: ran %v, error %v, want the OverflowError left pending", ran, err)
+		}
+		if e := g.fetch(""); !errors.As(e, &pe) || pe.Type != "KeyError" {
+			t.Errorf("the caller's exception after DoHeld: %v, want its KeyError back", e)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

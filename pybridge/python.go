@@ -3,6 +3,7 @@ package pybridge
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
@@ -44,8 +46,13 @@ type Python struct {
 	version string
 
 	dpMu     sync.Mutex
-	dpLoad   *dpctlLoad            // the load under way, if any (under dpMu)
-	dpLoaded atomic.Pointer[Dpctl] // the Dpctl, once a load succeeded
+	dpLoad   *dpctlLoad                    // the load under way, if any (under dpMu)
+	dpLoaded atomic.Pointer[dpctl.Backend] // dpctl's backend, once a load succeeded
+	dpQueues queueCache                    // SyclQueue objects pinned in it (dpctl.go)
+	// SyclQueue objects over dpctl's default queues, by device, made once
+	// (order.go): from_dlpack's stream for producers without a queue.
+	streamMu   sync.Mutex
+	streamObjs map[int]uintptr
 
 	types cachedTypes
 
@@ -60,9 +67,6 @@ type Python struct {
 	getters     [2]uintptr
 	gettersDone bool
 }
-
-// runMode reports how the interpreter was found.
-func (py *Python) runMode() interpMode { return py.mode }
 
 // Version is sys.version_info as "3.11.2".
 func (py *Python) Version() string { return py.version }
@@ -306,6 +310,23 @@ func (py *Python) Do(fn func(g *GIL) error) (err error) {
 	return fn(g)
 }
 
+// DoHeld is Do for Go code that C calls with the GIL held (an extension
+// module's entry points, a deallocator): fn runs with the GIL the calling
+// thread holds, without PyGILState_Ensure and Release (one C call to check
+// instead of two). The pending exception, if any, is set aside and put
+// back, and an exception left pending becomes the error, as in Do. A
+// thread that does not hold the GIL gets an error and fn does not run.
+func (py *Python) DoHeld(fn func(g *GIL) error) (err error) {
+	if !py.api.GILCheck() {
+		return errors.New("pybridge.DoHeld: the calling thread does not hold the GIL") // no kind: RuntimeError
+	}
+	g := &py.gil
+	aside := g.setAside()
+	defer g.putBack(aside, &err)
+	g.dropReleased()
+	return fn(g)
+}
+
 // setAside takes the pending Python exception, if any (0 if none), so
 // that the calls that follow run with none; putBack restores it.
 func (g *GIL) setAside() uintptr {
@@ -335,28 +356,6 @@ func (g *GIL) putBack(aside uintptr, err *error) {
 		a.ErrRestore(aside)
 	}
 }
-
-// enterHeld and exitHeld bracket code that Python itself called with the
-// GIL held (every entry point of the extension module): they skip
-// PyGILState_Ensure/Release, which would only confirm what the caller
-// guarantees. Calling enterHeld without the GIL corrupts the interpreter.
-// They are two calls rather than one taking a func so that the
-// extension, which calls them through extbridge's function values, does
-// not make each entry's closure escape to the heap.
-func (py *Python) enterHeld() *GIL {
-	runtime.LockOSThread() // a cgo callback already runs on the caller's thread
-	entered := false
-	defer func() {
-		if !entered {
-			runtime.UnlockOSThread() // dropReleased panicked: exitHeld will not run
-		}
-	}()
-	py.gil.dropReleased()
-	entered = true
-	return &py.gil
-}
-
-func exitHeld() { runtime.UnlockOSThread() }
 
 // GIL is the capability to call the C API: it exists only inside Do (or,
 // in the extension module, between enterHeld and exitHeld).

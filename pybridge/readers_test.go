@@ -16,7 +16,7 @@ import (
 )
 
 // readerCases are SUAI dicts as JSON, for the three readers of
-// suaifields.Fields.
+// usm.Fields.
 var readerCases = []string{
 	`{"data":[4096,false],"shape":[3,4],"strides":[-4,1],"offset":8,"typestr":"<i8","version":1,"syclobj":"host"}`,
 	`{"data":[4096,true],"shape":[],"strides":null,"typestr":"|f8","version":1,"syclobj":"host"}`,
@@ -149,32 +149,23 @@ class S:
 	assert.Greater(t, compared, len(readerCases)-5, "most cases were compared")
 }
 
-// parseSUAIAsC is parseSUAI through readSUAIFrom, after the calls into
-// Python the extension's C half makes (pybridge/ext/ext.c, mod_asarray):
-// the attribute, and for an exact dict the itemgetter named for its size.
+// parseSUAIAsC is parseSUAI the way an extension module's C half has it
+// parsed: C reads the attribute (a missing one is cleared and passed as
+// NULL), and Go binds the dict it read (ArrayFromSUAI's readSUAIDictOf).
 func (g *GIL) parseSUAIAsC(obj Object) (usm.Interface, error) {
 	a := g.api()
 	d := a.GetAttrC(obj.p, cSUAI)
-	if d != 0 {
-		defer a.DecRef(d)
-	}
-	var got uintptr
-	n := 0
-	if d != 0 && a.Type(d) == a.DictType {
-		n = a.DictLen(d)
-		table := g.suaiGetterTable()
-		if f := table[min(n, len(table)-1)]; f != 0 {
-			if got = a.CallOneArg(f, d); got == 0 {
-				a.ErrClear()
-			} else {
-				defer a.DecRef(got)
-			}
+	if d == 0 {
+		if a.ErrGivenMatches(a.ErrOccurred(), a.Exc["AttributeError"]) {
+			a.ErrClear()
+			return usm.Interface{}, g.noSUAIError(obj)
 		}
+		return usm.Interface{}, g.fetch("")
 	}
-	s, err := g.readSUAIFrom(obj, d, got, n)
+	s, err := g.readSUAIDictOf(obj, Object{d})
 	if err != nil {
 		return usm.Interface{}, err
 	}
 	defer s.Release(g)
-	return parseFields(s)
+	return usm.ParseFields(s)
 }

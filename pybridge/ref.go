@@ -12,8 +12,7 @@ import (
 // GIL: it can be stored in Go structures and released from any goroutine.
 // It is a usm.Owner (Retain/Release counting on top of the one Python
 // reference): the Owner of the arrays AsArray makes, which users hold as
-// usm.Owner, so the type itself is not exported. The extension module
-// holds the syclobj AsArray bound to as an extbridge.Ref.
+// usm.Owner, so the type itself is not exported.
 type pyRef struct {
 	py   *Python
 	p    uintptr
@@ -45,7 +44,12 @@ func (r *pyRef) Release() {
 	if !r.refs.Release() {
 		return
 	}
-	if !r.py.api.IsInitialized() {
+	a := r.py.api
+	if !a.IsInitialized() {
+		return
+	}
+	if a.GILCheck() { // a caller that holds the GIL (a deallocator): no Ensure and Release
+		a.DecRef(r.p)
 		return
 	}
 	_ = r.py.Do(func(g *GIL) error { g.api().DecRef(r.p); return nil })
@@ -60,11 +64,6 @@ func (r *pyRef) ReleaseHeld(g *GIL) {
 		g.api().DecRef(r.p)
 	}
 }
-
-// ReleasedByCaller is ReleaseHeld for a pyRef whose Python reference the
-// caller dropped itself (the extension's C half): it drops the count only,
-// and reports whether it was the last (extbridge.Ref).
-func (r *pyRef) ReleasedByCaller() (last bool) { return r.refs.Release() }
 
 func (r *pyRef) String() string { return "pybridge.Ref(0x" + strconv.FormatUint(uint64(r.p), 16) + ")" }
 

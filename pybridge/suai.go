@@ -4,12 +4,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
-	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
-	"github.com/usmbridge/usmbridge/internal/suaifields"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -300,21 +299,6 @@ func (s *suaiDict) takeValues(t uintptr, n int) {
 	}
 }
 
-// suaiGetterTable is suaiGetterFor for n = 0..len-1, the last entry for n
-// and above: what the extension's C half calls for an exact dict it reads
-// (asArrayRead). The getters live as long as the interpreter.
-func (g *GIL) suaiGetterTable() (table [numKeys + 1]uintptr) {
-	keys, err := g.suaiKeyObjects()
-	if err != nil {
-		g.releaseError(err)
-		return table
-	}
-	for n := range table {
-		table[n] = g.suaiGetterFor(keys, n)
-	}
-	return table
-}
-
 // pyxCAPI returns the C function a Cython module exports under name in its
 // __pyx_capi__ dict (a capsule named by the function's signature), or 0.
 func (g *GIL) pyxCAPI(modules uintptr, module, name string) ffi.Fn {
@@ -346,7 +330,7 @@ func (g *GIL) pyxCAPI(modules uintptr, module, name string) ffi.Fn {
 }
 
 // suaiDict is the __sycl_usm_array_interface__ dict of one object, read for
-// usm's parser: it implements suaifields.Fields over the live Python
+// usm's parser: it implements usm.Fields over the live Python
 // objects.
 // Every value it reads is held by a strong reference it owns, and a list
 // is read as a tuple copy it owns, so Python code that runs meanwhile
@@ -375,17 +359,7 @@ type suaiDict struct {
 	borrowed bool
 }
 
-var _ suaifields.Fields = (*suaiDict)(nil)
-
-// usm's parser over a suaifields.Fields (hooks.ParseFields, BindFields).
-var (
-	parseFields = hooks.ParseFields.(func(suaifields.Fields) (usm.Interface, error))
-	bindFields  = hooks.BindFields.(func(*usm.Registry, suaifields.Fields) (*usm.Array, error))
-	// The syclobj values the reader makes: a str parsed as the parser
-	// does, and a source for objects with _get_capsule.
-	syclobjFromValue = hooks.SyclobjFromValue.(func(any) (syclobj.Obj, error))
-	fromCapsuleFunc  = hooks.FromCapsuleFunc.(func(func() (syclobj.Obj, error)) syclobj.Obj)
-)
+var _ usm.Fields = (*suaiDict)(nil)
 
 // Release drops the references the SUAI holds; a capsule source in the
 // syclobj it read stops working.
@@ -421,10 +395,10 @@ func (s *suaiDict) Release(g *GIL) {
 
 // readSUAI reads obj.__sycl_usm_array_interface__ (once) and the dict's
 // values at the SUAI keys, as dpctl's parser does before checking them,
-// and returns them for parseFields or bindFields.
+// and returns them for usm.ParseFields or Registry.ParseFields.
 // "syclobj" is read as a filter string, a syclobj.QueueRef or ContextRef
 // (exact dpctl.SyclQueue and dpctl.SyclContext objects), or a capsule
-// source (fromCapsuleFunc) for "SyclQueueRef"/"SyclContextRef" capsules and
+// source (syclobj.FromCapsule) for "SyclQueueRef"/"SyclContextRef" capsules and
 // objects with _get_capsule: the capsule is taken (renamed to used_*) when
 // the registry resolves it, at dpctl's step 6, and only if it still has its
 // fresh name. The capsule source calls Python, so parse while holding the
@@ -462,44 +436,34 @@ func (g *GIL) suaiAttrError(obj Object) error {
 	a := g.api()
 	if a.ErrGivenMatches(a.ErrOccurred(), a.Exc["AttributeError"]) {
 		a.ErrClear()
-		return errkind.New(errNoSUAIAttrKind, "pybridge.ReadSUAI", "argument of type "+g.objTypeName(obj)+" does not expose `__sycl_usm_array_interface__`")
+		return g.noSUAIError(obj)
 	}
 	return g.fetch("pybridge.ReadSUAI")
 }
 
-func (g *GIL) notASUAIDict(obj Object) error {
-	return errkind.New(errkind.Value, "pybridge.ReadSUAI", "argument of type "+g.objTypeName(obj)+" does not correctly expose `__sycl_usm_array_interface__` (not a dict)")
+// noSUAIError is the error for an object without the attribute: a
+// ValueError, as dpctl raises.
+func (g *GIL) noSUAIError(obj Object) error {
+	return errkind.New(errNoSUAIAttrKind, "pybridge.ReadSUAI", "argument of type "+g.objTypeName(obj)+" does not expose `__sycl_usm_array_interface__`")
 }
 
-// readSUAIFrom is readSUAI for the extension's C half, which made
-// readSUAI's calls into Python itself (ext.c, "SUAI reads C replays"): d
-// is obj.__sycl_usm_array_interface__, 0 when reading it raised (the
-// exception still set); got is what the getter of suaiGetterTable()[n]
-// returned for d, an exact dict of n items, or 0 where C called none or
-// it raised (C cleared that: the keys are then looked up one by one, as
-// readSUAIDict does). d and got stay the caller's.
-func (g *GIL) readSUAIFrom(obj Object, d, got uintptr, n int) (*suaiDict, error) {
-	if d == 0 {
-		return nil, g.suaiAttrError(obj)
-	}
-	if !g.api().HasFlag(d, pyapi.TPFlagsDictSubclass) {
+// readSUAIDictOf is readSUAI for a caller that read obj's attribute itself:
+// d (whose reference it takes over) is the attribute's value.
+func (g *GIL) readSUAIDictOf(obj, d Object) (*suaiDict, error) {
+	if !g.api().HasFlag(d.p, pyapi.TPFlagsDictSubclass) {
+		g.api().DecRef(d.p)
 		return nil, g.notASUAIDict(obj)
 	}
-	s := &suaiDict{g: g, dict: d, obj: obj.p, borrowed: true}
-	if got != 0 {
-		s.got = got
-		s.takeValues(got, n)
-		return s, nil
-	}
-	keys, err := g.suaiKeyObjects()
-	if err == nil {
-		err = s.lookUpEach(keys)
-	}
+	s, err := g.readSUAIDict(d.p)
 	if err != nil {
-		s.Release(g)
 		return nil, err
 	}
+	s.obj = obj.p
 	return s, nil
+}
+
+func (g *GIL) notASUAIDict(obj Object) error {
+	return errkind.New(errkind.Value, "pybridge.ReadSUAI", "argument of type "+g.objTypeName(obj)+" does not correctly expose `__sycl_usm_array_interface__` (not a dict)")
 }
 
 // readSUAIDict reads the SUAI dict d (a dict or dict subclass), taking
@@ -546,7 +510,7 @@ func (s *suaiDict) value(key string) uintptr {
 	return 0
 }
 
-// Int implements suaifields.Fields.
+// Int implements usm.Fields.
 func (s *suaiDict) Int(key string) (int64, bool, error) {
 	v := s.value(key)
 	if v == 0 {
@@ -556,12 +520,12 @@ func (s *suaiDict) Int(key string) (int64, bool, error) {
 	return i, true, err
 }
 
-// Data implements suaifields.Fields.
+// Data implements usm.Fields.
 func (s *suaiDict) Data() (uint64, bool, error) {
 	g, a := s.g, s.g.api()
 	v := s.vals[keyData]
 	if v == 0 || v == a.None {
-		return 0, false, &suaifields.ReadError{Kind: errkind.Value}
+		return 0, false, &usm.ReadError{Kind: errkind.Value}
 	}
 	t, err := s.snapshot(v, keyData)
 	if err != nil {
@@ -573,7 +537,7 @@ func (s *suaiDict) Data() (uint64, bool, error) {
 			return 0, false, err
 		}
 		if !truthy {
-			return 0, false, &suaifields.ReadError{Kind: errkind.Value}
+			return 0, false, &usm.ReadError{Kind: errkind.Value}
 		}
 		n := a.Length(v)
 		if n < 0 {
@@ -581,15 +545,15 @@ func (s *suaiDict) Data() (uint64, bool, error) {
 				return 0, false, g.fetch("len(data)")
 			}
 			a.ErrClear()
-			return 0, false, &suaifields.ReadError{Kind: errkind.Type, Index: -1, Found: g.objTypeName(Object{v})}
+			return 0, false, &usm.ReadError{Kind: errkind.Type, Index: -1, Found: g.objTypeName(Object{v})}
 		}
 		if n != 2 {
-			return 0, false, &suaifields.ReadError{Kind: errkind.Value}
+			return 0, false, &usm.ReadError{Kind: errkind.Value}
 		}
-		return 0, false, &suaifields.ReadError{Kind: errkind.Type, Found: "an item of " + g.objTypeName(Object{v})}
+		return 0, false, &usm.ReadError{Kind: errkind.Type, Found: "an item of " + g.objTypeName(Object{v})}
 	}
 	if a.SeqSize(t) != 2 {
-		return 0, false, &suaifields.ReadError{Kind: errkind.Value}
+		return 0, false, &usm.ReadError{Kind: errkind.Value}
 	}
 	ptr, err := g.readPointer(a.TupleItem(t, 0))
 	if err != nil {
@@ -678,7 +642,7 @@ func seqSlot(key string) int {
 	return -1
 }
 
-// Len implements suaifields.Fields.
+// Len implements usm.Fields.
 func (s *suaiDict) Len(key string) (int, bool, error) {
 	a := s.g.api()
 	slot := seqSlot(key)
@@ -694,12 +658,12 @@ func (s *suaiDict) Len(key string) (int, bool, error) {
 		return 0, false, err
 	}
 	if t == 0 {
-		return 0, false, &suaifields.ReadError{Kind: errkind.Value, Found: s.g.objTypeName(Object{v})}
+		return 0, false, &usm.ReadError{Kind: errkind.Value, Found: s.g.objTypeName(Object{v})}
 	}
 	return a.SeqSize(t), true, nil
 }
 
-// Elem implements suaifields.Fields.
+// Elem implements usm.Fields.
 func (s *suaiDict) Elem(key string, i int) (int64, error) {
 	a := s.g.api()
 	var t uintptr
@@ -726,21 +690,21 @@ var knownTypestrs = func() map[string]string {
 
 const maxTypestrLen = 4
 
-// Typestr implements suaifields.Fields: a str or str subclass, every
+// Typestr implements usm.Fields: a str or str subclass, every
 // character of it (an embedded NUL is kept, and refused by the parser).
 func (s *suaiDict) Typestr() (string, error) {
 	g, a := s.g, s.g.api()
 	v := s.vals[keyTypestr]
 	if v == 0 || v == a.None {
-		return "", &suaifields.ReadError{Kind: errkind.Value, Found: "None"}
+		return "", &usm.ReadError{Kind: errkind.Value, Found: "None"}
 	}
 	if !a.HasFlag(v, pyapi.TPFlagsUnicodeSubclass) {
-		return "", &suaifields.ReadError{Kind: errkind.Value, Found: g.objTypeName(Object{v}) + " value"}
+		return "", &usm.ReadError{Kind: errkind.Value, Found: g.objTypeName(Object{v}) + " value"}
 	}
 	c, n, ok := a.UnicodeUTF8AndSize(v)
 	if !ok { // a lone surrogate: no typestr, and no UTF-8 to show
 		a.ErrClear()
-		return "", &suaifields.ReadError{Kind: errkind.Value, Found: "a str that is not valid UTF-8"}
+		return "", &usm.ReadError{Kind: errkind.Value, Found: "a str that is not valid UTF-8"}
 	}
 	b := cmem.Bytes(c, uintptr(n))
 	if n <= maxTypestrLen {
@@ -751,7 +715,7 @@ func (s *suaiDict) Typestr() (string, error) {
 	return string(b), nil
 }
 
-// Syclobj implements suaifields.Fields.
+// Syclobj implements usm.Fields.
 func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 	g, a := s.g, s.g.api()
 	so := s.vals[keySyclobj]
@@ -763,16 +727,16 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		str, ok := a.UnicodeAsString(so)
 		if !ok {
 			a.ErrClear()
-			return nil, &suaifields.ReadError{Kind: errkind.Value, Found: "a str that is not valid UTF-8"}
+			return nil, &usm.ReadError{Kind: errkind.Value, Found: "a str that is not valid UTF-8"}
 		}
-		o, err := syclobjFromValue(str)
+		o, err := syclobj.ParseSelector(str)
 		if err != nil {
-			return nil, &suaifields.ReadError{Kind: errkind.Value, Found: "str", Err: err}
+			return nil, &usm.ReadError{Kind: errkind.Value, Found: "str", Err: err}
 		}
 		return o, nil
 	}
 	if t == a.CapsuleType {
-		return fromCapsuleFunc(func() (syclobj.Obj, error) {
+		return syclobj.FromCapsule(func() (syclobj.Obj, error) {
 			if s.released {
 				return nil, errReleased()
 			}
@@ -785,7 +749,7 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		// ref is then known, and BindRef needs one C call.
 		d := g.py.loadedDpctl()
 		if d != nil {
-			if ref, ok := d.queues.lookupObj(so); ok {
+			if ref, ok := g.py.dpQueues.lookupObj(so); ok {
 				return syclobj.UnsafeQueueRef(ref), nil
 			}
 		}
@@ -799,7 +763,7 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 			}
 		}
 		if d != nil {
-			d.noteQueue(g, so, ref)
+			g.py.noteQueue(g, d, so, ref)
 		}
 		return syclobj.UnsafeQueueRef(ref), nil
 	}
@@ -814,27 +778,27 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		return syclobj.UnsafeContextRef(ref), nil
 	}
 	if a.HasAttrString(so, "_get_capsule") {
-		return fromCapsuleFunc(func() (syclobj.Obj, error) {
+		return syclobj.FromCapsule(func() (syclobj.Obj, error) {
 			if s.released {
 				return nil, errReleased()
 			}
 			m := a.GetAttrC(so, cGetCapsule)
 			if m == 0 {
-				return nil, g.fetch("_get_capsule")
+				return nil, errkind.Wrap(errkind.Value, "pybridge.SUAI", "reading its _get_capsule raised", g.fetch("_get_capsule"))
 			}
 			c := a.CallObject(m, 0)
 			a.DecRef(m)
 			if c == 0 {
-				return nil, g.fetch("_get_capsule")
+				return nil, errkind.Wrap(errkind.Value, "pybridge.SUAI", "its _get_capsule() raised", g.fetch("_get_capsule()"))
 			}
 			s.keep = append(s.keep, c)
 			if a.Type(c) != a.CapsuleType {
-				return nil, errkind.New(errkind.Value, "_get_capsule", "returned "+g.objTypeName(Object{c})+", not a capsule")
+				return nil, errkind.New(errkind.Value, "pybridge.SUAI", "its _get_capsule() returned "+g.objTypeName(Object{c})+", not a capsule")
 			}
 			return g.takeRefCapsule(c)
 		}), nil
 	}
-	return nil, &suaifields.ReadError{Kind: errkind.Value, Found: g.objTypeName(Object{so})}
+	return nil, &usm.ReadError{Kind: errkind.Value, Found: g.objTypeName(Object{so})}
 }
 
 func errReleased() error {
@@ -858,7 +822,7 @@ func (g *GIL) addressofRef(so uintptr) (uintptr, error) {
 	defer a.DecRef(r)
 	p, err := g.readPointer(r)
 	if err != nil {
-		return 0, errkind.Wrap(errkind.Type, "addressof_ref()", "did not return an address", err)
+		return 0, errkind.Wrap(errkind.Type, "pybridge.SUAI", "its addressof_ref() did not return an address", err)
 	}
 	return uintptr(p), nil
 }
@@ -886,21 +850,10 @@ func (g *GIL) takeRefCapsule(c uintptr) (syclobj.Obj, error) {
 		a.CapsuleSetName(c, cUsedContextRef)
 		return syclobj.UnsafeContextRef(p), nil
 	}
-	return nil, errkind.New(errkind.Value, "syclobj capsule", "capsule named "+quote(name)+" (want a fresh \"SyclQueueRef\" or \"SyclContextRef\"; capsules are single-use)")
+	return nil, errkind.New(errkind.Value, "pybridge.SUAI", "its capsule is named "+quote(name)+" (want a fresh \"SyclQueueRef\" or \"SyclContextRef\"; capsules are single-use)")
 }
 
 func quote(s string) string { return "\"" + s + "\"" }
-
-// parseSUAI reads obj's SUAI and parses it (parseFields): dpctl's
-// checks without binding the pointer to a backend.
-func (g *GIL) parseSUAI(obj Object) (usm.Interface, error) {
-	s, err := g.readSUAI(obj)
-	if err != nil {
-		return usm.Interface{}, err
-	}
-	defer s.Release(g)
-	return parseFields(s)
-}
 
 // AsArray reads obj's SUAI and binds it with reg (nil: the registry of the
 // interpreter's dpctl, which is imported if needed). The array's Owner
@@ -916,45 +869,24 @@ func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
 			s.Release(g)
 			return nil, err
 		}
-		reg = d.reg
+		reg = d.Registry()
 	}
 	arr, _, err := g.bindSUAI(obj, s, reg, false)
 	return arr, err
 }
 
-// asArrayRead is AsArray(obj, nil) for the extension's C half, which read
-// obj's SUAI itself (readSUAIFrom). It also returns the SUAI's syclobj when
-// it is a dpctl.SyclQueue or dpctl.SyclContext (nil otherwise), so that a
-// re-export can name the same queue or context: the very object the array
-// was bound to, not whatever the dict holds by then.
-//
-// The SUAI is read before dpctl is loaded. When reading the attribute
-// raised (d is 0), that exception is still pending: it is the answer, taken
-// before anything else calls into Python (dpctl's import would fail with it
-// pending), and an object whose SUAI is missing or not a dict is refused
-// the same way with or without dpctl (a numpy-only install).
-func (g *GIL) asArrayRead(obj Object, d, got uintptr, n int) (*usm.Array, *pyRef, error) {
-	s, err := g.readSUAIFrom(obj, d, got, n)
-	if err != nil {
-		return nil, nil, err
-	}
-	dp, err := g.dpctlUnderGIL()
-	if err != nil {
-		s.Release(g)
-		return nil, nil, err
-	}
-	return g.bindSUAI(obj, s, dp.reg, true)
-}
-
 // bindSUAI is the rest of asArray, with s read from obj: it binds s with
-// reg and releases s.
+// reg and releases s. The array's Owner holds obj; a NULL obj is a caller
+// that keeps the object alive itself (no Owner).
 func (g *GIL) bindSUAI(obj Object, s *suaiDict, reg *usm.Registry, keepSyclobj bool) (*usm.Array, *pyRef, error) {
 	defer s.Release(g)
-	arr, err := bindFields(reg, s)
+	arr, err := reg.ParseFields(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	arr.Owner = g.py.newRef(obj)
+	if !obj.isNil() {
+		arr.Owner = g.py.newRef(obj)
+	}
 	var so *pyRef
 	if p := s.vals[keySyclobj]; keepSyclobj && p != 0 {
 		if ty := g.dpctlTypes(); ty.queue != 0 && (g.api().Type(p) == ty.queue || g.api().Type(p) == ty.context) {
@@ -970,7 +902,7 @@ func (g *GIL) bindSUAI(obj Object, s *suaiDict, reg *usm.Registry, keepSyclobj b
 // Python code that needs the GIL to finish. Waiting on the Once with the
 // GIL held would deadlock both. loadDpctl takes the GIL again for itself
 // (PyGILState_Ensure restores this thread's saved state).
-func (g *GIL) dpctlUnderGIL() (*Dpctl, error) {
+func (g *GIL) dpctlUnderGIL() (*dpctl.Backend, error) {
 	if d := g.py.loadedDpctl(); d != nil {
 		return d, nil
 	}

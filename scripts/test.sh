@@ -67,13 +67,16 @@ if [ "$quick" = 0 ]; then
 	run env CGO_ENABLED=1 go test -count=1 -shuffle=on -race ./...
 	# Smoke-run every benchmark once so they cannot rot.
 	run env CGO_ENABLED=0 go test -count=1 -run '^$' -bench . -benchtime=1x ./...
-	# The same for the performance table's command (README.md,
-	# "Performance"): one short round per row.
+	# The same for the performance table's command (docs/performance.md):
+	# one short round per row.
 	if [ -n "${USMBRIDGE_PYTHON:-}" ]; then
 		run scripts/bench.sh --smoke
 	fi
 	# A bounded fuzz of the Python boundary (hostile objects); the seed
 	# corpus already ran as tests above.
 	run env CGO_ENABLED=0 go test -count=1 -run '^$' -fuzz '^FuzzBoundary$' -fuzztime 10s ./pybridge
+	# C's host import held to dlpack.Import over hostile tensors (cgo: the
+	# C half is compiled into the test).
+	run env CGO_ENABLED=1 go test -count=1 -run '^$' -fuzz '^FuzzHostImport$' -fuzztime 15s ./pyext
 fi
 exit "$status"

@@ -2,7 +2,10 @@
 // the SYCL context an allocation is bound to, given as a filter selector
 // string, a context or queue reference (the opaque pointers that dpctl's
 // "SyclContextRef" and "SyclQueueRef" capsules carry), or an object with a
-// _get_capsule method that yields one of those.
+// _get_capsule method that yields one of those (FromCapsule, which a SUAI
+// reader makes and the usm registry resolves when it binds the pointer).
+// Selectors are parsed once per string and shared: a Selector is one
+// pointer to its parse.
 //
 // # Filter selectors
 //
@@ -24,7 +27,7 @@
 // usm.Registry builds from its backends: Level Zero devices (driver order,
 // then device order), then OpenCL (platform order, then device order), then
 // CUDA and HIP if a backend provides them, then usmbridge's own host (cpu)
-// backend last. When dpctl is loaded, pybridge uses dpctl's own order
-// instead, which is what kDLOneAPI device ids refer to. A selector picks the
+// backend last. A registry of dpctl's backend (package dpctl) uses dpctl's
+// own order instead, which is what kDLOneAPI device ids refer to. A selector picks the
 // first device in that order accepted by any of its filters.
 package syclobj

@@ -24,7 +24,7 @@ func ExampleParseSelector() {
 	// Output:
 	// opencl:cpu:*
 	// level_zero:gpu:1
-	// syclobj: filter selector "gpu:opencl": backend "opencl" must come first and only once
+	// filter selector "gpu:opencl": backend "opencl" must come first and only once
 	// true
 }
 
@@ -49,5 +49,5 @@ func ExampleSelector_Resolve() {
 	// opencl:*:1                 -> 3 gpu0 (OpenCL)
 	// 2                          -> 2 cpu
 	// opencl:cpu,level_zero:gpu  -> 0 gpu0
-	// syclobj: filter selector "cuda": no device matches (devices seen: 0=level_zero:gpu "gpu0", 1=level_zero:gpu "gpu1", 2=opencl:cpu "cpu", 3=opencl:gpu "gpu0 (OpenCL)")
+	// filter selector "cuda": no device matches (devices seen: 0=level_zero:gpu "gpu0", 1=level_zero:gpu "gpu1", 2=opencl:cpu "cpu", 3=opencl:gpu "gpu0 (OpenCL)")
 }

@@ -3,6 +3,7 @@ package syclobj
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 )
@@ -110,8 +111,12 @@ func (f Filter) accepts(d Device) bool {
 }
 
 // Selector is a parsed filter selector string. It is also a syclobj value
-// (the "filter string" variant).
-type Selector struct {
+// (the "filter string" variant). It holds one pointer to the parse, which
+// never changes, so copying it is cheap and storing it in an Obj
+// allocates nothing (an import sets the Obj of every array it makes).
+type Selector struct{ p *parsed }
+
+type parsed struct {
 	text    string
 	filters []Filter
 }
@@ -125,7 +130,7 @@ type SelectorError struct {
 }
 
 func (e *SelectorError) Error() string {
-	s := "syclobj: filter selector " + strconv.Quote(e.Selector) + ": " + e.Reason
+	s := "filter selector " + strconv.Quote(e.Selector) + ": " + e.Reason
 	if e.Reason == noMatch {
 		if len(e.Seen) == 0 {
 			s += " (no devices available)"
@@ -148,7 +153,22 @@ const noMatch = "no device matches"
 const maxDeviceNum = 1<<31 - 1
 
 // ParseSelector parses a filter selector string strictly. It never panics.
+// A program hands over the same few strings ("host", "opencl:cpu:0") with
+// every array, so each string is parsed once and its Selector kept (up to
+// a bound); a malformed string is parsed, and refused, every time.
 func ParseSelector(s string) (Selector, error) {
+	if sel, ok := cache.get(s); ok {
+		return sel, nil
+	}
+	sel, err := parseSelector(s)
+	if err != nil {
+		return Selector{}, err
+	}
+	cache.put(s, sel)
+	return sel, nil
+}
+
+func parseSelector(s string) (Selector, error) {
 	bad := func(reason string) (Selector, error) {
 		return Selector{}, &SelectorError{Selector: s, Reason: reason}
 	}
@@ -166,7 +186,40 @@ func ParseSelector(s string) (Selector, error) {
 		}
 		filters = append(filters, f)
 	}
-	return Selector{text: s, filters: filters}, nil
+	return Selector{p: &parsed{text: s, filters: filters}}, nil
+}
+
+// cache holds the Selectors ParseSelector made, by string. It is bounded
+// in entries and key length, so hostile input cannot grow it without
+// limit.
+var cache = selectorCache{m: map[string]Selector{}}
+
+const (
+	selectorCacheMax    = 256
+	selectorCacheKeyMax = 128
+)
+
+type selectorCache struct {
+	mu sync.RWMutex
+	m  map[string]Selector
+}
+
+func (c *selectorCache) get(s string) (Selector, bool) {
+	c.mu.RLock()
+	sel, ok := c.m[s]
+	c.mu.RUnlock()
+	return sel, ok
+}
+
+func (c *selectorCache) put(s string, sel Selector) {
+	if len(s) > selectorCacheKeyMax {
+		return
+	}
+	c.mu.Lock()
+	if len(c.m) < selectorCacheMax {
+		c.m[s] = sel
+	}
+	c.mu.Unlock()
 }
 
 // parseFilter parses one triple; a non-empty reason means it is malformed.
@@ -241,30 +294,41 @@ func MustParseSelector(s string) Selector {
 	return sel
 }
 
-// String returns the selector as it was written.
-func (s Selector) String() string { return s.text }
+// String returns the selector as it was written ("" for the zero
+// Selector).
+func (s Selector) String() string {
+	if s.p == nil {
+		return ""
+	}
+	return s.p.text
+}
 
 // Filters returns the parsed filters.
-func (s Selector) Filters() []Filter { return append([]Filter(nil), s.filters...) }
+func (s Selector) Filters() []Filter {
+	if s.p == nil {
+		return nil
+	}
+	return append([]Filter(nil), s.p.filters...)
+}
 
 // IsZero reports whether s is the zero Selector (never parsed).
-func (s Selector) IsZero() bool { return s.filters == nil }
+func (s Selector) IsZero() bool { return s.p == nil }
 
 // Resolve returns the index into devs (the global order) of the first device
 // accepted by any filter of s. No match is a *SelectorError listing devs.
 func (s Selector) Resolve(devs []Device) (int, error) {
 	if s.IsZero() {
-		return -1, &SelectorError{Selector: s.text, Reason: "zero Selector (use ParseSelector)"}
+		return -1, &SelectorError{Selector: "", Reason: "zero Selector (use ParseSelector)"}
 	}
 	// seen[i] counts, for filter i, the devices accepted so far, so that
 	// device_num is relative to the filter's other parts.
 	var seenBuf [4]int
 	seen := seenBuf[:0]
-	for range s.filters {
+	for range s.p.filters {
 		seen = append(seen, 0)
 	}
 	for di, d := range devs {
-		for fi, f := range s.filters {
+		for fi, f := range s.p.filters {
 			if !f.accepts(d) {
 				continue
 			}
@@ -274,7 +338,7 @@ func (s Selector) Resolve(devs []Device) (int, error) {
 			seen[fi]++
 		}
 	}
-	return -1, &SelectorError{Selector: s.text, Reason: noMatch, Seen: append([]Device(nil), devs...)}
+	return -1, &SelectorError{Selector: s.p.text, Reason: noMatch, Seen: append([]Device(nil), devs...)}
 }
 
 func (Selector) isSyclobj() {}

@@ -156,7 +156,7 @@ func TestParseSelectorInvalid(t *testing.T) {
 			assert.True(t, errors.Is(err, usm.ErrValue), "must match usm.ErrValue")
 			assert.False(t, errors.Is(err, usm.ErrBuffer))
 			assert.Equal(t, "ValueError", usm.PythonException(err))
-			assert.Equal(t, "syclobj: filter selector "+strconv.Quote(tt.in)+": "+reason, err.Error())
+			assert.Equal(t, "filter selector "+strconv.Quote(tt.in)+": "+reason, err.Error())
 			assert.Panics(t, func() { syclobj.MustParseSelector(tt.in) })
 		})
 	}
@@ -288,7 +288,7 @@ func TestResolveNoMatch(t *testing.T) {
 func TestResolveNoMatchMessage(t *testing.T) {
 	_, err := syclobj.MustParseSelector("cuda:gpu").Resolve(devices[2:4])
 	require.Error(t, err)
-	assert.Equal(t, `syclobj: filter selector "cuda:gpu": no device matches (devices seen: `+
+	assert.Equal(t, `filter selector "cuda:gpu": no device matches (devices seen: `+
 		`0=opencl:cpu "OpenCL CPU", 1=opencl:gpu "OpenCL GPU")`, err.Error())
 }
 
@@ -302,7 +302,7 @@ func TestResolveNoDevices(t *testing.T) {
 			var se *syclobj.SelectorError
 			require.ErrorAs(t, err, &se)
 			assert.Empty(t, se.Seen)
-			assert.Equal(t, "syclobj: filter selector "+strconv.Quote(s)+": no device matches (no devices available)", err.Error())
+			assert.Equal(t, "filter selector "+strconv.Quote(s)+": no device matches (no devices available)", err.Error())
 		}
 	}
 }

@@ -1,15 +1,12 @@
 package syclobj
 
-import (
-	"fmt"
-
-	"github.com/usmbridge/usmbridge/internal/hooks"
-)
+import "fmt"
 
 // Obj is a syclobj value. The variants are Selector (a filter string),
-// ContextRef, QueueRef, and the values pybridge makes for Python objects
-// with a _get_capsule method (resolved to a ContextRef or QueueRef when the
-// usm registry binds a pointer). The set is closed.
+// ContextRef, QueueRef, and FromCapsule's values for objects with dpctl's
+// _get_capsule method (resolved to a ContextRef or QueueRef when the usm
+// registry binds a pointer). The set is closed: only this package makes
+// them.
 type Obj interface{ isSyclobj() }
 
 // ContextRef is an opaque DPCTLSyclContextRef (a sycl::context*), as carried
@@ -42,16 +39,19 @@ func (r QueueRef) String() string   { return fmt.Sprintf("SyclQueueRef(%#x)", r.
 func (ContextRef) isSyclobj() {}
 func (QueueRef) isSyclobj()   {}
 
-// capsuleSource is the syclobj of an object with a _get_capsule method
-// (dpctl's duck type): GetCapsule returns a ContextRef or QueueRef,
-// freshly for every call. pybridge makes these for Python objects, through
-// hooks.FromCapsuleFunc (an Obj can only be made in this package); the
-// usm registry resolves them when it binds a pointer.
+// FromCapsule is the syclobj of an object with dpctl's _get_capsule
+// method, for a SUAI reader (usm.Fields) that meets one: get calls the
+// method and returns the ContextRef or QueueRef of the "SyclContextRef"
+// or "SyclQueueRef" capsule it gives. The usm registry calls get when it
+// binds the array's pointer, not before, as dpctl does: a dict that fails
+// an earlier check never has its capsule taken, and a parse without
+// binding (usm.ParseFields) never takes it. pybridge makes these for
+// Python objects.
+func FromCapsule(get func() (Obj, error)) Obj { return capsuleSource(get) }
+
+// capsuleSource is FromCapsule's Obj: GetCapsule calls get, freshly each
+// time.
 type capsuleSource func() (Obj, error)
 
 func (f capsuleSource) GetCapsule() (Obj, error) { return f() }
 func (capsuleSource) isSyclobj()                 {}
-
-func init() {
-	hooks.FromCapsuleFunc = func(get func() (Obj, error)) Obj { return capsuleSource(get) }
-}

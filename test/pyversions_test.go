@@ -14,9 +14,10 @@ import (
 	"github.com/usmbridge/usmbridge/internal/testutil"
 )
 
-// supportedPythons is the CPython support matrix README.md states
-// ("Support matrix"): on each, `pip install .` builds the package and its
-// whole pytest suite passes with numpy and with dpctl/dpnp.
+// supportedPythons is the CPython support matrix README.md states ("What
+// runs where"; TestDocsSupportMatrix holds the two together): on each,
+// `pip install .` builds the package and its whole pytest suite passes
+// with numpy and with dpctl/dpnp.
 // scripts/setup-45-pyversions.sh makes the venvs from pyenv's builds.
 var supportedPythons = []string{"3.10", "3.11", "3.12", "3.13"}
 

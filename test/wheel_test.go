@@ -68,6 +68,8 @@ func TestWheel(t *testing.T) {
 		"-c", filepath.Join(root, "requirements-test.txt"), wheels[0])
 	t.Log(runIn(t, tmp, packageEnv(), vpy, "-c", wheelSmoke, venv))
 
+	t.Run("user module", func(t *testing.T) { userModule(t, root, tmp, vpy) })
+
 	t.Run("pytest", func(t *testing.T) {
 		if err := exec.Command(py, "-c", "import pytest, dpctl, dpnp.tensor").Run(); err != nil {
 			testutil.Runtime(t, testutil.Dpctl, errkind.Wrap(errkind.NotAvailable, "wheel", "pytest/dpctl/dpnp not importable", err))
@@ -93,6 +95,66 @@ func TestWheel(t *testing.T) {
 			t.Fatalf("pytest skipped tests against the installed wheel although dpctl and dpnp import")
 		}
 	})
+}
+
+// userModule builds a Go extension module as a user does, with the
+// installed wheel and nothing of this checkout: examples/saxpy copied into
+// a module of its own in a temporary directory (its go.mod requires
+// github.com/usmbridge/usmbridge at a version no proxy has), built by
+// `python -m usmbridge.build` with the Go module proxy off and an empty
+// module cache, so everything of usmbridge's must come from the wheel; then
+// the same package in a project of its own, built by `pip install .` with
+// the setuptools hook.
+func userModule(t *testing.T, root, tmp, vpy string) {
+	mod := filepath.Join(tmp, "user", "saxpymod")
+	if err := os.CopyFS(filepath.Join(mod, "saxpy"), os.DirFS(filepath.Join(root, "examples", "saxpy"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"saxpy_test.go", "test_saxpy.py"} {
+		os.Remove(filepath.Join(mod, "saxpy", f))
+	}
+	gomod := "module example.com/saxpymod\n\ngo 1.25\n\nrequire github.com/usmbridge/usmbridge v0.9.0\n"
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	offline := packageEnv("GOPROXY=off", "GOMODCACHE="+filepath.Join(tmp, "empty-modcache"), "GOSUMDB=off")
+	out := filepath.Join(tmp, "user", "out")
+	built := strings.TrimSpace(runIn(t, filepath.Join(tmp, "user"), offline, vpy, "-m", "usmbridge.build", mod+"/saxpy", "-o", out))
+	if filepath.Dir(built) != out || !strings.HasPrefix(filepath.Base(built), "saxpy.") {
+		t.Fatalf("usmbridge.build wrote %q", built)
+	}
+	smoke := `
+import numpy as np, saxpy
+x = np.ones(8, "f4"); y = np.arange(8, dtype="f4")
+saxpy.saxpy(2.0, x, y)
+assert y.tolist() == [2 + i for i in range(8)], y
+assert np.asarray(saxpy.ramp(4)).tolist() == [0, 1, 2, 3]
+print("saxpy works")
+`
+	t.Log(runIn(t, filepath.Join(tmp, "user"), packageEnv("PYTHONPATH="+out), vpy, "-c", smoke))
+
+	// The setuptools hook, in a project of the user's.
+	proj := filepath.Join(tmp, "user", "project")
+	if err := os.CopyFS(filepath.Join(proj, "go", "saxpy"), os.DirFS(filepath.Join(mod, "saxpy"))); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"setup.py": "from setuptools import setup\nfrom usmbridge.build import BuildGoExt, GoExtension\n\n" +
+			"setup(name=\"saxpy\", version=\"1.0\", ext_modules=[GoExtension(\"saxpy\", \"go/saxpy\")],\n" +
+			"      cmdclass={\"build_ext\": BuildGoExt})\n",
+		"pyproject.toml": "[build-system]\nrequires = [\"setuptools\", \"usmbridge\"]\nbuild-backend = \"setuptools.build_meta\"\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(proj, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No build isolation: the build environment is the venv, whose
+	// usmbridge is the wheel, with the setuptools pyproject.toml pins (the
+	// venv's own may predate bdist_wheel in setuptools).
+	runIn(t, proj, packageEnv(), vpy, "-m", "pip", "install", "-q", "--disable-pip-version-check", "setuptools==84.2.1")
+	runIn(t, proj, offline, vpy, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-build-isolation", ".")
+	t.Log(runIn(t, tmp, packageEnv(), vpy, "-c", smoke))
 }
 
 // TestWheelManylinux228 builds the wheel as a release would,
@@ -198,8 +260,8 @@ func checkWheel(t *testing.T, wheel, extSuffix string) {
 	have := map[string]bool{}
 	for _, f := range z.File {
 		have[f.Name] = true
-		if strings.HasSuffix(f.Name, ".h") {
-			t.Errorf("the wheel holds the C header %s", f.Name)
+		if strings.HasSuffix(f.Name, ".h") && !strings.Contains(f.Name, "/_gosrc/") {
+			t.Errorf("the wheel holds the C header %s (go build writes one beside its output)", f.Name)
 		}
 		if strings.HasSuffix(f.Name, ".dist-info/WHEEL") {
 			r, err := f.Open()

@@ -50,7 +50,27 @@ type PointerInfo struct {
 func (p PointerInfo) HasExtent() bool { return p.Base != 0 }
 
 // Backend is a source of USM memory: usmbridge's cpu backend, OpenCL, Level
-// Zero, or dpctl's runtime. Every method is safe for concurrent use.
+// Zero, dpctl's runtime, or a backend written outside this module. Every
+// method is safe for concurrent use.
+//
+// What the registry, the typed copies and dlpack ask of a backend beyond
+// this interface is found by method name (as io.Copy finds WriterTo); a
+// backend offers what its runtime can:
+//
+//	Alloc(device int, kind Kind, size uintptr) (*Allocation, error)          // Allocator; wrap with NewAllocation
+//	Copy(dst, src, n uintptr) error                                           // typed and DLPack copies; returns when done
+//	Queue(device int) (Queue, error)                                          // the queue arrays on the device get
+//	QueryPointerInContextOf(ptr uintptr, device int) PointerInfo              // devices with contexts of their own
+//	BindRef(ref syclobj.Obj, ptr uintptr) (PointerInfo, Queue, bool, error)   // SYCL context and queue refs
+//	DLPackDevice(device int) (DLDevice, error)                                // its own kDLOneAPI numbering,
+//	LocalDevice(d DLDevice) (device int, ok bool)                             // and its inverse
+//
+// and its queues may have OrderBefore(consumer Queue) error, which Order
+// uses, and Idle() bool, true when no work can ever be pending on the
+// queue (a host queue that finishes every command before it returns): an
+// export of an array bound to it need not wait (pyext's Arrays then export
+// in C alone). Each method's contract is documented where usm asserts it (the
+// unexported interfaces of backend.go and order.go).
 type Backend interface {
 	// Name is the backend as filter selectors name it.
 	Name() syclobj.Backend
@@ -70,11 +90,10 @@ type Allocator interface {
 
 // copier is implemented by backends that can copy between their pointers
 // and host memory (every backend of this module): the typed copies use it.
-// Copy returns when the bytes have arrived. Backends are written inside
-// this module only, so the optional interfaces they implement are
-// unexported and declared where they are asserted (RATIONALE.md, "A public
-// API sized to its users"); backends_test.go checks each backend against
-// them.
+// Copy returns when the bytes have arrived. The optional interfaces are
+// unexported and declared where they are asserted: a backend has them by
+// its methods (RATIONALE.md, "A public API sized to its users");
+// backends_test.go checks each backend of the module against them.
 type copier interface {
 	Copy(dst, src, n uintptr) error
 }
@@ -94,7 +113,7 @@ type queueProvider interface {
 }
 
 // refBinder is implemented by backends that understand SYCL context and
-// queue references (the dpctl bridge). BindRef checks that ptr is a USM
+// queue references (the dpctl backend). BindRef checks that ptr is a USM
 // pointer of the context ref names, with dpctl's rules, and reports which
 // device and queue the memory then belongs to. ok is false if the backend
 // does not recognise ref at all.
@@ -115,7 +134,7 @@ type contextQuerier interface {
 }
 
 // dlpackDevicer is implemented by backends whose kDLOneAPI device ids are
-// not the registry's global index (the dpctl bridge numbers devices as
+// not the registry's global index (the dpctl backend numbers devices as
 // sycl::device::get_devices() does).
 type dlpackDevicer interface {
 	DLPackDevice(device int) (DLDevice, error)
@@ -144,17 +163,24 @@ type Allocation struct {
 	refs      refcount.Count
 	freed     atomic.Bool // Free has been called
 	freeErr   atomic.Pointer[error]
-	listed    bool // in owners (see newAllocation)
+	listed    bool // in owners (see NewAllocation)
 }
 
-// newAllocation wraps memory a backend allocated (the backends reach it as
-// hooks.NewAllocation). free returns it to the backend and is called
-// exactly once, when the last reference goes.
+// NewAllocation is how a backend hands out memory it allocated: size
+// bytes at ptr, of the given kind, on the backend-local device (-1 for
+// none), which free returns to the backend. A backend's Alloc method
+// calls it, and so does a backend written outside this module; a program
+// binding memory it got some other way uses Registry.Bind and sets the
+// array's Owner itself.
 //
-// While it is live the allocation is listed under its backend (a non-nil,
-// comparable one), so that Registry.Parse and Bind make it the Owner of
-// arrays whose pointer lies in it.
-func newAllocation(b Backend, ptr, size uintptr, kind Kind, device int, free func() error) *Allocation {
+// The Allocation holds one reference, which Free drops; free is called
+// exactly once, when the last reference goes (an export may hold one
+// after Free), and its error is Free's when Free dropped the last one.
+// While it is live the allocation is listed under b (a non-nil,
+// comparable Backend, such as a pointer), so that Registry.Parse and Bind
+// make it the Owner of arrays whose pointer lies in it: b's QueryPointer
+// must then report ptr..ptr+size as b's memory.
+func NewAllocation(b Backend, ptr, size uintptr, kind Kind, device int, free func() error) *Allocation {
 	a := &Allocation{ptr: ptr, size: size, kind: kind, device: device, backend: b, free: free}
 	a.refs.Init()
 	a.listed = owners.add(a)

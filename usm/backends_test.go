@@ -2,16 +2,17 @@ package usm_test
 
 import (
 	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/levelzero"
 	"github.com/usmbridge/usmbridge/opencl"
-	"github.com/usmbridge/usmbridge/pybridge"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
 // The module's backends implement the optional interfaces usm asserts
-// (unexported: nobody outside the module writes a backend). Checked at
-// compile time, so a changed signature fails go vet and go test here
-// rather than silently turning a backend's copies or queues off.
+// (unexported: a backend has them by its methods' names and signatures,
+// which usm.Backend's documentation lists). Checked at compile time, so a
+// changed signature fails go vet and go test here rather than silently
+// turning a backend's copies or queues off.
 var (
 	_ usm.Copier        = (*cpu.Backend)(nil)
 	_ usm.QueueProvider = (*cpu.Backend)(nil)
@@ -26,9 +27,10 @@ var (
 	_ usm.Orderer        = (*levelzero.Queue)(nil)
 	_ usm.ContextQuerier = (*levelzero.Backend)(nil)
 
-	_ usm.Copier         = (*pybridge.Dpctl)(nil)
-	_ usm.QueueProvider  = (*pybridge.Dpctl)(nil)
-	_ usm.RefBinder      = (*pybridge.Dpctl)(nil)
-	_ usm.DLPackDevicer  = (*pybridge.Dpctl)(nil)
-	_ usm.ContextQuerier = (*pybridge.Dpctl)(nil)
+	_ usm.Copier         = (*dpctl.Backend)(nil)
+	_ usm.QueueProvider  = (*dpctl.Backend)(nil)
+	_ usm.Orderer        = (*dpctl.Queue)(nil)
+	_ usm.RefBinder      = (*dpctl.Backend)(nil)
+	_ usm.DLPackDevicer  = (*dpctl.Backend)(nil)
+	_ usm.ContextQuerier = (*dpctl.Backend)(nil)
 )

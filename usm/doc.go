@@ -8,8 +8,8 @@
 // Interface is the SUAI dict as a Go value. The parser applies dpctl's
 // checks in dpctl's order, with the exception kinds dpctl raises, reading
 // each field once, with the type it expects: Parse reads a dict of Go
-// values, ParseJSON reads JSON text, and pybridge reads live Python
-// objects with the same parser. No container is converted or walked
+// values, ParseJSON reads JSON text, pybridge reads live Python objects,
+// and any other source implements Fields for ParseFields: one parser. No container is converted or walked
 // generically, so values that contain themselves are just values of the
 // wrong type. A malformed field is a *MalformedError naming it.
 //
@@ -23,13 +23,14 @@
 // # Backends
 //
 // A Backend classifies pointers (QueryPointer: kind, device, allocation base
-// and size); an Allocator also allocates. The backends are the module's
-// own (cpu, opencl, levelzero, pybridge's dpctl bridge): what else they
-// offer the registry and the typed copies (host copies, a default queue
-// per device, SYCL context/queue references, dpctl's device numbering) is
-// reached through unexported interfaces, not part of the API.
-// Allocation is reference counted so that memory handed to a DLPack
-// consumer outlives Free.
+// and size); an Allocator also allocates, and hands its memory out as an
+// Allocation made by NewAllocation. The module's backends are cpu, opencl,
+// levelzero and dpctl; one written elsewhere is used the same way. What
+// else a backend offers the registry and the typed copies (host copies, a
+// default queue per device, SYCL context/queue references, its own DLPack
+// device numbering) is found by method name; Backend's documentation
+// lists the methods. Allocation is reference counted so that memory
+// handed to a DLPack consumer outlives Free.
 //
 // A Queue is waited on; Order makes a consumer queue wait for a producer
 // queue on the device where the producer's runtime accepts the consumer,

@@ -13,9 +13,6 @@ var (
 	ElementCount  = elementCount
 )
 
-// NewAllocation is the backends' constructor (hooks.NewAllocation).
-var NewAllocation = newAllocation
-
 // The optional backend interfaces, for backends_test.go.
 type (
 	Copier         = copier

@@ -6,18 +6,97 @@ import (
 
 	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/errkind"
-	"github.com/usmbridge/usmbridge/internal/suaifields"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/typestr"
 )
+
+// Fields is one __sycl_usm_array_interface__ dict as the parser reads it:
+// each field once, with the type the parser expects, so that no container
+// is ever converted or walked generically. The parser calls the methods
+// in dpctl's order, stopping at the first error: Int("offset"),
+// Int("version"), Data, Syclobj, Len("shape"), Typestr, Len("strides"),
+// then, dimension by dimension, Elem("strides", i) (when there are
+// strides) and Elem("shape", i).
+//
+// Parse reads Go maps through it, ParseJSON JSON text, and pybridge live
+// Python objects, all with the same rules; a program with SUAI dicts in
+// another form (another language's objects, a wire format) implements it
+// and calls ParseFields or Registry.ParseFields. Integers are read as
+// Python's operator.index reads them: a bool is an integer, a float or a
+// string is not.
+//
+// A method reports a value that is not of the form it reads with a
+// *ReadError, which the parser turns into the *MalformedError dpctl's
+// rules give for that field. Any other error (a Python exception raised
+// by the value's own code, say) is returned by the parser unchanged.
+type Fields interface {
+	// Int reads the integer field key ("offset", "version"). ok is false
+	// when the dict has no such key (a key holding None is present, and
+	// not an integer). ErrType: not an integer; ErrOverflow: outside
+	// int64.
+	Int(key string) (v int64, ok bool, err error)
+	// Data reads "data", the pair (pointer, read_only); readOnly is the
+	// truth of data[1]. ErrValue: absent, None, false, or of a length
+	// other than 2; ErrType with Index -1: true but without a length;
+	// ErrType with Index 0: data[0] is not an integer (also the items of
+	// a str, bytes or dict of length 2); ErrOverflow with Index 0: data[0]
+	// is negative or above 2**64-1.
+	Data() (ptr uint64, readOnly bool, err error)
+	// Syclobj reads "syclobj": nil when it is absent or None. A filter
+	// string is syclobj.ParseSelector's; a SyclQueue or SyclContext is a
+	// syclobj.QueueRef or ContextRef; an object with dpctl's _get_capsule
+	// method is syclobj.FromCapsule's, called when the registry binds the
+	// pointer. ErrValue: a value of no syclobj form (Err may give the
+	// cause, e.g. a malformed filter selector).
+	Syclobj() (syclobj.Obj, error)
+	// Len reads the tuple or list at key ("shape", "strides") and returns
+	// its length; ok is false when the key is absent or None. ErrValue:
+	// any other value. Elem then reads the items as they were when Len
+	// read the container.
+	Len(key string) (n int, ok bool, err error)
+	// Elem reads item i of the container Len read at key, as Int does.
+	Elem(key string, i int) (int64, error)
+	// Typestr reads "typestr", every character of it. ErrValue: absent,
+	// or not a str.
+	Typestr() (string, error)
+}
+
+// ReadError is what a Fields method returns for a value that is not of
+// the form it reads (see Fields for the kinds each method uses).
+// The parser turns it into a *MalformedError naming the field; it does
+// not itself match an error kind.
+type ReadError struct {
+	Kind  error  // ErrType, ErrValue or ErrOverflow
+	Index int    // Data only: 0 if data[0] is at fault, -1 if the pair is
+	Found string // what was found, for messages: a type name, or a number
+	Err   error  // the cause, if any
+}
+
+// Error describes what was found.
+func (e *ReadError) Error() string {
+	s := e.Kind.Error() + ": found " + e.Found
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the cause.
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// ParseFields parses the SUAI dict f reads with dpctl's checks, as Parse
+// does for a Go map: the pointer is not bound (Registry.ParseFields binds
+// it).
+func ParseFields(f Fields) (Interface, error) { return parseFields(f, nil) }
 
 // binder checks the pointer against the syclobj at dpctl's step 6; nil
 // skips the check (structural parse only).
 type binder func(ptr uintptr, o syclobj.Obj) error
 
-// parseFields is Parse for the SUAI dict f reads: dpctl's checks, pointer
-// binding at dpctl's step 6, and the extent check.
-func (r *Registry) parseFields(f suaifields.Fields) (*Array, error) {
+// ParseFields is Registry.Parse for the SUAI dict f reads: dpctl's
+// checks, the pointer bound at dpctl's step 6, the extent check, and the
+// allocation as Owner where usmbridge allocated the memory.
+func (r *Registry) ParseFields(f Fields) (*Array, error) {
 	var bd binding
 	in, err := parseFields(f, func(ptr uintptr, o syclobj.Obj) error {
 		var err error
@@ -32,7 +111,7 @@ func (r *Registry) parseFields(f suaifields.Fields) (*Array, error) {
 
 // parseFields runs dpctl's checks in dpctl's order (the step numbers are
 // those of RATIONALE.md "Strict SUAI parsing").
-func parseFields(f suaifields.Fields, bind binder) (Interface, error) {
+func parseFields(f Fields, bind binder) (Interface, error) {
 	var in Interface
 	// 1, 2: offset and version are converted first, so their type errors win.
 	off, ok, err := f.Int("offset")
@@ -70,7 +149,7 @@ func parseFields(f suaifields.Fields, bind binder) (Interface, error) {
 		_, err = syclobjFromValue(nil)
 	}
 	if err != nil {
-		var re *suaifields.ReadError
+		var re *ReadError
 		if errors.As(err, &re) {
 			err = re.Err
 			if err == nil {
@@ -91,7 +170,7 @@ func parseFields(f suaifields.Fields, bind binder) (Interface, error) {
 	// 10, as in dpctl.
 	n, ok, err := f.Len("shape")
 	if err == nil && !ok {
-		err = &suaifields.ReadError{Kind: errkind.Value, Found: "None"}
+		err = &ReadError{Kind: errkind.Value, Found: "None"}
 	}
 	if err != nil {
 		return in, valueError(err, "shape", "Shape entry is a required element of `__sycl_usm_array_interface__` dictionary")
@@ -100,7 +179,7 @@ func parseFields(f suaifields.Fields, bind binder) (Interface, error) {
 	ts, err := f.Typestr()
 	if err != nil {
 		found := ""
-		var re *suaifields.ReadError
+		var re *ReadError
 		if errors.As(err, &re) {
 			found = re.Found
 		}
@@ -116,7 +195,7 @@ func parseFields(f suaifields.Fields, bind binder) (Interface, error) {
 	// 9: strides.
 	sn, hasStrides, err := f.Len("strides")
 	if err == nil && hasStrides && sn != n {
-		err = &suaifields.ReadError{Kind: errkind.Value, Found: "a sequence of length " + strconv.Itoa(sn)}
+		err = &ReadError{Kind: errkind.Value, Found: "a sequence of length " + strconv.Itoa(sn)}
 	}
 	if err != nil {
 		return in, valueError(err, "strides", "'strides' must be a tuple or list of the same length as shape")
@@ -160,7 +239,7 @@ func isSyclobjError(err error) bool {
 // intError turns a ReadError of an integer field or item into a
 // MalformedError; other errors pass unchanged.
 func intError(field string, err error) error {
-	var re *suaifields.ReadError
+	var re *ReadError
 	if !errors.As(err, &re) {
 		return err
 	}
@@ -173,7 +252,7 @@ func intError(field string, err error) error {
 
 // dataError turns a ReadError of Data into dpctl's error for "data".
 func dataError(err error) error {
-	var re *suaifields.ReadError
+	var re *ReadError
 	if !errors.As(err, &re) {
 		return err
 	}
@@ -190,7 +269,7 @@ func dataError(err error) error {
 
 // valueError turns a ReadError into a ValueError with dpctl's message.
 func valueError(err error, field, reason string) error {
-	var re *suaifields.ReadError
+	var re *ReadError
 	if !errors.As(err, &re) {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
-	"github.com/usmbridge/usmbridge/internal/suaifields"
 	"github.com/usmbridge/usmbridge/syclobj"
 )
 
@@ -77,7 +76,7 @@ func jsonInt(raw json.RawMessage) (int64, error) {
 	case "int":
 		return intOf(json.Number(raw))
 	default:
-		return 0, &suaifields.ReadError{Kind: errkind.Type, Found: t}
+		return 0, &ReadError{Kind: errkind.Type, Found: t}
 	}
 }
 
@@ -108,7 +107,7 @@ func (f *jsonFields) Int(key string) (int64, bool, error) {
 func (f *jsonFields) Data() (uint64, bool, error) {
 	raw, ok := f.m["data"]
 	if !ok || !jsonTruthy(raw) {
-		return 0, false, &suaifields.ReadError{Kind: errkind.Value}
+		return 0, false, &ReadError{Kind: errkind.Value}
 	}
 	var n int
 	switch t := jsonType(raw); t {
@@ -118,7 +117,7 @@ func (f *jsonFields) Data() (uint64, bool, error) {
 			return 0, false, err
 		}
 		if len(items) != 2 {
-			return 0, false, &suaifields.ReadError{Kind: errkind.Value}
+			return 0, false, &ReadError{Kind: errkind.Value}
 		}
 		var ptr uint64
 		switch it := jsonType(items[0]); it {
@@ -131,7 +130,7 @@ func (f *jsonFields) Data() (uint64, bool, error) {
 			}
 			ptr = p
 		default:
-			return 0, false, &suaifields.ReadError{Kind: errkind.Type, Found: it}
+			return 0, false, &ReadError{Kind: errkind.Type, Found: it}
 		}
 		return ptr, jsonTruthy(items[1]), nil
 	case "str":
@@ -147,12 +146,12 @@ func (f *jsonFields) Data() (uint64, bool, error) {
 		}
 		n = len(m)
 	default:
-		return 0, false, &suaifields.ReadError{Kind: errkind.Type, Index: -1, Found: t}
+		return 0, false, &ReadError{Kind: errkind.Type, Index: -1, Found: t}
 	}
 	if n != 2 {
-		return 0, false, &suaifields.ReadError{Kind: errkind.Value}
+		return 0, false, &ReadError{Kind: errkind.Value}
 	}
-	return 0, false, &suaifields.ReadError{Kind: errkind.Type, Found: "an item of " + jsonType(raw)}
+	return 0, false, &ReadError{Kind: errkind.Type, Found: "an item of " + jsonType(raw)}
 }
 
 func (f *jsonFields) Syclobj() (syclobj.Obj, error) {
@@ -161,7 +160,7 @@ func (f *jsonFields) Syclobj() (syclobj.Obj, error) {
 		return nil, nil
 	}
 	if raw[0] != '"' {
-		return nil, &suaifields.ReadError{Kind: errkind.Value, Found: jsonType(raw)}
+		return nil, &ReadError{Kind: errkind.Value, Found: jsonType(raw)}
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -169,7 +168,7 @@ func (f *jsonFields) Syclobj() (syclobj.Obj, error) {
 	}
 	o, err := syclobjFromValue(s)
 	if err != nil {
-		return nil, &suaifields.ReadError{Kind: errkind.Value, Found: "str", Err: err}
+		return nil, &ReadError{Kind: errkind.Value, Found: "str", Err: err}
 	}
 	return o, nil
 }
@@ -180,7 +179,7 @@ func (f *jsonFields) Len(key string) (int, bool, error) {
 		return 0, false, nil
 	}
 	if raw[0] != '[' {
-		return 0, false, &suaifields.ReadError{Kind: errkind.Value, Found: jsonType(raw)}
+		return 0, false, &ReadError{Kind: errkind.Value, Found: jsonType(raw)}
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
@@ -205,10 +204,10 @@ func (f *jsonFields) Elem(key string, i int) (int64, error) {
 func (f *jsonFields) Typestr() (string, error) {
 	raw, ok := f.m["typestr"]
 	if !ok || raw[0] == 'n' {
-		return "", &suaifields.ReadError{Kind: errkind.Value, Found: "None"}
+		return "", &ReadError{Kind: errkind.Value, Found: "None"}
 	}
 	if raw[0] != '"' {
-		return "", &suaifields.ReadError{Kind: errkind.Value, Found: jsonType(raw) + " value"}
+		return "", &ReadError{Kind: errkind.Value, Found: jsonType(raw) + " value"}
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
-	"github.com/usmbridge/usmbridge/internal/suaifields"
 	"github.com/usmbridge/usmbridge/syclobj"
 )
 
@@ -37,13 +36,13 @@ func (f *mapFields) Data() (uint64, bool, error) {
 		n = lenOf(dv)
 	}
 	if !truthy(dv) || (n >= 0 && n != 2) {
-		return 0, false, &suaifields.ReadError{Kind: errkind.Value}
+		return 0, false, &ReadError{Kind: errkind.Value}
 	}
 	if !isSeq {
 		if n < 0 {
-			return 0, false, &suaifields.ReadError{Kind: errkind.Type, Index: -1, Found: typeName(dv)}
+			return 0, false, &ReadError{Kind: errkind.Type, Index: -1, Found: typeName(dv)}
 		}
-		return 0, false, &suaifields.ReadError{Kind: errkind.Type, Found: "an item of " + typeName(dv)}
+		return 0, false, &ReadError{Kind: errkind.Type, Found: "an item of " + typeName(dv)}
 	}
 	ptr, err := pointerOf(data.index(0))
 	if err != nil {
@@ -59,7 +58,7 @@ func (f *mapFields) Syclobj() (syclobj.Obj, error) {
 	}
 	o, err := syclobjFromValue(v)
 	if err != nil {
-		return nil, &suaifields.ReadError{Kind: errkind.Value, Found: typeName(v), Err: err}
+		return nil, &ReadError{Kind: errkind.Value, Found: typeName(v), Err: err}
 	}
 	return o, nil
 }
@@ -71,7 +70,7 @@ func (f *mapFields) Len(key string) (int, bool, error) {
 	}
 	sq, isSeq, n := sequence(v)
 	if !isSeq {
-		return 0, false, &suaifields.ReadError{Kind: errkind.Value, Found: typeName(v)}
+		return 0, false, &ReadError{Kind: errkind.Value, Found: typeName(v)}
 	}
 	if key == "strides" {
 		f.strides = sq
@@ -93,7 +92,7 @@ func (f *mapFields) Typestr() (string, error) {
 	v := f.m["typestr"]
 	ts, ok := v.(string)
 	if !ok {
-		return "", &suaifields.ReadError{Kind: errkind.Value, Found: repr(v)}
+		return "", &ReadError{Kind: errkind.Value, Found: repr(v)}
 	}
 	return ts, nil
 }
@@ -197,7 +196,7 @@ func intOf(v any) (int64, error) {
 		return int64(x), nil
 	case uint64:
 		if x > math.MaxInt64 {
-			return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: strconv.FormatUint(x, 10)}
+			return 0, &ReadError{Kind: errkind.Overflow, Found: strconv.FormatUint(x, 10)}
 		}
 		return int64(x), nil
 	case bool:
@@ -209,9 +208,9 @@ func intOf(v any) (int64, error) {
 		i, err := strconv.ParseInt(string(x), 10, 64)
 		if err != nil {
 			if errors.Is(err, strconv.ErrRange) {
-				return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: string(x)}
+				return 0, &ReadError{Kind: errkind.Overflow, Found: string(x)}
 			}
-			return 0, &suaifields.ReadError{Kind: errkind.Type, Found: strconv.Quote(string(x))}
+			return 0, &ReadError{Kind: errkind.Type, Found: strconv.Quote(string(x))}
 		}
 		return i, nil
 	}
@@ -222,11 +221,11 @@ func intOf(v any) (int64, error) {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		u := rv.Uint()
 		if u > math.MaxInt64 {
-			return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: strconv.FormatUint(u, 10)}
+			return 0, &ReadError{Kind: errkind.Overflow, Found: strconv.FormatUint(u, 10)}
 		}
 		return int64(u), nil
 	}
-	return 0, &suaifields.ReadError{Kind: errkind.Type, Found: typeName(v)}
+	return 0, &ReadError{Kind: errkind.Type, Found: typeName(v)}
 }
 
 // pointerOf converts data[0]: non-integers are ErrType, negative or
@@ -247,7 +246,7 @@ func pointerOf(v any) (uint64, error) {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		i := rv.Int()
 		if i < 0 {
-			return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: "negative value " + strconv.FormatInt(i, 10)}
+			return 0, &ReadError{Kind: errkind.Overflow, Found: "negative value " + strconv.FormatInt(i, 10)}
 		}
 		return uint64(i), nil
 	case reflect.Bool:
@@ -256,7 +255,7 @@ func pointerOf(v any) (uint64, error) {
 		}
 		return 0, nil
 	}
-	return 0, &suaifields.ReadError{Kind: errkind.Type, Found: typeName(v)}
+	return 0, &ReadError{Kind: errkind.Type, Found: typeName(v)}
 }
 
 // jsonPointer converts a JSON number to a pointer.
@@ -272,9 +271,9 @@ func jsonPointer(x json.Number) (uint64, error) {
 	case ierr == nil && i >= 0:
 		return uint64(i), nil
 	case ierr == nil || errors.Is(err, strconv.ErrRange) || errors.Is(ierr, strconv.ErrRange):
-		return 0, &suaifields.ReadError{Kind: errkind.Overflow, Found: string(x)}
+		return 0, &ReadError{Kind: errkind.Overflow, Found: string(x)}
 	}
-	return 0, &suaifields.ReadError{Kind: errkind.Type, Found: strconv.Quote(string(x))}
+	return 0, &ReadError{Kind: errkind.Type, Found: strconv.Quote(string(x))}
 }
 
 func typeName(v any) string {

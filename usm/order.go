@@ -20,9 +20,8 @@ type orderer interface {
 
 // Order makes the commands submitted to consumer from now on run after
 // the commands already submitted to producer. It orders on the device when
-// producer's runtime accepts consumer (the queues of the opencl and
-// levelzero backends and of pybridge's dpctl bridge have an OrderBefore
-// method), and waits on the host for producer only where nothing else is
+// producer's runtime accepts consumer (the queues of the opencl,
+// levelzero and dpctl backends have an OrderBefore method), and waits on the host for producer only where nothing else is
 // possible: producer has no OrderBefore, it refuses consumer with
 // ErrNotSupported, or consumer is nil (the consumer is the host). A nil
 // producer has nothing pending.

@@ -22,7 +22,7 @@ func (valueBackend) QueryPointer(uintptr) PointerInfo { return PointerInfo{Devic
 
 func TestOwnerTable(t *testing.T) {
 	b1, b2 := &stubBackend{"1"}, &stubBackend{"2"}
-	a := newAllocation(b1, 0x10000, 64, KindDevice, 0, nop)
+	a := NewAllocation(b1, 0x10000, 64, KindDevice, 0, nop)
 	if got := owners.find(b1, 0x10000+63); got != a {
 		t.Fatalf("interior pointer: %v", got)
 	}
@@ -30,18 +30,18 @@ func TestOwnerTable(t *testing.T) {
 		t.Fatal("found outside the allocation or under another backend")
 	}
 	// The same memory under another backend (a wrapper) is its own entry.
-	w := newAllocation(b2, 0x10000, 64, KindShared, 0, nop)
+	w := NewAllocation(b2, 0x10000, 64, KindShared, 0, nop)
 	if owners.find(b2, 0x10020) != w {
 		t.Fatal("wrapping backend's allocation not found")
 	}
 	// Memory that overlaps a listed allocation of the same backend is not
 	// listed: the first answer stays.
-	dup := newAllocation(b1, 0x10020, 64, KindDevice, 0, nop)
+	dup := NewAllocation(b1, 0x10020, 64, KindDevice, 0, nop)
 	if dup.listed || owners.find(b1, 0x10030) != a {
 		t.Fatal("an overlapping allocation replaced the first")
 	}
 	// Size 0 still owns its first byte.
-	z := newAllocation(b1, 0x20000, 0, KindDevice, 0, nop)
+	z := NewAllocation(b1, 0x20000, 0, KindDevice, 0, nop)
 	if owners.find(b1, 0x20000) != z {
 		t.Fatal("size-0 allocation not found")
 	}
@@ -56,8 +56,8 @@ func TestOwnerTable(t *testing.T) {
 	}
 	// Neither nil nor non-comparable backends are listed (a map key of a
 	// non-comparable type would panic).
-	if newAllocation(nil, 0x30000, 8, KindHost, -1, nop).listed ||
-		newAllocation(valueBackend{}, 0x30000, 8, KindHost, -1, nop).listed {
+	if NewAllocation(nil, 0x30000, 8, KindHost, -1, nop).listed ||
+		NewAllocation(valueBackend{}, 0x30000, 8, KindHost, -1, nop).listed {
 		t.Fatal("listed an allocation no registry can bind")
 	}
 	if owners.find(valueBackend{}, 0x30000) != nil {
@@ -74,7 +74,7 @@ func TestOwnerTableConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range 200 {
 				p := uintptr(0x100000 + (g*200+i)*64)
-				a := newAllocation(b, p, 64, KindDevice, 0, nop)
+				a := NewAllocation(b, p, 64, KindDevice, 0, nop)
 				if owners.find(b, p+8) != a {
 					t.Error("own allocation not found")
 					return

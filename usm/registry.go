@@ -23,7 +23,6 @@ type Registry struct {
 	devices   []globalDevice
 	descs     []syclobj.Device
 	selectors map[globalDevice]syclobj.Selector // SelectorFor results
-	syclobjs  map[globalDevice]syclobj.Obj      // the same, boxed once (syclobjFor)
 }
 
 type globalDevice struct {
@@ -51,7 +50,6 @@ func (r *Registry) add(b Backend) {
 	r.backends = bs
 	r.devices, r.descs = r.devices[:0], r.descs[:0]
 	r.selectors = map[globalDevice]syclobj.Selector{}
-	r.syclobjs = map[globalDevice]syclobj.Obj{}
 	// seen counts, per (backend, device type), the devices so far in the
 	// global order, which is what device_num in backend:type:num counts. A
 	// backend such as dpctl's spans several SYCL backends, so each device
@@ -70,7 +68,6 @@ func (r *Registry) add(b Backend) {
 			// Built once here because imports ask for them often.
 			if sel, err := syclobj.ParseSelector(d.Backend.String() + ":" + d.Type.String() + ":" + strconv.Itoa(seen[k])); err == nil {
 				r.selectors[gd] = sel
-				r.syclobjs[gd] = sel
 			}
 			seen[k]++
 		}
@@ -142,17 +139,6 @@ func (r *Registry) SelectorFor(b Backend, local int) (syclobj.Selector, error) {
 	return sel, nil
 }
 
-// syclobjFor is SelectorFor as a syclobj.Obj (nil when the device is not
-// registered): the interface value is made once, when the device is
-// registered, so an import that sets an Interface's Syclobj allocates
-// nothing for it.
-func (r *Registry) syclobjFor(b Backend, local int) syclobj.Obj {
-	r.mu.RLock()
-	o := r.syclobjs[globalDevice{b, local}]
-	r.mu.RUnlock()
-	return o
-}
-
 // Lookup returns the first backend that knows ptr, in rank order, with what
 // it knows; nil and KindUnknown if none does.
 func (r *Registry) Lookup(ptr uintptr) (Backend, PointerInfo) {
@@ -222,7 +208,7 @@ type BindingError struct {
 }
 
 func (e *BindingError) Error() string {
-	s := fmt.Sprintf("__sycl_usm_array_interface__ is malformed: 'data' field is not consistent with 'syclobj' field, the pointer %s is not bound to SyclContext derived from dict('syclobj': %v)", hex(e.Pointer), e.Syclobj)
+	s := "__sycl_usm_array_interface__ is malformed: 'data' field is not consistent with 'syclobj' field, the pointer " + hex(e.Pointer) + " is not bound to SyclContext derived from dict('syclobj': " + describeSyclobj(e.Syclobj) + ")"
 	if e.Reason != "" {
 		s += ": " + e.Reason
 	}
@@ -243,7 +229,7 @@ type ExtentError struct {
 }
 
 func (e *ExtentError) Error() string {
-	return fmt.Sprintf("usm: array touches bytes [%s, %s) outside its allocation [%s, %s)",
+	return fmt.Sprintf("the array's bytes [%s, %s) reach outside its allocation [%s, %s)",
 		hex(e.Window[0]), hex(e.Window[1]), hex(e.Allocation[0]), hex(e.Allocation[1]))
 }
 
@@ -258,10 +244,11 @@ type binding struct {
 }
 
 func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
-	o, err := resolveSyclobj(o)
-	if err != nil {
+	resolved, err := resolveSyclobj(o)
+	if err != nil { // the error names the syclobj as given, not the nil it resolved to
 		return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Err: err}
 	}
+	o = resolved
 	if ptr == 0 {
 		return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Reason: "NULL is never a USM pointer"}
 	}
@@ -380,7 +367,7 @@ func (r *Registry) Parse(m map[string]any) (*Array, error) {
 	if m == nil {
 		return nil, errNotADict()
 	}
-	return r.parseFields(newMapFields(m))
+	return r.ParseFields(newMapFields(m))
 }
 
 // Bind validates a hand-built Interface and binds it like Parse (Owner

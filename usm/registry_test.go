@@ -14,7 +14,6 @@ import (
 	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
-	"github.com/usmbridge/usmbridge/internal/hooks"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -209,16 +208,12 @@ func TestRegistryParseZeroSizeAllocation(t *testing.T) {
 // hostDeviceName is the cpu backend's one device.
 const hostDeviceName = "usmbridge host (mmap)"
 
-// fromCapsuleFunc is how pybridge makes the syclobj of a Python object
-// with _get_capsule (see internal/hooks).
-var fromCapsuleFunc = hooks.FromCapsuleFunc.(func(func() (syclobj.Obj, error)) syclobj.Obj)
-
 func TestRegistryRefsWithoutBinder(t *testing.T) {
 	reg, _, alloc := hostArray(t, 64)
 	for _, so := range []syclobj.Obj{
 		syclobj.UnsafeContextRef(0x1000),
 		syclobj.UnsafeQueueRef(0x2000),
-		fromCapsuleFunc(func() (syclobj.Obj, error) { return syclobj.UnsafeQueueRef(0x3000), nil }),
+		syclobj.FromCapsule(func() (syclobj.Obj, error) { return syclobj.UnsafeQueueRef(0x3000), nil }),
 	} {
 		_, err := reg.Parse(suai(alloc.Pointer(), so, 4))
 		requireKind(t, err, usm.ErrValue)
@@ -228,7 +223,7 @@ func TestRegistryRefsWithoutBinder(t *testing.T) {
 	}
 	// A failing _get_capsule is a BindingError too.
 	boom := errors.New("boom")
-	_, err := reg.Parse(suai(alloc.Pointer(), fromCapsuleFunc(func() (syclobj.Obj, error) { return nil, boom }), 4))
+	_, err := reg.Parse(suai(alloc.Pointer(), syclobj.FromCapsule(func() (syclobj.Obj, error) { return nil, boom }), 4))
 	var be *usm.BindingError
 	require.ErrorAs(t, err, &be)
 	assert.Contains(t, err.Error(), "boom")
@@ -304,7 +299,7 @@ func TestRegistryRefBinder(t *testing.T) {
 	for _, so := range []syclobj.Obj{
 		syclobj.UnsafeContextRef(0x1),
 		syclobj.UnsafeQueueRef(0x1),
-		fromCapsuleFunc(func() (syclobj.Obj, error) { return syclobj.UnsafeContextRef(0x1), nil }),
+		syclobj.FromCapsule(func() (syclobj.Obj, error) { return syclobj.UnsafeContextRef(0x1), nil }),
 	} {
 		a, err := reg.Parse(suai(0x7000_0010, so, 4))
 		require.NoError(t, err)

@@ -2,30 +2,45 @@ package usm
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/syclobj"
 )
 
-// The "syclobj" field as the parser reads it. These were syclobj's
-// (FromValue, Resolve, Error); only the SUAI readers and the registry call
-// them, so they live where they are used (RATIONALE.md, "A public API
-// sized to its users"), and pybridge's reader reaches syclobjFromValue
-// through hooks.SyclobjFromValue.
+// The "syclobj" field as the parser reads it: only the parser, the Go
+// readers (Parse, ParseJSON) and the registry call these, so they live
+// where they are used (RATIONALE.md, "A public API sized to its users").
 
-// syclobjError reports a syclobj that is missing or of no recognised form.
-// It matches ErrValue, as dpctl raises ValueError for these; the parser
-// wraps it in a *MalformedError (or a *BindingError when _get_capsule
-// fails), so callers reach it only as a cause.
+// syclobjError reports a syclobj that is missing or of no recognised form,
+// or a capsule source that gave no SYCL reference (Err says why). It
+// matches ErrValue, as dpctl raises ValueError for these, and only it (its
+// cause lends no kind); the parser wraps it in a *MalformedError (or a
+// *BindingError when _get_capsule fails), so callers reach it only as a
+// cause.
 type syclobjError struct {
 	Value  any
 	Reason string
+	Err    error
 }
 
-func (e *syclobjError) Error() string { return "syclobj " + describe(e.Value) + ": " + e.Reason }
+func (e *syclobjError) Error() string {
+	var s string
+	switch e.Value.(type) {
+	case nil:
+		s = "syclobj is " + e.Reason
+	case capsuleSource: // the *BindingError in front of it names the syclobj
+		s = e.Reason
+	default:
+		s = "syclobj " + describe(e.Value) + ": " + e.Reason
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
 
 func (e *syclobjError) Is(target error) bool { return target == error(errkind.Value) }
+func (e *syclobjError) Unwrap() error        { return errkind.HideKind(e.Err) }
 
 // describe prints a value for a message: in full if it is a scalar or a
 // syclobj value; by its type otherwise, since a slice, map or pointer may
@@ -39,31 +54,43 @@ func describe(v any) string {
 	return "of type " + fmt.Sprintf("%T", v)
 }
 
+// describeSyclobj prints a syclobj for a message: a filter selector or a
+// SYCL reference as itself, and a capsule source (a Python capsule, or an
+// object with _get_capsule) in the words a Python user wrote it with.
+func describeSyclobj(o syclobj.Obj) string {
+	switch x := o.(type) {
+	case nil:
+		return "None"
+	case capsuleSource:
+		return "a capsule or an object with _get_capsule()"
+	case fmt.Stringer:
+		return x.String()
+	}
+	return describe(o)
+}
+
 // capsuleSource is the syclobj of an object with a _get_capsule method
-// (pybridge makes them; see syclobj.Obj): GetCapsule returns a ContextRef
-// or QueueRef, freshly for every call.
+// (syclobj.FromCapsule): GetCapsule returns a ContextRef or QueueRef,
+// freshly for every call.
 type capsuleSource interface {
 	syclobj.Obj
 	GetCapsule() (syclobj.Obj, error)
 }
 
 // syclobjFromValue converts the generic decoded form of a "syclobj" entry:
-// a filter string, or a syclobj.Obj supplied by the caller (e.g. pybridge).
-// nil or any other value is a *syclobjError; a malformed string is a
-// *syclobj.SelectorError.
+// a filter string (syclobj.ParseSelector, which parses each string once),
+// or a syclobj.Obj supplied by the caller. nil or any other value is a
+// *syclobjError; a malformed string is a *syclobj.SelectorError.
 func syclobjFromValue(v any) (syclobj.Obj, error) {
 	switch x := v.(type) {
 	case nil:
 		return nil, &syclobjError{Value: v, Reason: "required (a filter string, SyclContext, SyclQueue or their capsules)"}
 	case string:
-		if o := parsed.get(x); o != nil {
-			return o, nil
-		}
 		sel, err := syclobj.ParseSelector(x)
 		if err != nil {
 			return nil, err // not a non-nil Obj holding a zero Selector
 		}
-		return parsed.put(x, sel), nil
+		return sel, nil
 	case syclobj.Selector, syclobj.ContextRef, syclobj.QueueRef, capsuleSource:
 		// Listed explicitly so that pointers such as *ContextRef, which
 		// also have isSyclobj, do not slip into the closed set.
@@ -81,49 +108,11 @@ func resolveSyclobj(o syclobj.Obj) (syclobj.Obj, error) {
 	}
 	got, err := cs.GetCapsule()
 	if err != nil {
-		return nil, &syclobjError{Value: o, Reason: "_get_capsule failed: " + err.Error()}
+		return nil, &syclobjError{Value: o, Reason: "it gives no SYCL context or queue", Err: err}
 	}
 	switch got.(type) {
 	case syclobj.ContextRef, syclobj.QueueRef:
 		return got, nil
 	}
 	return nil, &syclobjError{Value: o, Reason: fmt.Sprintf("_get_capsule returned %T, want a SyclContextRef or SyclQueueRef capsule", got)}
-}
-
-// parsed remembers the selectors syclobjFromValue parsed, boxed as Obj: a program
-// hands over the same few strings ("host", "opencl:cpu:0") with every
-// array, and a Selector never changes once parsed, so the parse (and its
-// allocations) is made once per string. Errors are not kept: a bad string
-// is parsed, and reported, every time. The cache is bounded in entries and
-// key length, so hostile input cannot grow it without limit.
-var parsed = selectorCache{m: map[string]syclobj.Obj{}}
-
-const (
-	selectorCacheMax    = 256
-	selectorCacheKeyMax = 128
-)
-
-type selectorCache struct {
-	mu sync.RWMutex
-	m  map[string]syclobj.Obj
-}
-
-func (c *selectorCache) get(s string) syclobj.Obj {
-	c.mu.RLock()
-	o := c.m[s]
-	c.mu.RUnlock()
-	return o
-}
-
-func (c *selectorCache) put(s string, sel syclobj.Selector) syclobj.Obj {
-	var o syclobj.Obj = sel
-	if len(s) > selectorCacheKeyMax {
-		return o
-	}
-	c.mu.Lock()
-	if len(c.m) < selectorCacheMax {
-		c.m[s] = o
-	}
-	c.mu.Unlock()
-	return o
 }

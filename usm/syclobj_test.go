@@ -10,15 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/usmbridge/usmbridge/internal/hooks"
+	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/syclobj"
 )
 
 // The syclobj field's values, moved here from package syclobj with
 // FromValue and Resolve (syclobjFromValue, resolveSyclobj).
-
-// fromCapsuleFunc is how pybridge makes a capsule source (see hooks).
-var fromCapsuleFunc = hooks.FromCapsuleFunc.(func(func() (syclobj.Obj, error)) syclobj.Obj)
 
 func TestSyclobjFromValue(t *testing.T) {
 	ctx := syclobj.UnsafeContextRef(0x1000)
@@ -68,7 +65,7 @@ func TestSyclobjFromValue(t *testing.T) {
 	})
 	t.Run("CapsuleSource", func(t *testing.T) {
 		calls := 0
-		cs := fromCapsuleFunc(func() (syclobj.Obj, error) { calls++; return q, nil })
+		cs := syclobj.FromCapsule(func() (syclobj.Obj, error) { calls++; return q, nil })
 		o, err := syclobjFromValue(cs)
 		require.NoError(t, err)
 		_, ok := o.(capsuleSource)
@@ -81,7 +78,7 @@ func TestSyclobjFromValue(t *testing.T) {
 		v    any
 		msg  string
 	}{
-		{"nil", nil, "syclobj <nil>: required (a filter string, SyclContext, SyclQueue or their capsules)"},
+		{"nil", nil, "syclobj is required (a filter string, SyclContext, SyclQueue or their capsules)"},
 		{"int", 3, "syclobj 3: unsupported type int (want a filter string, SyclContext, SyclQueue or their capsules)"},
 		{"uintptr", uintptr(0x1000), "unsupported type uintptr"},
 		{"bytes", []byte("gpu"), "unsupported type []uint8"},
@@ -124,7 +121,7 @@ func TestResolveSyclobj(t *testing.T) {
 	})
 	t.Run("QueueRef", func(t *testing.T) {
 		calls := 0
-		cs := fromCapsuleFunc(func() (syclobj.Obj, error) { calls++; return q, nil })
+		cs := syclobj.FromCapsule(func() (syclobj.Obj, error) { calls++; return q, nil })
 		for i := 1; i <= 2; i++ {
 			got, err := resolveSyclobj(cs)
 			require.NoError(t, err)
@@ -134,7 +131,7 @@ func TestResolveSyclobj(t *testing.T) {
 		}
 	})
 	t.Run("ContextRef", func(t *testing.T) {
-		cs := fromCapsuleFunc(func() (syclobj.Obj, error) { return ctx, nil })
+		cs := syclobj.FromCapsule(func() (syclobj.Obj, error) { return ctx, nil })
 		got, err := resolveSyclobj(cs)
 		require.NoError(t, err)
 		assert.Equal(t, syclobj.Obj(ctx), got)
@@ -150,16 +147,16 @@ func TestResolveSyclobj(t *testing.T) {
 		{"nil", func() (syclobj.Obj, error) { return nil, nil },
 			"_get_capsule returned <nil>, want a SyclContextRef or SyclQueueRef capsule"},
 		{"nested CapsuleSource", func() (syclobj.Obj, error) {
-			return fromCapsuleFunc(func() (syclobj.Obj, error) { return q, nil }), nil
+			return syclobj.FromCapsule(func() (syclobj.Obj, error) { return q, nil }), nil
 		}, "want a SyclContextRef or SyclQueueRef capsule"},
 		{"error", func() (syclobj.Obj, error) { return nil, errors.New("capsule already used") },
-			"_get_capsule failed: capsule already used"},
+			"it gives no SYCL context or queue: capsule already used"},
 		{"error with a value", func() (syclobj.Obj, error) { return q, errors.New("boom") },
-			"_get_capsule failed: boom"},
+			"it gives no SYCL context or queue: boom"},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
-			cs := fromCapsuleFunc(tt.get)
+			cs := syclobj.FromCapsule(tt.get)
 			got, err := resolveSyclobj(cs)
 			require.Error(t, err)
 			assert.Nil(t, got)
@@ -169,6 +166,17 @@ func TestResolveSyclobj(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.msg)
 		})
 	}
+	// The cause stays reachable (a Python exception _get_capsule raised
+	// becomes the ValueError's __cause__), and lends no second kind.
+	cause := errkind.New(errkind.Type, "pybridge.SUAI", "its addressof_ref() did not return an address")
+	_, err := resolveSyclobj(syclobj.FromCapsule(func() (syclobj.Obj, error) { return nil, cause }))
+	var e *errkind.Error
+	require.ErrorAs(t, err, &e)
+	assert.Same(t, cause, e)
+	assert.True(t, errors.Is(err, ErrValue))
+	assert.False(t, errors.Is(err, ErrType), "the cause's kind leaks through")
+	assert.Equal(t, "it gives no SYCL context or queue: pybridge.SUAI: its addressof_ref() did not return an address", err.Error())
+	assert.Equal(t, "it gives no SYCL context or queue: its addressof_ref() did not return an address", errkind.Message(err))
 }
 
 // childEnv selects the case a child process of a crash-class test runs.

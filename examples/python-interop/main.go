@@ -27,15 +27,24 @@ func run() error {
 		return err
 	}
 	fmt.Printf("1. embedded Python %s from %s\n", py.Version(), py.Library())
-	d, err := py.Dpctl()
+	d, err := py.Dpctl() // imports dpctl and opens its C library as a usm.Backend
 	if err != nil {
 		return err
 	}
-	fmt.Printf("2. dpctl %s, devices %v\n", d.Version(), d.Devices())
 	return py.Do(func(g *pybridge.GIL) error {
 		if err := g.Exec("import dpctl, numpy as np, dpnp.tensor as dpt\nq = dpctl.SyclQueue('opencl:cpu')\nx = dpt.reshape(dpt.arange(6, dtype='f4', sycl_queue=q), (2, 3))"); err != nil {
 			return err
 		}
+		v, err := g.Eval("dpctl.__version__")
+		if err != nil {
+			return err
+		}
+		version, err := g.String(v)
+		g.DecRef(v)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("2. dpctl %s, devices %v\n", version, d.Devices())
 		x, err := g.Eval("x")
 		if err != nil {
 			return err

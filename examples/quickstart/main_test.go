@@ -8,7 +8,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/testutil"
 )
 
-// README's first command: the quickstart runs, verifies its data and
+// README's tour for Go (`go run ./examples/quickstart`): the quickstart runs, verifies its data and
 // leaks nothing, on OpenCL where a runtime is installed and on the host
 // backend where none is.
 func TestQuickstart(t *testing.T) {

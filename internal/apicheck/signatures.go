@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
 	"go/importer"
 	"go/token"
 	"go/types"
@@ -66,14 +67,33 @@ func NewChecker(root string) (*Checker, error) {
 	return c, nil
 }
 
-// Check type-checks the public package in dir (relative to the root).
+// Check type-checks the public package in dir (relative to the root), in
+// its build without cgo: a cgo file's import "C" has no export data to
+// check against, and a package that needs cgo builds without it too (the
+// module builds with CGO_ENABLED=0).
 func (c *Checker) Check(dir string) (*types.Package, error) {
-	files, err := parseDir(c.fset, filepath.Join(c.root, dir))
+	all, err := parseDir(c.fset, filepath.Join(c.root, dir))
 	if err != nil {
 		return nil, err
 	}
+	var files []*ast.File
+	for _, f := range all {
+		if !importsC(f) {
+			files = append(files, f)
+		}
+	}
 	conf := types.Config{Importer: c.imp}
 	return conf.Check(c.module+"/"+dir, c.fset, files, nil)
+}
+
+// importsC reports a cgo file.
+func importsC(f *ast.File) bool {
+	for _, im := range f.Imports {
+		if im.Path.Value == `"C"` {
+			return true
+		}
+	}
+	return false
 }
 
 // internalPath reports whether an import path is internal to some module

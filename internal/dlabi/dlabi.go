@@ -5,6 +5,8 @@
 // importing dlpack.
 package dlabi
 
+import "runtime"
+
 // Version is DLPackVersion.
 type Version struct {
 	Major uint32
@@ -174,3 +176,20 @@ func itoa(v int64) string {
 	}
 	return string(b[i:])
 }
+
+// MaxUserAddress bounds the bytes a tensor may touch: no process memory
+// lies above it (x86-64 user space ends below 2^47, or 2^56 with 5-level
+// paging; arm64 below 2^52), so a window reaching past it (byte_offset
+// 2^63, say) can only fault in the consumer, or alias through ignored tag
+// bits. Other architectures are bounded by wrap-around alone. dlpack's
+// import checks it, and so does the C import of the extension modules,
+// which reads it from here.
+var MaxUserAddress = func() uint64 {
+	switch runtime.GOARCH {
+	case "amd64":
+		return 1 << 56
+	case "arm64":
+		return 1 << 52
+	}
+	return uint64(^uintptr(0))
+}()

@@ -4,9 +4,9 @@ package dlabi
 // for a producer that implements version producer (1.x): a versioned
 // tensor for a major of 1 or more, carrying 1.min(minor, producer.Minor)
 // for major 1 and producer itself for a newer major; a legacy tensor for
-// nil or major 0. dlpack.Export decides with it, and the extension
-// module's C half reads its answers from a table Go fills with it
-// (pybridge/ext), so the rule has one implementation.
+// nil or major 0. dlpack.Export decides with it, and pyext's C half reads
+// its answers from a table Go fills with it, so the rule has one
+// implementation.
 func NegotiateVersion(maxVersion *Version, producer Version) (v Version, versioned bool) {
 	if maxVersion == nil || maxVersion.Major < 1 {
 		return Version{}, false

@@ -2,9 +2,15 @@
 // by. Each kind corresponds to the Python exception that the array API
 // standard, DLPack and dpctl require for that failure, so the Python bridge
 // can raise the right one. The public names are re-exported by package usm.
+// Message is the text a Python user reads of an error: its message without
+// the Go operations it names.
 package errkind
 
-import "errors"
+import (
+	"errors"
+	"reflect"
+	"strings"
+)
 
 // Kind is a sentinel error naming a class of failure. Structured errors
 // report their kind through an Is method, so errors.Is(err, usm.ErrValue)
@@ -40,7 +46,8 @@ var All = []*Kind{Buffer, Type, Attribute, Overflow, Memory, NotSupported, NotAv
 
 // Error is the common structured error: an operation, what was wrong, and
 // the kind it belongs to. Packages wrap it or define richer types that also
-// implement Is.
+// implement Is. Error() begins with Op, for Go's reader; Message, the text
+// Python reads, leaves it out, so Detail says what was wrong on its own.
 type Error struct {
 	Kind   *Kind
 	Op     string // what was being done, e.g. "typestr.Parse"
@@ -120,3 +127,85 @@ func (h hiddenKind) Is(target error) bool {
 }
 
 func (h hiddenKind) As(target any) bool { return errors.As(h.err, target) }
+
+// Message is the text a Python user reads of err, the one rule for it:
+// err's message with every Go operation left out, wherever in the chain of
+// causes it stands. Go's Error() names the operation first (Go's
+// convention, as strconv.NumError and os.PathError do: a Go caller's log
+// says where it failed); a Python user called no Go function, and reads
+// what was wrong with the argument. See RATIONALE.md, "Error messages: Go's
+// text and Python's".
+//
+// The operation is the Op field of a struct error, as Go's convention
+// names it (os.PathError, net.OpError; here *Error, dlpack.Error,
+// pybridge.Exception), where Error() begins with Op and ": ". Each link of
+// the chain is read as its own text followed by its cause's (": " and the
+// cause's Error(), as *Error and fmt.Errorf("...: %w") write them); the
+// cause is then rendered by the same rule. A link that prints its cause
+// some other way is taken as it prints itself. errors.Join's errors are
+// rendered one by one, a line each.
+func Message(err error) string {
+	switch e := err.(type) { //nolint:errorlint // this link of the chain; the causes are walked below
+	case nil:
+		return ""
+	case *Error:
+		return withCause(e.Detail, e.Err)
+	case hiddenKind:
+		return Message(e.err)
+	}
+	s := err.Error()
+	if op := opField(err); op != "" {
+		s = strings.TrimPrefix(s, op+": ")
+	}
+	switch u := err.(type) { //nolint:errorlint // as above
+	case interface{ Unwrap() error }:
+		if c := u.Unwrap(); c != nil {
+			if own, ok := strings.CutSuffix(s, c.Error()); ok {
+				return own + Message(c)
+			}
+		}
+	case interface{ Unwrap() []error }:
+		cs := u.Unwrap()
+		texts, msgs := make([]string, len(cs)), make([]string, len(cs))
+		for i, c := range cs {
+			texts[i], msgs[i] = c.Error(), Message(c)
+		}
+		if own, ok := strings.CutSuffix(s, strings.Join(texts, "\n")); ok {
+			return own + strings.Join(msgs, "\n")
+		}
+	}
+	return s
+}
+
+// opField is the Op field of a struct error (or of the struct a pointer
+// error points to), "" if it has none. Reflection, rather than a method
+// every such error would export for this one reader: the field is Go's
+// convention, and the rule then holds for errors of any package.
+func opField(err error) string {
+	v := reflect.ValueOf(err)
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return ""
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return ""
+	}
+	if f := v.FieldByName("Op"); f.IsValid() && f.Kind() == reflect.String {
+		return f.String()
+	}
+	return ""
+}
+
+// withCause is detail followed by the Python text of its cause, as
+// *Error.Error() writes them.
+func withCause(detail string, cause error) string {
+	switch {
+	case cause == nil:
+		return detail
+	case detail == "":
+		return Message(cause)
+	}
+	return detail + ": " + Message(cause)
+}

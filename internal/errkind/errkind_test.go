@@ -60,3 +60,80 @@ func TestHideKind(t *testing.T) {
 		t.Error("HideKind(nil) must be nil, so Unwrap of a causeless error is nil")
 	}
 }
+
+// opError is a structured error of another package: its Error() begins
+// with its Op, as Go's convention names the operation.
+type opError struct {
+	Op, reason string
+	cause      error
+}
+
+func (e *opError) Error() string {
+	s := e.Op + ": " + e.reason
+	if e.cause != nil {
+		s += ": " + e.cause.Error()
+	}
+	return s
+}
+func (e *opError) Unwrap() error { return e.cause }
+
+// pathLike names its Op as os.PathError does, "op path: ...": not a prefix
+// "Op: ", so nothing is left out.
+type pathLike struct{ Op, Path string }
+
+func (e pathLike) Error() string { return e.Op + " " + e.Path + ": no such file" }
+
+// valueOp is an error that is a struct value, not a pointer.
+type valueOp struct{ Op string }
+
+func (e valueOp) Error() string { return e.Op + ": failed" }
+
+// reworded prints its cause its own way, not as a ": cause" suffix.
+type reworded struct{ cause error }
+
+func (e *reworded) Error() string { return "because (" + e.cause.Error() + ")" }
+func (e *reworded) Unwrap() error { return e.cause }
+
+func TestMessageLeavesOutGoOps(t *testing.T) {
+	inner := New(Buffer, "dlpack.Import", "the tensor is on (kDLCUDA, 0)")
+	for _, c := range []struct {
+		name   string
+		err    error
+		goText string // Error(): Go's reader keeps every op
+		pyText string // Message: Python's reader none
+	}{
+		{"nil", nil, "", ""},
+		{"a kind", Value, "invalid value", "invalid value"},
+		{"plain", errors.New("plain words"), "plain words", "plain words"},
+		{"an *Error", inner, "dlpack.Import: the tensor is on (kDLCUDA, 0)", "the tensor is on (kDLCUDA, 0)"},
+		{"ops all down the chain", Wrap(Buffer, "pybridge.FromDLPack", "the producer's tensor", inner),
+			"pybridge.FromDLPack: the producer's tensor: dlpack.Import: the tensor is on (kDLCUDA, 0)",
+			"the producer's tensor: the tensor is on (kDLCUDA, 0)"},
+		{"an *Error without detail", Wrap(Value, "usm.Parse", "", inner),
+			"usm.Parse: : dlpack.Import: the tensor is on (kDLCUDA, 0)", "the tensor is on (kDLCUDA, 0)"},
+		{"context kept, the op behind it dropped", fmt.Errorf("argument 'x': %w", inner),
+			"argument 'x': dlpack.Import: the tensor is on (kDLCUDA, 0)",
+			"argument 'x': the tensor is on (kDLCUDA, 0)"},
+		{"another package's op", &opError{"dlpack.Export", "read-only", New(Value, "usm.View", "no view")},
+			"dlpack.Export: read-only: usm.View: no view", "read-only: no view"},
+		{"behind a hidden kind", fmt.Errorf("f() argument 'a' is wrong: %w", HideKind(inner)),
+			"f() argument 'a' is wrong: dlpack.Import: the tensor is on (kDLCUDA, 0)",
+			"f() argument 'a' is wrong: the tensor is on (kDLCUDA, 0)"},
+		{"joined", errors.Join(inner, New(Value, "usm.Parse", "bad shape")),
+			"dlpack.Import: the tensor is on (kDLCUDA, 0)\nusm.Parse: bad shape",
+			"the tensor is on (kDLCUDA, 0)\nbad shape"},
+		{"an Op that does not lead the message", fmt.Errorf("reading: %w", pathLike{"open", "/x"}),
+			"reading: open /x: no such file", "reading: open /x: no such file"},
+		{"an Op of a struct value", valueOp{"pkg.Do"}, "pkg.Do: failed", "failed"},
+		{"a cause printed another way is kept as printed", &reworded{inner},
+			"because (dlpack.Import: the tensor is on (kDLCUDA, 0))",
+			"because (dlpack.Import: the tensor is on (kDLCUDA, 0))"},
+	} {
+		if c.err != nil && c.err.Error() != c.goText {
+			t.Errorf("%s: Error() = %q, want %q", c.name, c.err.Error(), c.goText)
+		}
+		if got := Message(c.err); got != c.pyText {
+			t.Errorf("%s: Message = %q, want %q", c.name, got, c.pyText)
+		}
+	}
+}

@@ -88,3 +88,34 @@ func TestRequiredVar(t *testing.T) {
 	assert.True(t, getenv.Present())
 	assert.Zero(t, missing)
 }
+
+// A call of a C function of three integer arguments (memcmp of two empty
+// ranges): through purego's SyscallN without cgo, through the C
+// trampoline with it (RATIONALE.md, "Native calls through cgo when cgo is
+// on"); run it in both modes to compare.
+func BenchmarkCall(b *testing.B) {
+	l, err := OpenLib(RTLDNow|RTLDLocal, "libc.so.6")
+	require.NoError(b, err)
+	var memcmp Fn
+	require.NoError(b, l.Resolve(Required(&memcmp, "memcmp")))
+	var x [8]byte
+	p := uintptr(unsafe.Pointer(&x[0]))
+	b.ReportAllocs()
+	for b.Loop() {
+		memcmp.Call(p, p, 0)
+	}
+}
+
+// Every argument reaches the callee in both modes: snprintf of the last
+// of fifteen is how a C function sees it.
+func TestCallPassesFifteenArguments(t *testing.T) {
+	l, err := OpenLib(RTLDNow|RTLDLocal, "libc.so.6")
+	require.NoError(t, err)
+	var snprintf Fn
+	require.NoError(t, l.Resolve(Required(&snprintf, "snprintf")))
+	buf := make([]byte, 64)
+	f := []byte("%lu %lu %lu %lu %lu %lu %lu %lu %lu %lu %lu %lu\x00")
+	n := snprintf.Call(uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), uintptr(unsafe.Pointer(&f[0])),
+		1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+	assert.Equal(t, "1 2 3 4 5 6 7 8 9 10 11 12", string(buf[:n]))
+}

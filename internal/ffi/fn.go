@@ -22,8 +22,7 @@ func (f Fn) Present() bool { return f != 0 }
 //
 //go:uintptrescapes
 func (f Fn) Call(args ...uintptr) uintptr {
-	r, _, _ := purego.SyscallN(uintptr(f), args...)
-	return r
+	return call(uintptr(f), args)
 }
 
 // Register sets *fptr (a pointer to a func variable) to call f, for

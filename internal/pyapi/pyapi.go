@@ -43,7 +43,7 @@ const (
 // API holds the resolved symbols. The zero value is unusable; see Load.
 type API struct {
 	pyInitializeEx, pyIsInitialized, evalSaveThread, evalRestoreThread ffi.Fn
-	gilEnsure, gilRelease, incRef, decRef, importModule                ffi.Fn
+	gilEnsure, gilRelease, gilCheck, incRef, decRef, importModule      ffi.Fn
 	getAttrString, setAttrString, hasAttrString                        ffi.Fn
 	call, callObject, str, repr, isTrue, isInstance, callableCheck     ffi.Fn
 	length, typeGetFlags, tupleNew, tupleSetItem, tupleGetItem         ffi.Fn
@@ -102,7 +102,8 @@ type API struct {
 	// runs (it makes test objects).
 	fastLongs, fastDicts, fastASCII bool
 
-	callOneArg ffi.Fn // PyObject_CallOneArg (exported since 3.9), or 0
+	callOneArg       ffi.Fn // PyObject_CallOneArg (exported since 3.9), or 0
+	vectorcallMethod ffi.Fn // PyObject_VectorcallMethod (exported since 3.9)
 }
 
 // Object layout of the default (GIL) build of CPython 3.8–3.13 on 64-bit:
@@ -142,6 +143,7 @@ func Load(lib *ffi.Lib) (*API, error) {
 		ffi.Required(&a.pyInitializeEx, "Py_InitializeEx"), ffi.Required(&a.pyIsInitialized, "Py_IsInitialized"),
 		ffi.Required(&a.evalSaveThread, "PyEval_SaveThread"), ffi.Required(&a.evalRestoreThread, "PyEval_RestoreThread"),
 		ffi.Required(&a.gilEnsure, "PyGILState_Ensure"), ffi.Required(&a.gilRelease, "PyGILState_Release"),
+		ffi.Required(&a.gilCheck, "PyGILState_Check"),
 		ffi.Required(&a.incRef, "Py_IncRef"), ffi.Required(&a.decRef, "Py_DecRef"),
 		ffi.Required(&a.importModule, "PyImport_ImportModule"),
 		ffi.Required(&a.getAttrString, "PyObject_GetAttrString"), ffi.Required(&a.setAttrString, "PyObject_SetAttrString"),
@@ -179,6 +181,7 @@ func Load(lib *ffi.Lib) (*API, error) {
 		ffi.RequiredVar(&a.TypeType, "PyType_Type"),
 		// Optional: CallOneArg falls back to a tuple and CallObject.
 		ffi.Optional(&a.callOneArg, "PyObject_CallOneArg"),
+		ffi.Required(&a.vectorcallMethod, "PyObject_VectorcallMethod"),
 		// PyErr_GetRaisedException (3.12+) replaces PyErr_Fetch (deprecated
 		// there); either family is enough, checked below.
 		ffi.Optional(&a.errGetRaised, "PyErr_GetRaisedException"),
@@ -285,6 +288,9 @@ func (a *API) RestoreThread(ts uintptr)  { a.evalRestoreThread.Call(ts) }
 // same until the matching GILRelease.
 func (a *API) GILEnsure() uintptr    { return a.gilEnsure.Call() }
 func (a *API) GILRelease(st uintptr) { a.gilRelease.Call(st) }
+
+// GILCheck reports whether this OS thread holds the GIL (any thread may ask).
+func (a *API) GILCheck() bool { return a.gilCheck.Call() != 0 }
 
 // IncRef adds a reference to o (NULL is ignored, as by Py_IncRef). With
 // fastRefs it is Py_INCREF itself, ob_refcnt++, which is what the macro
@@ -490,6 +496,16 @@ func (a *API) Length(o uintptr) int {
 
 // CallOneArg calls callable(arg) (PyObject_CallOneArg, or a 1-tuple and
 // PyObject_CallObject where that is missing).
+// VectorcallMethod calls the method name (a str object) of args[0] with
+// args[1:nargs] as positional arguments and the rest as keyword arguments
+// named by kwnames (a tuple of str objects, or 0): one C call
+// (PyObject_VectorcallMethod) where GetAttr, a tuple, a dict and Call are
+// six. args holds borrowed references.
+func (a *API) VectorcallMethod(name uintptr, args []uintptr, nargs int, kwnames uintptr) uintptr {
+	a.noPending("VectorcallMethod")
+	return a.vectorcallMethod.Call(name, uintptr(unsafe.Pointer(&args[0])), uintptr(nargs), kwnames)
+}
+
 func (a *API) CallOneArg(callable, arg uintptr) uintptr {
 	a.noPending("CallOneArg")
 	if a.callOneArg != 0 {

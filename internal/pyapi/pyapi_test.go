@@ -17,7 +17,7 @@ import (
 // Load's table: a libpython that has these loads, whatever else it lacks.
 var called = []string{
 	"Py_InitializeEx", "Py_IsInitialized", "PyEval_SaveThread", "PyEval_RestoreThread",
-	"PyGILState_Ensure", "PyGILState_Release", "Py_IncRef", "Py_DecRef", "PyImport_ImportModule",
+	"PyGILState_Ensure", "PyGILState_Release", "PyGILState_Check", "Py_IncRef", "Py_DecRef", "PyImport_ImportModule",
 	"PyObject_GetAttrString", "PyObject_SetAttrString", "PyObject_HasAttrString",
 	"PyObject_Call", "PyObject_CallObject", "PyObject_Str", "PyObject_Repr", "PyObject_IsTrue",
 	"PyObject_IsInstance", "PyCallable_Check", "PyObject_Size", "PyType_GetFlags",
@@ -29,7 +29,7 @@ var called = []string{
 	"PyUnicode_FromStringAndSize", "PyUnicode_AsUTF8", "PyCapsule_New", "PyCapsule_GetPointer",
 	"PyCapsule_GetName", "PyCapsule_SetName", "PyErr_Occurred", "PyErr_SetString", "PyErr_Clear",
 	"PyErr_WriteUnraisable", "PyErr_GivenExceptionMatches", "PyException_SetCause",
-	"PyFloat_FromDouble", "PyFloat_AsDouble",
+	"PyFloat_FromDouble", "PyFloat_AsDouble", "PyObject_VectorcallMethod",
 }
 
 // Exceptions before 3.12, and after; attributes that may be missing

@@ -1,22 +1,29 @@
 """The performance table: every exchange beside its peer, one process per row.
 
-    scripts/bench.sh            # builds the extension, then runs this
-    scripts/bench.sh --smoke    # one short round per row (CI: the rows cannot rot)
-    scripts/bench.sh ROW...     # only these rows (names as printed)
+    scripts/bench.sh                  # builds what the rows time, then runs this
+    scripts/bench.sh --smoke          # one short round per row (CI: the rows cannot rot)
+    scripts/bench.sh ROW...           # only these rows (names as in ROWS below)
+    scripts/bench.sh --write PATH     # also write the page (docs/performance.md)
 
 Each row runs in a process of its own (a Python row in `python bench.py
 --row NAME`, a Go row as one `go test -bench` run), so no row warms or
-pollutes another's caches and allocator. Inside a row the peer and
-usmbridge are timed in alternating rounds (peer, usmbridge, peer, ...) and
-each keeps its best round, so load from other processes hits both sides
-alike; ratio = usmbridge / peer (<= 1.0: usmbridge is not slower; for the
-round-trip row, the 1 GiB cost over the 1 B cost). The first line names
-the CPU the numbers belong to.
+pollutes another's caches and allocator. Inside a row usmbridge and its
+peers are timed in alternating rounds (usmbridge, peer, peer, usmbridge,
+...) and each keeps its best round, so load from other processes hits
+every side alike; ratio = usmbridge / peer (<= 1.0: usmbridge is not
+slower; for the round-trip row, the 1 GiB cost over the 1 B cost). The
+first line names the CPU the numbers belong to. After the table, the rows'
+times are split into their pieces (bench_floor.py).
 
-Environment: USMBRIDGE_LIB (the extension module to load; scripts/bench.sh
-builds one), OCL_ICD_VENDORS (the OpenCL runtimes, scripts/setup-20-opencl.sh),
-USMBRIDGE_BENCH_ROUNDS (rounds per row; default 9, 1 with --smoke).
+Environment (scripts/bench.sh sets the first three): USMBRIDGE_LIB (the
+usmbridge._ext to load), USMBRIDGE_BENCH_DIR (where benchmod and its peers
+nbpeer and capipeer were built), USMBRIDGE_BENCH_NANOBIND (nanobind's
+version, for the table), OCL_ICD_VENDORS (the OpenCL runtimes,
+scripts/setup-20-opencl.sh), USMBRIDGE_BENCH_ROUNDS (rounds per row;
+default 9, 1 with --smoke).
 """
+import argparse
+import datetime
 import json
 import os
 import re
@@ -27,9 +34,13 @@ import timeit
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(here, ".."))
+sys.path.insert(0, os.environ.get("USMBRIDGE_BENCH_DIR", os.path.join(root, ".cache", "bench")))
+
+NANOBIND = os.environ.get("USMBRIDGE_BENCH_NANOBIND", "?")
 
 
-# ---- Python rows: each a setup returning (peer, usmbridge) callables -----
+# ---- Python rows: each a setup returning (usmbridge callable, peers) -----
+# peers: [(label, callable), ...], each timed beside usmbridge.
 
 def _dpctl_array():
     import dpctl
@@ -38,11 +49,33 @@ def _dpctl_array():
     return dpnp.arange(1024, dtype="f4", sycl_queue=q)
 
 
+def row_f_numpy():
+    import benchmod
+    import capipeer
+    import nbpeer
+    import numpy as np
+    x = np.arange(1024, dtype=np.float32)
+    f, nb, c = benchmod.f, nbpeer.f, capipeer.f
+    return lambda: f(x), [("nanobind %s `f(x)`" % NANOBIND, lambda: nb(x)),
+                          ("C-API `f(x)`, buffer protocol", lambda: c(x))]
+
+
+def row_f_dpnp():
+    import benchmod
+    import nbpeer
+    x = _dpctl_array()
+    f, nb = benchmod.f, nbpeer.f
+    mv = (1, 1)
+    return lambda: f(x), [("`x.__sycl_usm_array_interface__`", lambda: x.__sycl_usm_array_interface__),
+                          ("`x.__dlpack__(max_version=(1, 1))`", lambda: x.__dlpack__(max_version=mv)),
+                          ("nanobind %s `f(x)`" % NANOBIND, lambda: nb(x))]
+
+
 def row_from_dlpack_numpy():
     import numpy as np
     import usmbridge as ub
     h = np.arange(1024, dtype=np.float32)
-    return "`numpy.from_dlpack(numpy)`", lambda: np.from_dlpack(h), lambda: ub.from_dlpack(h)
+    return lambda: ub.from_dlpack(h), [("`numpy.from_dlpack(numpy)`", lambda: np.from_dlpack(h))]
 
 
 def row_from_dlpack_varying():
@@ -52,8 +85,8 @@ def row_from_dlpack_varying():
     import usmbridge as ub
     xs = [np.arange(n, dtype=np.float32) for n in range(1000, 1016)]
     peer_next, ours_next = itertools.cycle(xs).__next__, itertools.cycle(xs).__next__
-    return ("`numpy.from_dlpack(numpy)`", lambda: np.from_dlpack(peer_next()),
-            lambda: ub.from_dlpack(ours_next()))
+    return (lambda: ub.from_dlpack(ours_next()),
+            [("`numpy.from_dlpack(numpy)`", lambda: np.from_dlpack(peer_next()))])
 
 
 def row_numpy_of_ours():
@@ -61,15 +94,15 @@ def row_numpy_of_ours():
     import usmbridge as ub
     h = np.arange(1024, dtype=np.float32)
     ours = ub.from_dlpack(h)
-    return "`numpy.from_dlpack(numpy)`", lambda: np.from_dlpack(h), lambda: np.from_dlpack(ours)
+    return lambda: np.from_dlpack(ours), [("`numpy.from_dlpack(numpy)`", lambda: np.from_dlpack(h))]
 
 
 def row_suai():
     import usmbridge as ub
     x = _dpctl_array()
     ours = ub.asarray(x)
-    return ("dpnp array", lambda: x.__sycl_usm_array_interface__,
-            lambda: ours.__sycl_usm_array_interface__)
+    return (lambda: ours.__sycl_usm_array_interface__,
+            [("dpnp array", lambda: x.__sycl_usm_array_interface__)])
 
 
 def row_dpt_from_dlpack():
@@ -77,43 +110,48 @@ def row_dpt_from_dlpack():
     import usmbridge as ub
     x = _dpctl_array().get_array()  # the dpnp.tensor.usm_ndarray under the dpnp array
     ours = ub.asarray(x)
-    return "of dpnp's own", lambda: dpt.from_dlpack(x), lambda: dpt.from_dlpack(ours)
+    return lambda: dpt.from_dlpack(ours), [("of dpnp's own", lambda: dpt.from_dlpack(x))]
 
 
 def row_asarray():
     import dpnp
     import usmbridge as ub
     x = _dpctl_array()
-    return "`dpnp.asarray(dpnp)`", lambda: dpnp.asarray(x), lambda: ub.asarray(x)
+    return lambda: ub.asarray(x), [("`dpnp.asarray(dpnp)`", lambda: dpnp.asarray(x))]
 
 
+# name: (row title, setup, the bench_floor.py part that splits it or None)
 PY_ROWS = {
-    "from_dlpack": ("`usmbridge.from_dlpack(numpy array)`", row_from_dlpack_numpy),
-    "from_dlpack_sizes": ("`usmbridge.from_dlpack(numpy array)`, 16 sizes in turn", row_from_dlpack_varying),
-    "numpy_import": ("`numpy.from_dlpack` of our export", row_numpy_of_ours),
-    "suai": ("`__sycl_usm_array_interface__` produced", row_suai),
-    "dpt_from_dlpack": ("`dpnp.tensor.from_dlpack` of our array", row_dpt_from_dlpack),
-    "asarray": ("`usmbridge.asarray(dpnp array)`", row_asarray),
+    "f_numpy": ("Go `f(x)`, x a NumPy 1-D float32 array", row_f_numpy, "f_numpy"),
+    "f_dpnp": ("Go `f(x)`, x a dpnp 1-D float32 array", row_f_dpnp, "f_dpnp"),
+    "from_dlpack": ("`usmbridge.from_dlpack(numpy array)`", row_from_dlpack_numpy, "from_dlpack"),
+    "from_dlpack_sizes": ("`usmbridge.from_dlpack(numpy array)`, 16 sizes in turn", row_from_dlpack_varying, None),
+    "numpy_import": ("`numpy.from_dlpack` of our export", row_numpy_of_ours, None),
+    "suai": ("`__sycl_usm_array_interface__` produced", row_suai, None),
+    "dpt_from_dlpack": ("`dpnp.tensor.from_dlpack` of our array", row_dpt_from_dlpack, None),
+    "asarray": ("`usmbridge.asarray(dpnp array)`", row_asarray, "asarray"),
 }
 
 
 def run_py_row(name, rounds, smoke):
-    """In the row's own process: time peer and usmbridge alternately."""
-    title, setup = PY_ROWS[name]
-    peer_name, peer, ours = setup()
-    for fn in (peer, ours):  # warm up; also proves both sides work
+    """In the row's own process: time usmbridge and its peers alternately."""
+    title, setup, _ = PY_ROWS[name]
+    ours, peers = setup()
+    fns = [ours] + [fn for _, fn in peers]
+    for fn in fns:  # warm up; also proves every side works
         fn()
-    # Size a round to ~0.1 s of the slower side (a fixed tiny count in smoke).
+    # Size a round to ~0.1 s of the slowest side (a fixed tiny count in smoke).
     if smoke:
         n = 10
     else:
-        t = max(timeit.timeit(peer, number=200), timeit.timeit(ours, number=200)) / 200
+        t = max(timeit.timeit(fn, number=200) for fn in fns) / 200
         n = max(100, int(0.1 / max(t, 1e-9)))
-    best = [float("inf"), float("inf")]
+    best = [float("inf")] * len(fns)
     for _ in range(rounds):
-        for i, fn in enumerate((peer, ours)):
+        for i, fn in enumerate(fns):
             best[i] = min(best[i], timeit.timeit(fn, number=n) / n)
-    json.dump({"row": title, "peer": peer_name, "peer_ns": best[0] * 1e9, "ours_ns": best[1] * 1e9}, sys.stdout)
+    json.dump([{"row": title, "peer": label, "peer_ns": best[i + 1] * 1e9, "ours_ns": best[0] * 1e9}
+               for i, (label, _) in enumerate(peers)], sys.stdout)
 
 
 # ---- Go rows: one go test -bench run each ---------------------------------
@@ -163,6 +201,179 @@ def run_go_row(key, rounds, smoke):
     return results
 
 
+# ---- the page (docs/performance.md) ---------------------------------------
+
+FLOOR_TITLES = {
+    "from_dlpack": "`usmbridge.from_dlpack(numpy array)`",
+    "f_numpy": "Go `f(x)` of a NumPy array",
+    "f_dpnp": "Go `f(x)` of a dpnp array",
+    "asarray": "`usmbridge.asarray(dpnp array)`",
+}
+
+# What each row times, for the page: keyed by row name.
+ROW_NOTES = {
+    "f_numpy": """\
+A Go function `func(x pyext.Array[float32]) error` declared with
+`pyext.NDim(1), pyext.CContiguous()` that does nothing
+(`python/bench/benchmod`, built by `python -m usmbridge.build`), called
+with a NumPy array of 1024 float32. The call goes through the module's C
+half (`pyext/module.c`): it binds the argument, reads the array through
+the buffer protocol and checks the layout with the DLPack import's
+rules, then calls into Go once (`pyext/cgo.go`, `ubx_go_call`), where
+pyext makes the `Array` view, checks the element type and the
+constraints and calls the function; the buffer is released after the
+call. Its peers take the same array with the same signature and do
+nothing: nanobind's, and a plain C-API function, which is the least any
+extension can spend on the argument.""",
+    "f_dpnp": """\
+The same `f` with a dpnp array of 1024 float32 in USM on the OpenCL CPU
+device. USM arrays are Go's: C hands the object to Go, which reads its
+`__sycl_usm_array_interface__`, parses it with dpctl's rules and binds
+the pointer to the SYCL context its `syclobj` names. Making that dict is
+dpnp's property, which every consumer of the protocol pays, so
+`usmbridge − peer` on the property's line is usmbridge's own cost (the
+target is at most 1 µs). dpnp's `__dlpack__` is what reading the array
+through DLPack instead would start with; nanobind's `f` does that (it
+calls `__dlpack__` without a stream).""",
+    "from_dlpack": """\
+`usmbridge.from_dlpack` of a NumPy array of 1024 float32 beside
+`numpy.from_dlpack` of it. A host producer is imported by the C half
+without entering Go: it asks `__dlpack_device__` (DLPack's `from_dlpack`
+asks it to choose the stream, and usmbridge must pass a kDLOneAPI
+producer its queue, which is Go's path) of every type but
+`numpy.ndarray`, whose arrays never need a stream, calls
+`__dlpack__(max_version=...)`, checks the tensor with the import's rules
+and makes the Array over it, its shape and strides read straight into
+the Array.""",
+    "from_dlpack_sizes": """\
+The same with arrays of 16 lengths in turn, so that nothing kept from the
+previous call's layout helps either side.""",
+    "numpy_import": """\
+`numpy.from_dlpack` of one of our host Arrays beside that of a NumPy
+array: the Array's `__dlpack__` exports its view from C (a capsule and
+its deleter) without entering Go.""",
+    "suai": """\
+Our Array's `__sycl_usm_array_interface__` (made by `usmbridge.asarray`
+from a dpnp array) beside dpnp's own property for the same memory. Go
+makes the dict the first time and the Array keeps it; every call waits on
+the array's queue in Go first, as dpnp's property waits on its own, and
+hands out a copy. Go waits with a barrier and its event, where dpnp's
+property calls `queue::wait` (which can let a C++ exception through the C
+ABI): that is most of the difference.""",
+    "dpt_from_dlpack": """\
+`dpnp.tensor.from_dlpack` of our Array beside that of the dpnp array's
+own `usm_ndarray`. dpnp calls `__dlpack__(max_version=(1, 0))` without a
+stream, so an Array on a dpctl queue must have its queue's work done
+before the capsule is read: that export is Go's (one call into Go, which
+waits on the queue).""",
+    "asarray": """\
+`usmbridge.asarray` of a dpnp array beside `dpnp.asarray` of it, which
+returns an array over the same memory without reading any interface.
+usmbridge must read the producer's `__sycl_usm_array_interface__` (the
+protocol): C reads it once, Go parses it and binds the pointer to its
+context, and checks that the array lies inside its allocation, which
+takes the OpenCL runtime three `clGetMemAllocInfoINTEL` calls (dpnp checks
+no extent: RATIONALE.md, "Extent checks nobody else does").""",
+    "copy_256m": """\
+256 MiB from host memory into USM shared memory through the backend's
+`Copy`, beside a C `memcpy` of the same bytes into the same destination,
+on each OpenCL runtime (`go test -bench CopyHostToShared ./opencl`).""",
+    "copy_d2h_1m": """\
+Intel's runtime: 1 MiB from USM device memory to the host (the copy a
+kDLCPU export of device memory makes), beside Go's `copy` between two
+host buffers of that size (`./opencl`, `CopyDeviceToHost`).""",
+    "copy_fixed": """\
+The fixed cost of a small copy: the backend's `Copy` of 4 KiB beside
+the runtime's own enqueue of the same copy followed by `clFinish`
+(`./opencl`, `CopyFixedCost`).""",
+    "roundtrip": """\
+The whole DLPack exchange in Go, export + import + release, of a 1 GiB
+array beside a 1 B one: the cost does not depend on the size
+(`./dlpack`, `RoundTrip`).""",
+}
+
+PEERS_TEXT = """\
+- **nanobind** (`python/bench/peers/nbpeer.cpp`): `f` bound with
+  `nb::ndarray<float, nb::ndim<1>, nb::c_contig>` (with `.noconvert()`,
+  so that it refuses what usmbridge refuses instead of copying) and an
+  empty body, built with nanobind's CMake package (`nanobind_add_module`
+  and its defaults, a Release build) from the nanobind that
+  `requirements-test.txt` pins. Its caster calls the argument's
+  `__dlpack__(max_version=...)` and reads the capsule (for NumPy too: the
+  buffer protocol is its fallback).
+- **C API** (`python/bench/peers/capipeer.c`): a `METH_O` function that
+  calls `PyObject_GetBuffer(x, PyBUF_RECORDS_RO)`, checks the format,
+  the item size, one dimension and C order (`PyBuffer_IsContiguous`), and
+  calls `PyBuffer_Release`: the least a C extension spends on such an
+  argument. Its `nothing()` (`METH_NOARGS`) is the cost of any call of a
+  C function.
+- **dpnp's own calls** (`__sycl_usm_array_interface__`, `__dlpack__`,
+  `dpnp.asarray`, `dpnp.tensor.from_dlpack`) and **NumPy's**
+  (`numpy.from_dlpack`), for the rows whose work is theirs.
+- **C and Go** for the Go rows (`memcpy`, `copy`, the runtime's enqueue and
+  `clFinish`)."""
+
+METHOD_TEXT = """\
+`scripts/bench.sh` builds what the rows time into `.cache/bench` (nothing
+built is committed): `usmbridge._ext` and the Go bench module `benchmod`
+with `python -m usmbridge.build`, and the two peers of `benchmod.f` with
+CMake. It then runs `python/bench/bench.py`: each Python row in a process
+of its own, each Go row as one `go test -bench` run. Inside a row
+usmbridge and its peers are timed in alternating rounds (each round
+~0.1 s of the slowest side) and each keeps its best round, so that load
+from other processes falls on every side alike; ratio = usmbridge /
+peer, and ≤ 1.0 means usmbridge is not slower. Only the ratios and the
+differences travel between machines; the lines above the table name the
+machine. `python/bench/bench_floor.py` then splits the rows into their
+pieces, one process per part.
+
+```sh
+scripts/bench.sh                      # every row (a few minutes)
+scripts/bench.sh f_numpy f_dpnp       # only the rows named
+scripts/bench.sh --smoke              # one short round per row (scripts/test.sh)
+scripts/bench.sh --write docs/performance.md   # every row, and this page
+```"""
+
+
+def page(command, cpu, lines, floors, ran, measured):
+    """docs/performance.md: the table and the pieces as this run printed
+    them, and what each row, peer and piece is; measured is the commit
+    (commit()), taken before the run."""
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    out = [
+        "# Performance",
+        "",
+        "<!-- Written by `%s` (python/bench/bench.py): rerun it rather than edit this page. -->" % command,
+        "",
+        "What usmbridge's Python edge costs beside its peers: a Go function taking an",
+        "array, the DLPack and `__sycl_usm_array_interface__` exchanges, and the copies",
+        "and DLPack round trip in Go.",
+        "",
+        "`%s` on %s, commit %s." % (command, today, measured),
+        "",
+        cpu,
+        "",
+    ] + TABLE_HEAD + lines + ["", "## The rows", ""]
+    for key in ran:
+        title = PY_ROWS[key][0] if key in PY_ROWS else next(r[1] for r in GO_ROWS if r[0] == key)
+        out += ["- **%s** (`%s`):" % (title, key), "  " + indent(ROW_NOTES[key]), ""]
+    out += ["## The peers", "", PEERS_TEXT, ""]
+    if floors:
+        out += ["## Piece by piece", "",
+                "`python/bench/bench_floor.py` times each row's pieces in alternating rounds in one",
+                "process; the lines after the timed ones are differences of them.", ""]
+        for part, text, err in floors:
+            out += ["%s (`--part %s`):" % (FLOOR_TITLES[part], part), ""]
+            out += ["```", text if text is not None else "failed: %s" % err, "```", ""]
+    out += ["## How the numbers are made", "", METHOD_TEXT, ""]
+    return "\n".join(out)
+
+
+def indent(text):
+    """A note's lines after the first, indented under its list item."""
+    return "\n  ".join(text.splitlines())
+
+
 # ---- the table ------------------------------------------------------------
 
 def cpu_name():
@@ -177,65 +388,133 @@ def cpu_name():
         return m.group(1).strip() if m else "unknown CPU"
 
 
+def commit():
+    """The commit measured, marked when the work tree differs from it."""
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True).stdout.strip()
+        return sha + (" with uncommitted changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def fmt_time(ns):
-    if ns >= 1e6:
+    if abs(ns) < 0.5:
+        ns = 0.0  # not "-0 ns"
+    if abs(ns) >= 1e6:
         return "%.2f ms" % (ns / 1e6)
-    if ns >= 1e3:
+    if abs(ns) >= 1e3:
         return "%.2f µs" % (ns / 1e3)
     return "%.0f ns" % ns
 
 
-def main(argv):
-    smoke = "--smoke" in argv
-    rounds = int(os.environ.get("USMBRIDGE_BENCH_ROUNDS", "1" if smoke else "9"))
-    if "--row" in argv:  # a child: one Python row
-        run_py_row(argv[argv.index("--row") + 1], rounds, smoke)
-        return 0
-    wanted = [a for a in argv if not a.startswith("--")]
-    print("CPU: %s; best of %d alternating rounds per row%s" % (cpu_name(), rounds, " (smoke)" if smoke else ""))
-    print()
-    print("| row | peer is | peer | usmbridge | ratio | allocs peer / usmbridge |")
-    print("|---|---|---:|---:|---:|---|")
-    status = 0
+TABLE_HEAD = ["| row | peer is | peer | usmbridge | ratio | usmbridge − peer | allocs peer / usmbridge |",
+              "|---|---|---:|---:|---:|---:|---|"]
+
+
+def table_line(r):
+    if "skipped" in r:
+        return "| %s | %s | skipped: %s | | | | |" % (r["row"], r["peer"], r["skipped"])
+    allocs = ""
+    if r.get("peer_allocs") is not None:
+        allocs = "%s / %s" % (r["peer_allocs"], r["ours_allocs"])
+    return "| %s | %s | %s | %s | %.2f | %s | %s |" % (
+        r["row"], r["peer"], fmt_time(r["peer_ns"]), fmt_time(r["ours_ns"]), r["ours_ns"] / r["peer_ns"],
+        fmt_time(r["ours_ns"] - r["peer_ns"]), allocs)
+
+
+def run_rows(wanted, rounds, smoke, cpu, emit):
+    """Run the rows (all, or those wanted), emitting each table line as it
+    is made; return (status, lines, the bench_floor.py parts to run, the
+    rows that ran)."""
+    status, lines, parts, ran = 0, [], [], []
+    for line in [cpu, ""] + TABLE_HEAD:
+        emit(line)
     for key in list(PY_ROWS) + [r[0] for r in GO_ROWS]:
         if wanted and key not in wanted:
             continue
+        ran.append(key)
         if key in PY_ROWS:
-            out = subprocess.run([sys.executable, os.path.abspath(__file__), "--row", key] + (["--smoke"] if smoke else []),
-                                 capture_output=True, text=True, env=dict(os.environ, USMBRIDGE_BENCH_ROUNDS=str(rounds)))
+            cmd = [sys.executable, os.path.abspath(__file__), "--row", key] + (["--smoke"] if smoke else [])
+            out = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, USMBRIDGE_BENCH_ROUNDS=str(rounds)))
             if out.returncode != 0:
-                print("| %s | row failed: %s | | | | |" % (PY_ROWS[key][0], (out.stderr.strip().splitlines() or ["?"])[-1]))
+                line = "| %s | row failed: %s | | | | | |" % (PY_ROWS[key][0], (out.stderr.strip().splitlines() or ["?"])[-1])
+                emit(line)
+                lines.append(line)
                 status = 1
                 continue
-            results = [json.loads(out.stdout)]
+            results = json.loads(out.stdout)
+            if PY_ROWS[key][2]:
+                parts.append(PY_ROWS[key][2])
         else:
             results = run_go_row(key, rounds, smoke)
         for r in results:
-            if "skipped" in r:
-                print("| %s | %s | skipped: %s | | | |" % (r["row"], r["peer"], r["skipped"]))
-                continue
-            allocs = ""
-            if r.get("peer_allocs") is not None:
-                allocs = "%s / %s" % (r["peer_allocs"], r["ours_allocs"])
-            print("| %s | %s | %s | %s | %.2f | %s |" % (r["row"], r["peer"], fmt_time(r["peer_ns"]), fmt_time(r["ours_ns"]),
-                                                       r["ours_ns"] / r["peer_ns"], allocs))
-        sys.stdout.flush()
-    if not wanted or "from_dlpack" in wanted:
-        # What the from_dlpack row's usmbridge time is made of (bench_floor.py).
-        print()
-        floor = [sys.executable, os.path.join(here, "bench_floor.py"), "--rounds", str(rounds)]
-        out = subprocess.run(floor + (["--number", "10"] if smoke else []), capture_output=True, text=True)
-        if out.returncode != 0:
-            print("from_dlpack breakdown failed: %s" % (out.stderr.strip().splitlines() or ["?"])[-1])
-            status = 1
+            line = table_line(r)
+            emit(line)
+            lines.append(line)
+    return status, lines, parts, ran
+
+
+def cpu_line(rounds, smoke):
+    return "CPU: %s; best of %d alternating rounds per row%s" % (cpu_name(), rounds, " (smoke)" if smoke else "")
+
+
+def run_floor(parts, rounds, smoke):
+    """bench_floor.py's split of the rows, one process per part: [(part, text or None, error or None)]."""
+    out = []
+    for part in parts:
+        cmd = [sys.executable, os.path.join(here, "bench_floor.py"), "--part", part, "--rounds", str(rounds)]
+        r = subprocess.run(cmd + (["--number", "10"] if smoke else []), capture_output=True, text=True)
+        if r.returncode != 0:
+            out.append((part, None, (r.stderr.strip().splitlines() or ["?"])[-1]))
         else:
-            print("`usmbridge.from_dlpack(numpy array)`, piece by piece (python/bench/bench_floor.py):")
-            print()
-            print("```")
-            print(out.stdout.rstrip())
-            print("```")
+            out.append((part, r.stdout.rstrip(), None))
+    return out
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="scripts/bench.sh", description="The performance table (docs/performance.md).")
+    ap.add_argument("rows", nargs="*", help="rows to run (default: all): %s" % ", ".join(ALL_ROWS))
+    ap.add_argument("--smoke", action="store_true", help="one short round per row")
+    ap.add_argument("--write", metavar="PATH", help="also write the page (docs/performance.md) there")
+    ap.add_argument("--row", help=argparse.SUPPRESS)  # a child: one Python row
+    a = ap.parse_args(argv)
+    rounds = int(os.environ.get("USMBRIDGE_BENCH_ROUNDS", "1" if a.smoke else "9"))
+    if a.row:
+        run_py_row(a.row, rounds, a.smoke)
+        return 0
+    unknown = [r for r in a.rows if r not in ALL_ROWS]
+    if unknown:
+        ap.error("unknown row %s (rows: %s)" % (", ".join(unknown), ", ".join(ALL_ROWS)))
+
+    def emit(line):
+        print(line)
+        sys.stdout.flush()
+    measured = commit()  # before the page is opened for writing, which dirties the tree
+    cpu = cpu_line(rounds, a.smoke)
+    status, lines, parts, ran = run_rows(a.rows, rounds, a.smoke, cpu, emit)
+    floors = run_floor(parts, rounds, a.smoke)
+    for part, text, err in floors:
+        print()
+        if err:
+            print("%s: split failed: %s" % (FLOOR_TITLES[part], err))
+            status = 1
+            continue
+        print("%s, piece by piece (python/bench/bench_floor.py --part %s):" % (FLOOR_TITLES[part], part))
+        print()
+        print(text)
+    if a.write:
+        command = " ".join(["scripts/bench.sh"] + argv)
+        with open(a.write, "w") as f:
+            f.write(page(command, cpu, lines, floors, ran, measured))
+        print()
+        print("wrote %s" % a.write)
     return status
 
+
+ALL_ROWS = list(PY_ROWS) + [r[0] for r in GO_ROWS]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -72,6 +72,27 @@ except KeyboardInterrupt:
 assert "dpctl" not in sys.modules
 works()
 """,
+    # A Python without dpctl: a device keyword naming a SYCL device is a
+    # device this Python cannot provide, a ValueError as NumPy's, chained
+    # to the ImportError; once dpctl can be imported, the same call works.
+    "no-dpctl-device": """
+import numpy as np
+
+class NoDpctl:
+    def find_spec(self, name, path=None, target=None):
+        if name == "dpctl":
+            raise ModuleNotFoundError("No module named 'dpctl'", name="dpctl")
+blocker = NoDpctl()
+sys.meta_path.insert(0, blocker)
+try:
+    ub.from_dlpack(np.arange(3.0), device="opencl:cpu", copy=True)
+except ValueError as e:
+    assert isinstance(e.__cause__, ImportError), repr(e.__cause__)
+    print("ValueError:", e)
+sys.meta_path.remove(blocker)
+assert ub.from_dlpack(np.arange(3.0), device="opencl:cpu", copy=True).device[0] == 14
+works()
+""",
 }
 
 
@@ -94,6 +115,7 @@ MISSING = ("ValueError:", "does not expose `__sycl_usm_array_interface__`")
     ("missing-suai-first", MISSING),
     ("missing-suai-after-dpnp", MISSING),
     ("keyboard-interrupt", ("KeyboardInterrupt",)),
+    ("no-dpctl-device", ("ValueError:", "opencl:cpu", "no SYCL runtime")),
 ])
 def test_failed_first_call_leaves_dpctl_usable(scenario, first):
     code, out = run_scenario(scenario)

@@ -1,6 +1,6 @@
 """Exceptions propagate: a Python exception that crosses Go and comes back
 to Python is the same object, with its class, message and traceback
-(README.md, "Errors")."""
+(docs/python.md, "Errors")."""
 import os
 import subprocess
 import sys

@@ -69,6 +69,24 @@ def test_tvm_ffi_consumes_ours_through_the_table():
     assert counts()[2] == live0  # the deleter ran, once
 
 
+def test_read_only_never_reaches_tvm_ffi():
+    """tvm-ffi drops READ_ONLY (it makes every tensor it takes writable):
+    our table refuses a read-only array, tvm-ffi falls back to a legacy
+    __dlpack__(), which is refused too, as NumPy's read-only arrays are. A
+    writable array still goes through the table, and back, zero-copy."""
+    x = np.arange(4.0)
+    x.flags.writeable = False
+    ro = ub.from_dlpack(x)
+    assert ro.readonly
+    with pytest.raises(BufferError):
+        tvm_ffi.from_dlpack(ro)
+    with pytest.raises(BufferError):
+        tvm_ffi.from_dlpack(x)  # NumPy's, for comparison
+    w = ub.from_dlpack(np.arange(4.0))
+    back = ub.from_dlpack(tvm_ffi.from_dlpack(w))
+    assert back.data == w.data and not back.readonly
+
+
 def test_tvm_ffi_returns_through_to_py():
     a = ub.from_dlpack(np.arange(5.0))
     r = tvm_ffi.get_global_func("testing.echo")(a)
@@ -78,14 +96,19 @@ def test_tvm_ffi_returns_through_to_py():
     assert np.array_equal(np.from_dlpack(r), np.arange(5.0))
 
 
-def test_read_only_flag_survives_the_table():
+def test_read_only_flag_survives():
+    """Our consumer meets our table's refusal of a read-only array and takes
+    __dlpack__'s versioned capsule instead, which carries the flag."""
     h = np.arange(4.0)
     h.flags.writeable = False
     a = ub.from_dlpack(h)
     e0, i0, _ = counts()
-    b = ub.from_dlpack(a)  # our consumer through our producer
-    assert counts()[:2] == (e0 + 1, i0 + 1)
-    assert b.readonly
+    b = ub.from_dlpack(a)  # our consumer, our producer
+    assert counts()[:2] == (e0, i0), "not through the table"
+    assert b.readonly and b.data == a.data
+    w = ub.from_dlpack(np.arange(4.0))
+    assert not ub.from_dlpack(w).readonly
+    assert counts()[:2] == (e0 + 1, i0 + 1), "a writable array goes through the table"
 
 
 # ---- the consumer: other producers' tables ----
@@ -249,6 +272,9 @@ def test_our_functions_called_directly():
     print(err(to_py, None, ctypes.byref(out)))
     buf = (ctypes.c_char * 48)()
     print(err(dlt, a, buf), ctypes.c_int32.from_buffer(buf, 16).value)
+    x = np.arange(3.0); x.flags.writeable = False
+    ro = ub.from_dlpack(x)
+    print("read-only:", err(dlt, ro, buf), err(from_py, ro, ctypes.byref(out)))
     s = ctypes.c_void_p(1)
     print(err(stream, 1, 0, ctypes.byref(s)), s.value)
     print(err(stream, 7, 0, ctypes.byref(s)))
@@ -271,8 +297,9 @@ def test_our_functions_called_directly():
     print(alloc(ctypes.addressof(proto), ctypes.byref(m), None, seterr), got[-1][0])
     """
     out = in_child(code).splitlines()
-    assert out == ["TypeError None", "ValueError", "ValueError", "r=0 1", "r=0 None", "BufferError",
-                   "0 []", "r=0 (2, 3) |f4", "-1 BufferError"], out
+    assert out == ["TypeError None", "ValueError", "ValueError", "r=0 1",
+                   "read-only: BufferError BufferError", "r=0 None", "BufferError",
+                   "0 []", "r=0 (2, 3) float32", "-1 BufferError"], out
 
 
 def in_child(code):

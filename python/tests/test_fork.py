@@ -1,4 +1,4 @@
-"""The fork rule (README.md, "fork"): in a child created by fork() from a
+"""The fork rule (docs/python.md, "fork"): in a child created by fork() from a
 process that had used usmbridge, every call raises ForkError instead of
 hanging in the Go runtime, and releasing what the parent made never enters
 Go; 'spawn' and 'forkserver' workers work. Each scenario runs forkcheck.py

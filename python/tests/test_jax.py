@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 # jax is not in every venv of the CPython support matrix (README.md,
-# "Support matrix"; its pin has no 3.10 wheel): without it, or without
+# "What runs where"; its pin has no 3.10 wheel): without it, or without
 # dpctl, the module skips.
 dpctl = pytest.importorskip("dpctl")
 dpt = pytest.importorskip("dpnp.tensor")

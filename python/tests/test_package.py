@@ -1,6 +1,7 @@
 """The package's face: version, docstrings, and type stubs that match the module."""
 import ast
 import importlib.metadata
+import inspect
 import os
 import re
 
@@ -36,5 +37,14 @@ def test_stubs_match_the_module():
     assert top == set(ub.__all__)
     array = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Array")
     stubbed = {n.name for n in array.body if isinstance(n, ast.FunctionDef)}
-    public = {n for n in dir(ub.Array) if not n.startswith("_")} | {"__sycl_usm_array_interface__", "__dlpack__", "__dlpack_device__"}
+    public = {n for n in dir(ub.Array) if not n.startswith("_")} | {"__sycl_usm_array_interface__", "__dlpack__", "__dlpack_device__", "__array__", "__len__", "__buffer__", "__usm_ndarray__"}
     assert stubbed == public
+
+
+def test_stub_signatures_match_the_functions():
+    tree = _stub()
+    for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+        params = inspect.signature(getattr(ub, fn.name)).parameters
+        stub = fn.args
+        assert [a.arg for a in stub.posonlyargs] == [p for p, v in params.items() if v.kind is v.POSITIONAL_ONLY], fn.name
+        assert [a.arg for a in stub.kwonlyargs] == [p for p, v in params.items() if v.kind is v.KEYWORD_ONLY], fn.name

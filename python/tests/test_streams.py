@@ -1,5 +1,6 @@
 """__dlpack__'s stream keyword: NumPy's rule for kDLCPU arrays, -1 or a
 dpctl.SyclQueue for kDLOneAPI arrays (RATIONALE.md, "__dlpack__'s stream")."""
+import gc
 import ctypes
 import numpy as np
 import pytest
@@ -139,8 +140,9 @@ def test_oneapi_minus_one_never_enters_go(q, usm_type):
     # so C answers it from Go's template: exports are made, Go is not asked.
     x = dpt.reshape(dpt.arange(24, dtype="f4", sycl_queue=q, usm_type=usm_type), (2, 3, 4))[:, ::-1, ::2]
     a = ub.asarray(x)
+    gc.collect()  # other tests' exports that wait for a collection
     s0 = ub._stats()
-    caps = [a.__dlpack__(stream=-1, max_version=(1, 0), copy=False),  # the first fills the template
+    caps = [a.__dlpack__(stream=-1, max_version=(1, 0), copy=False),
             a.__dlpack__(stream=-1, max_version=(1, 0), copy=False),
             a.__dlpack__(stream=-1, max_version=(1, 0), dl_device=a.__dlpack_device__()),
             a.__dlpack__(stream=-1)]  # legacy
@@ -166,16 +168,17 @@ def test_oneapi_minus_one_never_enters_go(q, usm_type):
         with pytest.raises(exc):
             a.__dlpack__(stream=s, max_version=(1, 0))
     del caps, go, y, keep
+    gc.collect()
     s2 = ub._stats()
     assert s2["live_exports"] == s0["live_exports"]
 
 
 @pytest.mark.parametrize("call", ["__dlpack__", "__sycl_usm_array_interface__"])
 def test_oneapi_export_waits_for_pending_work(q, call):
-    # After the first call C waits on the array's queue itself, with the
-    # calls Go named (ub_wait_plan_fill), before it repeats Go's template or
-    # dict: what the queue was still computing must be in memory when the
-    # call returns, as it is when Go waits.
+    # Every call waits on the array's queue before it hands anything out,
+    # the later ones too (the SUAI dict is then the Array's copy of the
+    # first, its view's tensor C's): what the queue was still computing
+    # must be in memory when the call returns.
     n = 1 << 22
     src = dpt.linspace(0, 1, n, dtype="f4", sycl_queue=q)
     out = dpt.empty(n, dtype="f4", usm_type="shared", sycl_queue=q)
@@ -190,3 +193,16 @@ def test_oneapi_export_waits_for_pending_work(q, call):
         r = getattr(a, call)() if call == "__dlpack__" else getattr(a, call)
         assert np.allclose(view, want)
         del r
+
+
+def test_suai_dict_is_the_callers_own(q):
+    # The Array keeps the dict Go made first and hands out copies, as
+    # dpctl's property makes a fresh dict: a caller that edits its dict
+    # edits no one else's.
+    a = ub.asarray(dpt.arange(8, dtype="f4", sycl_queue=q))
+    d1 = a.__sycl_usm_array_interface__
+    want = dict(d1)
+    d1["shape"] = (1,)
+    d1["extra"] = 1
+    d2 = a.__sycl_usm_array_interface__
+    assert d2 is not d1 and d2 == want

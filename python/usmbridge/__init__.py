@@ -25,6 +25,7 @@ __version__ = "0.1.0"  # the package's version (pyproject.toml reads it from her
 
 __all__ = ["Array", "ForkError", "asarray", "from_dlpack"]
 _NAMES = frozenset(__all__ + ["_stats", "_inject_panic", "_fork_skips", "_enter_go"])
+_EXT_NAMES = frozenset(__all__ + ["_inject_panic", "_fork_skips", "_enter_go"])
 _lock = _threading.Lock()
 
 
@@ -40,9 +41,36 @@ def _load():
                 import importlib
                 ext = importlib.import_module(__name__ + "._ext")
         g = globals()
-        for name in _NAMES:
+        for name in _EXT_NAMES:
             g[name] = getattr(ext, name)
+        g["_stats"] = _stats_of(ext)
         return ext
+
+
+def _stats_of(ext):
+    """_stats(): the live counts of the module's Go and C halves, for leak
+    tests: live_exports and stray_deletes are both halves' (C's exports of
+    an Array's view and Go's), live_imports the producers' tensors held
+    (C's imports and Go's), handles the Arrays with Go state."""
+    go_stats, c_stats = ext._go_stats, ext._c_stats
+
+    def _stats():
+        g, c = go_stats(), c_stats()
+        return {
+            "live_exports": g["dlpack_exports"] + c["live_exports"],
+            "stray_deletes": g["dlpack_stray_deletes"] + c["stray_deletes"],
+            "live_imports": g["dlpack_imports"] + c["live_c_imports"],
+            "handles": g["arrays"],
+            "panics": g["panics"],
+            "exchange_exports": c["exchange_exports"],
+            "exchange_imports": g["exchange_imports"],
+            "gated_callbacks": g["gated_callbacks"],
+            "dlpack_calls_into_go": g["dlpack_calls"],
+            "c_imports": c["c_imports"],
+            "go_heap_allocs": g["go_heap_allocs"],
+            "go_calls": g["go_calls"],
+        }
+    return _stats
 
 
 def _load_file(path):

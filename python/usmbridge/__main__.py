@@ -3,7 +3,7 @@
 Prints Python, numpy, dpctl and dpnp, Intel's CPU OpenCL runtime from PyPI
 (intel-opencl-rt), the OpenCL ICD loader SYCL uses and the ICDs it sees,
 the SYCL devices dpctl finds, and, when Intel's CPU device is missing, the
-environment lines that bring it (README.md, "A SYCL CPU device from PyPI").
+environment lines that bring it (docs/python.md, "A SYCL CPU device from PyPI").
 
 Why the lines are printed and not set by the package: the intel-opencl-rt
 wheel installs the Khronos ICD loader and libintelocl.so, but its
@@ -237,7 +237,7 @@ def main(argv=None):
         print("Intel's CPU device is not visible: its runtime is installed but no ICD names it. Set")
         for line in fix:
             print("  " + line)
-        print("before the process's first SYCL device query (README.md, \"A SYCL CPU device from PyPI\").")
+        print("before the process's first SYCL device query (docs/python.md, \"A SYCL CPU device from PyPI\").")
     elif intel_icd is None and dist_version("dpctl"):
         print("For a SYCL CPU device: pip install intel-opencl-rt (the version of intel-sycl-rt), "
               "then run python -m usmbridge again")

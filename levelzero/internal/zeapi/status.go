@@ -159,7 +159,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := "levelzero: " + e.Op + " returned " + e.Status.Error()
+	s := e.Op + " returned " + e.Status.Error()
 	if e.Detail != "" {
 		s += ": " + e.Detail
 	}

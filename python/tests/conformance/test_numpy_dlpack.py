@@ -33,12 +33,12 @@ test_device                                test_device (see below)
 Every numpy case applies; none is left out. Where the standard leaves the
 choice open and usmbridge decided differently from numpy, the test states
 usmbridge's rule and the reason:
-- test_device: numpy's device objects are strings ("cpu"); usmbridge's are
-  the DLPack (device_type, device_id) tuples Array.device returns, so
-  device="cpu" becomes device=(kDLCPU, 0). A device numpy does not know
-  ("gpu", ValueError) becomes one nobody here can provide, (kDLCUDA, 0):
-  the producer's BufferError, propagated as the array API asks. A value
-  that is not a device tuple at all is a TypeError.
+- test_device: numpy's device objects are strings ("cpu"); usmbridge's
+  are the DLPack (device_type, device_id) tuples Array.device returns, and
+  from_dlpack also takes "cpu", SYCL filter strings and dpctl devices and
+  queues. A string naming no device ("gpu" here) is numpy's ValueError; a
+  DLPack pair nobody here can provide, (kDLCUDA, 0), is the producer's
+  BufferError, propagated as the array API asks.
 """
 import gc
 import re
@@ -226,9 +226,10 @@ def test_readonly(kind):
 def test_writeable():
     new, old = new_and_old()
     assert not ub.from_dlpack(new).readonly
-    # A legacy (unversioned) capsule cannot say whether the memory may be
-    # written: read-only, as numpy imports it.
+    # A legacy capsule cannot say whether the memory may be written: read-only,
+    # as numpy has it (a flag is never dropped, RATIONALE.md).
     assert ub.from_dlpack(old).readonly
+    assert not np.from_dlpack(old).flags.writeable
 
 
 def test_ndim0(memory):
@@ -269,11 +270,14 @@ def test_device():
     with pytest.raises(BufferError):
         a.__dlpack__(dl_device=(10, 0))
     # A device numpy cannot export to: numpy's own refusal comes back
-    # (BufferError since numpy 2.3, ValueError before; README.md, "Python and dpctl").
+    # (BufferError since numpy 2.3, ValueError before; docs/python.md, "Errors").
     with pytest.raises(Exception) as refusal:
         x.__dlpack__(dl_device=(2, 0))
     assert refusal.type in (BufferError, ValueError), refusal.value
     with pytest.raises(refusal.type, match=re.escape(str(refusal.value))):
         ub.from_dlpack(x, device=(2, 0))
-    with pytest.raises(TypeError):
+    assert ub.from_dlpack(x, device="cpu").device == KDLCPU  # numpy's own name for the host
+    with pytest.raises(ValueError):  # as numpy: a device it cannot provide
         ub.from_dlpack(x, device="gpu")
+    with pytest.raises(ValueError):
+        np.from_dlpack(x, device="gpu")

@@ -1,0 +1,266 @@
+// Package dpctlapi binds the subset of dpctl's C library
+// libDPCTLSyclInterface.so that package dpctl needs, through internal/ffi. It
+// must be the instance the running dpctl loaded (open it with RTLD_NOLOAD
+// after `import dpctl`), so that queues, contexts and the device cache are
+// shared with dpctl.
+//
+// Several functions let a C++ exception escape through the C ABI (they
+// have no try/catch), which terminates the process. The wrappers here only type the C
+// signatures; callers follow the rules: DPCTLUSM_GetPointerType before DPCTLUSM_GetPointerDevice,
+// SubmitBarrier + Event_Wait instead of Queue_Wait, free only pointers of
+// the same context, delete only owned references, once.
+package dpctlapi
+
+import (
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+)
+
+// USM types (DPCTLSyclUSMType).
+const (
+	USMUnknown = 0
+	USMDevice  = 1
+	USMShared  = 2
+	USMHost    = 3
+)
+
+// Backends (DPCTLSyclBackendType) and device types (DPCTLSyclDeviceType).
+const (
+	BackendCUDA      = 1 << 16
+	BackendLevelZero = 1 << 17
+	BackendOpenCL    = 1 << 18
+	BackendHIP       = 1 << 19
+	AllBackends      = ((1 << 5) - 1) << 16
+
+	DeviceAccelerator = 1
+	DeviceCPU         = 4
+	DeviceGPU         = 16
+	AllDevices        = (1 << 6) - 1
+)
+
+// Aspects (DPCTLSyclAspectType, a plain sequential enum: values checked
+// against dpctl 0.22.1's dpctl_sycl_enum_types.h).
+const (
+	AspectUSMDevice = 12 // usm_device_allocations
+	AspectUSMHost   = 13 // usm_host_allocations
+	AspectUSMShared = 14 // usm_shared_allocations
+)
+
+// API is the resolved symbol table, with a typed Go method per C
+// function. Handles (DPCTLSycl*Ref) are uintptr: they are dpctl's, shared
+// with Python, and package dpctl owns or borrows them as dpctl's
+// rules say (see the package comment).
+type API struct {
+	path string
+
+	queueCreate, queueCreateForDevice, queueCopy, queueDelete        ffi.Fn
+	queueGetContext, queueGetDevice, queueSubmitBarrier, queueMemcpy ffi.Fn
+	eventWait, eventDelete                                           ffi.Fn
+	usmGetPointerType, usmGetPointerDevice                           ffi.Fn
+	mallocShared, mallocDevice, mallocHost, freeWithQueue            ffi.Fn
+	contextAreEq, contextDelete, contextGetDevices, deviceHasAspect  ffi.Fn
+	deviceDelete, deviceGetParent, deviceGetPlatform, deviceAreEq    ffi.Fn
+	deviceGetBackend, deviceGetType, deviceGetName, cstringDelete    ffi.Fn
+	platformGetDefaultContext, platformDelete                        ffi.Fn
+	mgrGetDevices, mgrGetCachedContext                               ffi.Fn
+	vectorSize, vectorGetAt, vectorDelete                            ffi.Fn
+
+	native  Native
+	interop Interop
+	order   Ordering
+}
+
+// Open finds the first of paths that is already loaded (RTLD_NOLOAD: only
+// the instance dpctl loaded will do) and resolves the table. Every symbol
+// it requires is called by package dpctl; the error is an *ffi.LibraryError or
+// an *ffi.MissingSymbolsError naming all the missing ones, and matches
+// errkind.NotAvailable.
+func Open(paths ...string) (*API, error) {
+	lib, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDNoLoad, paths...)
+	if err != nil {
+		return nil, err
+	}
+	return Load(lib)
+}
+
+// Load resolves the table from an open library.
+func Load(lib *ffi.Lib) (*API, error) {
+	a := &API{path: lib.Name()}
+	err := lib.Resolve(
+		ffi.Required(&a.queueCreate, "DPCTLQueue_Create"),
+		ffi.Required(&a.queueCreateForDevice, "DPCTLQueue_CreateForDevice"),
+		ffi.Required(&a.queueCopy, "DPCTLQueue_Copy"),
+		ffi.Required(&a.queueDelete, "DPCTLQueue_Delete"),
+		ffi.Required(&a.queueGetContext, "DPCTLQueue_GetContext"),
+		ffi.Required(&a.queueGetDevice, "DPCTLQueue_GetDevice"),
+		ffi.Required(&a.queueSubmitBarrier, "DPCTLQueue_SubmitBarrier"),
+		ffi.Required(&a.queueMemcpy, "DPCTLQueue_Memcpy"),
+		ffi.Required(&a.eventWait, "DPCTLEvent_Wait"),
+		ffi.Required(&a.eventDelete, "DPCTLEvent_Delete"),
+		ffi.Required(&a.usmGetPointerType, "DPCTLUSM_GetPointerType"),
+		ffi.Required(&a.usmGetPointerDevice, "DPCTLUSM_GetPointerDevice"),
+		ffi.Required(&a.mallocShared, "DPCTLmalloc_shared"),
+		ffi.Required(&a.mallocDevice, "DPCTLmalloc_device"),
+		ffi.Required(&a.mallocHost, "DPCTLmalloc_host"),
+		ffi.Required(&a.freeWithQueue, "DPCTLfree_with_queue"),
+		ffi.Required(&a.contextAreEq, "DPCTLContext_AreEq"),
+		ffi.Required(&a.contextDelete, "DPCTLContext_Delete"),
+		ffi.Required(&a.contextGetDevices, "DPCTLContext_GetDevices"),
+		ffi.Required(&a.deviceHasAspect, "DPCTLDevice_HasAspect"),
+		ffi.Required(&a.deviceDelete, "DPCTLDevice_Delete"),
+		ffi.Required(&a.deviceGetParent, "DPCTLDevice_GetParentDevice"),
+		ffi.Required(&a.deviceGetPlatform, "DPCTLDevice_GetPlatform"),
+		ffi.Required(&a.deviceAreEq, "DPCTLDevice_AreEq"),
+		ffi.Required(&a.deviceGetBackend, "DPCTLDevice_GetBackend"),
+		ffi.Required(&a.deviceGetType, "DPCTLDevice_GetDeviceType"),
+		ffi.Required(&a.deviceGetName, "DPCTLDevice_GetName"),
+		ffi.Required(&a.cstringDelete, "DPCTLCString_Delete"),
+		ffi.Required(&a.platformGetDefaultContext, "DPCTLPlatform_GetDefaultContext"),
+		ffi.Required(&a.platformDelete, "DPCTLPlatform_Delete"),
+		ffi.Required(&a.mgrGetDevices, "DPCTLDeviceMgr_GetDevices"),
+		ffi.Required(&a.mgrGetCachedContext, "DPCTLDeviceMgr_GetCachedContext"),
+		ffi.Required(&a.vectorSize, "DPCTLDeviceVector_Size"),
+		ffi.Required(&a.vectorGetAt, "DPCTLDeviceVector_GetAt"),
+		ffi.Required(&a.vectorDelete, "DPCTLDeviceVector_Delete"),
+		// Optional: only the extents of allocations need them (native.go).
+		ffi.Optional(&a.native.GetBackend, "DPCTLContext_GetBackend"),
+		ffi.Optional(&a.native.GetNative, symContextGetNative),
+		// Optional: only SYCL contexts made from native ones need them
+		// (interop.go).
+		ffi.Optional(&a.interop.MakeContext, symMakeContext),
+		ffi.Optional(&a.interop.MakeQueue, symMakeQueue),
+		ffi.Optional(&a.interop.OperatorNew, symOperatorNew),
+		// Optional: without them queues are ordered by a host wait
+		// (order.go).
+		ffi.Optional(&a.order.submitBarrier, "DPCTLQueue_SubmitBarrier"),
+		ffi.Optional(&a.order.submitBarrierForEvents, "DPCTLQueue_SubmitBarrierForEvents"),
+		ffi.Optional(&a.order.queueAreEq, "DPCTLQueue_AreEq"),
+		ffi.Optional(&a.order.queueIsInOrder, "DPCTLQueue_IsInOrder"),
+		ffi.Optional(&a.order.eventDelete, "DPCTLEvent_Delete"),
+	)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Path is the library's file name as it was opened.
+func (a *API) Path() string { return a.path }
+
+func cbool(r uintptr) bool { return r&0xff != 0 }
+func cint(r uintptr) int   { return int(int32(r)) }
+
+// --- queues and events ---
+
+// WaitFns returns the C entry points of a host wait on a queue
+// (DPCTLQueue_SubmitBarrier, DPCTLEvent_Wait, DPCTLEvent_Delete), for C
+// code that repeats a wait Go would make.
+func (a *API) WaitFns() (barrier, wait, del uintptr) {
+	return uintptr(a.queueSubmitBarrier), uintptr(a.eventWait), uintptr(a.eventDelete)
+}
+
+// QueueCreate makes a queue on ctx and dev (default handler, properties 0).
+func (a *API) QueueCreate(ctx, dev uintptr) uintptr { return a.queueCreate.Call(ctx, dev, 0, 0) }
+
+// QueueCreateWith makes a queue on ctx and dev with the default handler
+// and props (DPCTLQueuePropertyType bits, e.g. QueueInOrder); 0 on failure.
+func (a *API) QueueCreateWith(ctx, dev uintptr, props int) uintptr {
+	return a.queueCreate.Call(ctx, dev, 0, uintptr(props))
+}
+
+// QueueCreateForDevice makes a queue in dev's cached (default) context,
+// with the default handler and props (DPCTLQueuePropertyType bits, e.g.
+// QueueInOrder).
+func (a *API) QueueCreateForDevice(dev uintptr, props int) uintptr {
+	return a.queueCreateForDevice.Call(dev, 0, uintptr(props))
+}
+func (a *API) QueueCopy(q uintptr) uintptr       { return a.queueCopy.Call(q) }
+func (a *API) QueueDelete(q uintptr)             { a.queueDelete.Call(q) }
+func (a *API) QueueGetContext(q uintptr) uintptr { return a.queueGetContext.Call(q) }
+func (a *API) QueueGetDevice(q uintptr) uintptr  { return a.queueGetDevice.Call(q) }
+
+// QueueSubmitBarrier returns the barrier's event, 0 on failure.
+func (a *API) QueueSubmitBarrier(q uintptr) uintptr { return a.queueSubmitBarrier.Call(q) }
+
+// QueueMemcpy returns the copy's event, 0 on failure.
+func (a *API) QueueMemcpy(q, dst, src, n uintptr) uintptr {
+	return a.queueMemcpy.Call(q, dst, src, n)
+}
+func (a *API) EventWait(ev uintptr)   { a.eventWait.Call(ev) }
+func (a *API) EventDelete(ev uintptr) { a.eventDelete.Call(ev) }
+
+// --- USM ---
+
+// USMGetPointerType returns one of the USM* constants. Only for a context
+// whose devices have USM (it throws otherwise).
+func (a *API) USMGetPointerType(ptr, ctx uintptr) int {
+	return cint(a.usmGetPointerType.Call(ptr, ctx))
+}
+
+// USMGetPointerDevice returns a new device ref; only after
+// USMGetPointerType said the pointer is USM of ctx.
+func (a *API) USMGetPointerDevice(ptr, ctx uintptr) uintptr {
+	return a.usmGetPointerDevice.Call(ptr, ctx)
+}
+func (a *API) MallocShared(size, q uintptr) uintptr { return a.mallocShared.Call(size, q) }
+func (a *API) MallocDevice(size, q uintptr) uintptr { return a.mallocDevice.Call(size, q) }
+func (a *API) MallocHost(size, q uintptr) uintptr   { return a.mallocHost.Call(size, q) }
+func (a *API) FreeWithQueue(ptr, q uintptr)         { a.freeWithQueue.Call(ptr, q) }
+
+// --- contexts, devices, platforms ---
+
+func (a *API) ContextAreEq(c1, c2 uintptr) bool      { return cbool(a.contextAreEq.Call(c1, c2)) }
+func (a *API) ContextDelete(ctx uintptr)             { a.contextDelete.Call(ctx) }
+func (a *API) ContextGetDevices(ctx uintptr) uintptr { return a.contextGetDevices.Call(ctx) }
+func (a *API) DeviceHasAspect(dev uintptr, aspect int) bool {
+	return cbool(a.deviceHasAspect.Call(dev, uintptr(aspect)))
+}
+func (a *API) DeviceDelete(dev uintptr)                  { a.deviceDelete.Call(dev) }
+func (a *API) DeviceGetParentDevice(dev uintptr) uintptr { return a.deviceGetParent.Call(dev) }
+func (a *API) DeviceGetPlatform(dev uintptr) uintptr     { return a.deviceGetPlatform.Call(dev) }
+func (a *API) DeviceAreEq(d1, d2 uintptr) bool           { return cbool(a.deviceAreEq.Call(d1, d2)) }
+
+// DeviceGetBackend returns one of the Backend* constants.
+func (a *API) DeviceGetBackend(dev uintptr) int { return cint(a.deviceGetBackend.Call(dev)) }
+
+// DeviceGetDeviceType returns one of the Device* constants.
+func (a *API) DeviceGetDeviceType(dev uintptr) int { return cint(a.deviceGetType.Call(dev)) }
+
+// DeviceGetName returns the device's name; the C string dpctl allocates
+// for it is deleted here.
+func (a *API) DeviceGetName(dev uintptr) string {
+	c := a.deviceGetName.Call(dev)
+	if c == 0 {
+		return ""
+	}
+	defer a.cstringDelete.Call(c)
+	return goString(c)
+}
+func (a *API) PlatformGetDefaultContext(p uintptr) uintptr {
+	return a.platformGetDefaultContext.Call(p)
+}
+func (a *API) PlatformDelete(p uintptr) { a.platformDelete.Call(p) }
+
+// --- the device manager and device vectors ---
+
+// DeviceMgrGetDevices returns a new vector of the root devices that match
+// mask (Backend* | Device* bits), in sycl::device::get_devices() order.
+func (a *API) DeviceMgrGetDevices(mask int) uintptr { return a.mgrGetDevices.Call(uintptr(mask)) }
+
+// DeviceMgrGetCachedContext returns a new ref to dpctl's cached context of
+// dev.
+func (a *API) DeviceMgrGetCachedContext(dev uintptr) uintptr { return a.mgrGetCachedContext.Call(dev) }
+func (a *API) DeviceVectorSize(v uintptr) int                { return int(a.vectorSize.Call(v)) }
+
+// DeviceVectorGetAt returns a new device ref.
+func (a *API) DeviceVectorGetAt(v uintptr, i int) uintptr { return a.vectorGetAt.Call(v, uintptr(i)) }
+func (a *API) DeviceVectorDelete(v uintptr)               { a.vectorDelete.Call(v) }
+
+// goString copies a NUL-terminated C string.
+func goString(c uintptr) string {
+	n := uintptr(0)
+	for *(*byte)(cmem.Ptr(c + n)) != 0 {
+		n++
+	}
+	return string(cmem.Bytes(c, n))
+}

@@ -1,0 +1,78 @@
+package apicheck
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// Deps returns, for each package of the module at root (go list ./...),
+// the module's packages it depends on, directly or not, without tests, in
+// the build CGO_ENABLED selects (cgo true: 1). Import paths are relative
+// to the module ("usm", "internal/ffi", "dpctl/internal/dpctlapi").
+func Deps(root string, cgo bool) (map[string][]string, error) {
+	cmd := exec.Command("go", "list", "-json=ImportPath,Deps,Module", "./...")
+	cmd.Dir = root
+	enabled := "0"
+	if cgo {
+		enabled = "1"
+	}
+	cmd.Env = append(os.Environ(), "CGO_ENABLED="+enabled)
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, fmt.Errorf("go list: %v\n%s", err, ee.Stderr)
+		}
+		return nil, err
+	}
+	deps := map[string][]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Deps       []string
+			Module     *struct{ Path string }
+		}
+		if err := dec.Decode(&p); err != nil {
+			return nil, err
+		}
+		if p.Module == nil {
+			continue
+		}
+		mod := p.Module.Path
+		rel := func(path string) (string, bool) {
+			if path == mod {
+				return ".", true
+			}
+			r, ok := strings.CutPrefix(path, mod+"/")
+			return r, ok
+		}
+		pkg, ok := rel(p.ImportPath)
+		if !ok {
+			continue
+		}
+		own := []string{}
+		for _, d := range p.Deps {
+			if r, ok := rel(d); ok {
+				own = append(own, r)
+			}
+		}
+		deps[pkg] = own
+	}
+	return deps, nil
+}
+
+// IsInternal reports whether a module-relative package path is internal
+// (a path element is "internal").
+func IsInternal(pkg string) bool {
+	for _, e := range strings.Split(pkg, "/") {
+		if e == "internal" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,47 @@
+//go:build cgo
+
+package ffi
+
+// With cgo (an extension module is always built with it), an Fn is called
+// through a C trampoline that passes fifteen integer arguments, as
+// purego's SyscallN does: a callee reads the ones it declares and ignores
+// the rest (the x86-64 and arm64 C calling conventions leave the others
+// in registers or on the caller's stack). It is a plain cgo call of
+// scalars, so nothing escapes and nothing is allocated per call; SyscallN
+// allocates its argument slice and costs about twice as much
+// (RATIONALE.md, "Native calls through cgo when cgo is on").
+
+/*
+#include <stdint.h>
+
+typedef uintptr_t (*ffi_fn15)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,
+			      uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,
+			      uintptr_t);
+
+static uintptr_t ffi_call15(uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2, uintptr_t a3, uintptr_t a4,
+			    uintptr_t a5, uintptr_t a6, uintptr_t a7, uintptr_t a8, uintptr_t a9, uintptr_t a10,
+			    uintptr_t a11, uintptr_t a12, uintptr_t a13, uintptr_t a14)
+{
+	return ((ffi_fn15)fn)(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14);
+}
+*/
+import "C"
+
+import "github.com/ebitengine/purego"
+
+// maxArgs is what the trampoline passes; more go through SyscallN.
+const maxArgs = 15
+
+// call is Fn.Call with cgo.
+func call(fn uintptr, args []uintptr) uintptr {
+	if len(args) > maxArgs {
+		r, _, _ := purego.SyscallN(fn, args...)
+		return r
+	}
+	var a [maxArgs]uintptr
+	copy(a[:], args)
+	return uintptr(C.ffi_call15(C.uintptr_t(fn), C.uintptr_t(a[0]), C.uintptr_t(a[1]), C.uintptr_t(a[2]),
+		C.uintptr_t(a[3]), C.uintptr_t(a[4]), C.uintptr_t(a[5]), C.uintptr_t(a[6]), C.uintptr_t(a[7]),
+		C.uintptr_t(a[8]), C.uintptr_t(a[9]), C.uintptr_t(a[10]), C.uintptr_t(a[11]), C.uintptr_t(a[12]),
+		C.uintptr_t(a[13]), C.uintptr_t(a[14])))
+}

@@ -1,0 +1,318 @@
+package pybridge
+
+import (
+	"errors"
+
+	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dpctl"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/pyapi"
+	"github.com/usmbridge/usmbridge/opencl"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// Attach returns the interpreter of the Python process this Go code runs
+// in: a Go library that Python loaded (an extension module built with
+// pyext, a c-shared library opened with ctypes). It finds libpython (or the
+// executable's own symbols) and uses that interpreter, which must be
+// running; it never initialises one. A program that hosts Python calls
+// Embed instead. Attach and Embed return the same *Python on every call.
+func Attach() (*Python, error) { return attach() }
+
+// UnsafeObject wraps a PyObject* that C code handed over, for a caller that
+// holds the GIL and keeps the object alive while it uses the Object (a
+// borrowed reference). 0 is the NULL object.
+func UnsafeObject(p uintptr) Object { return Object{p} }
+
+// Ptr returns the object's PyObject* (0 for NULL), for C code. The Object
+// does not give up its reference: who owns it is the caller's business.
+func (o Object) Ptr() uintptr { return o.p }
+
+// ExceptionOf returns the Python exception object for err, a new
+// reference, without raising it: the very object for an *Exception (behind
+// wrappers that add no error kind), else a new exception of the class err's
+// kind names with err's message, chained to the Python exception it wraps.
+// C code that Go returns to raises it (PyErr_SetRaisedException, or
+// PyErr_Restore before 3.12). The reference err held goes to the result.
+func (g *GIL) ExceptionOf(err error) Object {
+	a := g.api()
+	aside := g.setAside()
+	g.raise(err)
+	g.releaseError(err)
+	t, v := a.ErrTake()
+	if t != 0 {
+		a.DecRef(t)
+	}
+	if aside != 0 {
+		a.ErrRestore(aside)
+	}
+	return Object{v}
+}
+
+// ErrorOf is the inverse of ExceptionOf: the error of an exception object
+// C code took (PyErr_GetRaisedException), an *Exception that holds the
+// reference it is given (raising the error raises the same object).
+func (g *GIL) ErrorOf(exc Object) error {
+	if exc.p == 0 {
+		return &Exception{Type: "SystemError", Message: "a C call failed without setting an exception"}
+	}
+	g.api().ErrRestore(exc.p)
+	return g.fetch("")
+}
+
+// Hold returns a strong reference to o as a usm.Owner: Release drops it,
+// from any goroutine (taking the GIL). It keeps memory o owns alive for an
+// array whose Owner it is.
+func (g *GIL) Hold(o Object) usm.Owner { return g.newRef(o) }
+
+// ImportCapsule takes a DLPack capsule ("dltensor_versioned" or
+// "dltensor"), as from_dlpack does with what __dlpack__ returned: the
+// tensor is imported (reg resolves kDLOneAPI devices; nil: dpctl's) and
+// the capsule renamed used_* only once the import succeeded, so a refused
+// capsule still deletes its tensor when it goes. A consumed capsule is
+// usm.ErrValue; anything else usm.ErrType.
+func (g *GIL) ImportCapsule(c Object, reg *usm.Registry) (*dlpack.Tensor, error) {
+	return g.importCapsule(c, reg)
+}
+
+// ArrayFromSUAI binds d, the __sycl_usm_array_interface__ dict the caller
+// read from obj, with reg (nil: dpctl's registry, importing dpctl if
+// needed), as AsArray does after reading the attribute. The array has no
+// Owner: the caller keeps obj alive for as long as the array is used. so is
+// the dpctl.SyclQueue or SyclContext the array was bound to (a new
+// reference; NULL for other syclobj forms), which a re-export names.
+func (g *GIL) ArrayFromSUAI(obj, d Object, reg *usm.Registry) (arr *usm.Array, so Object, err error) {
+	// The SUAI is read before dpctl is loaded: an object whose SUAI is
+	// missing or malformed is refused the same way with or without dpctl.
+	if d.isNil() {
+		return nil, Object{}, g.noSUAIError(obj)
+	}
+	g.api().IncRef(d.p)
+	s, err := g.readSUAIDictOf(obj, d)
+	if err != nil {
+		return nil, Object{}, err
+	}
+	if reg == nil {
+		dp, err := g.dpctlUnderGIL()
+		if err != nil {
+			s.Release(g)
+			return nil, Object{}, err
+		}
+		reg = dp.Registry()
+	}
+	arr, ref, err := g.bindSUAI(Object{}, s, reg, true) // the caller keeps obj alive
+	if err != nil {
+		return nil, Object{}, err
+	}
+	if ref != nil {
+		so = ref.Object()
+		g.api().IncRef(so.p)
+		ref.ReleaseHeld(g)
+	}
+	return arr, so, nil
+}
+
+// Export is ToDLPack without the capsule: the managed tensor, which the
+// caller hands to a consumer or deletes (Managed.Delete).
+func (g *GIL) Export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed, error) {
+	return g.export(arr, opts)
+}
+
+// DLPackOptions reads __dlpack__'s keywords for an array on dev, with the
+// array API's rules and exceptions (and dpctl's for streams): stream None,
+// -1 (no synchronization, kDLOneAPI arrays only) or a dpctl.SyclQueue;
+// max_version and dl_device 2-tuples of ints; copy None, True or False.
+// NULL Objects are keywords not given.
+func (g *GIL) DLPackOptions(dev dlpack.Device, stream, maxVersion, dlDevice, copyArg Object) (dlpack.ExportOptions, error) {
+	return g.parseDLPackArgs(dev, stream, maxVersion, dlDevice, copyArg)
+}
+
+// AcceptsNoSync reports whether __dlpack__(stream=-1) is accepted for an
+// array on dev: only kDLOneAPI arrays have streams (DLPackOptions).
+func AcceptsNoSync(dev dlpack.Device) bool { return acceptsNoSyncStream(dev) }
+
+// FromGo converts a Go value to a new Python object: nil → None, an
+// Object → a new reference to it, bool → bool, signed and unsigned
+// integers of every size → int, float64 → float, string → str, slices and
+// arrays of any element type ([]byte included) → tuple, map[string]any →
+// dict (keys inserted in sorted order). Other types (float32, structs,
+// other maps) are a usm.ErrType error, and a value nested deeper than 64
+// containers (one that contains itself, say) a usm.ErrValue error. The
+// caller owns the result (DecRef).
+func (g *GIL) FromGo(v any) (Object, error) { return g.fromGo(v) }
+
+// ReadArray reads any array object: a DLPack capsule (ImportCapsule), an
+// object whose type has __sycl_usm_array_interface__ (AsArray), or any
+// other DLPack producer (FromDLPack, without options). reg resolves SYCL
+// devices (nil: dpctl's). The array's Owner keeps the memory alive. An
+// object that is none of these is a usm.ErrType error.
+func (g *GIL) ReadArray(o Object, reg *usm.Registry) (*usm.Array, error) {
+	a := g.api()
+	if a.Type(o.p) == a.CapsuleType {
+		t, err := g.importCapsule(o, reg)
+		if err != nil {
+			return nil, err
+		}
+		return &t.Array, nil
+	}
+	if a.HasAttrString(a.Type(o.p), "__sycl_usm_array_interface__") {
+		// The type has the attribute; an instance in host memory may not
+		// (AttributeError): then it is a DLPack producer like any other.
+		if d := a.GetAttrC(o.p, cSUAI); d != 0 {
+			s, err := g.readSUAIDictOf(o, Object{d}) // read before dpctl is loaded
+			if err != nil {
+				return nil, err
+			}
+			if reg == nil {
+				dp, err := g.dpctlUnderGIL()
+				if err != nil {
+					s.Release(g)
+					return nil, err
+				}
+				reg = dp.Registry()
+			}
+			arr, _, err := g.bindSUAI(o, s, reg, false)
+			return arr, err
+		}
+		if !a.ErrGivenMatches(a.ErrOccurred(), a.Exc["AttributeError"]) {
+			return nil, g.fetch("")
+		}
+		a.ErrClear()
+	}
+	t, err := g.FromDLPack(o, FromDLPackOptions{Registry: reg})
+	if err != nil {
+		if errors.Is(err, errkind.Attribute) {
+			return nil, errkind.New(errkind.Type, "pybridge.ReadArray", "expected an array (the buffer protocol, DLPack or __sycl_usm_array_interface__), got "+g.objTypeName(o))
+		}
+		return nil, err
+	}
+	return &t.Array, nil
+}
+
+// WorkQueue is the queue usmbridge uses for dev: nil for kDLCPU, for
+// kDLOneAPI the dpctl queue imports of that device are bound to (made once
+// per process; its Ref is the DPCTLSyclQueueRef). It is what the DLPack C
+// exchange API's current_work_stream answers.
+func (g *GIL) WorkQueue(dev dlpack.Device) (usm.Queue, error) {
+	if dev.Type == dlabi.CPU {
+		return nil, nil
+	}
+	ref, err := g.currentWorkStream(dev)
+	if err != nil {
+		return nil, err
+	}
+	d, err := g.dpctlUnderGIL()
+	if err != nil {
+		return nil, err
+	}
+	return d.UnsafeBorrowQueue(ref), nil
+}
+
+// Live returns pybridge's counts for leak tests: "exchange_imports", the
+// tensors FromDLPack took through a producer's DLPack C exchange table.
+func Live() map[string]int64 {
+	return map[string]int64{"exchange_imports": exchangeImports.Load()}
+}
+
+// GetAttr returns o.name (a new reference); an exception the lookup
+// raises is the error.
+func (g *GIL) GetAttr(o Object, name string) (Object, error) { return g.getAttr(o, name) }
+
+// IsNone reports whether o is None.
+func (g *GIL) IsNone(o Object) bool { return g.isNone(o) }
+
+// AsString returns the text of o when o is a str (or a subclass); false
+// for anything else, which String would convert with str().
+func (g *GIL) AsString(o Object) (string, bool) {
+	a := g.api()
+	if o.p == 0 || !a.HasFlag(o.p, pyapi.TPFlagsUnicodeSubclass) {
+		return "", false
+	}
+	s, ok := a.UnicodeAsString(o.p)
+	if !ok {
+		a.ErrClear()
+	}
+	return s, ok
+}
+
+// QueueObject returns a new dpctl.SyclQueue over the same SYCL queue as q,
+// a queue of the interpreter's dpctl (an array's Queue): what a Python
+// consumer of the array orders its work with (dpnp.asarray of an object
+// with a sycl_queue attribute keeps its memory without a copy when that
+// queue is the one its __sycl_usm_array_interface__ names). For a queue
+// of the opencl backend it is the queue on a SYCL context made from the
+// queue's native context (dpctl.Backend.InteropQueue, which imports dpctl
+// if needed). NULL, and no error, for any other queue, where no SYCL
+// context can be made, or when dpctl is not imported.
+func (g *GIL) QueueObject(q usm.Queue) (Object, error) {
+	o, _, err := g.syclQueueOf(q)
+	return o, err
+}
+
+// syclQueueOf is QueueObject, with why a queue of a native backend has no
+// SYCL queue (nil otherwise).
+func (g *GIL) syclQueueOf(q usm.Queue) (o Object, why, err error) {
+	var dq *dpctl.Queue
+	switch x := q.(type) {
+	case *dpctl.Queue:
+		dq = x
+	case *opencl.Queue:
+		d, err := g.dpctlUnderGIL()
+		if errors.Is(err, usm.ErrNotAvailable) {
+			return Object{}, errNoDpctl, nil
+		}
+		if err != nil { // a KeyboardInterrupt during the import, say
+			return Object{}, nil, err
+		}
+		if dq, err = d.InteropQueue(x); err != nil {
+			return Object{}, err, nil
+		}
+	default:
+		return Object{}, nil, nil
+	}
+	ty := g.dpctlTypes()
+	if ty.queueMake == 0 {
+		return Object{}, nil, nil
+	}
+	p := ty.queueMake.Call(dq.Ref()) // copies the ref: the object owns its own
+	if p == 0 {
+		return Object{}, nil, g.fetch("SyclQueue_Make")
+	}
+	return Object{p}, nil, nil
+}
+
+// IsSyclQueue reports whether o is a dpctl.SyclQueue (false before dpctl
+// is imported).
+func (g *GIL) IsSyclQueue(o Object) bool {
+	ty := g.dpctlTypes()
+	return o.p != 0 && ty.queue != 0 && g.api().Type(o.p) == ty.queue
+}
+
+// Call calls fn(*args) and returns the result (a new reference); an
+// exception fn raises is the error, as the same object (Raise gives it
+// back to Python unchanged).
+func (g *GIL) Call(fn Object, args ...Object) (Object, error) {
+	a := g.api()
+	t := a.TupleNew(len(args))
+	if t == 0 {
+		return Object{}, g.fetch("call")
+	}
+	defer a.DecRef(t)
+	for i, o := range args {
+		a.IncRef(o.p)
+		a.TupleSetItem(t, i, o.p) // steals
+	}
+	r := a.Call(fn.p, t, 0)
+	if r == 0 {
+		return Object{}, g.fetch("")
+	}
+	return Object{r}, nil
+}
+
+// IncRef adds a reference to o (the counterpart of DecRef).
+func (g *GIL) IncRef(o Object) {
+	if o.p != 0 {
+		g.api().IncRef(o.p)
+	}
+}

@@ -1,0 +1,142 @@
+package pyext
+
+import (
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+)
+
+// The structs of ubx.h, as Go reads and writes them: the C half passes
+// pointers to them, and the cgo files convert those to these types.
+// abi_test.go holds every size and offset to the C ones.
+
+// view mirrors ubx_view: an array's DLPack tensor in dlpack.Export's form,
+// and what C may do with it alone.
+type view struct {
+	t        dlabi.Tensor
+	flags    uint64
+	handle   int64
+	usmKind  int32
+	wait     int32
+	noSync   int32
+	goExport int32
+}
+
+// Value kinds (ubx.h UBX_V_*).
+const (
+	vMissing int32 = iota
+	vNone
+	vInt
+	vFloat
+	vBool
+	vStr
+	vArray
+	vObject
+)
+
+// value mirrors ubx_value: one argument as C read it.
+type value struct {
+	kind int32
+	_    int32
+	i    int64
+	f    float64
+	s    uintptr // *char, valid for the call
+	n    int64
+	obj  uintptr // PyObject*, borrowed
+	v    view
+}
+
+// str is the value's string, copied.
+func (v *value) str() string {
+	if v.n == 0 {
+		return ""
+	}
+	return string(unsafe.Slice((*byte)(cmem.Ptr(v.s)), v.n))
+}
+
+// Result kinds (ubx.h UBX_R_*).
+const (
+	rNone int32 = iota
+	rInt
+	rFloat
+	rBool
+	rStr
+	rArray
+	rObject
+	rArg
+	rArgArray
+)
+
+// maxNdim is ubx.h's UBX_MAX_NDIM and dlpack.MaxNdim.
+const maxNdim = 64
+
+// result mirrors ubx_result: what a call returns to C.
+type result struct {
+	kind    int32
+	arg     int32
+	i       int64
+	f       float64
+	s       uintptr // malloc'd; C frees it
+	n       int64
+	obj     uintptr // a new reference
+	base    uintptr // a new reference, or 0
+	syclobj uintptr // a new reference, or 0
+	v       view
+	dims    [2 * maxNdim]int64
+}
+
+// Parameter kinds and flags (ubx.h UBX_P_*, UBX_F_*).
+const (
+	pObject int32 = iota
+	pInt
+	pFloat
+	pBool
+	pStr
+	pArray
+)
+
+const (
+	fOptional int32 = 1 << iota
+	fNone
+	fKwOnly
+	fWritable
+)
+
+// cParam mirrors ubx_param.
+type cParam struct {
+	name  uintptr // *char
+	kind  int32
+	flags int32
+}
+
+// Built-in functions (ubx.h UBX_FN_*).
+const (
+	fnGo int32 = iota
+	fnFromDLPack
+	fnAsArray
+)
+
+// cFunc mirrors ubx_func.
+type cFunc struct {
+	name, doc  uintptr // *char
+	params     uintptr // *cParam
+	nparams    int32
+	builtin    int32
+	index      int32
+	releaseGIL int32
+}
+
+// minorSlots is ubx.h's UBX_MINOR_SLOTS.
+const minorSlots = 8
+
+// cModule mirrors ubx_module_def.
+type cModule struct {
+	doc, arrayName, forkErrorName uintptr // *char
+	funcs                         uintptr // *cFunc
+	nfuncs                        int32
+	minorFor                      [minorSlots]uint32
+	minorNewer                    uint32
+	major                         uint32
+	maxMajor, maxMinor            uint32
+}

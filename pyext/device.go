@@ -1,0 +1,215 @@
+package pyext
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dpctl"
+	"github.com/usmbridge/usmbridge/dtype"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/pybridge"
+	"github.com/usmbridge/usmbridge/syclobj"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// Device is where an array lives, or is to be made: the host, or a SYCL
+// device of dpctl's. A parameter of type Device accepts what the array API's
+// device keywords do here: "cpu" (the host), a SYCL filter string
+// ("opencl:cpu", "level_zero:gpu:0"), a DLPack (device_type, device_id)
+// pair, a dpctl.SyclDevice or a dpctl.SyclQueue; None or an omitted
+// Optional argument is the host. Default("cpu") and other strings are
+// read the same way. A device usmbridge cannot use is a ValueError naming
+// the parameter.
+type Device struct {
+	// DL is the device as DLPack names it: (kDLCPU, 0) for the host,
+	// (kDLOneAPI, id) for a SYCL device.
+	DL dlpack.Device
+	// Backend and Index are the SYCL device in dpctl's registry (nil and
+	// -1 for the host).
+	Backend usm.Backend
+	Index   int
+}
+
+// Host is the host device.
+var Host = Device{DL: dlpack.Device{Type: dlpack.CPU}, Index: -1}
+
+// IsHost reports whether d is the host.
+func (d Device) IsHost() bool { return d.DL.Type != dlpack.OneAPI }
+
+func (d Device) String() string {
+	if d.IsHost() {
+		return "cpu"
+	}
+	return d.DL.String()
+}
+
+// Empty allocates a C-contiguous array of shape with elements of type T on
+// d: host memory of usmbridge's cpu backend, or device USM in dpctl's
+// context for d (memory dpnp and dpctl.tensor read without a copy). The
+// array's Owner holds the allocation: a Go function returning the array
+// hands it to Python, which frees it when the Python Array goes.
+func Empty[T usm.Element](d Device, shape ...int64) (*usm.Array, error) {
+	et, err := dtype.FromDataType(dtypeOf[T]())
+	if err != nil {
+		return nil, err
+	}
+	probe := usm.Interface{Shape: shape, DType: et}
+	win, err := probe.Window()
+	if err != nil {
+		return nil, err
+	}
+	size := max(uintptr(win.Len()), uintptr(et.Size()))
+	var alloc *usm.Allocation
+	var reg *usm.Registry
+	if d.IsHost() {
+		host := cpu.Default()
+		alloc, err = host.AllocHost(size)
+		reg = usm.NewRegistry(host)
+	} else {
+		al, ok := d.Backend.(usm.Allocator)
+		if !ok {
+			return nil, errkind.New(errkind.Value, "pyext.Empty", "usmbridge cannot allocate on "+d.String())
+		}
+		alloc, err = al.Alloc(d.Index, usm.KindDevice, size)
+		reg = usm.NewRegistry(d.Backend)
+	}
+	if err != nil {
+		return nil, err
+	}
+	arr, err := reg.NewArray(alloc, et, shape)
+	if err != nil {
+		_ = alloc.Free()
+		return nil, err
+	}
+	return arr, nil
+}
+
+// deviceOf reads a device argument (see Device).
+func deviceOf(g *pybridge.GIL, o pybridge.Object) (Device, error) {
+	if o.Ptr() == 0 || g.IsNone(o) {
+		return Host, nil
+	}
+	if s, ok := g.AsString(o); ok {
+		return deviceNamed(s)
+	}
+	// A dpctl.SyclQueue names its device; a SyclDevice its filter string.
+	if dev, err := g.GetAttr(o, "sycl_device"); err == nil {
+		defer g.DecRef(dev)
+		o = dev
+	}
+	if fs, err := g.GetAttr(o, "filter_string"); err == nil {
+		defer g.DecRef(fs)
+		if s, ok := g.AsString(fs); ok {
+			return deviceNamed(s)
+		}
+	}
+	opts, err := g.DLPackOptions(dlabi.Device{}, pybridge.Object{}, pybridge.Object{}, o, pybridge.Object{})
+	if err != nil || opts.Device == nil {
+		return Device{}, errkind.New(errkind.Type, "pyext", "expected \"cpu\", a SYCL filter string, a DLPack (device_type, device_id) pair, a dpctl.SyclDevice or a dpctl.SyclQueue")
+	}
+	return deviceOfDL(*opts.Device)
+}
+
+// deviceNamed is the device "cpu" or a SYCL filter string names.
+func deviceNamed(s string) (Device, error) {
+	if strings.EqualFold(s, "cpu") {
+		return Host, nil
+	}
+	sel, err := syclobj.ParseSelector(s)
+	if err != nil {
+		return Device{}, err
+	}
+	d, err := sycl(strconv.Quote(s))
+	if err != nil {
+		return Device{}, err
+	}
+	b, local, err := d.Registry().Select(sel)
+	if err != nil {
+		return Device{}, err
+	}
+	dl, err := d.DLPackDevice(local)
+	if err != nil {
+		return Device{}, err
+	}
+	return Device{DL: dl, Backend: b, Index: local}, nil
+}
+
+// sycl is dpctl's SYCL runtime, for the device named: a Python without
+// dpctl (or without a SYCL runtime) has no such device, a ValueError as
+// NumPy's for a device it cannot provide, chained to the ImportError; an
+// import interrupted (KeyboardInterrupt, ...) is that exception itself.
+func sycl(device string) (*dpctl.Backend, error) {
+	d, err := ext.py.Dpctl()
+	if errors.Is(err, usm.ErrNotAvailable) {
+		return nil, errkind.Wrap(errkind.Value, "pyext", "device "+device+" is a SYCL device, and this Python has no SYCL runtime", err)
+	}
+	return d, err
+}
+
+// deviceOfDL is the device of a DLPack pair.
+func deviceOfDL(dl dlpack.Device) (Device, error) {
+	switch dl.Type {
+	case dlpack.CPU:
+		if dl.ID != 0 {
+			return Device{}, errkind.New(errkind.Value, "pyext", "kDLCPU has device 0 only, got "+dl.String())
+		}
+		return Host, nil
+	case dlpack.OneAPI:
+		d, err := sycl(dl.String())
+		if err != nil {
+			return Device{}, err
+		}
+		b, local, err := d.Registry().FromDLPackDevice(dl)
+		if err != nil {
+			return Device{}, err
+		}
+		return Device{DL: dl, Backend: b, Index: local}, nil
+	}
+	return Device{}, errkind.New(errkind.Value, "pyext", "usmbridge has no device "+dl.String())
+}
+
+// deviceArg is the decoder of Device parameters.
+func (c *frame) device(i int) (Device, error) {
+	v := &c.vals[i]
+	spec := &c.fn.params[i]
+	var d Device
+	var err error
+	switch {
+	case v.kind == vMissing && spec.hasDefault:
+		d, err = deviceOfDefault(spec.deflt)
+	case v.kind == vMissing || v.kind == vNone:
+		return Host, nil
+	default:
+		err = c.py.DoHeld(func(g *pybridge.GIL) error { // decoding, with the GIL
+			var err error
+			d, err = deviceOf(g, pybridge.UnsafeObject(v.obj))
+			return err
+		})
+	}
+	if err != nil {
+		var exc *pybridge.Exception
+		if errors.As(err, &exc) {
+			return Device{}, err
+		}
+		k := errkind.Of(err)
+		if k == nil || k == errkind.NotAvailable {
+			k = errkind.Value
+		}
+		return Device{}, &ArgumentError{Func: c.fn.name, Param: spec.name, Reason: "is not a device usmbridge can use", kind: k, Err: err}
+	}
+	return d, nil
+}
+
+func deviceOfDefault(v any) (Device, error) {
+	switch x := v.(type) {
+	case Device:
+		return x, nil
+	case string:
+		return deviceNamed(x)
+	}
+	return Device{}, errors.New("a Device parameter's default is a Device or a string")
+}

@@ -1,0 +1,29 @@
+package pyext
+
+import (
+	"github.com/usmbridge/usmbridge/internal/boundary"
+	"github.com/usmbridge/usmbridge/pybridge"
+)
+
+// Python is the interpreter the module runs in (nil before Python imported
+// it): a Go function calls back into Python, from any goroutine, with its
+// Do.
+func Python() *pybridge.Python { return ext.py }
+
+// Live returns the module's Go counts, for leak tests: "arrays" (Arrays
+// whose Go state is alive: Go's results and imports), "dlpack_calls"
+// (__dlpack__ requests the C half left to Go), "go_calls" (every call the
+// C half made into Go), "panics" (Go panics
+// recovered where C calls Go, each logged and raised as RuntimeError,
+// Go functions' own included) and "gated_callbacks" (Go callbacks C calls
+// through the fork gate). A module that released everything shows zero
+// arrays.
+func Live() map[string]int64 {
+	return map[string]int64{
+		"arrays":          handles.live.Load(),
+		"dlpack_calls":    dlpackCalls.Load(),
+		"go_calls":        goCalls.Load(),
+		"panics":          boundary.Panics() + userPanics.Load(),
+		"gated_callbacks": int64(boundary.Gated()),
+	}
+}

@@ -1,0 +1,146 @@
+package pyext
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Module is an extension module being defined. The package built into the
+// module has a function
+//
+//	func Module(m *pyext.Module) error
+//
+// which adds the module's functions; `python -m usmbridge.build` calls it
+// when Python imports the module. Definition errors (a parameter type pyext
+// cannot convert, an option that does not fit its parameter, two functions
+// of one name) are collected, and the import fails with an ImportError
+// that lists them; Check reports them to a Go test first.
+type Module struct {
+	name  string
+	doc   string
+	funcs []*function
+	errs  []error
+
+	arrayName, forkErrorName string
+}
+
+// Name is the module's full name, as Python imports it ("saxpy",
+// "usmbridge._ext").
+func (m *Module) Name() string { return m.name }
+
+// Doc sets the module's docstring.
+func (m *Module) Doc(doc string) { m.doc = doc }
+
+// TypeNames names the module's Array type and fork error, by default
+// "<module>.Array" and "<module>.ForkError" (usmbridge's own module, whose
+// objects users meet as usmbridge.Array, names them so).
+func (m *Module) TypeNames(array, forkError string) {
+	m.arrayName, m.forkErrorName = array, forkError
+}
+
+// FromDLPack adds the array API's from_dlpack(x, /, *, device=None,
+// copy=None) under name: it takes any DLPack producer (host memory is
+// imported by the module's C half without entering Go, as NumPy's own
+// from_dlpack does; USM, streams, copies and moves are Go's) and returns
+// an Array of this module.
+func (m *Module) FromDLPack(name string) {
+	m.add(&function{name: name, builtin: fnFromDLPack, doc: name + "(x, /, *, device=None, copy=None)\n--\n\n" +
+		"Return an Array over the data of x, as the array API's from_dlpack does.\n\n" +
+		"x is any DLPack producer (numpy, dpnp, dpctl, jax, torch, another module's Array).\n" +
+		"device is where the array must be: \"cpu\", a DLPack (device_type, device_id) pair,\n" +
+		"a dpctl filter string, a dpctl.SyclDevice or a dpctl.SyclQueue; copy=None shares\n" +
+		"memory where possible, True always copies, False never does (BufferError or\n" +
+		"ValueError when a copy would be needed). A SYCL producer is passed the queue the\n" +
+		"array lands on as stream, so it orders that queue after its pending work without\n" +
+		"a host wait."})
+}
+
+// AsArray adds asarray(obj, /) under name: a zero-copy Array over obj's
+// __sycl_usm_array_interface__ (dpnp and dpctl arrays, dpctl.memory
+// objects), checked with dpctl's rules, its pointer bound to the SYCL
+// context its syclobj names. The Array keeps obj alive.
+func (m *Module) AsArray(name string) {
+	m.add(&function{name: name, builtin: fnAsArray, doc: name + "(obj, /)\n--\n\n" +
+		"Return a zero-copy Array over obj's USM memory (__sycl_usm_array_interface__).\n\n" +
+		"The interface is checked with dpctl's rules and exceptions, the pointer must belong\n" +
+		"to the SYCL context its syclobj names, and where the runtime can tell the\n" +
+		"allocation's extent the array must lie inside it (ValueError otherwise). The\n" +
+		"read-only flag is kept. The Array keeps obj alive. Needs dpctl."})
+}
+
+func (m *Module) add(f *function) {
+	for _, g := range m.funcs {
+		if g.name == f.name {
+			m.errs = append(m.errs, fmt.Errorf("function %s defined twice", f.name))
+			return
+		}
+	}
+	if !identifier(f.name) {
+		m.errs = append(m.errs, fmt.Errorf("function name %q is not a Python identifier", f.name))
+		return
+	}
+	m.funcs = append(m.funcs, f)
+}
+
+// err is the module's definition errors, joined.
+func (m *Module) err() error {
+	if len(m.errs) == 0 {
+		return nil
+	}
+	return errors.Join(m.errs...)
+}
+
+// registered is the module this library serves (Main).
+var registered struct {
+	name   string
+	define func(*Module) error
+}
+
+// Main makes this program the extension module name, defined by define
+// when Python imports it. The main package that `python -m usmbridge.build`
+// writes calls it; a hand-written one does the same:
+//
+//	package main
+//
+//	// void *ubx_module_init(const char *name);
+//	// void *PyInit_saxpy(void) { return ubx_module_init("saxpy"); }
+//	import "C"
+//
+//	import (
+//		"example.com/saxpy"
+//		"github.com/usmbridge/usmbridge/pyext"
+//	)
+//
+//	func init() { pyext.Main("saxpy", saxpy.Module) }
+//	func main() {}
+//
+// built with go build -buildmode=c-shared, cgo on, CGO_CFLAGS naming
+// Python's include directory and -DUBX_MODULE.
+func Main(name string, define func(*Module) error) {
+	registered.name, registered.define = name, define
+}
+
+// Check runs define on a new module named name and returns every
+// definition error, as the import would report them: call it from a Go
+// test of the package so that a mistake fails there rather than at import.
+func Check(name string, define func(*Module) error) error {
+	m := &Module{name: name}
+	if err := define(m); err != nil {
+		return err
+	}
+	return m.err()
+}
+
+func identifier(s string) bool {
+	if s == "" || strings.ContainsAny(s[:1], "0123456789") {
+		return false
+	}
+	for _, r := range s {
+		letter := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+		if r != '_' && !letter && ('0' > r || r > '9') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,99 @@
+"""usmbridge.Array as an array object (issue 25): NumPy takes it as a view
+(buffer protocol, __array__ with NumPy's copy keyword), it answers the
+array API's attributes that need no compute, its transposes are views, and
+its repr shows values."""
+import gc
+import sys
+
+import numpy as np
+import pytest
+
+import usmbridge as ub
+
+
+def test_numpy_views_host_memory():
+    x = np.arange(12, dtype="f4").reshape(3, 4)
+    a = ub.from_dlpack(x)
+    v = np.asarray(a)
+    assert v.ctypes.data == x.ctypes.data and v.flags.writeable
+    v[0, 0] = 7
+    assert x[0, 0] == 7, "a view, not a copy"
+    m = memoryview(a)
+    assert (m.format, m.shape, m.strides, m.readonly) == ("f", (3, 4), (16, 4), False)
+    s = ub.from_dlpack(x[::-1, ::2])
+    assert np.asarray(s).tolist() == x[::-1, ::2].tolist()
+    assert np.shares_memory(np.asarray(s), x)
+
+
+def test_read_only_is_honoured():
+    x = np.arange(4.0)
+    x.flags.writeable = False
+    a = ub.from_dlpack(x)
+    v = np.asarray(a)
+    assert not v.flags.writeable
+    with pytest.raises(ValueError):
+        v[0] = 1
+    assert memoryview(a).readonly
+    import ctypes
+    with pytest.raises(TypeError, match="not writable"):  # ctypes' word for our BufferError
+        ctypes.c_char.from_buffer(a)  # asks a writable buffer
+
+
+def test_array_protocol_copy_keyword():
+    x = np.arange(6.0)
+    a = ub.from_dlpack(x)
+    assert np.shares_memory(a.__array__(), x)
+    assert np.shares_memory(a.__array__(copy=False), x)
+    c = a.__array__(copy=True)
+    assert not np.shares_memory(c, x) and c.tolist() == x.tolist()
+    assert np.array(a, copy=True).tolist() == x.tolist()
+    f = a.__array__(dtype="f4")
+    assert f.dtype == np.float32 and f.tolist() == x.tolist()
+    with pytest.raises(ValueError):
+        a.__array__(dtype="f4", copy=False)
+
+
+def test_device_memory_through_array():
+    dpnp = pytest.importorskip("dpnp")
+    a = ub.asarray(dpnp.arange(5, dtype="f4"))  # device USM: no buffer
+    with pytest.raises(BufferError, match="not host-accessible"):
+        memoryview(a)
+    assert np.asarray(a).tolist() == [0, 1, 2, 3, 4]  # through __array__: a host copy
+    with pytest.raises(ValueError, match="without a copy"):
+        np.asarray(a, copy=False)
+    s = ub.asarray(dpnp.arange(5, dtype="f4", usm_type="shared"))
+    assert np.asarray(s).ctypes.data == s.data, "shared USM is viewed"
+
+
+def test_attributes():
+    x = np.zeros((2, 3, 4), dtype="i2")
+    a = ub.from_dlpack(x)
+    assert (a.ndim, a.size, a.nbytes, a.itemsize, len(a)) == (3, 24, 48, 2, 2)
+    assert a.dtype == np.int16 and isinstance(a.dtype, np.dtype)
+    assert a.device == (1, 0) and a.shape == (2, 3, 4) and a.strides == (12, 4, 1)
+    with pytest.raises(TypeError):
+        len(ub.from_dlpack(np.array(1.0)))
+    # device is what from_dlpack's device takes
+    assert ub.from_dlpack(x, device=a.device).device == a.device
+
+
+def test_transposes_are_views():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    a = ub.from_dlpack(x)
+    assert np.from_dlpack(a.T).tolist() == x.T.tolist()
+    assert np.from_dlpack(a.mT).tolist() == np.swapaxes(x, -1, -2).tolist()
+    assert a.T.data == a.data and a.T.strides == (1, 4, 12)
+    with pytest.raises(ValueError):
+        ub.from_dlpack(np.arange(3.0)).mT
+    r0 = sys.getrefcount(x)
+    t = ub.from_dlpack(x).T
+    gc.collect()
+    assert np.from_dlpack(t)[3, 2, 1] == x[1, 2, 3], "the view holds the memory"
+    del t
+    gc.collect()
+    assert sys.getrefcount(x) == r0
+
+
+def test_repr_shows_values():
+    assert repr(ub.from_dlpack(np.arange(3, dtype="f4"))) == "usmbridge.Array([0., 1., 2.], dtype=float32)"
+    assert "..." in repr(ub.from_dlpack(np.arange(5000.0)))

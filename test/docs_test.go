@@ -1,0 +1,473 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/testutil"
+)
+
+// The docs a user reads: every code block in them is checked, Python by
+// running it (TestDocsPython), Go by holding it to the code it was copied
+// from, which go test compiles and runs (TestDocsGo). RATIONALE.md holds
+// no code to run.
+var docFiles = []string{"README.md", "CONTRIBUTING.md", "docs/*.md"}
+
+// docBlock is one fenced code block of a doc.
+type docBlock struct {
+	file   string // relative to the repository's root
+	line   int    // of the opening fence, 1-based
+	lang   string // the fence's info string: "python", "go", "sh", ...
+	text   string // the lines between the fences, each ending in "\n"
+	marker string // the HTML comment on the line before the fence, without <!-- -->; "" if none
+}
+
+func (b docBlock) String() string { return fmt.Sprintf("%s:%d", b.file, b.line) }
+
+// Markers a block may carry, on the line right before its fence:
+//
+//	<!-- not run: reason -->         a Python block that is not run (kept rare: a file of the
+//	                                 reader's own project, say)
+//	<!-- run: mpiexec -n N -->       a Python block run as N MPI ranks (USMBRIDGE_MPIEXEC)
+//	<!-- go: path [name] -->         a Go block that is lines of the declaration name in the
+//	                                 file path (relative to the root), or of the whole file
+var (
+	notRunRe  = regexp.MustCompile(`^not run: \S.*$`)
+	mpiRunRe  = regexp.MustCompile(`^run: mpiexec -n ([0-9]+)$`)
+	goCodeRe  = regexp.MustCompile(`^go: (\S+\.go)(?: (\S+))?$`)
+	fenceRe   = regexp.MustCompile("^```([A-Za-z0-9_+-]*)\\s*$")
+	commentRe = regexp.MustCompile(`^<!--\s*(.*?)\s*-->$`)
+)
+
+// readDocs returns the code blocks of every doc file, failing on an
+// unterminated fence.
+func readDocs(t *testing.T, root string) []docBlock {
+	t.Helper()
+	var blocks []docBlock
+	for _, pattern := range docFiles {
+		files, err := filepath.Glob(filepath.Join(root, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range files {
+			rel, _ := filepath.Rel(root, path)
+			blocks = append(blocks, parseBlocks(t, rel, path)...)
+		}
+	}
+	if len(blocks) == 0 {
+		t.Fatal("no code blocks in the docs")
+	}
+	return blocks
+}
+
+func parseBlocks(t *testing.T, rel, path string) []docBlock {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	var blocks []docBlock
+	for i := 0; i < len(lines); i++ {
+		m := fenceRe.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		b := docBlock{file: rel, line: i + 1, lang: m[1]}
+		for j := i - 1; j >= 0; j-- { // the marker: the nearest line above that is not blank
+			if s := strings.TrimSpace(lines[j]); s != "" {
+				if c := commentRe.FindStringSubmatch(s); c != nil {
+					b.marker = c[1]
+				}
+				break
+			}
+		}
+		var body strings.Builder
+		end := -1
+		for j := i + 1; j < len(lines); j++ {
+			if strings.TrimRight(lines[j], " \t") == "```" {
+				end = j
+				break
+			}
+			body.WriteString(lines[j] + "\n")
+		}
+		if end < 0 {
+			t.Fatalf("%s: a code block that never ends", b)
+		}
+		b.text = body.String()
+		blocks = append(blocks, b)
+		i = end
+	}
+	return blocks
+}
+
+// TestDocsPython runs every ```python block of the docs with the project's
+// Python, the package built from this checkout (USMBRIDGE_LIB) and the
+// saxpy example module on the path, each block in a process of its own
+// (test/docblock.py: a ">>> " session is checked with doctest, anything
+// else runs as a program). A block fails the test if it raises or, for a
+// session, prints anything but what the docs show.
+func TestDocsPython(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []docBlock
+	notRun := 0
+	for _, b := range readDocs(t, root) {
+		if b.lang != "python" {
+			continue
+		}
+		switch {
+		case b.marker == "" || goCodeRe.MatchString(b.marker):
+		case notRunRe.MatchString(b.marker):
+			notRun++
+			continue
+		case mpiRunRe.MatchString(b.marker):
+		default:
+			t.Errorf("%s: unknown marker <!-- %s --> (want \"not run: <reason>\" or \"run: mpiexec -n <N>\")", b, b.marker)
+		}
+		blocks = append(blocks, b)
+	}
+	if len(blocks) == 0 {
+		t.Fatal("no Python blocks to run in the docs")
+	}
+	// Blocks that are not run stay the exception (a file of the reader's
+	// own project, which pip runs).
+	if notRun > 2 {
+		t.Errorf("%d Python blocks are marked \"not run\": run them, or say in this test why more may not", notRun)
+	}
+	if raceEnabled {
+		t.Skip("runs without -race only: the blocks run in other processes")
+	}
+	py := os.Getenv("USMBRIDGE_PYTHON")
+	if py == "" {
+		testutil.Runtime(t, testutil.Python, errkind.New(errkind.NotAvailable, "docs", "USMBRIDGE_PYTHON is not set"))
+	}
+	// The docs show NumPy, dpctl and dpnp on an opencl:cpu device, and jax
+	// and tvm-ffi: the project's .venv has them all.
+	if err := exec.Command(py, "-c", "import numpy, dpctl, dpnp, jax, tvm_ffi; dpctl.SyclDevice('opencl:cpu')").Run(); err != nil {
+		testutil.Runtime(t, testutil.Dpctl, errkind.Wrap(errkind.NotAvailable, "docs", "numpy/dpctl/dpnp/jax/tvm_ffi or an opencl:cpu device missing", err))
+	}
+	dir := t.TempDir()
+	buildModule(t, dir, "--name", "usmbridge._ext", "../python/ext")
+	buildModule(t, dir, "../examples/saxpy")
+	lib, err := filepath.Glob(filepath.Join(dir, "_ext.*"))
+	if err != nil || len(lib) != 1 {
+		t.Fatalf("no usmbridge._ext built in %s: %v", dir, lib)
+	}
+	runner := filepath.Join(root, "test", "docblock.py")
+	env := append(os.Environ(),
+		"PYTHONPATH="+dir+string(os.PathListSeparator)+filepath.Join(root, "python"),
+		"USMBRIDGE_LIB="+lib[0], "JAX_PLATFORMS=cpu")
+	// Sessions run per file, in order, in one namespace (a page is read
+	// top to bottom); programs run each in a process of its own.
+	var programs []docBlock
+	sessions := map[string][]docBlock{}
+	var files []string
+	for _, b := range blocks {
+		if !strings.HasPrefix(strings.TrimSpace(b.text), ">>> ") {
+			programs = append(programs, b)
+			continue
+		}
+		if sessions[b.file] == nil {
+			files = append(files, b.file)
+		}
+		sessions[b.file] = append(sessions[b.file], b)
+	}
+	for _, file := range files {
+		t.Run(file+" sessions", func(t *testing.T) {
+			t.Parallel()
+			args := []string{runner, "session"}
+			for _, b := range sessions[file] {
+				args = append(args, b.String()+"="+writeBlock(t, b))
+			}
+			runDocBlock(t, file+"'s sessions", "", exec.Command(py, args...), env)
+		})
+	}
+	for _, b := range programs {
+		t.Run(b.String(), func(t *testing.T) {
+			t.Parallel()
+			path := writeBlock(t, b)
+			if m := mpiRunRe.FindStringSubmatch(b.marker); m != nil {
+				mpiexec := os.Getenv("USMBRIDGE_MPIEXEC")
+				if mpiexec == "" {
+					testutil.Runtime(t, testutil.MPI, errkind.New(errkind.NotAvailable, "docs", "USMBRIDGE_MPIEXEC is not set (scripts/setup-50-mpi.sh prints it)"))
+				}
+				// The fork launcher starts the ranks here, without ssh;
+				// `python -m mpi4py` aborts every rank when one raises.
+				runDocBlock(t, b.String(), b.text, exec.Command(mpiexec, "-launcher", "fork", "-n", m[1], py, "-m", "mpi4py", runner, "program", path), env)
+				return
+			}
+			runDocBlock(t, b.String(), b.text, exec.Command(py, runner, "program", path), env)
+		})
+	}
+}
+
+// writeBlock writes a block into a file of its own, in a directory of the
+// test's, and returns the file's path.
+func writeBlock(t *testing.T, b docBlock) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), strings.NewReplacer("/", "_", ":", "_").Replace(b.String())+".py")
+	if err := os.WriteFile(path, []byte(b.text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runDocBlock runs cmd (test/docblock.py, directly or under mpiexec) in
+// the test's directory, within two minutes, and fails t with the block (a
+// program's; a session's failures show their own lines) and what cmd
+// printed if it fails.
+func runDocBlock(t *testing.T, what, block string, cmd *exec.Cmd, env []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = env
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("%s did not finish in time:\n%s", what, out)
+	}
+	if err != nil && block != "" {
+		t.Fatalf("%s failed: %v\n--- the block:\n%s--- its output:\n%s", what, err, block, out)
+	}
+	if err != nil {
+		t.Fatalf("%s failed: %v\n%s", what, err, out)
+	}
+}
+
+// TestDocsGo holds every ```go block of the docs to the Go code it shows.
+// A block carries <!-- go: path [name] -->: its lines, without their
+// common indentation, must be consecutive lines of the declaration name
+// (a function, or Type.Method) in the file path, likewise without theirs,
+// or of the whole file when name is omitted. The code they are taken from
+// is compiled and run by go test: docs/go.md and README.md show Example
+// functions, whose `// Output:` go test asserts, and docs/extensions.md
+// shows the saxpy example module and test/extmod, which
+// examples/saxpy/saxpy_test.go and TestExtmod build and run from Python.
+func TestDocsGo(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, b := range readDocs(t, root) {
+		if b.lang != "go" {
+			continue
+		}
+		n++
+		m := goCodeRe.FindStringSubmatch(b.marker)
+		if m == nil {
+			t.Errorf("%s: a Go block without <!-- go: path [name] --> naming the code it shows", b)
+			continue
+		}
+		src, err := goSource(filepath.Join(root, filepath.FromSlash(m[1])), m[2])
+		if err != nil {
+			t.Errorf("%s: %v", b, err)
+			continue
+		}
+		if !containsLines(src, strings.TrimSuffix(b.text, "\n")) {
+			t.Errorf("%s: the block is not the code of %s %s; it is now:\n%s", b, m[1], m[2], dedent(src))
+		}
+	}
+	if n == 0 {
+		t.Fatal("no Go blocks in the docs")
+	}
+}
+
+// goSource returns the text of the declaration name in a Go file (from
+// `func` to its closing brace, without its doc comment), or the whole
+// file for "". name is a function or Type.Method.
+func goSource(path, name string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	if name == "" {
+		return string(data), nil
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, data, parser.ParseComments)
+	if err != nil {
+		return "", err
+	}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || declName(fd) != name {
+			continue
+		}
+		return string(data[fset.Position(fd.Pos()).Offset:fset.Position(fd.End()).Offset]), nil
+	}
+	return "", fmt.Errorf("%s declares no function %s", path, name)
+}
+
+func declName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	typ := fd.Recv.List[0].Type
+	if s, ok := typ.(*ast.StarExpr); ok {
+		typ = s.X
+	}
+	if id, ok := typ.(*ast.Ident); ok {
+		return id.Name + "." + fd.Name.Name
+	}
+	return fd.Name.Name
+}
+
+// dedent removes the leading tabs all non-blank lines share, and trailing
+// blanks.
+func dedent(s string) string {
+	lines := strings.Split(s, "\n")
+	common := -1
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if n := len(l) - len(strings.TrimLeft(l, "\t")); common < 0 || n < common {
+			common = n
+		}
+	}
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			lines[i] = ""
+		} else {
+			lines[i] = strings.TrimRight(l[common:], " \t")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// containsLines reports whether the lines of part are consecutive lines of
+// whole, each side without the indentation its lines share.
+func containsLines(whole, part string) bool {
+	w, p := strings.Split(whole, "\n"), dedent(part)
+	n := strings.Count(p, "\n") + 1
+	for i := 0; i+n <= len(w); i++ {
+		if dedent(strings.Join(w[i:i+n], "\n")) == p {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDocsLinks checks the relative links of the docs: the file exists
+// and, for a link with a #fragment into a Markdown file, that file has a
+// heading of that anchor (GitHub's: lower case, punctuation dropped,
+// spaces as dashes).
+func TestDocsLinks(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	linkRe := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, pattern := range append(docFiles, "RATIONALE.md") {
+		files, _ := filepath.Glob(filepath.Join(root, pattern))
+		for _, path := range files {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(root, path)
+			inFence := false
+			for i, line := range strings.Split(string(data), "\n") {
+				if strings.HasPrefix(line, "```") {
+					inFence = !inFence
+				}
+				if inFence {
+					continue
+				}
+				for _, m := range linkRe.FindAllStringSubmatch(line, -1) {
+					target := m[1]
+					if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+						continue
+					}
+					file, frag, _ := strings.Cut(target, "#")
+					dest := path
+					if file != "" {
+						dest = filepath.Join(filepath.Dir(path), filepath.FromSlash(file))
+					}
+					if _, err := os.Stat(dest); err != nil {
+						t.Errorf("%s:%d: link to %s: no such file", rel, i+1, target)
+						continue
+					}
+					if frag != "" && strings.HasSuffix(dest, ".md") && !hasAnchor(t, dest, frag) {
+						t.Errorf("%s:%d: link to %s: no heading with that anchor", rel, i+1, target)
+					}
+				}
+			}
+		}
+	}
+}
+
+// hasAnchor reports whether the Markdown file has a heading whose GitHub
+// anchor is frag.
+func hasAnchor(t *testing.T, path, frag string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inFence := false
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+		}
+		if inFence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		if anchorOf(strings.TrimSpace(strings.TrimLeft(line, "#"))) == frag {
+			return true
+		}
+	}
+	return false
+}
+
+// anchorOf is GitHub's anchor of a heading: lower case, every character
+// but letters, digits, spaces, '-' and '_' dropped, spaces as '-'.
+func anchorOf(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// TestDocsSupportMatrix holds the CPython versions README.md's "What runs
+// where" names for the Python package to supportedPythons, the versions
+// TestPythonVersions installs and tests the package on.
+func TestDocsSupportMatrix(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "| Python package | CPython " + strings.Join(supportedPythons, ", ") + " "
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "| Python package |") {
+			if !strings.HasPrefix(line, want) {
+				t.Errorf("README.md's Python package row does not start %q:\n%s", want, line)
+			}
+			return
+		}
+	}
+	t.Error(`README.md has no "| Python package |" row`)
+}

@@ -1,0 +1,85 @@
+package test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/testutil"
+	"github.com/usmbridge/usmbridge/pyext"
+	"github.com/usmbridge/usmbridge/test/extmod"
+)
+
+func TestExtmodDefinition(t *testing.T) {
+	if err := pyext.Check("extmod", extmod.Module); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// buildModule builds the Go package dir into dir with `python -m
+// usmbridge.build` (from the repository's python/ directory) and returns
+// the project's Python.
+func buildModule(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	py := os.Getenv("USMBRIDGE_PYTHON")
+	if py == "" {
+		testutil.Runtime(t, testutil.Python, errkind.New(errkind.NotAvailable, "extension", "USMBRIDGE_PYTHON is not set"))
+	}
+	if _, err := exec.LookPath("cc"); err != nil {
+		testutil.Runtime(t, testutil.CCompiler, errkind.Wrap(errkind.NotAvailable, "extension", "no C compiler for cgo", err))
+	}
+	pkg, err := filepath.Abs("../python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, append([]string{"-m", "usmbridge.build", "-o", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+pkg)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("python -m usmbridge.build %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return py
+}
+
+// TestExtmod runs test_extmod.py against extmod built by the command users
+// run: pyext's contract (arguments, results, errors, panics, threads).
+func TestExtmod(t *testing.T) {
+	dir := t.TempDir()
+	py := buildModule(t, dir, "extmod")
+	cmd := exec.Command(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "extmod/test_extmod.py")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("pytest: %v", err)
+	}
+}
+
+// TestTwoRuntimes loads two Go extension modules into one interpreter,
+// usmbridge._ext and saxpy, each with its own Go runtime (Go does not
+// promise that several coexist: golang/go#18976), and hammers them: two
+// threads pass arrays across the two for 20,000 rounds each way while both
+// runtimes collect garbage often (GOGC=5). It runs in a child process, so
+// a runtime that breaks the other fails this test, not the run.
+func TestTwoRuntimes(t *testing.T) {
+	dir := t.TempDir()
+	py := buildModule(t, dir, "../examples/saxpy")
+	buildModule(t, dir, "--name", "usmbridge._ext", "../python/ext")
+	lib, err := filepath.Glob(filepath.Join(dir, "_ext.*"))
+	if err != nil || len(lib) != 1 {
+		t.Fatalf("no usmbridge._ext built in %s: %v", dir, lib)
+	}
+	pkg, _ := filepath.Abs("../python")
+	cmd := exec.Command(py, "runtimes.py")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir+string(os.PathListSeparator)+pkg, "USMBRIDGE_LIB="+lib[0], "GOGC=5")
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("two runtimes: %v", err)
+	}
+	if !strings.Contains(string(out), "round trips each way") || !strings.Contains(string(out), "'panics': 0") {
+		t.Fatal("the run did not finish cleanly")
+	}
+}

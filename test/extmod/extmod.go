@@ -1,0 +1,210 @@
+// Package extmod is an extension module for the tests of pyext's contract
+// (test/extension_test.go): arguments of every kind, results of every
+// kind, errors and Python exceptions crossing Go, panics, the GIL released
+// around Go work, goroutines calling back into Python, and arrays kept
+// past the call.
+package extmod
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/usmbridge/usmbridge/pybridge"
+	"github.com/usmbridge/usmbridge/pyext"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// Module defines extmod.
+func Module(m *pyext.Module) error {
+	m.Doc("pyext's test module")
+	pyext.Func4R(m, "scalars", "Echo the scalars as a tuple.", scalars,
+		pyext.P("i"), pyext.P("f"), pyext.P("b"), pyext.P("s", pyext.Default("default")))
+	pyext.Func2R(m, "narrow", "i as int8 plus u as uint16.", narrow, pyext.P("i"), pyext.P("u"))
+	pyext.Func1R(m, "total", "Sum of a float64 array of any layout.", total, pyext.P("x"))
+	pyext.Func1R(m, "first", "x[0] of a C-contiguous 1-D int32 array, or -1 for None.", first,
+		pyext.P("x", pyext.NDim(1), pyext.CContiguous(), pyext.Optional()))
+	pyext.Func1R(m, "kind", "The memory kind of any array.", kind, pyext.P("x", pyext.Memory(pyext.HostAccessible)))
+	pyext.Func2R(m, "same", "Return x itself (its memory, as an Array).", same, pyext.P("x"), pyext.P("shape", pyext.Shape(2, -1), pyext.Default(pyext.AnyArray{})))
+	pyext.Func1R(m, "halves", "A Go slice of n halves, handed to Python.", halves, pyext.P("n"))
+	pyext.Func1(m, "call", "Call fn() and return what it raised.", call, pyext.P("fn"))
+	pyext.Func1(m, "fail", "Fail with a Go error of the kind named.", fail, pyext.P("kind"))
+	pyext.Func0(m, "panic", "Panic.", func() error { panic("boom") })
+	pyext.Func1(m, "sleep", "Sleep ms milliseconds with the GIL released.", sleep, pyext.P("ms"), pyext.ReleaseGIL())
+	pyext.Func1(m, "sleep_held", "Sleep ms milliseconds holding the GIL.", sleep, pyext.P("ms"))
+	pyext.Func2(m, "from_goroutines", "Call fn(i) from n goroutines at once (the GIL released meanwhile); raise what the first that failed raised.",
+		fromGoroutines, pyext.P("fn"), pyext.P("n"), pyext.ReleaseGIL())
+	pyext.Func1(m, "keep", "Keep x past the call.", keep, pyext.P("x"))
+	pyext.Func0R(m, "kept_sum", "Sum of the kept array (float64), read after the call that gave it.", keptSum)
+	pyext.Func0(m, "drop", "Release the kept array.", drop)
+	pyext.Func1R(m, "host_ramp", "0, 1, ..., n-1 as float64 in usmbridge's cpu backend.", hostRamp, pyext.P("n"))
+	pyext.Func0R(m, "go_calls", "How many calls the C half made into Go.", func() (int64, error) { return pyext.Live()["go_calls"], nil })
+	return nil
+}
+
+func hostRamp(n int64) (*usm.Array, error) {
+	a, err := pyext.Empty[float64](pyext.Host, n)
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]float64, n)
+	for i := range vals {
+		vals[i] = float64(i)
+	}
+	if err := usm.CopyFromSlice(a, vals); err != nil {
+		a.Owner.Release()
+		return nil, err
+	}
+	return a, nil
+}
+
+func scalars(i int64, f float64, b bool, s string) (pybridge.Object, error) {
+	var o pybridge.Object
+	err := pyext.Python().Do(func(g *pybridge.GIL) error {
+		var err error
+		o, err = g.FromGo([]any{i, f, b, s})
+		return err
+	})
+	return o, err
+}
+
+func narrow(i int8, u uint16) (int, error) { return int(i) + int(u), nil }
+
+func total(x pyext.Array[float64]) (float64, error) {
+	vals, err := usm.Values[float64](x.USM())
+	if err != nil {
+		return 0, err
+	}
+	var t float64
+	for v := range vals {
+		t += v
+	}
+	return t, nil
+}
+
+func first(x pyext.Array[int32]) (int, error) {
+	if x.IsNone() {
+		return -1, nil
+	}
+	if x.Len() == 0 {
+		return 0, pyext.ValueError("x is empty")
+	}
+	return int(x.Slice()[0]), nil
+}
+
+func kind(x pyext.AnyArray) (string, error) {
+	a := x.USM()
+	if a.DLDevice.Type == 1 {
+		return "host", nil
+	}
+	return a.Memory.Kind.String(), nil
+}
+
+func same(x, shape pyext.AnyArray) (pyext.AnyArray, error) { return x, nil }
+
+func halves(n int) ([]float32, error) {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(i) / 2
+	}
+	return s, nil
+}
+
+func call(fn pybridge.Object) error {
+	return pyext.Python().Do(func(g *pybridge.GIL) error {
+		r, err := g.Call(fn) // a Python exception is err, as itself
+		if err == nil {
+			g.DecRef(r)
+		}
+		return err
+	})
+}
+
+func fail(kind string) error {
+	switch kind {
+	case "value":
+		return pyext.ValueError("a value error from Go")
+	case "type":
+		return pyext.TypeError("a type error from Go")
+	case "buffer":
+		return pyext.BufferError("a buffer error from Go")
+	case "kind":
+		return usm.ErrOverflow
+	case "usm": // an error of usmbridge's own, passed on as a user's function would
+		_, err := usm.ParseJSON([]byte("{"))
+		return err
+	}
+	return errors.New("a plain Go error")
+}
+
+func sleep(ms int) error {
+	time.Sleep(time.Duration(ms) * time.Millisecond)
+	return nil
+}
+
+func fromGoroutines(fn pybridge.Object, n int) error {
+	py := pyext.Python()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = py.Do(func(g *pybridge.GIL) error {
+				arg, err := g.FromGo(int64(i))
+				if err != nil {
+					return err
+				}
+				defer g.DecRef(arg)
+				r, err := g.Call(fn, arg)
+				if err == nil {
+					g.DecRef(r)
+				}
+				return err
+			})
+			runtime.Gosched()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err // the Python exception of the first callback that raised, as itself
+		}
+	}
+	return nil
+}
+
+var kept *usm.Array
+
+func keep(x pyext.AnyArray) error {
+	if kept != nil {
+		kept.Owner.Release()
+	}
+	var err error
+	kept, err = x.Keep()
+	return err
+}
+
+func keptSum() (float64, error) {
+	if kept == nil {
+		return 0, pyext.ValueError("nothing kept")
+	}
+	vals, err := usm.Values[float64](kept)
+	if err != nil {
+		return 0, err
+	}
+	var t float64
+	for v := range vals {
+		t += v
+	}
+	return t, nil
+}
+
+func drop() error {
+	if kept != nil {
+		kept.Owner.Release()
+		kept = nil
+	}
+	return nil
+}
