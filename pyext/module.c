@@ -344,7 +344,7 @@ static Array *array_alloc(int32_t ndim)
 	return a;
 }
 
-static int array_over(const void *p, int versioned, Array **out);
+static int array_over(const void *p, int versioned, PyObject *cap, Array **out);
 static void take_tensor(Array *a, void *p, int versioned);
 
 /* set_view copies v into a, shape and strides into a's dims, and starts
@@ -1399,7 +1399,7 @@ static int xch_to_py(ub_dl_managed_versioned *tensor, void **out_py_object)
 		return -1;
 	}
 	Array *a;
-	int r0 = array_over(tensor, 1, &a);
+	int r0 = array_over(tensor, 1, NULL, &a);
 	if (r0 < 0) {
 		if (tensor->deleter != NULL)
 			tensor->deleter(tensor);
@@ -1788,8 +1788,12 @@ static int take_capsule(PyObject *cap, hold *h, ubx_value *val)
 /* array_over makes an Array (not yet tracked, owning nothing) over a
  * producer's kDLCPU tensor p, its shape and strides imported straight into
  * the Array's dims: 1 with *out, 0 when Go must decide, -1 with an
- * exception. The caller makes the Array the tensor's owner. */
-static int array_over(const void *p, int versioned, Array **out)
+ * exception. The caller makes the Array the tensor's owner. When p is the
+ * tensor of a capsule, cap is that capsule: making the Array may run the
+ * collector, whose finalisers run Python code that may consume the capsule
+ * (and free the tensor), so the capsule is looked at again before the
+ * tensor is read; NULL for a tensor already handed to us. */
+static int array_over(const void *p, int versioned, PyObject *cap, Array **out)
 {
 	const ub_dl_tensor *t = versioned ? &((const ub_dl_managed_versioned *)p)->dl_tensor
 					  : &((const ub_dl_managed *)p)->dl_tensor;
@@ -1799,6 +1803,12 @@ static int array_over(const void *p, int versioned, Array **out)
 	Array *a = array_alloc(n);
 	if (a == NULL)
 		return -1;
+	void *again;
+	int v_again;
+	if (cap != NULL && (!capsule_tensor(cap, &again, &v_again) || again != p || v_again != versioned)) {
+		Py_DECREF(a);
+		return 0; /* taken meanwhile: Go says so */
+	}
 	/* The producer's ndim is read again there: the capacity bounds it. */
 	if (!ubx_import_host(p, versioned, &a->v, a->dims, n > INLINE_NDIM ? n : INLINE_NDIM)) {
 		Py_DECREF(a);
@@ -2284,7 +2294,7 @@ static PyObject *call_from_dlpack(PyObject *self, PyObject *const *args, Py_ssiz
 	int versioned;
 	Array *a = NULL;
 	PyObject *out = NULL;
-	r = capsule_tensor(cap, &p, &versioned) ? array_over(p, versioned, &a) : 0;
+	r = capsule_tensor(cap, &p, &versioned) ? array_over(p, versioned, cap, &a) : 0;
 	if (r > 0) {
 		if (PyCapsule_SetName(cap, versioned ? used_versioned : used_legacy) < 0) {
 			Py_DECREF(a);

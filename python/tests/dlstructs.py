@@ -1,5 +1,5 @@
 """The DLPack 1.x structs, as tests that rewrite a producer's tensor see
-them through ctypes (the layout pybridge/ext/ext.h gives them).
+them through ctypes (the layout pyext/ubx.h gives them).
 
 DLManagedTensorVersioned: version, manager_ctx, deleter, flags, then the
 DLTensor: data, device, ndim, dtype, shape, strides, byte_offset.

@@ -221,6 +221,67 @@ CASES = {
         del a; gc.collect()
         assert refs(x) == r0, "numpy's deleter ran once, at del"
         """,
+    # The collector runs a finaliser while C makes the Array (the
+    # allocation right after the producer returned its capsule: the
+    # threshold is set so), and the finaliser consumes the capsule as
+    # another consumer would: it takes the tensor, renames the capsule and
+    # calls the deleter. C looks at the capsule again before it reads the
+    # tensor, so Go refuses the consumed capsule; taking the tensor anyway
+    # made an Array over it and called its deleter a second time.
+    "capsule consumed during the import": """
+        from dlstructs import ManagedVersioned
+        api = ctypes.pythonapi
+        api.PyCapsule_New.restype = ctypes.py_object
+        api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+        api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+        deletes = []
+        deleter = DELETER(deletes.append)
+        x = np.arange(6.0)
+        shape = (ctypes.c_int64 * 1)(6)
+        tensors = []
+        def capsule():
+            m = ManagedVersioned()
+            m.version[0] = 1
+            m.deleter = ctypes.cast(deleter, ctypes.c_void_p)
+            m.dl_tensor.data, m.dl_tensor.device_type, m.dl_tensor.ndim = x.ctypes.data, 1, 1
+            m.dl_tensor.dtype = 2 | (64 << 8) | (1 << 16)  # float64
+            m.dl_tensor.shape = shape
+            tensors.append(m)
+            return api.PyCapsule_New(ctypes.addressof(m), b"dltensor_versioned", None)
+        stolen = []
+        class Thief:
+            def __init__(self, cap):
+                self.cap, self.me = cap, self  # a cycle: only the collector frees it
+            def __del__(self):
+                if api.PyCapsule_IsValid(self.cap, b"dltensor_versioned"):
+                    p = api.PyCapsule_GetPointer(self.cap, b"dltensor_versioned")
+                    api.PyCapsule_SetName(self.cap, b"used_dltensor_versioned")
+                    deleter(p)
+                    stolen.append(1)
+        class Producer:
+            def __dlpack__(self, **kw):
+                cap = capsule()
+                Thief(cap)
+                gc.set_threshold(gc.get_count()[0])  # the next tracked allocation collects
+                return cap
+            def __dlpack_device__(self):
+                return (1, 0)
+        for _ in range(5):
+            deletes.clear(); stolen.clear()
+            try:
+                a = ub.from_dlpack(Producer())
+            except ValueError:
+                assert stolen, "refused a capsule nobody took"
+            else:
+                assert not stolen, "an Array over a tensor another consumer took"
+                del a
+            gc.set_threshold(700); gc.collect()
+            assert len(deletes) == 1, "the deleter ran %d times" % len(deletes)
+        """,
     # Many, all released by C.
     "many": """
         x = np.arange(3.0); gc.collect(); r0 = refs(x); s0 = ub._stats()
