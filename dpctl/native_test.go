@@ -13,46 +13,11 @@ import (
 
 	"github.com/usmbridge/usmbridge/dpctl/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
-
-// extentPy makes 64-byte allocations in three ways (dpctl.memory, a
-// dpnp.tensor array, and dpctl.memory on a queue of a second, non-default
-// context) and a class whose SUAI describes any window of them as int32.
-const extentPy = `
-ext_mem = dpctl.memory.MemoryUSMShared(64, queue=q)
-ext_arr = dpt.arange(16, dtype='i4', sycl_queue=q)
-q2 = dpctl.SyclQueue(dpctl.SyclContext([q.sycl_device]), q.sycl_device)
-assert q2.sycl_context != q.sycl_context
-ext_mem2 = dpctl.memory.MemoryUSMDevice(64, queue=q2)
-ext_ptr = {k: v.__sycl_usm_array_interface__['data'][0] for k, v in
-           dict(mem=ext_mem, arr=ext_arr, mem2=ext_mem2).items()}
-class ExtWin:
-    def __init__(self, buf, so, shape, strides, offset):
-        self.d = dict(data=(ext_ptr[buf], False), shape=shape, strides=strides, offset=offset,
-                      typestr='<i4', version=1)
-        self.so = so
-    @property
-    def __sycl_usm_array_interface__(self):
-        return dict(self.d, syclobj=self.so())
-`
-
-// windowForms are the syclobj forms, per allocation: every route to a
-// binding (a pinned queue, unpinned queue and context refs, a filter
-// string through the default contexts, a non-default context).
-var windowForms = []struct{ buf, so string }{
-	{"mem", "lambda: q"},
-	{"arr", "lambda: q"},
-	{"mem", "lambda: q.sycl_context"},
-	{"mem", "lambda: 'opencl:cpu'"},
-	{"arr", "lambda: q._get_capsule()"},
-	{"arr", "lambda: q.sycl_context._get_capsule()"},
-	{"mem2", "lambda: q2"},
-	{"mem2", "lambda: q2.sycl_context"},
-	{"mem2", "lambda: q2._get_capsule()"},
-}
 
 // Native sides made for one bind (through a non-default context's ref,
 // which no pin holds) give back the cl_context reference getNative took:
@@ -60,7 +25,7 @@ var windowForms = []struct{ buf, so string }{
 // on that context's queue holds one reference until Unpin.
 func TestNativeContextReleased(t *testing.T) {
 	py, b := loaded(t)
-	run(t, py, extentPy+"ctx2_cap_arr = [ExtWin('mem2', lambda: q2.sycl_context._get_capsule(), (16,), None, 0) for _ in range(100)]")
+	run(t, py, testutil.ExtentPy+"ctx2_cap_arr = [ExtWin('mem2', lambda: q2.sycl_context._get_capsule(), (16,), None, 0) for _ in range(100)]")
 	run(t, py, "ctx2 = q2.sycl_context") // keeps the DPCTLSyclContextRef below alive
 	cl, release := b.NativeCL(uintptr(evalInt(t, py, "ctx2.addressof_ref()")))
 	require.NotZero(t, cl, "the OpenCL context of a dpctl.SyclContext has a native side")
@@ -171,7 +136,7 @@ func nativeGuardChild(t *testing.T, mode string) {
 	} else {
 		b.SetNativeRoute(0, abort)
 	}
-	run(t, py, extentPy+`
+	run(t, py, testutil.ExtentPy+`
 no_usm = [dv for dv in dpctl.get_devices() if not dv.has_aspect_usm_device_allocations
           and not dv.has_aspect_usm_host_allocations and not dv.has_aspect_usm_shared_allocations]
 `)
@@ -187,8 +152,8 @@ no_usm = [dv for dv in dpctl.get_devices() if not dv.has_aspect_usm_device_alloc
 			require.ErrorIs(t, err, usm.ErrValue)
 		}
 	default:
-		for _, f := range windowForms {
-			exprs = append(exprs, "ExtWin('"+f.buf+"', "+f.so+", (16,), None, 0)")
+		for _, f := range testutil.WindowForms {
+			exprs = append(exprs, "ExtWin('"+f.Buf+"', "+f.So+", (16,), None, 0)")
 		}
 	}
 	for _, e := range exprs {

@@ -14,29 +14,9 @@ import (
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/exportledger"
+	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/usm"
 )
-
-// extentPy makes 64-byte allocations in three ways (dpctl.memory, a
-// dpnp.tensor array, and dpctl.memory on a queue of a second, non-default
-// context) and a class whose SUAI describes any window of them as int32.
-const extentPy = `
-ext_mem = dpctl.memory.MemoryUSMShared(64, queue=q)
-ext_arr = dpt.arange(16, dtype='i4', sycl_queue=q)
-q2 = dpctl.SyclQueue(dpctl.SyclContext([q.sycl_device]), q.sycl_device)
-assert q2.sycl_context != q.sycl_context
-ext_mem2 = dpctl.memory.MemoryUSMDevice(64, queue=q2)
-ext_ptr = {k: v.__sycl_usm_array_interface__['data'][0] for k, v in
-           dict(mem=ext_mem, arr=ext_arr, mem2=ext_mem2).items()}
-class ExtWin:
-    def __init__(self, buf, so, shape, strides, offset):
-        self.d = dict(data=(ext_ptr[buf], False), shape=shape, strides=strides, offset=offset,
-                      typestr='<i4', version=1)
-        self.so = so
-    @property
-    def __sycl_usm_array_interface__(self):
-        return dict(self.d, syclobj=self.so())
-`
 
 // windowCase is a window of int32 elements on a 64-byte allocation.
 type windowCase struct {
@@ -61,33 +41,18 @@ var windowCases = []windowCase{
 	{"huge offset", "(1,)", "None", 1 << 40, false},
 }
 
-// The syclobj forms, per allocation: every route to a binding (cached
-// queue, uncached queue and context refs, a filter string through the
-// default contexts, a non-default context).
-var windowForms = []struct{ buf, so string }{
-	{"mem", "lambda: q"},
-	{"arr", "lambda: q"},
-	{"mem", "lambda: q.sycl_context"},
-	{"mem", "lambda: 'opencl:cpu'"},
-	{"arr", "lambda: q._get_capsule()"},
-	{"arr", "lambda: q.sycl_context._get_capsule()"},
-	{"mem2", "lambda: q2"},
-	{"mem2", "lambda: q2.sycl_context"},
-	{"mem2", "lambda: q2._get_capsule()"},
-}
-
 // TestDpctlExtentEdges: with dpctl loaded, a SUAI whose window leaves its
 // 64-byte allocation is refused with an *usm.ExtentError (ValueError),
 // whatever the syclobj, and the exact fits bind with the allocation's
 // extent.
 func TestDpctlExtentEdges(t *testing.T) {
 	py, _ := withDpctl(t)
-	run(t, py, extentPy)
-	for _, form := range windowForms {
-		base := uintptr(evalGo(t, py, "ext_ptr['"+form.buf+"']").(int64))
+	run(t, py, testutil.ExtentPy)
+	for _, form := range testutil.WindowForms {
+		base := uintptr(evalGo(t, py, "ext_ptr['"+form.Buf+"']").(int64))
 		for _, c := range windowCases {
-			t.Run(form.buf+" "+form.so+"/"+c.name, func(t *testing.T) {
-				expr := fmt.Sprintf("ExtWin('%s', %s, %s, %s, %d)", form.buf, form.so, c.shape, c.strides, c.offset)
+			t.Run(form.Buf+" "+form.So+"/"+c.name, func(t *testing.T) {
+				expr := fmt.Sprintf("ExtWin('%s', %s, %s, %s, %d)", form.Buf, form.So, c.shape, c.strides, c.offset)
 				arr, err := asArray(t, py, expr)
 				if !c.inside {
 					var ee *usm.ExtentError
@@ -158,10 +123,10 @@ func TestDpctlDLPackImportWindow(t *testing.T) {
 // Binds from many goroutines at once share the cached native contexts.
 func TestDpctlExtentConcurrent(t *testing.T) {
 	py, _ := withDpctl(t)
-	run(t, py, extentPy)
-	exprs := make([]string, 0, len(windowForms))
-	for _, f := range windowForms {
-		exprs = append(exprs, "ExtWin('"+f.buf+"', "+f.so+", (17,), None, 0)")
+	run(t, py, testutil.ExtentPy)
+	exprs := make([]string, 0, len(testutil.WindowForms))
+	for _, f := range testutil.WindowForms {
+		exprs = append(exprs, "ExtWin('"+f.Buf+"', "+f.So+", (17,), None, 0)")
 	}
 	inParallel(t, 8, func(w int) error {
 		for i := range 50 {
