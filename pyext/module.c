@@ -461,10 +461,11 @@ static PyObject *dims_tuple(const int64_t *d, int32_t n)
 
 static int c_contiguous(const ubx_view *v)
 {
+	for (int32_t i = 0; i < v->t.ndim; i++)
+		if (v->t.shape[i] == 0)
+			return 1; /* an empty array is contiguous, as NumPy says */
 	int64_t want = 1;
 	for (int32_t i = v->t.ndim - 1; i >= 0; i--) {
-		if (v->t.shape[i] == 0)
-			return 1;
 		if (v->t.shape[i] != 1 && v->t.strides[i] != want)
 			return 0;
 		want *= v->t.shape[i];
@@ -1091,6 +1092,23 @@ int ubx_fill_buffer(void *arr, void *pyview, int flags, const char *format, void
 	return r;
 }
 
+/* f_contiguous reports whether the byte strides in dims[n:2n] lay the
+ * extents dims[0:n] out in Fortran order (extents of 1 may have any
+ * stride; an empty array is contiguous). */
+static int f_contiguous(const Py_ssize_t *dims, int32_t n, int64_t isz)
+{
+	for (int32_t i = 0; i < n; i++)
+		if (dims[i] == 0)
+			return 1;
+	int64_t want = isz;
+	for (int32_t i = 0; i < n; i++) {
+		if (dims[i] != 1 && dims[n + i] != want)
+			return 0;
+		want *= dims[i];
+	}
+	return 1;
+}
+
 static int fill_buffer(Array *a, Py_buffer *view, int flags, const char *format)
 {
 	if ((flags & PyBUF_WRITABLE) && (a->v.flags & UB_DL_FLAG_READ_ONLY)) {
@@ -1108,25 +1126,24 @@ static int fill_buffer(Array *a, Py_buffer *view, int flags, const char *format)
 		dims[i] = (Py_ssize_t)a->v.t.shape[i];
 		dims[n + i] = (Py_ssize_t)(a->v.t.strides[i] * isz);
 	}
-	int contig = c_contiguous(&a->v);
-	if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_C_CONTIGUOUS || (flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS ||
-	    (flags & PyBUF_STRIDES) != PyBUF_STRIDES) {
-		if (!contig && (flags & PyBUF_ANY_CONTIGUOUS) != PyBUF_F_CONTIGUOUS) {
-			PyMem_Free(dims);
-			PyErr_SetString(PyExc_BufferError, "the array is not C-contiguous");
-			return -1;
-		}
+	/* The contiguity a consumer asks for, as CPython's own exporters read
+	 * the flags: each request is its bits all set; without strides the
+	 * consumer walks the memory in C order. */
+	int c = c_contiguous(&a->v), f = f_contiguous(dims, n, isz);
+	const char *refuse = NULL;
+	if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS || (flags & PyBUF_STRIDES) != PyBUF_STRIDES) {
+		if (!c)
+			refuse = "the array is not C-contiguous";
+	} else if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS) {
+		if (!f)
+			refuse = "the array is not Fortran-contiguous";
+	} else if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !c && !f) {
+		refuse = "the array is neither C- nor Fortran-contiguous";
 	}
-	if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_F_CONTIGUOUS) {
-		int64_t want = isz;
-		for (int32_t i = 0; i < n; i++) {
-			if (dims[i] != 1 && dims[n + i] != want && dims[i] != 0) {
-				PyMem_Free(dims);
-				PyErr_SetString(PyExc_BufferError, "the array is not Fortran-contiguous");
-				return -1;
-			}
-			want *= dims[i];
-		}
+	if (refuse != NULL) {
+		PyMem_Free(dims);
+		PyErr_SetString(PyExc_BufferError, refuse);
+		return -1;
 	}
 	view->buf = (void *)element0(&a->v);
 	view->obj = (PyObject *)a;

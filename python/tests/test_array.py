@@ -2,6 +2,7 @@
 (buffer protocol, __array__ with NumPy's copy keyword), it answers the
 array API's attributes that need no compute, its transposes are views, and
 its repr shows values."""
+import ctypes
 import gc
 import sys
 
@@ -97,3 +98,48 @@ def test_transposes_are_views():
 def test_repr_shows_values():
     assert repr(ub.from_dlpack(np.arange(3, dtype="f4"))) == "usmbridge.Array([0., 1., 2.], dtype=float32)"
     assert "..." in repr(ub.from_dlpack(np.arange(5000.0)))
+
+
+class _Py_buffer(ctypes.Structure):
+    _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p), ("len", ctypes.c_ssize_t),
+                ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("format", ctypes.c_char_p), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("suboffsets", ctypes.c_void_p), ("internal", ctypes.c_void_p)]
+
+
+_get_buffer = ctypes.pythonapi.PyObject_GetBuffer
+_get_buffer.argtypes = [ctypes.py_object, ctypes.POINTER(_Py_buffer), ctypes.c_int]
+_release_buffer = ctypes.pythonapi.PyBuffer_Release
+_release_buffer.argtypes = [ctypes.POINTER(_Py_buffer)]
+
+# CPython's request flags (Include/pybuffer.h).
+PyBUF_ND, PyBUF_STRIDES = 0x0008, 0x0018
+PyBUF_C_CONTIGUOUS, PyBUF_F_CONTIGUOUS, PyBUF_ANY_CONTIGUOUS = 0x0038, 0x0058, 0x0098
+
+
+@pytest.mark.parametrize("make", ["c", "f", "strided", "empty"])
+@pytest.mark.parametrize("flags", ["ND", "STRIDES", "C", "F", "ANY"])
+def test_buffer_contiguity_requests_are_numpys(make, flags):
+    # Each contiguity a consumer asks of the buffer protocol is granted or
+    # refused exactly as NumPy grants or refuses it for the same layout:
+    # a strided view handed to a consumer that asked for C order would be
+    # read as if it were dense. (The Array refuses with the protocol's
+    # BufferError; NumPy raises ValueError.)
+    x = {"c": lambda: np.arange(6.0).reshape(2, 3), "f": lambda: np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+         "strided": lambda: np.arange(12.0).reshape(3, 4)[:, ::2], "empty": lambda: np.zeros((0, 3))[:, ::2]}[make]()
+    f = {"ND": PyBUF_ND, "STRIDES": PyBUF_STRIDES, "C": PyBUF_C_CONTIGUOUS, "F": PyBUF_F_CONTIGUOUS,
+         "ANY": PyBUF_ANY_CONTIGUOUS}[flags]
+
+    def granted(o):
+        v = _Py_buffer()
+        try:
+            _get_buffer(o, ctypes.byref(v), f)
+        except BufferError:
+            return False
+        except ValueError:
+            assert type(o) is np.ndarray, "the Array refuses with BufferError"
+            return False
+        _release_buffer(ctypes.byref(v))
+        return True
+
+    assert granted(ub.from_dlpack(x)) == granted(x)
