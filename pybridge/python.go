@@ -60,6 +60,10 @@ type Python struct {
 	// py), so that entering the interpreter allocates nothing.
 	gil GIL
 
+	// The releaser drops references released without the GIL (ref.go).
+	releaserOnce sync.Once
+	releaserWake chan struct{}
+
 	keysMu sync.Mutex
 	keys   []uintptr // str objects of suaiKeyNames; see suaiKeyObjects
 	// getters are operator.itemgetter of all SUAI keys, and of all but
@@ -297,8 +301,22 @@ func openSelf() (*ffi.Lib, error) { return ffi.OpenLib(ffi.RTLDNow, "") }
 // exception fn leaves pending is a failure fn did not report: it becomes
 // Do's error if fn returned none, and is dropped otherwise.
 func (py *Python) Do(fn func(g *GIL) error) (err error) {
+	// A goroutine that does not hold the GIL waits for its turn here, in
+	// Go, before it locks a thread and waits in PyGILState_Ensure: each
+	// waiter in C is an OS thread, and twenty thousand goroutines calling
+	// Do at once would pass Go's limit of ten thousand (RATIONALE.md, "Do
+	// waits in Go"). Only a thread that holds the GIL (a nested Do, Go
+	// called from Python) skips the turn, which it could never get while
+	// the goroutines waiting for the GIL it holds fill the turns.
+	nested := py.api.GILCheck()
+	if !nested {
+		gilTurns <- struct{}{}
+	}
 	runtime.LockOSThread()
 	st := py.api.GILEnsure()
+	if !nested {
+		<-gilTurns // the turn is only for the wait: the holder runs fn without one
+	}
 	g := &py.gil
 	aside := g.setAside()
 	defer func() {
@@ -309,6 +327,13 @@ func (py *Python) Do(fn func(g *GIL) error) (err error) {
 	g.dropReleased()
 	return fn(g)
 }
+
+// gilTurns bounds the goroutines of Do waiting in PyGILState_Ensure, each
+// on a thread of its own. The bound only spends threads: one goroutine at a
+// time holds the GIL, and one that got it gives its turn back at once, so a
+// holder that waits for another goroutine's Do (through Python code that
+// released the GIL) never keeps that goroutine from its turn.
+var gilTurns = make(chan struct{}, 32)
 
 // DoHeld is Do for Go code that C calls with the GIL held (an extension
 // module's entry points, a deallocator): fn runs with the GIL the calling

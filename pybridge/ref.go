@@ -35,11 +35,15 @@ func (r *pyRef) Object() Object { return Object{r.p} }
 // Retain adds a reference; false once the Python reference was dropped.
 func (r *pyRef) Retain() bool { return r.refs.Retain() }
 
-// Release drops a reference; the last one drops the Python reference,
-// taking the GIL on the calling thread: a pyRef keeps memory alive (a
-// producer's array), which must go when the last user lets go, not at some
-// later entry into the interpreter. After interpreter shutdown the object
-// is leaked rather than touched.
+// Release drops a reference; the last one drops the Python reference. A
+// caller that holds the GIL (a deallocator, a function Python called)
+// drops it at once. Any other goroutine hands it to the releaser, which
+// drops it as soon as the interpreter lets it in, and the next entry into
+// the interpreter from Go drops it first: Release never waits for the GIL,
+// since the thread that holds it may be waiting for this goroutine (a Go
+// function that waits for its workers, each releasing what it kept;
+// RATIONALE.md, "Releasing without the GIL"). After interpreter shutdown the
+// object is leaked rather than touched.
 func (r *pyRef) Release() {
 	if !r.refs.Release() {
 		return
@@ -48,11 +52,12 @@ func (r *pyRef) Release() {
 	if !a.IsInitialized() {
 		return
 	}
-	if a.GILCheck() { // a caller that holds the GIL (a deallocator): no Ensure and Release
+	if a.GILCheck() {
 		a.DecRef(r.p)
 		return
 	}
-	_ = r.py.Do(func(g *GIL) error { g.api().DecRef(r.p); return nil })
+	releaseLater(r.p)
+	r.py.wakeReleaser()
 }
 
 // ReleaseHeld is Release for a caller that holds the GIL (inside Do or
@@ -67,9 +72,10 @@ func (r *pyRef) ReleaseHeld(g *GIL) {
 
 func (r *pyRef) String() string { return "pybridge.Ref(0x" + strconv.FormatUint(uint64(r.p), 16) + ")" }
 
-// Python references that Go let go of where it may not take the GIL (the
-// garbage collector's cleanups of *Exception values) wait here until the
-// next entry into the interpreter drops them (GIL.dropReleased).
+// Python references that Go let go of without the GIL (pyRef.Release on
+// a goroutine, the garbage collector's cleanups of *Exception values) wait
+// here until the next entry into the interpreter, or the releaser, drops
+// them (GIL.dropReleased).
 var (
 	releasedMu sync.Mutex
 	released   []uintptr
@@ -100,5 +106,37 @@ func (g *GIL) dropReleased() {
 	releasedMu.Unlock()
 	for _, p := range ps {
 		g.api().DecRef(p)
+	}
+}
+
+// wakeReleaser has the releaser goroutine (started on first use) enter the
+// interpreter, which drops the queued references, as soon as the GIL is
+// free. It never blocks.
+func (py *Python) wakeReleaser() {
+	py.releaserOnce.Do(func() {
+		py.releaserWake = make(chan struct{}, 1)
+		go py.releaser()
+	})
+	select {
+	case py.releaserWake <- struct{}{}:
+	default: // already woken: it drops everything queued when it runs
+	}
+}
+
+func (py *Python) releaser() {
+	for range py.releaserWake {
+		if py.api.IsInitialized() {
+			_ = py.Do(func(*GIL) error { return nil }) // Do drops the queue on entry
+		}
+	}
+}
+
+// DropReleased drops the Python references Go released on threads without
+// the GIL (see Release of the Owner Hold returns), for a caller that holds
+// the GIL and has no Do or DoHeld of its own to run (an extension module's
+// call, as it returns): nothing when none wait, one atomic load.
+func (py *Python) DropReleased() {
+	if nReleased.Load() != 0 && py.api.GILCheck() {
+		py.gil.dropReleased()
 	}
 }

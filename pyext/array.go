@@ -23,9 +23,10 @@ import (
 // must hold (ValueError, or TypeError for the memory kind).
 //
 // The view lives as long as the call: after the function returns, its
-// methods see an empty array. Keep returns a view that lives until it is
-// released. A slice from Slice aliases the memory and must not be used after
-// the call either (unless kept).
+// methods see an empty array (and Keep refuses). Keep returns a view that
+// lives until it is released. A slice from Slice aliases the memory and must
+// not be used after the call either (unless kept). The Array may be used
+// from goroutines the function starts, while the call runs.
 type Array[T usm.Element] struct {
 	a   *arg
 	gen uint32
@@ -41,30 +42,103 @@ type AnyArray struct {
 type arg struct {
 	arr   usm.Array // the view; Shape and Strides point into C memory during the call
 	gen   uint32    // bumped when the call ends: older Arrays see nothing
-	index int32     // the argument's position, for Keep
+	index int32     // the argument's position
 	frame *frame
 	none  bool
+	held  *keptArg   // the Owner of its kept views, made by the first Keep
+	view  *usm.Array // what USM returns during the call, made on first use
 }
 
-func (a *arg) live(gen uint32) *usm.Array {
-	if a == nil || a.gen != gen || a.none {
-		return nil
+// with runs fn on the view of a live argument under its frame's lock (nil
+// for None, a stale Array or the zero Array), so that the end of the call
+// cannot change the view under a goroutine reading it. fn copies out what
+// it returns.
+func (a *arg) with(gen uint32, fn func(*arg)) {
+	if a == nil || a.frame == nil {
+		fn(nil)
+		return
 	}
-	return &a.arr
+	c := a.frame
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a.gen != gen || c.ended || a.none {
+		fn(nil)
+		return
+	}
+	fn(a)
+}
+
+// isNone reports whether the argument was None or omitted.
+func (a *arg) isNone() bool { return a == nil || a.none }
+
+func (a *arg) shape(gen uint32) (out []int64) {
+	a.with(gen, func(a *arg) {
+		if a != nil {
+			out = append([]int64{}, a.arr.Shape...)
+		}
+	})
+	return out
+}
+
+func (a *arg) strides(gen uint32) (out []int64) {
+	a.with(gen, func(a *arg) {
+		if a != nil {
+			out = append([]int64{}, a.arr.EffectiveStrides()...)
+		}
+	})
+	return out
+}
+
+func (a *arg) len(gen uint32) (n int) {
+	a.with(gen, func(a *arg) {
+		if a != nil {
+			n = lenOf(&a.arr)
+		}
+	})
+	return n
+}
+
+// usm is the argument's view as a *usm.Array of the call, made on first use
+// with shape and strides of its own: no later call writes it.
+func (a *arg) usm(gen uint32) (out *usm.Array) {
+	a.with(gen, func(a *arg) {
+		if a != nil {
+			if a.view == nil {
+				a.view = cloneView(&a.arr)
+			}
+			out = a.view
+		}
+	})
+	return out
+}
+
+func sliceOf[T usm.Element](a *arg, gen uint32) (out []T) {
+	a.with(gen, func(a *arg) {
+		if a == nil || !a.arr.Memory.Kind.HostAccessible() || !contiguous(&a.arr) {
+			return
+		}
+		n := lenOf(&a.arr)
+		if n == 0 {
+			out = []T{}
+			return
+		}
+		out = unsafe.Slice((*T)(cmem.Ptr(lowest(&a.arr))), n)
+	})
+	return out
 }
 
 // IsNone reports whether the argument was None (or omitted) for an Optional
 // parameter.
-func (x Array[T]) IsNone() bool { return x.a == nil || x.a.none }
+func (x Array[T]) IsNone() bool { return x.a.isNone() }
 
-// Shape returns the extents (valid for the call).
-func (x Array[T]) Shape() []int64 { return shapeOf(x.a.live(x.gen)) }
+// Shape returns the extents (a copy; nil after the call).
+func (x Array[T]) Shape() []int64 { return x.a.shape(x.gen) }
 
-// Strides returns the strides in elements (valid for the call).
-func (x Array[T]) Strides() []int64 { return stridesOf(x.a.live(x.gen)) }
+// Strides returns the strides in elements (a copy; nil after the call).
+func (x Array[T]) Strides() []int64 { return x.a.strides(x.gen) }
 
-// Len returns the number of elements.
-func (x Array[T]) Len() int { return lenOf(x.a.live(x.gen)) }
+// Len returns the number of elements (0 after the call).
+func (x Array[T]) Len() int { return x.a.len(x.gen) }
 
 // Slice returns the elements as a []T over the caller's memory, in memory
 // order, when the memory is host-accessible (host memory, USM host or
@@ -72,64 +146,41 @@ func (x Array[T]) Len() int { return lenOf(x.a.live(x.gen)) }
 // element (i, j) of an n-column array is Slice()[i*n+j]. It is nil for
 // device memory (use USM and usm.CopyToSlice) and for strided arrays. A
 // read-only array's slice must not be written.
-func (x Array[T]) Slice() []T {
-	a := x.a.live(x.gen)
-	if a == nil || !a.Memory.Kind.HostAccessible() {
-		return nil
-	}
-	if !contiguous(a) {
-		return nil
-	}
-	n := lenOf(a)
-	if n == 0 {
-		return []T{}
-	}
-	return unsafe.Slice((*T)(cmem.Ptr(lowest(a))), n)
-}
+func (x Array[T]) Slice() []T { return sliceOf[T](x.a, x.gen) }
 
 // USM returns the view as a *usm.Array: its pointer, device and queue for
-// USM (Data, Memory, DLDevice, Queue), shape and strides. It is valid for
-// the call; nil after it.
-func (x Array[T]) USM() *usm.Array { return x.a.live(x.gen) }
+// USM (Data, Memory, DLDevice, Queue), shape and strides. It describes the
+// memory for the call; nil after it.
+func (x Array[T]) USM() *usm.Array { return x.a.usm(x.gen) }
 
 // Keep returns the view as a *usm.Array that stays valid after the call:
 // its Owner holds the caller's memory until released (Owner.Release, from
-// any goroutine). Nil and an error for None or after the call.
+// any goroutine). Each Keep is a reference of its own: an argument kept
+// twice is held until both are released, and an argument kept and returned
+// is held by both. It takes no GIL, so a goroutine of the call may keep an
+// argument while the call runs. Nil and an error for None or after the
+// call.
 func (x Array[T]) Keep() (*usm.Array, error) { return keep(x.a, x.gen) }
 
 // IsNone reports whether the argument was None (or omitted) for an Optional
 // parameter.
-func (x AnyArray) IsNone() bool { return x.a == nil || x.a.none }
+func (x AnyArray) IsNone() bool { return x.a.isNone() }
 
-// Shape returns the extents (valid for the call).
-func (x AnyArray) Shape() []int64 { return shapeOf(x.a.live(x.gen)) }
+// Shape returns the extents (a copy; nil after the call).
+func (x AnyArray) Shape() []int64 { return x.a.shape(x.gen) }
 
-// Strides returns the strides in elements (valid for the call).
-func (x AnyArray) Strides() []int64 { return stridesOf(x.a.live(x.gen)) }
+// Strides returns the strides in elements (a copy; nil after the call).
+func (x AnyArray) Strides() []int64 { return x.a.strides(x.gen) }
 
-// Len returns the number of elements.
-func (x AnyArray) Len() int { return lenOf(x.a.live(x.gen)) }
+// Len returns the number of elements (0 after the call).
+func (x AnyArray) Len() int { return x.a.len(x.gen) }
 
 // USM returns the view as a *usm.Array (see Array.USM).
-func (x AnyArray) USM() *usm.Array { return x.a.live(x.gen) }
+func (x AnyArray) USM() *usm.Array { return x.a.usm(x.gen) }
 
 // Keep returns the view as a *usm.Array that outlives the call (see
 // Array.Keep).
 func (x AnyArray) Keep() (*usm.Array, error) { return keep(x.a, x.gen) }
-
-func shapeOf(a *usm.Array) []int64 {
-	if a == nil {
-		return nil
-	}
-	return a.Shape
-}
-
-func stridesOf(a *usm.Array) []int64 {
-	if a == nil {
-		return nil
-	}
-	return a.EffectiveStrides()
-}
 
 func lenOf(a *usm.Array) int {
 	if a == nil {

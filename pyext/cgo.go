@@ -11,7 +11,8 @@ package pyext
 // #cgo CFLAGS: -O2 -Werror=implicit-function-declaration
 // #include <stdlib.h>
 // #include "ubx.h"
-// void *ubx_keep(void *call, int32_t i, void **exc);
+// void *ubx_hold_array(void *call, int32_t i, void **exc);
+// void ubx_hold_leak(void *call, int32_t i);
 // void ubx_set_error(void *exc);
 // void *ubx_save_thread(void);
 // void ubx_restore_thread(void *ts);
@@ -38,14 +39,16 @@ import (
 // cgoHalf is the C half as a call sees it.
 type cgoHalf struct{}
 
-func (cgoHalf) keep(call uintptr, i int) (uintptr, error) {
+func (cgoHalf) holdArray(call uintptr, i int) (uintptr, error) {
 	var exc unsafe.Pointer
-	p := uintptr(C.ubx_keep(cmem.Ptr(call), C.int32_t(i), &exc))
+	p := uintptr(C.ubx_hold_array(cmem.Ptr(call), C.int32_t(i), &exc))
 	if p == 0 {
 		return 0, errorOf(exc)
 	}
 	return p, nil
 }
+
+func (cgoHalf) leakHold(call uintptr, i int) { C.ubx_hold_leak(cmem.Ptr(call), C.int32_t(i)) }
 
 func (cgoHalf) saveThread() uintptr      { return uintptr(C.ubx_save_thread()) }
 func (cgoHalf) restoreThread(ts uintptr) { C.ubx_restore_thread(cmem.Ptr(ts)) }
@@ -204,10 +207,7 @@ func ubx_go_call(index C.int32_t, vals *C.ubx_value, n C.int32_t, res *C.ubx_res
 	c := getFrame()
 	c.fn, c.c, c.py, c.call = f, cgoHalf{}, ext.py, uintptr(call)
 	c.vals = unsafe.Slice((*value)(unsafe.Pointer(vals)), int(n))
-	if cap(c.args) < int(n) {
-		c.args = make([]arg, n)
-	}
-	c.args = c.args[:n]
+	c.begin(int(n))
 	r := (*result)(unsafe.Pointer(res))
 	var err error
 	func() {
@@ -216,6 +216,10 @@ func ubx_go_call(index C.int32_t, vals *C.ubx_value, n C.int32_t, res *C.ubx_res
 		err = f.call(c, r)
 	}()
 	c.end()
+	// What the call's goroutines released without the GIL (kept views,
+	// Python objects) goes now, as the call returns, rather than when the
+	// releaser gets the GIL.
+	ext.py.DropReleased()
 	if err != nil {
 		raise(err)
 		return -1

@@ -197,7 +197,7 @@ func (c *frame) array(i int, want dlabi.DataType, goType string) (*arg, error) {
 	v := &c.vals[i]
 	spec := &c.fn.params[i]
 	a := &c.args[i]
-	a.index, a.frame, a.none = int32(i), c, false
+	a.none = false
 	switch v.kind {
 	case vMissing, vNone:
 		a.none = true
@@ -276,13 +276,19 @@ func fillArray(arr *usm.Array, v *view) error {
 
 // keep is Array.Keep and AnyArray.Keep.
 func keep(a *arg, gen uint32) (*usm.Array, error) {
-	if a == nil || a.gen != gen || a.frame == nil {
+	if a == nil || a.frame == nil {
+		return nil, errkind.New(errkind.Value, "pyext.Array.Keep", "the array is not an argument of a call")
+	}
+	c := a.frame
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a.gen != gen || c.ended {
 		return nil, errkind.New(errkind.Value, "pyext.Array.Keep", "the call that received the array has returned")
 	}
 	if a.none {
 		return nil, errkind.New(errkind.Value, "pyext.Array.Keep", "the argument is None")
 	}
-	return a.frame.keep(a)
+	return c.keep(a)
 }
 
 // typedEncoder writes a Go function's result.

@@ -1,13 +1,17 @@
 package pyext
 
 import (
+	"fmt"
+	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/refcount"
 	"github.com/usmbridge/usmbridge/pybridge"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -15,9 +19,12 @@ import (
 // cHalf is what a call needs of the module's C half (the cgo files give
 // it; a build without cgo has no calls).
 type cHalf interface {
-	// keep makes argument i of the call an Array that owns its memory and
-	// returns it (a new reference).
-	keep(call uintptr, i int) (uintptr, error)
+	// holdArray is the Array that owns the memory of argument i of the
+	// call (a new reference; see keptArg). The caller holds the GIL.
+	holdArray(call uintptr, i int) (uintptr, error)
+	// leakHold gives up argument i's hold without releasing it (its memory
+	// is leaked): for a kept argument whose Array could not be made.
+	leakHold(call uintptr, i int)
 	// saveThread and restoreThread release and take back the GIL.
 	saveThread() uintptr
 	restoreThread(ts uintptr)
@@ -28,14 +35,22 @@ type cHalf interface {
 // frame is one call of a Go function from Python: its arguments as C read
 // them and as the Go function sees them. Frames are reused; an arg's
 // generation tells a stale Array from a live one.
+//
+// The Go function may hand its Arrays to goroutines, which may use them
+// while the call runs and must not after it; mu orders those uses against
+// the end of the call, so that a goroutine late by a moment gets an error,
+// never a torn view or the view of a later call that reuses the frame.
 type frame struct {
 	fn    *function
 	vals  []value // C's, for the call
 	args  []arg
-	call  uintptr // C's call context (ubx_keep)
+	call  uintptr // C's call context (ubx_hold_array)
 	c     cHalf
 	py    *pybridge.Python
 	owned []usm.Owner // what Go imported for the call, released after it
+
+	mu    sync.Mutex // guards ended, and every arg's gen, held and view
+	ended bool       // the Go function returned: its Arrays are stale
 }
 
 // frames is the pool of frames; calls nest (a Go function that calls
@@ -44,14 +59,57 @@ type frame struct {
 // a tenth of an empty call (docs/performance.md).
 var frames = sync.Pool{New: func() any { return new(frame) }}
 
+// leakedHolds counts kept arguments whose memory was leaked (keptArg.bind).
+var leakedHolds atomic.Int64
+
 func getFrame() *frame { return frames.Get().(*frame) }
 
-// end finishes a call: the Go function's Arrays go stale, and what Go
-// imported for it is released.
+// begin readies a frame from the pool for a call of n arguments.
+func (c *frame) begin(n int) {
+	c.mu.Lock()
+	c.ended = false
+	c.mu.Unlock()
+	if cap(c.args) < n {
+		// A new slice: Arrays of earlier calls keep pointing at the old
+		// one, whose generations have moved on.
+		c.args = make([]arg, n)
+		for i := range c.args {
+			c.args[i].frame, c.args[i].index = c, int32(i)
+		}
+	}
+	c.args = c.args[:n]
+}
+
+// close marks the call over for the Go function's Arrays: Keep and the
+// accessors refuse from now on, before the GIL is taken back for a function
+// that released it, so that a goroutine still using an Array never waits
+// for the GIL while it holds mu. (The result, encoded after, may still be
+// one of the arguments.)
+func (c *frame) close() {
+	c.mu.Lock()
+	c.ended = true
+	c.mu.Unlock()
+}
+
+// end finishes a call, with the GIL: the Arrays go stale, each kept view of
+// an argument C read gets the Array that owns the argument's memory (the
+// hold's, shared by every kept view and by a result over the argument),
+// and what Go imported for the call is released.
 func (c *frame) end() {
+	c.mu.Lock()
+	c.ended = true
 	for i := range c.args {
-		c.args[i].gen++
-		c.args[i].arr = usm.Array{}
+		c.args[i].gen++ // an Array of this call never matches a later one
+	}
+	c.mu.Unlock()
+	for i := range c.args {
+		a := &c.args[i]
+		if a.held != nil {
+			a.held.bind(c, i)
+			a.held = nil
+		}
+		a.view = nil
+		a.arr = usm.Array{}
 	}
 	for _, o := range c.owned {
 		o.Release()
@@ -69,6 +127,7 @@ func (c *frame) run(fn func() error) (err error) {
 		ts := c.c.saveThread()
 		defer c.c.restoreThread(ts)
 	}
+	defer c.close() // before the GIL is taken back (deferred calls run last first)
 	defer recoverUser(c.fn.name, &err)
 	return fn()
 }
@@ -93,38 +152,90 @@ func (c *frame) importObject(p uintptr) (*usm.Array, error) {
 	return arr, nil
 }
 
-// keep is Array.Keep: a copy of the argument's view that owns a reference
-// to its memory.
+// keep is Array.Keep: a copy of the argument's view, in Go memory, with an
+// Owner of its own. It takes no GIL, so any goroutine of the call may keep
+// an argument, while the call runs; the caller holds c.mu and checked that.
+//
+// For an argument Go imported, the Owner is a reference of the import's
+// own. For one C read (host memory, a capsule, an Array of the module),
+// it is a reference to the argument's keptArg, which every kept view and
+// the call share: when the call ends it gets the Array that owns the
+// memory (RATIONALE.md, "One owner per reference: what C holds of an
+// argument").
 func (c *frame) keep(a *arg) (*usm.Array, error) {
-	out := a.arr
-	out.Shape = append([]int64(nil), a.arr.Shape...)
-	if a.arr.Strides != nil {
-		out.Strides = append([]int64(nil), a.arr.Strides...)
-	}
-	if a.arr.Owner != nil {
-		if !a.arr.Owner.Retain() {
+	out := cloneView(&a.arr)
+	if c.vals[a.index].kind != vArray {
+		if a.arr.Owner == nil || !a.arr.Owner.Retain() {
 			return nil, errkind.New(errkind.Value, "pyext.Array.Keep", "the array's memory has already been freed")
 		}
-		return &out, nil
+		out.Owner = a.arr.Owner
+		return out, nil
 	}
-	if st := c.stateOf(int(a.index)); st != nil && st.owner != nil {
-		if !st.owner.Retain() {
-			return nil, errkind.New(errkind.Value, "pyext.Array.Keep", "the array's memory has already been freed")
-		}
-		out.Owner = st.owner
-		return &out, nil
+	if a.held == nil {
+		a.held = newKeptArg()
 	}
-	obj, err := c.c.keep(c.call, int(a.index))
+	a.held.refs.Retain() // the call's reference, released at end, keeps it alive
+	out.Owner = a.held
+	return out, nil
+}
+
+// cloneView is a copy of arr whose shape and strides are Go's own (an
+// argument's alias C memory that lives as long as the call).
+func cloneView(arr *usm.Array) *usm.Array {
+	out := *arr
+	out.Shape = append([]int64{}, arr.Shape...)
+	if arr.Strides != nil {
+		out.Strides = append([]int64(nil), arr.Strides...)
+	}
+	return &out
+}
+
+// keptArg is the Owner of the kept views of one argument C read. Its
+// count starts with the call's reference; each Keep adds one. When the
+// call ends (bind, with the GIL), it gets a reference to the Array that
+// owns the argument's memory, and drops the call's reference: the last
+// kept view to be released drops the Array (taking the GIL).
+type keptArg struct {
+	refs refcount.Count
+	arr  usm.Owner // pybridge's hold of the Array; nil until the call ends
+}
+
+func newKeptArg() *keptArg {
+	k := &keptArg{}
+	k.refs.Init()
+	return k
+}
+
+func (k *keptArg) Retain() bool { return k.refs.Retain() }
+
+func (k *keptArg) Release() {
+	if k.refs.Release() && k.arr != nil {
+		k.arr.Release()
+	}
+}
+
+// bind ends the call's part, with the GIL: the argument's Array (made now,
+// if the result did not make it) becomes what the kept views hold. If it
+// cannot be made (no memory for the object), the argument's hold is leaked
+// rather than released under the kept views, and the failure is logged.
+func (k *keptArg) bind(c *frame, i int) {
+	obj, err := c.c.holdArray(c.call, i)
 	if err != nil {
-		return nil, err
+		c.c.leakHold(c.call, i)
+		leakedHolds.Add(1)
+		fmt.Fprintf(os.Stderr, "pyext: %s(): the memory of kept argument %q is leaked: %v\n", c.fn.name, c.fn.params[i].name, err)
+		k.refs.Release() // never the last: the kept views hold theirs
+		return
 	}
-	_ = c.py.Do(func(g *pybridge.GIL) error {
+	_ = c.py.DoHeld(func(g *pybridge.GIL) error {
 		o := pybridge.UnsafeObject(obj)
-		out.Owner = g.Hold(o)
+		k.arr = g.Hold(o)
 		g.DecRef(o) // Hold took its own
 		return nil
 	})
-	return &out, nil
+	if k.refs.Release() { // every kept view was released during the call
+		k.arr.Release()
+	}
 }
 
 // stateOf is the Go state of argument i when it is an Array with one.
@@ -181,11 +292,13 @@ func (c *frame) setArgArray(r *result, a *arg, gen uint32) error {
 		r.kind, r.arg = rArgArray, a.index
 		return nil
 	}
-	// Imported by Go: the new Array takes a reference of its own.
-	if a.arr.Owner != nil && !a.arr.Owner.Retain() {
+	// Imported by Go: the new Array gets a view of its own (the
+	// argument's is cleared when the call ends) and a reference of its
+	// own to the import.
+	if a.arr.Owner == nil || !a.arr.Owner.Retain() {
 		return errkind.New(errkind.Value, "pyext", c.fn.name+"() returned an argument whose memory has already been freed")
 	}
-	return c.setArray(r, &a.arr)
+	return c.setArray(r, cloneView(&a.arr))
 }
 
 // setSlice returns a Go slice as a host Array over its memory, which stays

@@ -21,6 +21,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,7 +85,8 @@ uintptr_t ubx_gate(uintptr_t go_fn)
 #ifndef UBX_MODULE
 
 /* Without Python: what Go calls during a call exists, and is never called. */
-void *ubx_keep(void *call, int32_t i, void **exc) { return NULL; }
+void *ubx_hold_array(void *call, int32_t i, void **exc) { return NULL; }
+void ubx_hold_leak(void *call, int32_t i) {}
 void ubx_set_error(void *exc) {}
 void *ubx_save_thread(void) { return NULL; }
 void ubx_restore_thread(void *ts) {}
@@ -146,6 +148,25 @@ static int forked(void)
 	return 1;
 }
 
+/* gil_held reports whether the calling thread holds the GIL, for the C
+ * functions Go calls that touch Python objects: each is refused without it
+ * (RATIONALE.md, "No Python call without a thread state"), with a message
+ * on standard error, since no exception can be set without a thread state.
+ * A build with UBX_ABORT_WITHOUT_GIL (the sanitizer build) aborts instead,
+ * so that a test that reaches one fails loudly. */
+static int gil_held(const char *fn)
+{
+	if (PyGILState_Check())
+		return 1;
+#ifdef UBX_ABORT_WITHOUT_GIL
+	fprintf(stderr, "pyext: %s called without the GIL\n", fn);
+	abort();
+#else
+	fprintf(stderr, "pyext: %s called without the GIL (refused)\n", fn);
+	return 0;
+#endif
+}
+
 /* ---- errors from Go ------------------------------------------------------ */
 
 /* The exception a Go function failed with (ubx_set_error), raised by C once
@@ -155,6 +176,8 @@ static PyObject *go_error;
 
 void ubx_set_error(void *exc)
 {
+	if (!gil_held("ubx_set_error"))
+		return; /* the exception is leaked: it cannot be dropped without the GIL */
 	Py_XSETREF(go_error, exc);
 }
 
@@ -390,6 +413,12 @@ static int array_clear(Array *a)
 static int array_traverse(Array *a, visitproc visit, void *arg)
 {
 	Py_VISIT(Py_TYPE(a));
+	/* The exporter of the buffer view the Array holds: its reference is the
+	 * Array's, so a cycle through it is found (memoryview does the same). It
+	 * is released at deallocation, not by array_clear: the Array's memory
+	 * stays valid for as long as anything can reach the Array. */
+	if (a->buffer != NULL)
+		Py_VISIT(a->buffer->obj);
 	Py_VISIT(a->base);
 	Py_VISIT(a->syclobj);
 	Py_VISIT(a->usm_nd);
@@ -1086,6 +1115,8 @@ static void array_releasebuffer(Array *a, Py_buffer *view)
  * *exc. */
 int ubx_fill_buffer(void *arr, void *pyview, int flags, const char *format, void **exc)
 {
+	if (!gil_held("ubx_fill_buffer"))
+		return -1;
 	int r = fill_buffer(arr, pyview, flags, format);
 	if (r < 0)
 		take_error(exc);
@@ -1619,27 +1650,49 @@ static int type_facts(PyTypeObject *tp, unsigned int *out)
 	return 0;
 }
 
-/* A resource an argument holds during the call, released after it unless
- * Go kept it (ubx_keep) or the result took it over. */
+/* What C holds of an array argument during the call (RATIONALE.md, "One
+ * owner per reference: what C holds of an argument"). The hold is in one
+ * of three states, and every state owns what it names:
+ *  - HOLD_NONE: nothing (the argument is one of this module's Arrays, which
+ *    the caller's reference keeps alive for the call, or Go read it);
+ *  - HOLD_BUFFER / HOLD_MANAGED: the buffer view C took, or the producer's
+ *    tensor C imported (its deleter runs once, when the hold is released);
+ *  - HOLD_ARRAY: an Array that owns that buffer or tensor now, and one
+ *    reference to it. A kept view (Go's Keep) and a result over the
+ *    argument each own a reference of their own to this Array.
+ * A hold moves from BUFFER or MANAGED to ARRAY only by giving the resource
+ * to the Array it then references (hold_array): nothing is handed over by
+ * emptying the hold, so no state of it names memory it does not keep. */
 typedef struct {
 	int kind; /* HOLD_* */
-	Py_buffer buf;
-	void *managed;
-	int versioned;
-	PyObject *capsule; /* a capsule C got from the argument, for Go */
+	union {
+		Py_buffer buf; /* HOLD_BUFFER */
+		struct {
+			void *m;
+			int versioned;
+		} managed;        /* HOLD_MANAGED */
+		PyObject *array; /* HOLD_ARRAY: an Array, a reference the hold owns */
+	} u;
+	PyObject *capsule; /* a capsule C got from the argument, for Go (a reference) */
 	int64_t *dims;     /* the view's dims: inline, or malloc'd */
 	int64_t inline_dims[2 * INLINE_NDIM];
 } hold;
 
-enum { HOLD_NONE, HOLD_BUFFER, HOLD_MANAGED };
+enum { HOLD_NONE, HOLD_BUFFER, HOLD_MANAGED, HOLD_ARRAY };
 
 static void hold_release(hold *h)
 {
-	if (h->kind == HOLD_BUFFER)
-		PyBuffer_Release(&h->buf);
-	else if (h->kind == HOLD_MANAGED) {
+	switch (h->kind) {
+	case HOLD_BUFFER:
+		PyBuffer_Release(&h->u.buf);
+		break;
+	case HOLD_MANAGED:
 		live_c_imports--;
-		call_deleter(h->managed, h->versioned);
+		call_deleter(h->u.managed.m, h->u.managed.versioned);
+		break;
+	case HOLD_ARRAY:
+		Py_DECREF(h->u.array);
+		break;
 	}
 	h->kind = HOLD_NONE;
 	Py_CLEAR(h->capsule);
@@ -1704,10 +1757,10 @@ static int format_dtype(const char *f, Py_ssize_t itemsize, ub_dl_dtype *dt)
  * has none, -1 with an exception. */
 static int read_buffer(PyObject *o, int writable, hold *h, ubx_value *val)
 {
-	if (PyObject_GetBuffer(o, &h->buf, PyBUF_RECORDS_RO) < 0)
+	if (PyObject_GetBuffer(o, &h->u.buf, PyBUF_RECORDS_RO) < 0)
 		return -1;
 	h->kind = HOLD_BUFFER;
-	Py_buffer *b = &h->buf;
+	Py_buffer *b = &h->u.buf;
 	ub_dl_dtype dt;
 	if (!format_dtype(b->format, b->itemsize, &dt) || b->suboffsets != NULL || b->ndim > UBX_MAX_NDIM) {
 		val->kind = UBX_V_OBJECT; /* Go reports what is wrong with it */
@@ -1794,8 +1847,8 @@ static int take_capsule(PyObject *cap, hold *h, ubx_value *val)
 	if (PyCapsule_SetName(cap, versioned ? used_versioned : used_legacy) < 0)
 		return -1;
 	h->kind = HOLD_MANAGED;
-	h->managed = p;
-	h->versioned = versioned;
+	h->u.managed.m = p;
+	h->u.managed.versioned = versioned;
 	c_imports++;
 	live_c_imports++;
 	val->kind = UBX_V_ARRAY;
@@ -2039,18 +2092,24 @@ static PyObject *new_array_from_result(ubx_result *r)
 	return (PyObject *)a;
 }
 
-/* array_of_hold makes an Array that takes over an argument's hold (its
- * buffer view, or the tensor C imported), for a result over an argument's
- * memory or for Go's Keep. */
-static PyObject *array_of_hold(ubx_value *val, hold *h)
+/* hold_array is the Array that owns an array argument's memory, for a kept
+ * view (Go's Keep) or a result over the argument: a new reference. The
+ * argument itself when it is one of this module's Arrays; else the Array
+ * the hold gave its buffer or tensor to, made the first time (the hold then
+ * references it). NULL with an exception. */
+static PyObject *hold_array(ubx_value *val, hold *h)
 {
 	if (val->kind != UBX_V_ARRAY) {
 		PyErr_SetString(PyExc_SystemError, "only an array argument that C read can be kept or returned");
 		return NULL;
 	}
-	if (val->obj != NULL && is_array(val->obj)) {
-		Py_INCREF(val->obj);
-		return val->obj;
+	if (val->obj != NULL && is_array(val->obj))
+		return Py_NewRef(val->obj);
+	if (h->kind == HOLD_ARRAY)
+		return Py_NewRef(h->u.array);
+	if (h->kind != HOLD_BUFFER && h->kind != HOLD_MANAGED) {
+		PyErr_SetString(PyExc_SystemError, "an array argument C read holds nothing");
+		return NULL;
 	}
 	Array *a = array_alloc(val->v.t.ndim);
 	if (a == NULL)
@@ -2061,40 +2120,58 @@ static PyObject *array_of_hold(ubx_value *val, hold *h)
 			Py_DECREF(a);
 			return PyErr_NoMemory();
 		}
-		*a->buffer = h->buf;
-	} else if (h->kind == HOLD_MANAGED) {
-		a->managed = h->managed;
-		a->versioned = h->versioned;
+		*a->buffer = h->u.buf;
+	} else {
+		a->managed = h->u.managed.m;
+		a->versioned = h->u.managed.versioned;
 	}
-	h->kind = HOLD_NONE;
 	set_view(a, &val->v);
-	return (PyObject *)a;
+	h->kind = HOLD_ARRAY;
+	h->u.array = (PyObject *)a; /* the hold's reference */
+	return Py_NewRef((PyObject *)a);
 }
 
 /* ---- function calls ------------------------------------------------------------ */
 
 #define MAX_PARAMS 64 /* more than a Go function has (Func0..Func4) */
 
-/* A call in progress, for ubx_keep. */
+/* A call in progress, for ubx_hold_array. */
 typedef struct {
 	ubx_value *vals;
 	hold *holds;
 	int32_t n;
 } call_ctx;
 
-/* ubx_keep makes argument i into an Array that owns its memory (Go's
- * Array.Keep): a new reference, or NULL with the exception in *exc. */
-void *ubx_keep(void *call, int32_t i, void **exc)
+/* ubx_hold_array is hold_array for Go: the Array that owns argument i's
+ * memory, a new reference Go's kept views share, or NULL with the exception
+ * in *exc. Go calls it when the call ends, on the calling thread, with the
+ * GIL. */
+void *ubx_hold_array(void *call, int32_t i, void **exc)
 {
+	if (!gil_held("ubx_hold_array"))
+		return NULL;
 	call_ctx *c = call;
 	PyObject *r = NULL;
 	if (c == NULL || i < 0 || i >= c->n)
 		PyErr_SetString(PyExc_SystemError, "Keep of an argument outside its call");
 	else
-		r = array_of_hold(&c->vals[i], &c->holds[i]);
+		r = hold_array(&c->vals[i], &c->holds[i]);
 	if (r == NULL)
 		take_error(exc);
 	return r;
+}
+
+/* ubx_hold_leak gives up argument i's hold without releasing what it
+ * holds, for Go when the Array kept views were to share could not be made:
+ * the memory is leaked (counted) rather than released under them. */
+void ubx_hold_leak(void *call, int32_t i)
+{
+	call_ctx *c = call;
+	if (c == NULL || i < 0 || i >= c->n)
+		return;
+	hold *h = &c->holds[i];
+	if (h->kind == HOLD_BUFFER || h->kind == HOLD_MANAGED)
+		h->kind = HOLD_NONE; /* leaked on purpose: nothing releases it */
 }
 
 void *ubx_save_thread(void)
@@ -2179,7 +2256,7 @@ static PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, h
 		break;
 	case UBX_R_ARG_ARRAY:
 		if (r->arg >= 0 && r->arg < n)
-			return array_of_hold(&vals[r->arg], &holds[r->arg]);
+			return hold_array(&vals[r->arg], &holds[r->arg]);
 		break;
 	}
 	PyErr_Format(PyExc_SystemError, "a Go function returned a result of unknown kind %d", (int)r->kind);

@@ -43,12 +43,15 @@ func buildModule(t *testing.T, dir string, args ...string) string {
 	return py
 }
 
-// TestExtmod runs test_extmod.py against extmod built by the command users
-// run: pyext's contract (arguments, results, errors, panics, threads).
+// TestExtmod runs extmod's Python tests against extmod built by the command
+// users run: pyext's contract (arguments, results, errors, panics, threads;
+// test_extmod.py), the lifecycle of kept and returned arguments against a
+// model (test_lifecycle.py) and the soundness cases of issue 28
+// (test_soundness.py).
 func TestExtmod(t *testing.T) {
 	dir := t.TempDir()
 	py := buildModule(t, dir, "extmod")
-	cmd := exec.Command(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "extmod/test_extmod.py")
+	cmd := exec.Command(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "extmod")
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)

@@ -39,6 +39,18 @@ func Module(m *pyext.Module) error {
 	pyext.Func0R(m, "kept_sum", "Sum of the kept array (float64), read after the call that gave it.", keptSum)
 	pyext.Func0(m, "drop", "Release the kept array.", drop)
 	pyext.Func1R(m, "host_ramp", "0, 1, ..., n-1 as float64 in usmbridge's cpu backend.", hostRamp, pyext.P("n"))
+	pyext.Func2R(m, "hold", "Keep x past the call as how says (plain, twice, goroutine); the ids of the kept views.", hold,
+		pyext.P("x"), pyext.P("how", pyext.Default("plain")))
+	pyext.Func2R(m, "hold_nogil", "hold, in a function that releases the GIL.", hold,
+		pyext.P("x"), pyext.P("how", pyext.Default("plain")), pyext.ReleaseGIL())
+	pyext.Func1R(m, "hold_return", "Keep x, then return x itself.", holdReturn, pyext.P("x"))
+	pyext.Func2(m, "unhold", "Release the view kept under id (how: plain, or goroutine).", unhold,
+		pyext.P("id"), pyext.P("how", pyext.Default("plain")))
+	pyext.Func2(m, "unhold_nogil", "unhold, in a function that releases the GIL.", unhold,
+		pyext.P("id"), pyext.P("how", pyext.Default("plain")), pyext.ReleaseGIL())
+	pyext.Func1R(m, "held_sum", "Sum of the float64 view kept under id, read now.", heldSum, pyext.P("id"))
+	pyext.Func0R(m, "held_count", "How many views are kept.", heldCount)
+	pyext.Func0R(m, "last_kept", "The id of the view kept last.", lastKept)
 	pyext.Func0R(m, "go_calls", "How many calls the C half made into Go.", func() (int64, error) { return pyext.Live()["go_calls"], nil })
 	return nil
 }
@@ -207,4 +219,146 @@ func drop() error {
 		kept = nil
 	}
 	return nil
+}
+
+// The keeper: views kept past their call, by id, for the lifecycle tests
+// (test_lifecycle.py drives them in random orders against a model).
+var (
+	keeperMu sync.Mutex
+	keeper   = map[int64]*usm.Array{}
+	keeperID int64
+)
+
+func store(a *usm.Array) int64 {
+	keeperMu.Lock()
+	defer keeperMu.Unlock()
+	keeperID++
+	keeper[keeperID] = a
+	return keeperID
+}
+
+// holdHow keeps x as how says: "plain" (one Keep), "twice" (two Keeps of
+// the one argument, two ids) or "goroutine" (Keep called by a goroutine
+// the function waits for). It returns the ids as a list.
+func holdHow(x pyext.AnyArray, how string) ([]int64, error) {
+	var out []*usm.Array
+	switch how {
+	case "plain", "twice":
+		n := 1
+		if how == "twice" {
+			n = 2
+		}
+		for range n {
+			k, err := x.Keep()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, k)
+		}
+	case "goroutine":
+		var k *usm.Array
+		var err error
+		done := make(chan struct{})
+		go func() { defer close(done); k, err = x.Keep() }()
+		<-done
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	default:
+		return nil, pyext.ValueError("how must be plain, twice or goroutine, got %q", how)
+	}
+	ids := make([]int64, len(out))
+	for i, k := range out {
+		ids[i] = store(k)
+	}
+	return ids, nil
+}
+
+func hold(x pyext.AnyArray, how string) (pybridge.Object, error) {
+	ids, err := holdHow(x, how)
+	if err != nil {
+		return pybridge.Object{}, err
+	}
+	return toPython(ids)
+}
+
+func toPython(ids []int64) (pybridge.Object, error) {
+	var o pybridge.Object
+	err := pyext.Python().Do(func(g *pybridge.GIL) error {
+		vals := make([]any, len(ids))
+		for i, id := range ids {
+			vals[i] = id
+		}
+		var err error
+		o, err = g.FromGo(vals)
+		return err
+	})
+	return o, err
+}
+
+// holdReturn keeps x, then returns x itself as the result.
+func holdReturn(x pyext.AnyArray) (pyext.AnyArray, error) {
+	k, err := x.Keep()
+	if err != nil {
+		return pyext.AnyArray{}, err
+	}
+	store(k)
+	return x, nil
+}
+
+// unhold releases the view kept under id (from any goroutine: "goroutine"
+// releases it from a goroutine the function waits for).
+func unhold(id int64, how string) error {
+	keeperMu.Lock()
+	k, ok := keeper[id]
+	delete(keeper, id)
+	keeperMu.Unlock()
+	if !ok {
+		return pyext.ValueError("no kept view %d", id)
+	}
+	if how == "goroutine" {
+		done := make(chan struct{})
+		go func() { defer close(done); k.Owner.Release() }()
+		<-done
+		return nil
+	}
+	k.Owner.Release()
+	return nil
+}
+
+// heldSum is the sum of the float64 view kept under id, read now (device
+// memory through a copy).
+func heldSum(id int64) (float64, error) {
+	keeperMu.Lock()
+	k, ok := keeper[id]
+	keeperMu.Unlock()
+	if !ok {
+		return 0, pyext.ValueError("no kept view %d", id)
+	}
+	n := 1
+	for _, s := range k.Shape {
+		n *= int(s)
+	}
+	vals := make([]float64, n)
+	if err := usm.CopyToSlice(vals, k); err != nil {
+		return 0, err
+	}
+	var t float64
+	for _, v := range vals {
+		t += v
+	}
+	return t, nil
+}
+
+func heldCount() (int, error) {
+	keeperMu.Lock()
+	defer keeperMu.Unlock()
+	return len(keeper), nil
+}
+
+func lastKept() (int64, error) {
+	keeperMu.Lock()
+	defer keeperMu.Unlock()
+	return keeperID, nil
 }

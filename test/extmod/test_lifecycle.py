@@ -1,0 +1,203 @@
+"""The lifecycle of an array argument, as a stateful, model-based test
+(hypothesis's rule-based state machine): random sequences of calls, Keep,
+a second Keep, Keep in a function that released the GIL or in a goroutine,
+returning an argument, passing a result back, Release (on the calling
+thread, from a goroutine, without the GIL), del and gc.collect(), over
+NumPy arrays, DLPack capsules with a counting deleter and dpnp arrays in
+device USM. After every step the model says which memory some owner still
+holds, and the test checks exactly that: every kept view still reads its
+values, a producer is alive exactly while an owner lives, and a capsule's
+deleter runs once, and only after its last owner went.
+
+test/extension_test.go runs it (TestExtmod), and the sanitizer build
+(TestExtmodSanitized) runs it under AddressSanitizer, where a read of
+freed memory by Go or C is a report, not luck."""
+import gc
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings, strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, invariant, rule
+
+import extmod
+import producers
+
+HAVE_DPNP = producers.dpnp_source([1.0]) is not None
+KINDS = ["numpy", "capsule"] + (["dpnp"] if HAVE_DPNP else [])
+STEPS = int(os.environ.get("USMBRIDGE_LIFECYCLE_STEPS", "40"))
+EXAMPLES = int(os.environ.get("USMBRIDGE_LIFECYCLE_EXAMPLES", "60"))
+
+
+class Source:
+    """One producer's memory and the model of who holds it."""
+
+    def __init__(self, kind, values):
+        self.kind, self.values = kind, values
+        self.expect = float(sum(values))
+        if kind == "capsule":
+            self.obj, self.addr = producers.counting_capsule(values)
+            self.weak = None
+        elif kind == "numpy":
+            self.obj, self.weak = producers.numpy_source(values)
+        else:
+            self.obj, self.weak = producers.dpnp_source(values)
+        self.consumed = False  # a capsule, once a call took its tensor
+        self.kept = set()      # ids of kept views
+        self.results = 0       # result objects over the memory, alive in the model
+
+    def owned(self):
+        holds_obj = self.obj is not None and not (self.kind == "capsule" and self.consumed)
+        return holds_obj or bool(self.kept) or self.results > 0
+
+    def alive(self):
+        if self.kind == "capsule":
+            return producers.deletes[self.addr] == 0
+        return self.weak() is not None
+
+
+class Result:
+    def __init__(self, obj, source):
+        self.obj, self.source = obj, source
+
+
+class Lifecycle(RuleBasedStateMachine):
+    sources = Bundle("sources")
+    results = Bundle("results")
+    kept = Bundle("kept")
+
+    def __init__(self):
+        super().__init__()
+        self.all_sources, self.all_results = [], []
+        self.kept_of = {}  # id -> Source
+
+    @initialize()
+    def start(self):
+        gc.collect()
+
+    @rule(target=sources, kind=st.sampled_from(KINDS),
+          values=st.lists(st.integers(-100, 100).map(float), min_size=1, max_size=64))
+    def make_source(self, kind, values):
+        s = Source(kind, values)
+        self.all_sources.append(s)
+        return s
+
+    def _argument(self, s):
+        """The object to pass for s, or None when s has none to pass."""
+        if s.obj is None or (s.kind == "capsule" and s.consumed):
+            return None
+        return s.obj
+
+    def _took(self, s):
+        if s.kind == "capsule":
+            s.consumed = True
+
+    def _record(self, s, ids):
+        for i in ids:
+            assert i not in self.kept_of
+            self.kept_of[i] = s
+            s.kept.add(i)
+        return ids
+
+    @rule(target=kept, s=sources, how=st.sampled_from(["plain", "twice", "goroutine"]), nogil=st.booleans())
+    def hold(self, s, how, nogil):
+        x = self._argument(s)
+        if x is None:
+            return []
+        ids = (extmod.hold_nogil if nogil else extmod.hold)(x, how)
+        self._took(s)
+        assert len(ids) == (2 if how == "twice" else 1)
+        return self._record(s, ids)
+
+    @rule(target=kept, r=results, how=st.sampled_from(["plain", "twice", "goroutine"]), nogil=st.booleans())
+    def hold_result(self, r, how, nogil):
+        if r.obj is None:
+            return []
+        ids = (extmod.hold_nogil if nogil else extmod.hold)(r.obj, how)
+        return self._record(r.source, ids)
+
+    @rule(target=results, s=sources, keep_first=st.booleans())
+    def return_argument(self, s, keep_first):
+        x = self._argument(s)
+        if x is None:
+            return Result(None, s)
+        if keep_first:
+            r = extmod.hold_return(x)
+            self._took(s)
+            self._record(s, [extmod.last_kept()])  # the view hold_return kept
+        else:
+            r = extmod.same(x)
+            self._took(s)
+        s.results += 1
+        res = Result(r, s)
+        self.all_results.append(res)
+        return res
+
+    @rule(r=results)
+    def pass_result(self, r):
+        if r.obj is not None and r.source.kind != "dpnp":
+            assert extmod.total(r.obj) == r.source.expect
+
+    @rule(s=sources)
+    def plain_call(self, s):
+        x = self._argument(s)
+        if x is None or s.kind == "dpnp":
+            return
+        assert extmod.total(x) == s.expect
+        self._took(s)
+
+    @rule(i=consumes(kept), how=st.sampled_from(["plain", "goroutine"]), nogil=st.booleans())
+    def release(self, i, how, nogil):
+        for k in i:
+            s = self.kept_of.pop(k)
+            s.kept.discard(k)
+            (extmod.unhold_nogil if nogil else extmod.unhold)(k, how)
+
+    @rule(r=consumes(results))
+    def drop_result(self, r):
+        if r.obj is not None:
+            r.obj = None
+            r.source.results -= 1
+
+    @rule(s=sources)
+    def drop_source(self, s):
+        s.obj = None
+
+    @rule()
+    def collect(self):
+        gc.collect()
+
+    @invariant()
+    def kept_views_read_their_values(self):
+        for k, s in self.kept_of.items():
+            assert extmod.held_sum(k) == s.expect, "kept view %d no longer reads its memory" % k
+
+    @invariant()
+    def memory_held_exactly_while_owned(self):
+        unowned_alive = [s for s in self.all_sources if not s.owned() and s.alive()]
+        if unowned_alive:
+            gc.collect()  # a producer's own cycles (dpnp's) go with the collector
+        for s in self.all_sources:
+            if s.owned():
+                assert s.alive(), "%s memory freed while an owner lives" % s.kind
+            else:
+                assert not s.alive(), "%s memory held with no owner left" % s.kind
+            if s.kind == "capsule":
+                assert producers.deletes[s.addr] <= 1, "a deleter ran twice"
+
+    def teardown(self):
+        for k in list(self.kept_of):
+            extmod.unhold(k)
+        self.kept_of.clear()
+        for r in self.all_results:
+            r.obj = None
+        for s in self.all_sources:
+            s.obj = None
+        gc.collect()
+        assert extmod.held_count() == 0
+        for s in self.all_sources:
+            assert not s.alive(), "%s memory outlived the test" % s.kind
+
+
+Lifecycle.TestCase.settings = settings(max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None,
+                                       suppress_health_check=list(HealthCheck))
+test_lifecycle = Lifecycle.TestCase

@@ -1,0 +1,151 @@
+"""pyext as a hostile or careless user meets it: the defects of issue 28,
+each as a case that crashed, leaked, hung or lied before the fix. Every
+case runs in a fresh interpreter (a use of freed memory may take the
+process down), and asserts on what the user sees."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PRELUDE = """
+import gc, sys, weakref, threading
+import numpy as np
+import extmod, producers
+"""
+
+CASES = {
+    # Keep twice: each kept view holds the memory until it is released.
+    "keep twice": """
+        x, w = producers.numpy_source(np.arange(1 << 16))
+        a, b = extmod.hold(x, "twice")
+        del x; gc.collect()
+        extmod.unhold(a)
+        assert w() is not None, "the second kept view holds the array"
+        assert extmod.held_sum(b) == sum(range(1 << 16))
+        extmod.unhold(b)
+        assert w() is None, "released by the last kept view"
+        """,
+    "keep twice, capsule": """
+        cap, addr = producers.counting_capsule(range(10))
+        a, b = extmod.hold(cap, "twice")
+        del cap
+        extmod.unhold(b)
+        assert producers.deletes[addr] == 0
+        assert extmod.held_sum(a) == 45
+        extmod.unhold(a)
+        assert producers.deletes[addr] == 1, "the deleter ran once, after the last kept view"
+        """,
+    # Keep, then return the argument: the result and the kept view each
+    # hold the memory.
+    "keep then return": """
+        x, w = producers.numpy_source(np.arange(1 << 16))
+        r = extmod.hold_return(x)
+        k = extmod.last_kept()
+        del x; gc.collect()
+        extmod.unhold(k)
+        assert w() is not None, "the result holds the array"
+        assert float(np.asarray(r).sum()) == sum(range(1 << 16))
+        del r
+        assert w() is None
+        """,
+    # Keep in a function that released the GIL, and in goroutines: no
+    # Python object without a thread state; release from goroutines of a
+    # function that holds the GIL and waits for them: no deadlock.
+    "keep without the GIL": """
+        x = np.arange(1024.0)
+        for i in range(2000):
+            for how in ("plain", "twice", "goroutine"):
+                for k in extmod.hold_nogil(x, how):
+                    extmod.unhold(k, "goroutine")
+                for k in extmod.hold(x, how):
+                    extmod.unhold_nogil(k, "goroutine")
+        assert extmod.held_count() == 0
+        """,
+    "keep from threads": """
+        x = np.arange(1024.0)
+        def work():
+            for _ in range(500):
+                for k in extmod.hold_nogil(x, "goroutine"):
+                    assert extmod.held_sum(k) == 1023 * 512
+                    extmod.unhold_nogil(k, "goroutine")
+        ts = [threading.Thread(target=work) for _ in range(4)]
+        for t in ts: t.start()
+        for t in ts: t.join()
+        assert extmod.held_count() == 0
+        """,
+    # A cycle through an Array that holds its argument's buffer is found
+    # by the collector (memoryview's is).
+    "buffer cycle": """
+        class Sub(np.ndarray):
+            pass
+        for _ in range(3):
+            x = np.zeros(1 << 20).view(Sub)
+            x.v = extmod.same(x)
+            w = weakref.ref(x)
+            del x
+            gc.collect()
+            assert w() is None, "the cycle through the Array was not collected"
+        """,
+    # 20,000 goroutines waiting for the GIL at once: each waits in Go, not
+    # on an OS thread of its own.
+    "many goroutines": """
+        seen = []
+        extmod.from_goroutines(seen.append, 20000)
+        assert sorted(seen) == list(range(20000))
+        """,
+}
+
+DPNP_CASES = {
+    # An argument Go imported (dpnp USM) returned as the result: a whole
+    # array, with its queue, SUAI and exports.
+    "dpnp argument returned": """
+        import dpnp.tensor as dpt
+        for usm_type in ("device", "shared"):
+            x = dpt.arange(10.0, usm_type=usm_type)
+            r = extmod.same(x)
+            assert r.usm_type == usm_type and r.shape == (10,)
+            assert r.__sycl_usm_array_interface__["data"][0] == x.__sycl_usm_array_interface__["data"][0]
+            assert r.sycl_queue == x.sycl_queue
+            assert np.from_dlpack(r, device="cpu").tolist() == list(range(10))
+            if usm_type == "device":
+                try:
+                    memoryview(r)
+                except BufferError:
+                    pass
+                else:
+                    raise AssertionError("memoryview of device USM")
+            del x; gc.collect()
+            assert dpt.asnumpy(dpt.asarray(r)).sum() == 45, "the result holds the memory"
+        """,
+}
+
+
+def run(code):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([HERE, env.get("PYTHONPATH", "")])
+    r = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, "exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case(name):
+    run(CASES[name])
+
+
+def have_dpnp():
+    try:
+        import dpnp.tensor  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+@pytest.mark.parametrize("name", sorted(DPNP_CASES))
+def test_dpnp_case(name):
+    if not have_dpnp():
+        pytest.skip("dpnp is not installed")
+    run(DPNP_CASES[name])
