@@ -3,6 +3,8 @@ package pybridge
 import (
 	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -539,7 +541,8 @@ func isPyKind(err error, k *errkind.Kind) bool {
 // stream follows the array's device (RATIONALE.md, "__dlpack__'s
 // stream", has the reasons):
 //   - kDLCPU (and any device other than kDLOneAPI): only None, as NumPy;
-//     anything else is errHostStream, a RuntimeError as NumPy raises.
+//     anything else is errHostStream, with the class the process's NumPy
+//     raises (RuntimeError up to NumPy 2.4, ValueError from 2.5 on).
 //   - kDLOneAPI: None (the export waits on the array's queue); -1, the
 //     array API's "no synchronization" (ExportOptions.NoSync; the consumer
 //     owns the ordering); a dpctl.SyclQueue (dpctl's convention,
@@ -655,14 +658,88 @@ func (g *GIL) streamQueue(stream Object) usm.Queue {
 
 // errHostStream is parseDLPackArgs's error for a stream other than None
 // on an array that is not kDLOneAPI. It has no error kind, so Python sees a
-// RuntimeError: the exception NumPy raises for the same call.
+// RuntimeError: the exception NumPy up to 2.4 raises for the same call.
+// NumPy 2.5 raises ValueError instead; hostStreamError gives the class of
+// the NumPy the process has.
 var errHostStream = errors.New("__dlpack__: only stream=None is supported for an array on a device without streams (kDLCPU)")
+
+// valueError is an error of kind errkind.Value with the text and chain of
+// the error it holds.
+type valueError struct{ error }
+
+func (e valueError) Is(target error) bool { return target == errkind.Value }
+func (e valueError) Unwrap() error        { return e.error }
+
+// hostStreamError is errHostStream as the process's NumPy raises it for
+// the same call (RATIONALE.md, "__dlpack__'s stream"): a ValueError, which
+// still matches errHostStream, when the numpy in sys.modules is 2.5 or
+// later; else (NumPy up to 2.4, or no numpy imported) the RuntimeError.
+func (g *GIL) hostStreamError() error {
+	if g.numpyAtLeast(2, 5) {
+		return valueError{errHostStream}
+	}
+	return errHostStream
+}
+
+// numpyAtLeast reports whether sys.modules holds a numpy whose __version__
+// is major.minor or later. It imports nothing; a numpy whose version it
+// cannot read counts as older.
+func (g *GIL) numpyAtLeast(major, minor int) bool {
+	a := g.api()
+	sys, err := g.importModule("sys")
+	if err != nil {
+		g.releaseError(err)
+		return false
+	}
+	defer g.DecRef(sys)
+	mods, err := g.getAttr(sys, "modules")
+	if err != nil {
+		g.releaseError(err)
+		return false
+	}
+	defer g.DecRef(mods)
+	np := a.DictGetItemString(mods.p, "numpy")
+	if np == 0 {
+		return false
+	}
+	a.IncRef(np) // the attribute lookup may run a module __getattr__
+	defer a.DecRef(np)
+	v, err := g.getAttr(Object{np}, "__version__")
+	if err != nil {
+		g.releaseError(err)
+		return false
+	}
+	defer g.DecRef(v)
+	s, ok := a.UnicodeAsString(v.p)
+	if !ok {
+		a.ErrClear()
+		return false
+	}
+	// "2.4.6", "2.5.0rc1", "2.6.0.dev0+git...": the first two fields.
+	f := strings.SplitN(s, ".", 3)
+	if len(f) < 2 {
+		return false
+	}
+	lead := func(s string) (int, error) { // the digits s starts with
+		i := 0
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		return strconv.Atoi(s[:i])
+	}
+	vmajor, err1 := lead(f[0])
+	vminor, err2 := lead(f[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return vmajor > major || vmajor == major && vminor >= minor
+}
 
 // dlpackStream applies parseDLPackArgs's stream rules to a stream that is
 // not None; noSync is true for -1 on a kDLOneAPI array.
 func (g *GIL) dlpackStream(dev dlpack.Device, stream Object, dlDevice *dlpack.Device) (noSync bool, err error) {
 	if !acceptsNoSyncStream(dev) {
-		return false, errHostStream
+		return false, g.hostStreamError()
 	}
 	if dlDevice != nil && dlDevice.Type == dlpack.CPU {
 		return false, errkind.New(errkind.Value, "__dlpack__", "`stream` must be `None` when `dl_device` is of type `kDLCPU`")

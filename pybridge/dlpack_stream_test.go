@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/errkind"
 )
 
 // __dlpack__'s stream follows the array's device: NumPy's rule (only None,
@@ -60,6 +61,46 @@ func TestParseDLPackArgsStream(t *testing.T) {
 					assert.ErrorIs(t, err, errHostStream, name)
 				}
 			}
+			return nil
+		}))
+	}
+}
+
+// A stream on a kDLCPU array raises what the process's NumPy raises for
+// the same call: RuntimeError up to NumPy 2.4, ValueError from 2.5 on
+// (python/tests/test_streams.py holds it to the real NumPy of each CPython
+// of the support matrix); both match errHostStream. Here sys.modules's
+// numpy is a stand-in of each version, for one hold of the GIL.
+func TestHostStreamFollowsNumPyVersion(t *testing.T) {
+	py := embedded(t)
+	cpu := dlpack.Device{Type: dlpack.CPU}
+	for _, c := range []struct{ version, want string }{
+		{"'2.4.6'", "RuntimeError"},
+		{"'1.26.4'", "RuntimeError"},
+		{"'2.5.0'", "ValueError"},
+		{"'2.5.0rc1'", "ValueError"},
+		{"'2.10.0.dev0+git20261127'", "ValueError"},
+		{"'3.0.0'", "ValueError"},
+		{"'unknown'", "RuntimeError"},
+		{"None", "RuntimeError"},   // a __version__ that is not a str
+		{"absent", "RuntimeError"}, // no numpy in sys.modules
+	} {
+		require.NoError(t, py.Do(func(g *GIL) error {
+			stub := "sys.modules['numpy'] = types.SimpleNamespace(__version__=" + c.version + ")"
+			if c.version == "absent" {
+				stub = "sys.modules.pop('numpy')"
+			}
+			require.NoError(t, g.Exec("import sys, types\n_ub_saved_numpy = sys.modules['numpy']\n"+stub))
+			defer func() {
+				require.NoError(t, g.Exec("import sys\nsys.modules['numpy'] = _ub_saved_numpy\ndel _ub_saved_numpy"))
+			}()
+			s, dd := eval(t, g, "1"), eval(t, g, "None")
+			defer g.DecRef(s)
+			defer g.DecRef(dd)
+			_, err := g.parseDLPackArgs(cpu, s, Object{}, dd, Object{})
+			assert.Equal(t, c.want, exceptionName(err), "numpy %s: %v", c.version, err)
+			assert.ErrorIs(t, err, errHostStream, c.version)
+			assert.Contains(t, errkind.Message(err), "only stream=None is supported", c.version)
 			return nil
 		}))
 	}

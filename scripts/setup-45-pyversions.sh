@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Makes one venv per CPython of the Python package's support matrix
-# (README.md, "What runs where": 3.10, 3.11, 3.12 and 3.13) under the
+# Makes one venv per CPython of the Python package's support matrix that
+# pyenv provides (README.md, "What runs where": 3.10, 3.11, 3.12 and 3.13;
+# scripts/setup-46-sid.sh makes 3.14 and 3.15 in a Debian sid root) under the
 # git-ignored .cache/pyversions/, from pyenv's builds of those versions
 # (part of the machine image; nothing is installed into them), with the
 # pinned numpy, pytest and hypothesis of requirements-pyversions.txt and the

@@ -57,7 +57,8 @@ else
 	echo "== golangci-lint not installed (scripts/setup-05-lint.sh); lint skipped"
 fi
 # test/ builds the wheels and runs the Python package's suite once per
-# supported CPython, about 6 minutes on two busy cores: -timeout keeps it
+# supported CPython, about 8 minutes on two busy cores (3.14 and 3.15, in
+# the Debian sid root, take under 2 of them): -timeout keeps it
 # clear of go test's default 10-minute limit for the package.
 run env CGO_ENABLED=0 go test -count=1 -shuffle=on -timeout 30m ./...
 # pybridge again with every C API call checked for a pending Python

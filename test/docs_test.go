@@ -454,17 +454,40 @@ func anchorOf(heading string) string {
 
 // TestDocsSupportMatrix holds the CPython versions README.md's "What runs
 // where" names for the Python package to supportedPythons, the versions
-// TestPythonVersions installs and tests the package on.
+// TestPythonVersions installs and tests the package on: the row names
+// them all, its "tested with" cell the patch release of each, and the
+// range README's Install and docs/python.md's "Supported Pythons" state
+// is theirs.
 func TestDocsSupportMatrix(t *testing.T) {
 	data, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
+	}
+	first, last := supportedPythons[0], supportedPythons[len(supportedPythons)-1]
+	if want := "Python (CPython " + first + "–" + last + " on Linux"; !strings.Contains(string(data), want) {
+		t.Errorf("README.md's Install does not say %q", want)
+	}
+	guide, err := os.ReadFile("../docs/python.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "### Supported Pythons\n\nCPython " + first + " to " + last + ","; !strings.Contains(string(guide), want) {
+		t.Errorf("docs/python.md does not say %q", want)
 	}
 	want := "| Python package | CPython " + strings.Join(supportedPythons, ", ") + " "
 	for _, line := range strings.Split(string(data), "\n") {
 		if strings.HasPrefix(line, "| Python package |") {
 			if !strings.HasPrefix(line, want) {
 				t.Errorf("README.md's Python package row does not start %q:\n%s", want, line)
+			}
+			cells := strings.Split(line, "|")
+			if len(cells) != 5 {
+				t.Fatalf("README.md's Python package row does not have three cells:\n%s", line)
+			}
+			for _, minor := range supportedPythons {
+				if !regexp.MustCompile(`\b` + regexp.QuoteMeta(minor) + `\.\d+\b`).MatchString(cells[3]) {
+					t.Errorf("README.md's Python package row names no tested release of CPython %s:\n%s", minor, cells[3])
+				}
 			}
 			return
 		}

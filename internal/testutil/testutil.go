@@ -41,6 +41,7 @@ const (
 	Dpctl       = "dpctl"        // dpctl with a SYCL runtime
 	MPI         = "mpi"          // mpi4py with MPICH's mpiexec (scripts/setup-50-mpi.sh)
 	PyVersions  = "pyversions"   // a venv per supported CPython (scripts/setup-45-pyversions.sh)
+	SidPythons  = "sid"          // CPython 3.14 and 3.15 in a Debian sid root (scripts/setup-46-sid.sh)
 	CCompiler   = "cc"           // a C compiler for test fixtures
 )
 

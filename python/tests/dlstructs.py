@@ -27,3 +27,16 @@ def versioned_of(cap):
     """The DLManagedTensorVersioned of a fresh dltensor_versioned capsule,
     which the capsule still owns."""
     return ManagedVersioned.from_address(_get_pointer(cap, b"dltensor_versioned"))
+
+
+def numpy_stream_error():
+    """The exception class NumPy raises for ``__dlpack__(stream=1)`` of its
+    own host array, which usmbridge raises for a stream on a host array
+    (RATIONALE.md, "__dlpack__'s stream"): RuntimeError up to NumPy 2.4,
+    ValueError from NumPy 2.5 on."""
+    import numpy as np
+    try:
+        np.arange(1).__dlpack__(stream=1)
+    except Exception as e:  # noqa: BLE001 - the class is the answer
+        return type(e)
+    raise AssertionError("NumPy accepted stream=1 for a host array")
