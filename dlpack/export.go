@@ -91,7 +91,7 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 	}
 	win, err := a.Window()
 	if err != nil {
-		return Managed{}, exportErr(errkind.Buffer, "invalid layout", err)
+		return Managed{}, exportErr(layoutKind(err), "invalid layout", err)
 	}
 	version, versioned := dlabi.NegotiateVersion(opts.MaxVersion, ProducerVersion)
 	if !versioned && a.ReadOnly {

@@ -1,6 +1,7 @@
 package dlpack
 
 import (
+	"errors"
 	"strconv"
 	"unsafe"
 
@@ -160,7 +161,7 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 	t.Interface.Version, t.ReadOnly = usm.Version1, !m.versioned || t.Flags&dlabi.FlagReadOnly != 0
 	win, err := t.Window()
 	if err != nil {
-		return nil, importErr(errkind.Buffer, "invalid layout", err)
+		return nil, importErr(layoutKind(err), "invalid layout", err)
 	}
 	switch place(dl.Data, dl.ByteOffset, win) {
 	case placedNullData:
@@ -298,3 +299,13 @@ func addWindow(data uintptr, win usm.Window) bool {
 }
 
 func hex(p uintptr) string { return strconv.FormatUint(uint64(p), 16) }
+
+// layoutKind is the kind of an array whose layout is refused: OverflowError
+// for a size or extent beyond int64 (as docs/python.md says for a shape
+// whose size does not fit), BufferError for anything else.
+func layoutKind(err error) *errkind.Kind {
+	if errors.Is(err, errkind.Overflow) {
+		return errkind.Overflow
+	}
+	return errkind.Buffer
+}

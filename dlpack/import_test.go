@@ -134,8 +134,9 @@ func TestImportForeign(t *testing.T) {
 		{"ndim 65", func(f *foreign) { f.ndim = 65 }, usm.ErrBuffer, "ndim 65"},
 		{"NULL shape", func(f *foreign) { f.shape = nil }, usm.ErrBuffer, "shape is NULL"},
 		{"negative extent", func(f *foreign) { f.shape = []int64{4, -8} }, usm.ErrBuffer, "shape[1] = -8"},
-		{"overflowing extents", func(f *foreign) { f.shape = []int64{1 << 62, 1 << 62} }, usm.ErrBuffer, "overflow"},
-		{"overflowing strides", func(f *foreign) { f.strides = []int64{math.MaxInt64 / 2, 1} }, usm.ErrBuffer, "overflow"},
+		{"overflowing extents", func(f *foreign) { f.shape = []int64{1 << 62, 1 << 62} }, usm.ErrOverflow, "overflow"},
+		{"overflowing size in bytes", func(f *foreign) { f.shape, f.strides = []int64{1<<61 + 1, 1}, []int64{0, 1} }, usm.ErrOverflow, "size in bytes"},
+		{"overflowing strides", func(f *foreign) { f.strides = []int64{math.MaxInt64 / 2, 1} }, usm.ErrOverflow, "overflow"},
 		{"window wraps the address space", func(f *foreign) { f.data = ^uintptr(0) - 16 }, usm.ErrBuffer, "wrap"},
 		{"negative stride below address 0", func(f *foreign) { f.data, f.strides = 64, []int64{-8, 1} }, usm.ErrBuffer, "wrap"},
 		{"byte_offset overflow", func(f *foreign) { f.byteOffset = math.MaxUint64 - 4 }, usm.ErrBuffer, "overflow"},
@@ -168,7 +169,11 @@ func TestImportForeign(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.msg)
 			var de *dlpack.Error
 			require.True(t, errors.As(err, &de))
-			assert.Equal(t, "BufferError", usm.PythonException(err))
+			want := "BufferError" // the array API's for a tensor it cannot take
+			if tc.kind == usm.ErrOverflow {
+				want = "OverflowError" // a size beyond int64, as for any shape (docs/python.md)
+			}
+			assert.Equal(t, want, usm.PythonException(err))
 			assert.Equal(t, 1, deletesOf(id), "the deleter runs exactly once on failure")
 
 			// KeepOnError: the caller keeps it (capsule protocol).

@@ -51,6 +51,9 @@ static int window(const int64_t *shape, const int64_t *strides, int32_t ndim, in
 	*lo = *hi = 0;
 	if (zero)
 		return 1;
+	int64_t nbytes; /* the size in bytes must fit too (usm's byteWindow) */
+	if (!mul_ok(n, itemsize, &nbytes))
+		return 0;
 	int64_t l = 0, h = 0;
 	if (strides == NULL) {
 		h = n - 1;

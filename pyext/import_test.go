@@ -220,17 +220,18 @@ func hostileSeeds(buf uintptr) []hostile {
 		with(func(h *hostile) { h.ndim = maxNdim + 1 }), // ndim
 		with(func(h *hostile) { h.ndim = 1; h.shape, h.strides = []int64{3}, []int64{1} }),
 		with(func(h *hostile) { h.ndim = 0; h.shape, h.strides = nil, nil }),
-		with(func(h *hostile) { h.nullShape = true }),                                             // shape NULL
-		with(func(h *hostile) { h.shape[0] = -1 }),                                                // shape
-		with(func(h *hostile) { h.shape[0] = 0 }),                                                 // shape: empty
-		with(func(h *hostile) { h.shape = []int64{1 << 62, 1 << 62} }),                            // shape overflows
-		with(func(h *hostile) { h.nullStr = true }),                                               // strides NULL: C order
-		with(func(h *hostile) { h.strides = []int64{1, 3} }),                                      // strides: another layout
-		with(func(h *hostile) { h.strides = []int64{-4, 1} }),                                     // negative: data moves
-		with(func(h *hostile) { h.strides = []int64{1 << 62, 1} }),                                // strides overflow
-		with(func(h *hostile) { h.ndim = 1; h.shape, h.strides = []int64{2}, []int64{1 << 62} }),  // bytes overflow
-		with(func(h *hostile) { h.ndim = 1; h.shape, h.strides = []int64{2}, []int64{-1 << 62} }), // below overflows
-		with(func(h *hostile) { h.shape, h.nullStr = []int64{1 << 32, 1 << 32}, true }),           // the count overflows, not an extent
+		with(func(h *hostile) { h.nullShape = true }),                                              // shape NULL
+		with(func(h *hostile) { h.shape[0] = -1 }),                                                 // shape
+		with(func(h *hostile) { h.shape[0] = 0 }),                                                  // shape: empty
+		with(func(h *hostile) { h.shape = []int64{1 << 62, 1 << 62} }),                             // shape overflows
+		with(func(h *hostile) { h.ndim = 1; h.shape, h.strides = []int64{1<<61 + 1}, []int64{0} }), // count fits, bytes do not
+		with(func(h *hostile) { h.nullStr = true }),                                                // strides NULL: C order
+		with(func(h *hostile) { h.strides = []int64{1, 3} }),                                       // strides: another layout
+		with(func(h *hostile) { h.strides = []int64{-4, 1} }),                                      // negative: data moves
+		with(func(h *hostile) { h.strides = []int64{1 << 62, 1} }),                                 // strides overflow
+		with(func(h *hostile) { h.ndim = 1; h.shape, h.strides = []int64{2}, []int64{1 << 62} }),   // bytes overflow
+		with(func(h *hostile) { h.ndim = 1; h.shape, h.strides = []int64{2}, []int64{-1 << 62} }),  // below overflows
+		with(func(h *hostile) { h.shape, h.nullStr = []int64{1 << 32, 1 << 32}, true }),            // the count overflows, not an extent
 		with(func(h *hostile) { // the window's length overflows, not its ends
 			h.dtype = dlabi.DataType{Code: dlabi.Int, Bits: 8, Lanes: 1}
 			h.shape, h.strides = []int64{2, 2}, []int64{1 << 62, -(1<<62 + 1)}

@@ -341,6 +341,7 @@ typedef struct {
 	PyObject *suai;    /* the __sycl_usm_array_interface__ Go made first; each call gets a copy */
 	PyObject *dev_tuple;
 	PyObject *weakrefs;
+	int is_view; /* made by permuted: holds nothing of its own but base, its root */
 	int64_t inline_dims[2 * INLINE_NDIM]; /* last: array_alloc leaves it unwritten */
 } Array;
 
@@ -387,8 +388,17 @@ static void set_view(Array *a, const ubx_view *v)
 	PyObject_GC_Track(a);
 }
 
+/* call_deleter runs a producer's deleter once. The deleter may be Python
+ * code (a ctypes callback, a producer written in Python): an exception on
+ * its way out (a call that failed, then released its arguments) is set
+ * aside while it runs, so that the caller's exception is the one raised
+ * and the deleter runs as it would at any other time. */
 static void call_deleter(void *m, int versioned)
 {
+	PyObject *et = NULL, *ev = NULL, *tb = NULL;
+	int pending = PyErr_Occurred() != NULL;
+	if (pending)
+		PyErr_Fetch(&et, &ev, &tb);
 	if (versioned) {
 		ub_dl_managed_versioned *t = m;
 		if (t->deleter != NULL)
@@ -398,6 +408,8 @@ static void call_deleter(void *m, int versioned)
 		if (t->deleter != NULL)
 			t->deleter(t);
 	}
+	if (pending)
+		PyErr_Restore(et, ev, tb);
 }
 
 static int array_clear(Array *a)
@@ -431,6 +443,11 @@ static void array_dealloc(Array *a)
 {
 	PyTypeObject *tp = Py_TYPE(a);
 	PyObject_GC_UnTrack(a);
+	/* A chain of Arrays each holding the next (an Array over another's
+	 * export, nested a hundred thousand deep) is freed by CPython's
+	 * trashcan, which defers deallocations beyond a depth instead of
+	 * recursing on the C stack. */
+	Py_TRASHCAN_BEGIN(a, array_dealloc)
 	if (a->weakrefs != NULL)
 		PyObject_ClearWeakRefs((PyObject *)a);
 	/* Releasing may run Python code (a producer's deleter, __del__ of the
@@ -457,6 +474,7 @@ static void array_dealloc(Array *a)
 	PyErr_Restore(et, ev, tb);
 	PyObject_GC_Del(a);
 	Py_DECREF(tp);
+	Py_TRASHCAN_END
 }
 
 /* ---- Array properties ---------------------------------------------------- */
@@ -1048,7 +1066,10 @@ static PyObject *permuted(Array *a, const int32_t *perm)
 			ubx_go_release(v.handle);
 		return NULL;
 	}
-	r->base = Py_NewRef((PyObject *)a);
+	/* A view of a view holds the root: .T a million times is two Arrays,
+	 * not a chain as long (NumPy's views do the same). */
+	r->base = Py_NewRef(a->is_view ? a->base : (PyObject *)a);
+	r->is_view = 1;
 	set_view(r, &v);
 	return (PyObject *)r;
 }
@@ -1440,8 +1461,8 @@ static PyObject *new_array_from_result(ubx_result *r);
 static int xch_to_py(ub_dl_managed_versioned *tensor, void **out_py_object)
 {
 	if (tensor == NULL || out_py_object == NULL || forked()) {
-		if (tensor != NULL && tensor->deleter != NULL)
-			tensor->deleter(tensor); /* it was given to us */
+		if (tensor != NULL)
+			call_deleter(tensor, 1); /* it was given to us */
 		if (!PyErr_Occurred())
 			PyErr_SetString(PyExc_ValueError, "managed_tensor_to_py_object_no_sync: tensor or out is NULL");
 		return -1;
@@ -1449,8 +1470,7 @@ static int xch_to_py(ub_dl_managed_versioned *tensor, void **out_py_object)
 	Array *a;
 	int r0 = array_over(tensor, 1, NULL, &a);
 	if (r0 < 0) {
-		if (tensor->deleter != NULL)
-			tensor->deleter(tensor);
+		call_deleter(tensor, 1);
 		return -1;
 	}
 	if (r0 > 0) {
@@ -1460,7 +1480,7 @@ static int xch_to_py(ub_dl_managed_versioned *tensor, void **out_py_object)
 	}
 	ubx_result *res = PyMem_Calloc(1, sizeof(ubx_result));
 	if (res == NULL) {
-		tensor->deleter(tensor);
+		call_deleter(tensor, 1);
 		PyErr_NoMemory();
 		return -1;
 	}
@@ -1682,6 +1702,15 @@ enum { HOLD_NONE, HOLD_BUFFER, HOLD_MANAGED, HOLD_ARRAY };
 
 static void hold_release(hold *h)
 {
+	if (h->kind == HOLD_NONE && h->capsule == NULL && h->dims == NULL)
+		return;
+	/* Releasing may run Python code (a buffer's __release_buffer__, the
+	 * deleter, __del__ of an Array's base): a failed call's exception is
+	 * set aside meanwhile (call_deleter keeps it too). */
+	PyObject *et = NULL, *ev = NULL, *tb = NULL;
+	int pending = h->kind != HOLD_MANAGED && PyErr_Occurred() != NULL;
+	if (pending)
+		PyErr_Fetch(&et, &ev, &tb);
 	switch (h->kind) {
 	case HOLD_BUFFER:
 		PyBuffer_Release(&h->u.buf);
@@ -1699,6 +1728,8 @@ static void hold_release(hold *h)
 	if (h->dims != NULL && h->dims != h->inline_dims)
 		free(h->dims);
 	h->dims = NULL;
+	if (pending)
+		PyErr_Restore(et, ev, tb);
 }
 
 /* hold_dims gives h room for ndim dimensions (shape and strides). */

@@ -173,6 +173,12 @@ func byteWindow(shape, strides []int64, offset int64, itemsize int) (Window, err
 		return Window{}, err
 	}
 	isz := int64(itemsize)
+	// The array's size in bytes, count·itemsize, must fit too: a stride of
+	// 0 lets a window of one element hold more elements than an int64 of
+	// bytes counts (nbytes, a buffer's len, dpctl's nbytes).
+	if _, ok := mulCheck(n, isz); !ok {
+		return Window{}, overflow("size in bytes")
+	}
 	base, ok := mulCheck(offset, isz)
 	if !ok {
 		return Window{}, overflow("offset·itemsize")

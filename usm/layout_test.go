@@ -169,6 +169,7 @@ func TestByteWindowErrors(t *testing.T) {
 		{"window length", []int64{2, 2}, []int64{math.MaxInt64 / 2, math.MinInt64 / 2}, 0, 1, usm.ErrOverflow},
 		{"element count", []int64{1 << 62, 4}, nil, 0, 1, usm.ErrOverflow},
 		{"C bytes", []int64{1 << 62}, nil, 0, 4, usm.ErrOverflow},
+		{"bytes of a stride-0 array", []int64{1<<61 + 1}, []int64{0}, 0, 8, usm.ErrOverflow},
 		{"strides too short", []int64{2, 3}, []int64{1}, 0, 4, usm.ErrValue},
 		{"strides too long", []int64{2}, []int64{1, 1}, 0, 4, usm.ErrValue},
 		{"strides for 0-d", []int64{}, []int64{1}, 0, 4, usm.ErrValue},

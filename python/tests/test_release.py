@@ -120,6 +120,31 @@ CASES = {
                    lambda a: bytes(memoryview(a)), lambda a: hasattr(a, "__sycl_usm_array_interface__")):
             assert used(fn) == 0
         """,
+    # Long chains are freed without recursing on the C stack: views of
+    # views hold their root (NumPy survives a million .T), and Arrays over
+    # Arrays' exports go through CPython's trashcan.
+    "a million views": """
+        x = np.arange(6.0).reshape(2, 3)
+        a = ub.from_dlpack(x)
+        r0 = refs(a)
+        v = a
+        for _ in range(1000000):
+            v = v.T
+        assert v.shape == (2, 3) and refs(a) == r0 + 1, "a view of a view holds the root"
+        del v
+        assert refs(a) == r0
+        """,
+    "a long chain of imports": """
+        x = np.arange(4.0)
+        a = ub.from_dlpack(x)
+        for _ in range(100000):
+            a = ub.from_dlpack(a)
+        assert np.from_dlpack(a).tolist() == [0.0, 1.0, 2.0, 3.0]
+        r0 = refs(x)
+        del a
+        gc.collect()
+        assert refs(x) == r0 - 1, "the whole chain went"
+        """,
     # A producer whose deleter is Go's (an export Go made, imported back):
     # C imports it and calls Go's deleter (through the fork gate) once.
     "go deleter": """

@@ -50,6 +50,31 @@ def _destroy(cap):
         _count(_get_pointer(cap, b"dltensor_versioned"))
 
 
+def python_deleter_capsule(values, log):
+    """A fresh "dltensor_versioned" capsule whose deleter is Python code that
+    appends the exception in its way (None when there is none) to log.
+    Returns the capsule, which a call must consume."""
+    buf = np.array(values, dtype=np.float64)
+    m = _Versioned()
+    m.version[0] = 1
+
+    def deleter(p):
+        import sys
+        log.append(sys.exc_info()[0])  # None: no exception in the deleter's way
+
+    cb = _DELETER(deleter)
+    m.deleter = ctypes.cast(cb, ctypes.c_void_p)
+    shape = (ctypes.c_int64 * 1)(buf.size)
+    m.dl_tensor.data, m.dl_tensor.device_type, m.dl_tensor.ndim = buf.ctypes.data, 1, 1
+    m.dl_tensor.dtype = 2 | (64 << 8) | (1 << 16)
+    m.dl_tensor.shape = shape
+    _keep.append((m, shape, buf, cb))
+    # No capsule destructor: the tests hand it to a call, which consumes it,
+    # and it may die with the call's exception pending, which a destructor
+    # written with ctypes cannot set aside (NumPy's, in C, does).
+    return _api.PyCapsule_New(ctypes.addressof(m), b"dltensor_versioned", None)
+
+
 def counting_capsule(values):
     """A fresh "dltensor_versioned" capsule over a float64 copy of values,
     whose deleter counts its calls in deletes[address]. Returns (capsule,
@@ -66,6 +91,21 @@ def counting_capsule(values):
     addr = ctypes.addressof(m)
     deletes[addr] = 0
     return _api.PyCapsule_New(addr, b"dltensor_versioned", ctypes.cast(_destroy, ctypes.c_void_p)), addr
+
+
+def broadcast_capsule(n, itemsize_bits=64):
+    """A fresh "dltensor_versioned" capsule of n float elements that all lie
+    on one (stride 0), over a real 8-byte buffer: a tensor whose element
+    count fits in an int64 and whose size in bytes need not."""
+    buf = np.zeros(1)
+    m = _Versioned()
+    m.version[0] = 1
+    shape, strides = (ctypes.c_int64 * 1)(n), (ctypes.c_int64 * 1)(0)
+    m.dl_tensor.data, m.dl_tensor.device_type, m.dl_tensor.ndim = buf.ctypes.data, 1, 1
+    m.dl_tensor.dtype = 2 | (itemsize_bits << 8) | (1 << 16)
+    m.dl_tensor.shape, m.dl_tensor.strides = shape, strides
+    _keep.append((m, shape, strides, buf))
+    return _api.PyCapsule_New(ctypes.addressof(m), b"dltensor_versioned", None)
 
 
 def numpy_source(values):

@@ -89,6 +89,41 @@ CASES = {
             gc.collect()
             assert w() is None, "the cycle through the Array was not collected"
         """,
+    # A tensor whose element count fits but whose size in bytes does not:
+    # refused as NumPy refuses such a shape (OverflowError), never an
+    # nbytes that wraps.
+    "size in bytes overflows": """
+        for n in (2**61 + 1, 2**62, 2**63 - 1):
+            try:
+                extmod.total(producers.broadcast_capsule(n))
+            except OverflowError as e:
+                assert "total() argument 'x'" in str(e), e
+            else:
+                raise AssertionError("an array of %d float64 was taken" % n)
+        assert extmod.kind(producers.broadcast_capsule(2**59)) == "host"  # 2**62 bytes fit
+        """,
+    # A call that fails after it took a producer's tensor: the deleter (here
+    # Python code) runs once, with no exception in its way, and the caller
+    # gets the call's own TypeError, not a SystemError.
+    "deleter of a failed call": """
+        log = []
+        cap = producers.python_deleter_capsule(range(4), log)
+        try:
+            extmod.same(cap, "not an array")
+        except TypeError as e:
+            assert "same() argument 'shape'" in str(e), e
+        else:
+            raise AssertionError("no TypeError")
+        assert log == [None], log
+        log.clear()
+        try:
+            extmod.first(producers.python_deleter_capsule(range(4), log))  # float64, not int32: Go refuses
+        except TypeError as e:
+            assert "first() argument 'x' must be an array of int32" in str(e), e
+        else:
+            raise AssertionError("no TypeError")
+        assert log == [None], log
+        """,
     # 20,000 goroutines waiting for the GIL at once: each waits in Go, not
     # on an OS thread of its own.
     "many goroutines": """
