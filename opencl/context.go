@@ -32,6 +32,7 @@ type ctxState struct {
 	mu     sync.Mutex
 	allocs spans.Set[allocRec]
 	queues map[*Queue]struct{} // live queues made with newQueue
+	progs  progCache           // programs built through those queues (program.go)
 }
 
 // clGetMemAllocInfoINTEL memory types.

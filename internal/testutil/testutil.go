@@ -42,6 +42,7 @@ const (
 	MPI         = "mpi"          // mpi4py with MPICH's mpiexec (scripts/setup-50-mpi.sh)
 	PyVersions  = "pyversions"   // a venv per supported CPython (scripts/setup-45-pyversions.sh)
 	CCompiler   = "cc"           // a C compiler for test fixtures
+	SPIRVTools  = "spirv"        // clang's SPIR target and llvm-spirv (scripts/setup-25-spirv.sh)
 )
 
 // Required reports whether USMBRIDGE_REQUIRE names runtime (or is "all").

@@ -1,0 +1,64 @@
+package testutil
+
+import (
+	_ "embed"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+)
+
+// KernelSource is testdata/kernels.cl: the OpenCL C kernels the kernel
+// tests and benchmarks of every backend run (saxpy with strides, iota2d,
+// fill, scale_add, empty).
+//
+//go:embed testdata/kernels.cl
+var KernelSource string
+
+var spirv struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+// SPIRV returns KernelSource compiled to SPIR-V by scripts/spirv.sh, once
+// per process. Without the tools (scripts/setup-25-spirv.sh installs
+// them) it skips or fails tb as Runtime does for SPIRVTools.
+func SPIRV(tb testing.TB) []byte {
+	tb.Helper()
+	spirv.once.Do(func() { spirv.b, spirv.err = buildSPIRV() })
+	Runtime(tb, SPIRVTools, spirv.err)
+	return spirv.b
+}
+
+func buildSPIRV() ([]byte, error) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	for _, tool := range []string{envOr("CLANG", "clang-15"), envOr("LLVM_SPIRV", "llvm-spirv-15")} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, errkind.Wrap(errkind.NotAvailable, "testutil.SPIRV", tool+" is not installed (scripts/setup-25-spirv.sh)", err)
+		}
+	}
+	dir, err := os.MkdirTemp("", "usmbridge-spirv-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "kernels.spv")
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", "spirv.sh"), filepath.Join(root, "internal", "testutil", "testdata", "kernels.cl"), out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, errkind.Wrap(errkind.Value, "testutil.SPIRV", "scripts/spirv.sh failed: "+string(b), err)
+	}
+	return os.ReadFile(out)
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
