@@ -68,6 +68,7 @@ type API struct {
 	native  Native
 	interop Interop
 	order   Ordering
+	kernels Kernels
 }
 
 // Open finds the first of paths that is already loaded (RTLD_NOLOAD: only
@@ -86,7 +87,7 @@ func Open(paths ...string) (*API, error) {
 // Load resolves the table from an open library.
 func Load(lib *ffi.Lib) (*API, error) {
 	a := &API{path: lib.Name()}
-	err := lib.Resolve(
+	err := lib.Resolve(append([]ffi.Symbol{
 		ffi.Required(&a.queueCreate, "DPCTLQueue_Create"),
 		ffi.Required(&a.queueCreateForDevice, "DPCTLQueue_CreateForDevice"),
 		ffi.Required(&a.queueCopy, "DPCTLQueue_Copy"),
@@ -137,7 +138,7 @@ func Load(lib *ffi.Lib) (*API, error) {
 		ffi.Optional(&a.order.queueAreEq, "DPCTLQueue_AreEq"),
 		ffi.Optional(&a.order.queueIsInOrder, "DPCTLQueue_IsInOrder"),
 		ffi.Optional(&a.order.eventDelete, "DPCTLEvent_Delete"),
-	)
+	}, a.kernelEntries()...)...)
 	if err != nil {
 		return nil, err
 	}
