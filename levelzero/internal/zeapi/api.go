@@ -57,6 +57,9 @@ type Lib struct {
 	commandListHostSynchronize ffi.Fn // spec 1.6, loader ≥ 1.10
 	memPutIpcHandle            ffi.Fn // spec 1.6, loader ≥ 1.10
 
+	// Optional (kernels.go): modules, kernels and launches.
+	kern kernelFns
+
 	openIpcHandle func(ctx Context, dev Device, h IPCHandle, flags uint32, pptr *uintptr) Status
 	putIpcHandle  func(ctx Context, h IPCHandle) Status // nil when absent
 }
@@ -71,7 +74,7 @@ func Load() (*Lib, error) {
 		return nil, err
 	}
 	l := &Lib{lib: lib}
-	err = lib.Resolve(
+	err = lib.Resolve(append([]ffi.Symbol{
 		ffi.Required(&l.init, "zeInit"),
 		ffi.Required(&l.driverGet, "zeDriverGet"),
 		ffi.Required(&l.driverGetAPIVersion, "zeDriverGetApiVersion"),
@@ -119,7 +122,7 @@ func Load() (*Lib, error) {
 		ffi.Optional(&l.commandQueueDestroy, "zeCommandQueueDestroy"),
 		ffi.Optional(&l.commandQueueCreate, "zeCommandQueueCreate"),
 		ffi.Optional(&l.driverGetExtensionFunctionAddress, "zeDriverGetExtensionFunctionAddress"),
-	)
+	}, l.kernelEntries()...)...)
 	if err != nil {
 		return nil, err
 	}
