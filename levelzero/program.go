@@ -206,6 +206,7 @@ type kernel struct {
 	q     *zeapi.TypeQuery
 	group [3]uint32
 	count zeapi.GroupCount
+	last  usm.Range // the range group and count were set for
 	waits []zeapi.Event
 	used  []uint64
 }
@@ -295,13 +296,13 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 	}
 	eh, err := ev.rlock(op)
 	if err != nil {
-		p.cache.evs.put(ev)
+		p.cache.evs.put(ev, false)
 		return usm.Event{}, err
 	}
 	err = api.AppendLaunchKernel(zeapi.CommandList(lh), zeapi.Kernel(kh), &k.count, eh, k.waits)
 	ev.h.RUnlock()
 	if err != nil {
-		p.cache.evs.put(ev)
+		p.cache.evs.put(ev, false)
 		return usm.Event{}, err
 	}
 	return usm.NewEvent(events, events.t.Put(launchEvent{ev: ev, ctx: p.ctx, cache: p.cache})), nil
@@ -311,6 +312,10 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 // suggestion) and the group count of r.
 func (k *kernel) setRange(kh zeapi.Kernel, r usm.Range) error {
 	const op = "levelzero.Kernel.Launch"
+	if r == k.last {
+		return nil // the kernel keeps its group size
+	}
+	k.last = usm.Range{}
 	var g [3]uint32
 	for i := range 3 {
 		g[i] = 1
@@ -337,13 +342,14 @@ func (k *kernel) setRange(kh zeapi.Kernel, r usm.Range) error {
 		return errkind.Wrap(errkind.Value, op, "work-groups of "+strconv.Itoa(int(k.group[0]))+"×"+strconv.Itoa(int(k.group[1]))+"×"+strconv.Itoa(int(k.group[2])), err)
 	}
 	k.count = zeapi.GroupCount{X: g[0] / k.group[0], Y: g[1] / k.group[1], Z: g[2] / k.group[2]}
+	k.last = r
 	return nil
 }
 
 func (k *kernel) doneWaits() {
 	for _, id := range k.used {
 		if le, rel := events.t.Done(id); rel {
-			le.cache.evs.put(le.ev)
+			le.cache.evs.put(le.ev, false)
 		}
 	}
 	k.used = k.used[:0]
@@ -395,7 +401,13 @@ func (l *launchEvents) get(c *Context) (*event, error) {
 // put makes a released event available again, reset, once its launch
 // has signalled it: an event released earlier waits among the busy ones,
 // since the device may still signal it.
-func (l *launchEvents) put(e *event) {
+func (l *launchEvents) put(e *event, signalled bool) {
+	if (signalled || e.seen.Swap(false)) && e.hostReset() == nil {
+		l.mu.Lock()
+		l.free = append(l.free, e)
+		l.mu.Unlock()
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.busy = append(l.busy, e)
@@ -467,8 +479,11 @@ func (s *eventSource) WaitEvent(id uint64) error {
 		return errValue("levelzero.Event.Wait", "the event was released")
 	}
 	err := le.ev.hostSynchronize(zeapi.Infinite)
+	if err == nil {
+		le.ev.seen.Store(true) // its release need not ask the driver again
+	}
 	if le, rel := s.t.Done(id); rel {
-		le.cache.evs.put(le.ev)
+		le.cache.evs.put(le.ev, err == nil)
 	}
 	return err
 }
@@ -476,7 +491,7 @@ func (s *eventSource) WaitEvent(id uint64) error {
 // ReleaseEvent gives the event back to its context's pool, once.
 func (s *eventSource) ReleaseEvent(id uint64) error {
 	if le, rel := s.t.Take(id); rel {
-		le.cache.evs.put(le.ev)
+		le.cache.evs.put(le.ev, false)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/usm"
@@ -25,7 +26,7 @@ func floats(t *testing.T, r rt, n int) (uintptr, []float32) {
 	a, err := r.b.Alloc(r.local, usm.KindShared, uintptr(n)*4)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, a.Free()) })
-	s := unsafe.Slice((*float32)(unsafe.Pointer(a.Pointer())), n)
+	s := unsafe.Slice((*float32)(cmem.Ptr(a.Pointer())), n)
 	clear(s)
 	return a.Pointer(), s
 }
@@ -86,7 +87,7 @@ func TestKernelSaxpy(t *testing.T) {
 		ip, err := r.b.Alloc(r.local, usm.KindShared, 8*6*4)
 		require.NoError(t, err)
 		defer ip.Free()
-		out := unsafe.Slice((*int32)(unsafe.Pointer(ip.Pointer())), 8*6)
+		out := unsafe.Slice((*int32)(cmem.Ptr(ip.Pointer())), 8*6)
 		ki, err := p1.Kernel("iota2d")
 		require.NoError(t, err)
 		ev, err = ki.Launch(r.q, usm.NDRange(8, 6).WithLocal(4, 3), nil, usm.Pointer(ip.Pointer()), usm.Scalar(int32(8)), usm.Scalar(int32(7)))

@@ -240,8 +240,8 @@ type kernel struct {
 // context (clSetKernelArgMemPointerINTEL) or SVM the context's Backend
 // allocated (clSetKernelArgSVMPointer); anything else is refused before
 // anything is set. Events of this package and context are waited for by
-// the runtime; others on the host first. The queue is flushed, so the
-// kernel starts without a later wait.
+// the runtime (their queue flushed first when it is another), others on
+// the host first.
 func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.Arg) (usm.Event, error) {
 	const op = "opencl.Kernel.Launch"
 	oq, ok := q.(*Queue)
@@ -281,10 +281,18 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 		}
 		k.used = append(k.used, id)
 		if h.ctx != k.prog.ctx { // events order queues of one context only
-			if err := l.WaitForEvent(&h.ev); err != nil {
+			if err := l.WaitForEvent(&h.ev); err != nil { // h is a box (below): no allocation
 				return usm.Event{}, err
 			}
 			continue
+		}
+		if h.q != clapi.Queue(qid) {
+			// Another queue may wait for an event of a queue only once
+			// that queue was flushed (docs/native.md); the event holds a
+			// reference to its queue, so the handle is live.
+			if err := l.Flush(h.q); err != nil {
+				return usm.Event{}, err
+			}
 		}
 		k.nd.Wait = append(k.nd.Wait, h.ev)
 	}
@@ -295,12 +303,7 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 	if err := l.EnqueueNDRangeKernel(clapi.Queue(qid), clapi.Kernel(kid), r.Dims, &k.nd, r.HasLocal()); err != nil {
 		return usm.Event{}, err
 	}
-	ev := k.nd.Out
-	if err := l.Flush(clapi.Queue(qid)); err != nil {
-		_ = l.ReleaseEvent(ev)
-		return usm.Event{}, err
-	}
-	return usm.NewEvent(events, events.t.Put(clEvent{ev: ev, ctx: k.prog.ctx})), nil
+	return usm.NewEvent(events, events.t.Put(events.box(k.nd.Out, k.prog.ctx, clapi.Queue(qid)))), nil
 }
 
 // setArgs checks every pointer before it sets any argument, so a refused
@@ -367,7 +370,7 @@ func (k *kernel) pointerKind(l *clapi.Lib, u clapi.USM, p uintptr) (svm bool, er
 func (k *kernel) doneWaits(l *clapi.Lib) {
 	for _, id := range k.used {
 		if h, rel := events.t.Done(id); rel {
-			_ = l.ReleaseEvent(h.ev)
+			events.release(l, h)
 		}
 	}
 	k.used = k.used[:0]
@@ -382,16 +385,45 @@ func (k *kernel) Close() error {
 	})
 }
 
-// clEvent is a launch's cl_event and the context it belongs to.
+// clEvent is a launch's cl_event and the context it belongs to, in a box
+// that is reused once the event is released: clWaitForEvents reads the
+// event from memory, which a box gives without an allocation per wait.
 type clEvent struct {
 	ev  clapi.Event
 	ctx clapi.Context
+	q   clapi.Queue // the queue the launch was enqueued on
 }
 
 // eventSource is the package's table of launch events (usm.EventSource).
-type eventSource struct{ t *evtable.Table[clEvent] }
+type eventSource struct {
+	t     *evtable.Table[*clEvent]
+	mu    sync.Mutex
+	boxes []*clEvent
+}
 
-var events = &eventSource{t: evtable.New[clEvent](liveEvents)}
+var events = &eventSource{t: evtable.New[*clEvent](liveEvents)}
+
+func (s *eventSource) box(ev clapi.Event, ctx clapi.Context, q clapi.Queue) *clEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.boxes); n > 0 {
+		b := s.boxes[n-1]
+		s.boxes = s.boxes[:n-1]
+		*b = clEvent{ev: ev, ctx: ctx, q: q}
+		return b
+	}
+	return &clEvent{ev: ev, ctx: ctx, q: q}
+}
+
+// release releases the cl_event and keeps its box.
+func (s *eventSource) release(l *clapi.Lib, b *clEvent) error {
+	err := l.ReleaseEvent(b.ev)
+	s.mu.Lock()
+	*b = clEvent{}
+	s.boxes = append(s.boxes, b)
+	s.mu.Unlock()
+	return err
+}
 
 // WaitEvent waits for the launch (clWaitForEvents).
 func (s *eventSource) WaitEvent(id uint64) error {
@@ -402,7 +434,7 @@ func (s *eventSource) WaitEvent(id uint64) error {
 	l, _ := lib()
 	err := l.WaitForEvent(&h.ev)
 	if h, rel := s.t.Done(id); rel {
-		_ = l.ReleaseEvent(h.ev)
+		_ = s.release(l, h)
 	}
 	return err
 }
@@ -414,5 +446,5 @@ func (s *eventSource) ReleaseEvent(id uint64) error {
 		return nil
 	}
 	l, _ := lib()
-	return l.ReleaseEvent(h.ev)
+	return s.release(l, h)
 }

@@ -373,4 +373,3 @@ func (k *Kernel) Close() error {
 	k.closed = true
 	return nil
 }
-

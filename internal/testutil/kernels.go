@@ -62,3 +62,22 @@ func envOr(name, def string) string {
 	}
 	return def
 }
+
+// BuildLaunchPeer compiles testdata/launchpeer.c, the runtimes' own
+// launches of an empty kernel called from C (the peers of the launch
+// benchmarks), into tb's temporary directory, and returns the shared
+// library's path. Without a C compiler it skips or fails tb as Runtime
+// does.
+func BuildLaunchPeer(tb testing.TB) string {
+	tb.Helper()
+	cc, err := CC()
+	Runtime(tb, CCompiler, err)
+	_, file, _, _ := runtime.Caller(0)
+	out := filepath.Join(tb.TempDir(), "liblaunchpeer.so")
+	args := append(cc[1:], "-std=c11", "-O2", "-Wall", "-Werror", "-fPIC", "-shared", "-o", out,
+		filepath.Join(filepath.Dir(file), "testdata", "launchpeer.c"))
+	if b, err := exec.Command(cc[0], args...).CombinedOutput(); err != nil {
+		tb.Fatalf("building the launch peer: %v\n%s", err, b)
+	}
+	return out
+}

@@ -85,10 +85,10 @@ func (k Kernels) BundleGetKernel(kb uintptr, name []byte) uintptr {
 }
 
 func (k Kernels) BundleDelete(kb uintptr)           { k.bundleDelete.Call(kb) }
-func (k Kernels) KernelNumArgs(kr uintptr) int      { return int(k.kernelNumArgs.Call(kr)) }
+func (k Kernels) KernelNumArgs(kr uintptr) int      { return int(k.kernelNumArgs.Call1(kr)) }
 func (k Kernels) KernelDelete(kr uintptr)           { k.kernelDelete.Call(kr) }
-func (k Kernels) EventWait(ev uintptr)              { k.eventWait.Call(ev) }
-func (k Kernels) EventDelete(ev uintptr)            { k.eventDelete.Call(ev) }
+func (k Kernels) EventWait(ev uintptr)              { k.eventWait.Call1(ev) }
+func (k Kernels) EventDelete(ev uintptr)            { k.eventDelete.Call1(ev) }
 func (k Kernels) ContextGetBackend(ctx uintptr) int { return cint(k.contextGetBackend.Call(ctx)) }
 
 // Launch is the memory DPCTLQueue_Submit(ND)Range reads, kept by the
@@ -114,10 +114,10 @@ func (k Kernels) Submit(kr, q uintptr, l *Launch, dims int, local bool) uintptr 
 		deps = uintptr(unsafe.Pointer(&l.Deps[0]))
 	}
 	if local {
-		return k.submitNDRange.Call(kr, q, args, types, uintptr(len(l.Args)), uintptr(unsafe.Pointer(&l.Global[0])),
+		return k.submitNDRange.Call10(kr, q, args, types, uintptr(len(l.Args)), uintptr(unsafe.Pointer(&l.Global[0])),
 			uintptr(unsafe.Pointer(&l.Local[0])), uintptr(dims), deps, uintptr(len(l.Deps)))
 	}
-	return k.submitRange.Call(kr, q, args, types, uintptr(len(l.Args)), uintptr(unsafe.Pointer(&l.Global[0])),
+	return k.submitRange.Call9(kr, q, args, types, uintptr(len(l.Args)), uintptr(unsafe.Pointer(&l.Global[0])),
 		uintptr(dims), deps, uintptr(len(l.Deps)))
 }
 

@@ -596,7 +596,7 @@ func (l *Lib) EventHostSignal(e Event) error {
 // EventHostSynchronize waits for an event (zeEventHostSynchronize); with
 // a finite timeout, NotReady means not yet signalled.
 func (l *Lib) EventHostSynchronize(e Event, timeout uint64) error {
-	return check("zeEventHostSynchronize", l.eventHostSynchronize.Call(uintptr(e), uintptr(timeout)))
+	return check("zeEventHostSynchronize", l.eventHostSynchronize.Call2(uintptr(e), uintptr(timeout)))
 }
 
 // EventQueryStatus returns Success for a signalled event and NotReady for
@@ -605,10 +605,10 @@ func (l *Lib) EventQueryStatus(e Event) Status {
 	if !l.eventQueryStatus.Present() {
 		return ErrorUnsupportedFeature
 	}
-	return Status(uint32(l.eventQueryStatus.Call(uintptr(e))))
+	return Status(uint32(l.eventQueryStatus.Call1(uintptr(e))))
 }
 
 // EventHostReset resets an event (zeEventHostReset).
 func (l *Lib) EventHostReset(e Event) error {
-	return check("zeEventHostReset", l.eventHostReset.Call(uintptr(e)))
+	return check("zeEventHostReset", l.eventHostReset.Call1(uintptr(e)))
 }

@@ -177,21 +177,21 @@ func (l *Lib) KernelDestroy(k Kernel) error {
 
 // KernelSetGroupSize sets the work-group size (zeKernelSetGroupSize).
 func (l *Lib) KernelSetGroupSize(k Kernel, x, y, z uint32) error {
-	return check("zeKernelSetGroupSize", l.kern.kernelSetGroupSize.Call(uintptr(k), uintptr(x), uintptr(y), uintptr(z)))
+	return check("zeKernelSetGroupSize", l.kern.kernelSetGroupSize.Call4(uintptr(k), uintptr(x), uintptr(y), uintptr(z)))
 }
 
 // KernelSuggestGroupSize asks the driver for a group size for a global
 // size, written to out (memory the caller keeps: a launch's scratch)
 // (zeKernelSuggestGroupSize).
 func (l *Lib) KernelSuggestGroupSize(k Kernel, gx, gy, gz uint32, out *[3]uint32) error {
-	return check("zeKernelSuggestGroupSize", l.kern.kernelSuggestGroupSize.Call(uintptr(k), uintptr(gx), uintptr(gy), uintptr(gz),
+	return check("zeKernelSuggestGroupSize", l.kern.kernelSuggestGroupSize.Call7(uintptr(k), uintptr(gx), uintptr(gy), uintptr(gz),
 		uintptr(unsafe.Pointer(&out[0])), uintptr(unsafe.Pointer(&out[1])), uintptr(unsafe.Pointer(&out[2]))))
 }
 
 // KernelSetArgumentValue sets argument i to size bytes at v, which the
 // driver copies (zeKernelSetArgumentValue).
 func (l *Lib) KernelSetArgumentValue(k Kernel, i uint32, size uintptr, v unsafe.Pointer) error {
-	return check("zeKernelSetArgumentValue", l.kern.kernelSetArgumentValue.Call(uintptr(k), uintptr(i), size, uintptr(v)))
+	return check("zeKernelSetArgumentValue", l.kern.kernelSetArgumentValue.Call4(uintptr(k), uintptr(i), size, uintptr(v)))
 }
 
 // AppendLaunchKernel appends a launch of count groups that signals signal
@@ -199,7 +199,7 @@ func (l *Lib) KernelSetArgumentValue(k Kernel, i uint32, size uintptr, v unsafe.
 // are the caller's memory, read during the call.
 func (l *Lib) AppendLaunchKernel(cl CommandList, k Kernel, count *GroupCount, signal Event, wait []Event) error {
 	nw, pw := sliceArg(wait)
-	return check("zeCommandListAppendLaunchKernel", l.kern.commandListAppendLaunchKernel.Call(uintptr(cl), uintptr(k),
+	return check("zeCommandListAppendLaunchKernel", l.kern.commandListAppendLaunchKernel.Call6(uintptr(cl), uintptr(k),
 		uintptr(unsafe.Pointer(count)), uintptr(signal), nw, pw))
 }
 
@@ -215,7 +215,7 @@ type TypeQuery struct {
 // error.
 func (l *Lib) MemType(c Context, p uintptr, q *TypeQuery) uint32 {
 	q.props = zeMemoryAllocationProperties{header: header{stype: stypeMemoryAllocationProps}}
-	if Status(uint32(l.memGetAllocProperties.Call(uintptr(c), p, uintptr(unsafe.Pointer(&q.props)), uintptr(unsafe.Pointer(&q.dev))))) != Success {
+	if Status(uint32(l.memGetAllocProperties.Call4(uintptr(c), p, uintptr(unsafe.Pointer(&q.props)), uintptr(unsafe.Pointer(&q.dev))))) != Success {
 		return MemoryTypeUnknown
 	}
 	return q.props.typ

@@ -144,13 +144,13 @@ func (l *Lib) KernelNumArgs(k Kernel) (int, error) {
 // SetKernelArg sets argument i to size bytes at value (clSetKernelArg);
 // value must stay valid for the call only.
 func (l *Lib) SetKernelArg(k Kernel, i uint32, size uintptr, value unsafe.Pointer) error {
-	return check("clSetKernelArg", l.prog.setKernelArg.Call(uintptr(k), uintptr(i), size, uintptr(value)))
+	return check("clSetKernelArg", l.prog.setKernelArg.Call4(uintptr(k), uintptr(i), size, uintptr(value)))
 }
 
 // SetKernelArgSVMPointer sets argument i to an SVM pointer
 // (clSetKernelArgSVMPointer). Check HasSVMArgs first.
 func (l *Lib) SetKernelArgSVMPointer(k Kernel, i uint32, p uintptr) error {
-	return check("clSetKernelArgSVMPointer", l.prog.setKernelArgSVMPointer.Call(uintptr(k), uintptr(i), p))
+	return check("clSetKernelArgSVMPointer", l.prog.setKernelArgSVMPointer.Call3(uintptr(k), uintptr(i), p))
 }
 
 // NDRange is the work of a launch, in memory the runtime reads: the
@@ -173,14 +173,14 @@ func (l *Lib) EnqueueNDRangeKernel(q Queue, k Kernel, dims int, r *NDRange, loca
 	if len(r.Wait) > 0 {
 		wn, wp = uintptr(len(r.Wait)), uintptr(unsafe.Pointer(&r.Wait[0]))
 	}
-	return check("clEnqueueNDRangeKernel", l.prog.enqueueNDRangeKernel.Call(uintptr(q), uintptr(k), uintptr(dims), 0,
+	return check("clEnqueueNDRangeKernel", l.prog.enqueueNDRangeKernel.Call9(uintptr(q), uintptr(k), uintptr(dims), 0,
 		uintptr(unsafe.Pointer(&r.Global[0])), lp, wn, wp, uintptr(unsafe.Pointer(&r.Out))))
 }
 
 // WaitForEvent waits for one event (clWaitForEvents); *slot holds it and
 // stays the caller's.
 func (l *Lib) WaitForEvent(slot *Event) error {
-	return check("clWaitForEvents", l.prog.waitForEvents.Call(1, uintptr(unsafe.Pointer(slot))))
+	return check("clWaitForEvents", l.prog.waitForEvents.Call2(1, uintptr(unsafe.Pointer(slot))))
 }
 
 // RetainEvent adds a reference (clRetainEvent).

@@ -110,22 +110,22 @@ func (u USM) MemAllocInfo(c Context, p uintptr, withDevice bool) (MemAllocInfo, 
 		size uintptr
 		dev  Device
 	})
-	if err := check(op, u.getMemAllocInfo.Call(uintptr(c), p, MemAllocTypeINTEL, 4, uintptr(unsafe.Pointer(&out.typ)), 0)); err != nil {
+	if err := check(op, u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocTypeINTEL, 4, uintptr(unsafe.Pointer(&out.typ)), 0)); err != nil {
 		return MemAllocInfo{}, err
 	}
 	if out.typ == MemTypeUnknownINTEL {
 		return MemAllocInfo{Type: out.typ}, nil
 	}
-	if err := check(op, u.getMemAllocInfo.Call(uintptr(c), p, MemAllocBasePtrINTEL, 8, uintptr(unsafe.Pointer(&out.base)), 0)); err != nil {
+	if err := check(op, u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocBasePtrINTEL, 8, uintptr(unsafe.Pointer(&out.base)), 0)); err != nil {
 		return MemAllocInfo{}, err
 	}
-	if err := check(op, u.getMemAllocInfo.Call(uintptr(c), p, MemAllocSizeINTEL, 8, uintptr(unsafe.Pointer(&out.size)), 0)); err != nil {
+	if err := check(op, u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocSizeINTEL, 8, uintptr(unsafe.Pointer(&out.size)), 0)); err != nil {
 		return MemAllocInfo{}, err
 	}
 	if !withDevice {
 		return MemAllocInfo{Type: out.typ, Base: out.base, Size: out.size}, nil
 	}
-	if err := check(op, u.getMemAllocInfo.Call(uintptr(c), p, MemAllocDeviceINTEL, 8, uintptr(unsafe.Pointer(&out.dev)), 0)); err != nil {
+	if err := check(op, u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocDeviceINTEL, 8, uintptr(unsafe.Pointer(&out.dev)), 0)); err != nil {
 		return MemAllocInfo{}, err
 	}
 	return MemAllocInfo{Type: out.typ, Base: out.base, Size: out.size, Device: out.dev}, nil
@@ -151,11 +151,11 @@ func (u USM) CanSetArgs() bool { return u.setKernelArgMemPointer.Present() }
 // SetKernelArgMemPointer sets argument i of k to a USM pointer
 // (clSetKernelArgMemPointerINTEL). Check CanSetArgs first.
 func (u USM) SetKernelArgMemPointer(k Kernel, i uint32, p uintptr) error {
-	return check("clSetKernelArgMemPointerINTEL", u.setKernelArgMemPointer.Call(uintptr(k), uintptr(i), p))
+	return check("clSetKernelArgMemPointerINTEL", u.setKernelArgMemPointer.Call3(uintptr(k), uintptr(i), p))
 }
 
 // MemType reads CL_MEM_ALLOC_TYPE_INTEL of p into *out, memory the caller
 // keeps (a launch's scratch), so the query allocates nothing.
 func (u USM) MemType(c Context, p uintptr, out *uint32) error {
-	return check("clGetMemAllocInfoINTEL", u.getMemAllocInfo.Call(uintptr(c), p, MemAllocTypeINTEL, 4, uintptr(unsafe.Pointer(out)), 0))
+	return check("clGetMemAllocInfoINTEL", u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocTypeINTEL, 4, uintptr(unsafe.Pointer(out)), 0))
 }
