@@ -105,7 +105,9 @@ func (e *BuildError) Is(target error) bool { return target == ErrValue }
 // Range is the index space of a launch: Global work-items in Dims (1 to
 // 3) dimensions, in work-groups of Local items per dimension, or of a size
 // the runtime chooses when Local is all zero. NDRange and WithLocal make
-// one.
+// one; Kernel.Launch refuses one no runtime launches (ErrValue): 0 or more
+// than 3 dimensions, extents below 0 or of 2^31 and more, work-group
+// extents that do not divide the global ones.
 type Range struct {
 	Dims   int
 	Global [3]int
@@ -134,8 +136,8 @@ func (r Range) WithLocal(local ...int) Range {
 // HasLocal reports whether work-group extents were given.
 func (r Range) HasLocal() bool { return r.Local != [3]int{} }
 
-// Empty reports whether the range holds no work-item.
-func (r Range) Empty() bool {
+// empty reports whether the range holds no work-item.
+func (r Range) empty() bool {
 	for i := range r.Dims {
 		if r.Global[i] == 0 {
 			return true
@@ -144,10 +146,10 @@ func (r Range) Empty() bool {
 	return false
 }
 
-// Check reports a range no runtime launches (ErrValue): 1 to 3
+// check reports a range no runtime launches (ErrValue): 1 to 3
 // dimensions, extents ≥ 0 (and below 2^31 per dimension), work-group
 // extents that divide the global ones.
-func (r Range) Check() error {
+func (r Range) check() error {
 	bad := func(s string) error { return errkind.New(errkind.Value, "usm.Kernel.Launch", s) }
 	if r.Dims < 1 || r.Dims > 3 {
 		return bad("a range has 1 to 3 dimensions, got " + strconv.Itoa(r.Dims))
@@ -330,7 +332,7 @@ func (k *Kernel) NumArgs() int { return k.nargs }
 // for and the zero Event is returned.
 func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, error) {
 	const op = "usm.Kernel.Launch"
-	if err := r.Check(); err != nil {
+	if err := r.check(); err != nil {
 		return Event{}, err
 	}
 	if len(args) != k.nargs {
@@ -339,7 +341,7 @@ func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, er
 	if q == nil {
 		return Event{}, errkind.New(errkind.Value, op, "no queue")
 	}
-	if r.Empty() {
+	if r.empty() {
 		for _, e := range after {
 			if err := e.Wait(); err != nil {
 				return Event{}, err

@@ -42,16 +42,20 @@ func (w *waits) WaitEvent(id uint64) error    { w.n++; return nil }
 func (w *waits) ReleaseEvent(id uint64) error { return nil }
 
 func TestRangeCheck(t *testing.T) {
+	k := usm.NewKernel("k", 0, &recorder{})
+	q, err := cpu.Default().Queue(0)
+	require.NoError(t, err)
 	for _, r := range []usm.Range{usm.NDRange(1), usm.NDRange(8, 4).WithLocal(2, 2), usm.NDRange(2, 3, 4), usm.NDRange(0)} {
-		assert.NoError(t, r.Check(), "%+v", r)
+		_, err := k.Launch(q, r, nil)
+		assert.NoError(t, err, "%+v", r)
 	}
 	for _, r := range []usm.Range{{}, usm.NDRange(1, 2, 3, 4), usm.NDRange(-1), usm.NDRange(8).WithLocal(3),
 		usm.NDRange(8, 8).WithLocal(2), usm.NDRange(math.MaxInt32 + 1), {Dims: 1, Global: [3]int{4, 4}}} {
-		assert.ErrorIs(t, r.Check(), usm.ErrValue, "%+v", r)
+		_, err := k.Launch(q, r, nil)
+		assert.ErrorIs(t, err, usm.ErrValue, "%+v", r)
 	}
-	assert.True(t, usm.NDRange(4, 0).Empty())
-	assert.False(t, usm.NDRange(4, 1).Empty())
 	assert.False(t, usm.NDRange(4).HasLocal())
+	assert.True(t, usm.NDRange(4).WithLocal(2).HasLocal())
 }
 
 func TestArgs(t *testing.T) {
