@@ -72,12 +72,10 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 	})
 }
 
-// A launch allocates nothing in Go once the kernel, the event table and
-// the context's launch events have grown to the launches in flight.
+// A launch allocates nothing in Go with cgo once the kernel, the event
+// table and the context's launch events have grown to the launches in
+// flight; without cgo, only purego's argument slices.
 func TestKernelLaunchAllocatesNothing(t *testing.T) {
-	if !cgoEnabled {
-		t.Skip("without cgo, purego's SyscallN allocates its arguments on every native call")
-	}
 	b := newBackend(t)
 	q, err := b.Queue(0)
 	require.NoError(t, err)
@@ -100,5 +98,13 @@ func TestKernelLaunchAllocatesNothing(t *testing.T) {
 		}
 	}
 	launch()
-	require.Zero(t, testing.AllocsPerRun(50, launch))
+	n := testing.AllocsPerRun(50, launch)
+	if cgoEnabled {
+		require.Zero(t, n)
+	} else {
+		// purego's SyscallN allocates its argument slice: one per native
+		// call (the pointer's query, two arguments set, the append, the
+		// wait, the reset).
+		require.LessOrEqual(t, n, 6.0)
+	}
 }

@@ -60,12 +60,10 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 	})
 }
 
-// A launch allocates nothing in Go once the kernel and the event table
-// have grown to the launches in flight.
+// A launch allocates nothing in Go with cgo once the kernel and the event
+// table have grown to the launches in flight; without cgo, only purego's
+// argument slices.
 func TestKernelLaunchAllocatesNothing(t *testing.T) {
-	if !cgoEnabled {
-		t.Skip("without cgo, purego's SyscallN allocates its arguments on every native call")
-	}
 	each(t, func(t *testing.T, r rt) {
 		p, err := usm.BuildProgram(r.q, kernelSrc)
 		require.NoError(t, err)
@@ -86,7 +84,15 @@ func TestKernelLaunchAllocatesNothing(t *testing.T) {
 			}
 		}
 		launch()
-		require.Zero(t, testing.AllocsPerRun(50, launch))
+		n := testing.AllocsPerRun(50, launch)
+		if cgoEnabled {
+			require.Zero(t, n)
+		} else {
+			// purego's SyscallN allocates its argument slice: one per
+			// native call (the pointer's query, two arguments, the
+			// enqueue, the wait, the release).
+			require.LessOrEqual(t, n, 6.0)
+		}
 		require.NoError(t, r.q.Wait())
 	})
 }

@@ -31,15 +31,6 @@ func floats(t *testing.T, r rt, n int) (uintptr, []float32) {
 	return a.Pointer(), s
 }
 
-func kernelOf(t *testing.T, q usm.Queue, src usm.ProgramSource, name string) *usm.Kernel {
-	t.Helper()
-	p, err := usm.BuildProgram(q, src)
-	require.NoError(t, err)
-	k, err := p.Kernel(name)
-	require.NoError(t, err)
-	return k
-}
-
 // TestKernelSaxpy builds the OpenCL C source once per context and device,
 // launches saxpy over strided views and iota2d over a 2-D range with
 // work-groups, and checks every element the kernels wrote (and those they
@@ -259,8 +250,13 @@ func afterCase(t *testing.T, r rt, after bool) {
 	require.NoError(t, err)
 	require.NoError(t, ev1.Close(), "the launch after it holds its own reference")
 	if after {
+		require.NoError(t, l.Flush(clapi.Queue(other.Native()))) // submitted, not held back by us
 		time.Sleep(50 * time.Millisecond)
 		assert.Zero(t, y[0], "the second launch waits for the held first one")
+	} else {
+		// The control: nothing holds the second launch back, so it runs
+		// on the zeros before the held fill.
+		require.NoError(t, ev2.Wait())
 	}
 	require.NoError(t, l.SetUserEventStatus(ue, 0))
 	require.NoError(t, l.ReleaseEvent(ue))

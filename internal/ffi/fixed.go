@@ -1,7 +1,7 @@
 package ffi
 
-// Fixed-arity calls for hot paths. Call's variadic slice escapes (the
-// go:uintptrescapes directive keeps every argument's pointee alive by
+// Fixed-arity calls for hot paths. Call's variadic slice escapes (its
+// uintptrescapes directive keeps every argument's pointee alive by
 // moving the slice to the heap), which costs one allocation per call;
 // CallN takes its arguments as parameters, so with cgo a call allocates
 // nothing (a kernel launch makes several native calls and must not
