@@ -16,7 +16,7 @@ import (
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-var kernelSrc = usm.ProgramSource{OpenCLC: testutil.KernelSource}
+var kernelSrc = usm.ProgramSource{OpenCLC: testutil.KernelSource()}
 
 // elem0 is the address of an array's element 0.
 func elem0(a *usm.Array) uintptr { return a.Data + uintptr(a.Offset)*uintptr(a.DType.Size()) }

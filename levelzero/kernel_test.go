@@ -98,7 +98,7 @@ func TestKernelRefusals(t *testing.T) {
 	spv := testutil.SPIRV(t)
 	q, err := b.Queue(0)
 	require.NoError(t, err)
-	_, err = usm.BuildProgram(q, usm.ProgramSource{OpenCLC: testutil.KernelSource})
+	_, err = usm.BuildProgram(q, usm.ProgramSource{OpenCLC: testutil.KernelSource()})
 	assert.ErrorIs(t, err, usm.ErrNotSupported, "Level Zero builds SPIR-V only")
 
 	_, err = usm.BuildProgram(q, usm.ProgramSource{SPIRV: []byte("not a module at all.")})

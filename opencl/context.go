@@ -94,7 +94,40 @@ func newContext(devices ...*device) (*Context, error) {
 	}
 	c := &Context{s: newCtxState(plat, slices.Clone(devices))}
 	c.h.Init(uintptr(id), "cl_context", liveContexts)
+	made.add(id, c.s)
 	return c, nil
+}
+
+// made lists the contexts this package created, by native handle, while
+// they live: a program built through a queue from elsewhere on one of
+// them takes the SVM this package allocated there (program.go).
+var made madeContexts
+
+type madeContexts struct {
+	mu sync.Mutex
+	m  map[clapi.Context]*ctxState
+}
+
+func (m *madeContexts) add(id clapi.Context, s *ctxState) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[clapi.Context]*ctxState{}
+	}
+	m.m[id] = s
+}
+
+func (m *madeContexts) remove(id clapi.Context) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.m, id)
+}
+
+// state returns the records of a live context this package made, or nil.
+func (m *madeContexts) state(id clapi.Context) *ctxState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.m[id]
 }
 
 func newCtxState(p *platform, devs []*device) *ctxState {
@@ -209,7 +242,11 @@ func (c *Context) Close() error {
 func (c *Context) close() error {
 	return c.h.Close(func(id uintptr) error {
 		l, _ := lib()
-		return l.ReleaseContext(clapi.Context(id))
+		if err := l.ReleaseContext(clapi.Context(id)); err != nil {
+			return err
+		}
+		made.remove(clapi.Context(id)) // only contexts made here were listed
+		return nil
 	})
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-var kernelSrc = usm.ProgramSource{OpenCLC: testutil.KernelSource}
+var kernelSrc = usm.ProgramSource{OpenCLC: testutil.KernelSource()}
 
 // floats allocates n float32 of shared memory (SVM on PoCL) on r's device
 // and returns them as a slice over the memory; the allocation is freed
@@ -135,7 +135,7 @@ func TestKernelBuildFailure(t *testing.T) {
 		assert.Contains(t, be.Log, "no_such_thing")
 		assert.ErrorIs(t, err, usm.ErrValue)
 		assert.ErrorIs(t, err, clapi.BuildProgramFailure)
-		_, err = usm.BuildProgram(r.q, usm.ProgramSource{OpenCLC: testutil.KernelSource, Options: "-cl-no-such-option"})
+		_, err = usm.BuildProgram(r.q, usm.ProgramSource{OpenCLC: testutil.KernelSource(), Options: "-cl-no-such-option"})
 		assert.Error(t, err, "a bad option fails the build")
 	})
 }
@@ -276,7 +276,7 @@ func afterCase(t *testing.T, r rt, after bool) {
 // launches of its kernels then fail, and the next build makes a new one.
 func TestKernelProgramClose(t *testing.T) {
 	each(t, func(t *testing.T, r rt) {
-		src := usm.ProgramSource{OpenCLC: testutil.KernelSource, Options: "-DCLOSE_TEST"}
+		src := usm.ProgramSource{OpenCLC: testutil.KernelSource(), Options: "-DCLOSE_TEST"}
 		p, err := usm.BuildProgram(r.q, src)
 		require.NoError(t, err)
 		k, err := p.Kernel("empty")
@@ -293,5 +293,38 @@ func TestKernelProgramClose(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotSame(t, p, p2)
 		require.NoError(t, p2.Close())
+	})
+}
+
+// A queue from elsewhere (UnsafeAdoptQueue, UnsafeBorrowQueue, Clone: how
+// a native queue taken from SYCL comes in) builds its own programs, kept
+// until it closes, and launches on the native queue with the Backend's
+// USM of the same context.
+func TestKernelOnAdoptedQueue(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		q, err := r.q.Clone() // wrapQueue, as UnsafeBorrowQueue
+		require.NoError(t, err)
+		p, err := usm.BuildProgram(q, kernelSrc)
+		require.NoError(t, err)
+		bp, err := usm.BuildProgram(r.q, kernelSrc)
+		require.NoError(t, err)
+		before := Live()["programs"]
+		assert.NotSame(t, p, bp, "the adopted queue keeps its own programs")
+		k, err := p.Kernel("fill")
+		require.NoError(t, err)
+		yp, y := floats(t, r, 32)
+		ev, err := k.Launch(q, usm.NDRange(32), nil, usm.Pointer(yp), usm.Scalar(float32(9)))
+		require.NoError(t, err)
+		require.NoError(t, ev.Wait())
+		require.NoError(t, ev.Close())
+		assert.Equal(t, float32(9), y[31])
+		ev, err = k.Launch(r.q, usm.NDRange(32), nil, usm.Pointer(yp), usm.Scalar(float32(1)))
+		require.NoError(t, err, "a queue of the same context and device launches it too")
+		require.NoError(t, ev.Close())
+		require.NoError(t, r.q.Wait())
+		require.NoError(t, q.Close())
+		assert.Equal(t, before-1, Live()["programs"], "closing the queue released its program (the Backend's stays)")
+		_, err = k.Launch(r.q, usm.NDRange(32), nil, usm.Pointer(yp), usm.Scalar(float32(1)))
+		assert.ErrorIs(t, err, usm.ErrValue, "its kernels went with it")
 	})
 }

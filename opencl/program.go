@@ -133,7 +133,11 @@ func buildProgram(l *clapi.Lib, q *Queue, key progKey) (*Program, error) {
 		_ = l.ReleaseProgram(id)
 		return nil, &usm.BuildError{Op: "clBuildProgram", Log: log, Err: err}
 	}
-	p := &Program{key: key, ctx: q.nctx, dev: q.ndev, platform: q.platform, state: q.ctx, kernels: map[string]*usm.Kernel{}}
+	state := q.ctx
+	if state == nil {
+		state = made.state(q.nctx) // a queue from elsewhere on a context made here
+	}
+	p := &Program{key: key, ctx: q.nctx, dev: q.ndev, platform: q.platform, state: state, kernels: map[string]*usm.Kernel{}}
 	p.h.Init(uintptr(id), "cl_program", livePrograms)
 	return p, nil
 }

@@ -1,23 +1,26 @@
 package testutil
 
 import (
-	_ "embed"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 )
 
-// KernelSource is testdata/kernels.cl: the OpenCL C kernels the kernel
-// tests and benchmarks of every backend run (saxpy with strides, iota2d,
-// fill, scale_add, empty).
-//
-//go:embed testdata/kernels.cl
-var KernelSource string
+// KernelSource returns testdata/kernels.cl: the OpenCL C kernels the
+// kernel tests and benchmarks of every backend run (saxpy with strides,
+// iota2d, fill, scale_add, empty). It is read from the checkout (the
+// sdist leaves testdata out, and nothing but tests reads it).
+var KernelSource = sync.OnceValue(func() string {
+	b, err := os.ReadFile(filepath.Join(ModuleRoot(), "internal", "testutil", "testdata", "kernels.cl"))
+	if err != nil {
+		panic("testutil.KernelSource: " + err.Error())
+	}
+	return string(b)
+})
 
 var spirv struct {
 	once sync.Once
@@ -36,8 +39,7 @@ func SPIRV(tb testing.TB) []byte {
 }
 
 func buildSPIRV() ([]byte, error) {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
+	root := ModuleRoot()
 	for _, tool := range []string{envOr("CLANG", "clang-15"), envOr("LLVM_SPIRV", "llvm-spirv-15")} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return nil, errkind.Wrap(errkind.NotAvailable, "testutil.SPIRV", tool+" is not installed (scripts/setup-25-spirv.sh)", err)
@@ -72,10 +74,9 @@ func BuildLaunchPeer(tb testing.TB) string {
 	tb.Helper()
 	cc, err := CC()
 	Runtime(tb, CCompiler, err)
-	_, file, _, _ := runtime.Caller(0)
 	out := filepath.Join(tb.TempDir(), "liblaunchpeer.so")
 	args := append(cc[1:], "-std=c11", "-O2", "-Wall", "-Werror", "-fPIC", "-shared", "-o", out,
-		filepath.Join(filepath.Dir(file), "testdata", "launchpeer.c"))
+		filepath.Join(ModuleRoot(), "internal", "testutil", "testdata", "launchpeer.c"))
 	if b, err := exec.Command(cc[0], args...).CombinedOutput(); err != nil {
 		tb.Fatalf("building the launch peer: %v\n%s", err, b)
 	}
