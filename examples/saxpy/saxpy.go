@@ -107,8 +107,10 @@ func launch(a float32, n int, x *usm.Array, sx int64, y *usm.Array, sy int64) er
 	if err != nil {
 		return err
 	}
-	if err := usm.Order(x.Queue, y.Queue); err != nil {
-		return err
+	if x.Queue != y.Queue { // y's queue orders the work already submitted to it
+		if err := usm.Order(x.Queue, y.Queue); err != nil {
+			return err
+		}
 	}
 	ev, err := k.Launch(y.Queue, usm.NDRange(n), nil, usm.Scalar(a), usm.Pointer(elem0(x)), usm.Scalar(sx),
 		usm.Pointer(elem0(y)), usm.Scalar(sy))
