@@ -156,4 +156,15 @@ func TestKernelErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "not USM")
 	_, err = k.Launch(q, usm.NDRange(4), nil, usm.Scalar(float32(1)))
 	assert.ErrorContains(t, err, "takes 2 arguments")
+
+	// USM of another context: the opencl backend's own cl_context, on the
+	// same device, which SYCL's default context does not know.
+	ob, dev, _ := openclDevices(t)
+	a, err := ob.Alloc(dev, usm.KindShared, 64)
+	require.NoError(t, err)
+	_, err = k.Launch(q, usm.NDRange(4), nil, usm.Pointer(a.Pointer()), usm.Scalar(float32(1)))
+	assert.ErrorIs(t, err, usm.ErrValue)
+	assert.ErrorContains(t, err, "not USM of the kernel's context")
+	require.NoError(t, a.Free())
+	require.NoError(t, ob.Close())
 }

@@ -117,10 +117,14 @@ func (m *madeContexts) add(id clapi.Context, s *ctxState) {
 	m.m[id] = s
 }
 
-func (m *madeContexts) remove(id clapi.Context) {
+// remove unlists the context id, if s is its records: another Context
+// over the same handle (UnsafeBorrowContext) closing leaves it listed.
+func (m *madeContexts) remove(id clapi.Context, s *ctxState) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.m, id)
+	if m.m[id] == s {
+		delete(m.m, id)
+	}
 }
 
 // state returns the records of a live context this package made, or nil.
@@ -245,7 +249,7 @@ func (c *Context) close() error {
 		if err := l.ReleaseContext(clapi.Context(id)); err != nil {
 			return err
 		}
-		made.remove(clapi.Context(id)) // only contexts made here were listed
+		made.remove(clapi.Context(id), c.s)
 		return nil
 	})
 }

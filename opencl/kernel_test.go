@@ -302,6 +302,12 @@ func TestKernelProgramClose(t *testing.T) {
 // USM of the same context.
 func TestKernelOnAdoptedQueue(t *testing.T) {
 	each(t, func(t *testing.T, r rt) {
+		// Another Context over the backend's handle, closed, leaves the
+		// backend's records (its SVM) to programs of queues from
+		// elsewhere.
+		bc, err := UnsafeBorrowContext(r.ctx.Native())
+		require.NoError(t, err)
+		require.NoError(t, bc.Close())
 		q, err := r.q.Clone() // wrapQueue, as UnsafeBorrowQueue
 		require.NoError(t, err)
 		p, err := usm.BuildProgram(q, kernelSrc)
