@@ -145,7 +145,9 @@ def row_saxpy_device():
     args = [ctypes.c_float(0.5), xm, ctypes.c_long(1), ym, ctypes.c_long(1)]
     f = saxpy.saxpy
     return (lambda: f(0.5, x, y),
-            [("`dpctl.program` kernel, `q.submit(...).wait()`", lambda: q.submit(k, args, [n]).wait())])
+            [("`dpctl.program` kernel, `q.submit(...).wait()`", lambda: q.submit(k, args, [n]).wait()),
+             ("the same after `q.submit_barrier()`, as saxpy orders",
+              lambda: q.submit(k, args, [n], dEvents=[q.submit_barrier()]).wait())])
 
 
 def row_launch_empty():
@@ -160,7 +162,9 @@ def row_launch_empty():
     q.wait()
     k = dpctl.program.create_program_from_source(q, "kernel void empty(void) {}").get_sycl_kernel("empty")
     f = benchmod.launch_empty
-    return lambda: f(x), [("`q.submit(empty, [], [1]).wait()`", lambda: q.submit(k, [], [1]).wait())]
+    return lambda: f(x), [("`q.submit(empty, [], [1]).wait()`", lambda: q.submit(k, [], [1]).wait()),
+                          ("the same after `q.submit_barrier()`, as Go orders",
+                           lambda: q.submit(k, [], [1], dEvents=[q.submit_barrier()]).wait())]
 
 
 # name: (row title, setup, the bench_floor.py part that splits it or None)
@@ -349,14 +353,17 @@ OpenCL C kernel once for the arrays' context and device
 (`usm.BuildProgram`), launches it on y's queue after a barrier of the
 queue's earlier work and waits for it. The peer is the same OpenCL C
 built with `dpctl.program.create_program_from_source` on the same queue
-and submitted with `SyclQueue.submit(kernel, args, [n]).wait()`. Before
-issue 30 saxpy copied device USM to Go slices and back (about 14× the
-peer).""",
+and submitted with `SyclQueue.submit(kernel, args, [n]).wait()`, and the
+same submit depending on a barrier of the queue, which is what saxpy
+does on dpnp's out-of-order queue so that its kernel follows dpnp's
+earlier work there (the plain submit does not). Before issue 30 saxpy
+copied device USM to Go slices and back.""",
     "launch_py": """\
 A Go function of `python/bench/benchmod` that launches an empty kernel
 over one work-item on its argument's queue (a dpnp array's, out of
 order) and waits for it, beside `SyclQueue.submit` of the same kernel
-from Python and `.wait()` on its event.""",
+from Python and `.wait()` on its event, without and with the barrier
+that a launch on an out-of-order queue depends on.""",
     "launch_opencl": """\
 An empty kernel over one work-item launched from Go through
 `usm.Kernel`, waited for and its event released (`./opencl`,
