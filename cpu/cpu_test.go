@@ -207,3 +207,14 @@ func TestLargeAllocationsAskForHugePages(t *testing.T) {
 		require.NoError(t, a.Free())
 	}
 }
+
+// The host backend runs no kernels: its queue has no BuildProgram, and a
+// caller who asks gets a clear usm.ErrNotSupported error.
+func TestNoKernels(t *testing.T) {
+	q, err := cpu.Default().Queue(0)
+	require.NoError(t, err)
+	_, err = usm.BuildProgram(q, usm.ProgramSource{OpenCLC: "kernel void k(void) {}"})
+	require.ErrorIs(t, err, usm.ErrNotSupported)
+	assert.ErrorContains(t, err, "runs no kernels")
+	assert.ErrorContains(t, err, "cpu.")
+}

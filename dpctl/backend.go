@@ -37,6 +37,9 @@ type Backend struct {
 
 	interop dpctlapi.Interop // SYCL contexts from native ones (interop.go)
 	lent    lentObjects      // the native objects lent to SYCL so far
+
+	progs  programs     // programs built for its queues (program.go)
+	events *eventSource // launch events
 }
 
 type device struct {
@@ -76,7 +79,7 @@ func Open(dir string) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{api: api, nat: api.Native(), order: api.Ordering(), interop: api.Interop()}
+	b := &Backend{api: api, nat: api.Native(), order: api.Ordering(), interop: api.Interop(), events: newEventSource(api)}
 	if err := b.enumerate(); err != nil {
 		return nil, err
 	}

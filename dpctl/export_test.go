@@ -106,3 +106,7 @@ func (b *Backend) Lent() (ctxs, queues int) {
 	defer b.lent.mu.Unlock()
 	return len(b.lent.ctxs), len(b.lent.queues)
 }
+
+// Bundle is the program's DPCTLSyclKernelBundleRef (the launch benchmark's
+// C peer gets its kernel from it).
+func (p *Program) Bundle() uintptr { return p.kb }

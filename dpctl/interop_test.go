@@ -86,7 +86,7 @@ func syclNativeQueue(t *testing.T, b *dpctl.Backend, ref uintptr) uintptr {
 }
 
 // oclCPU is the position of SYCL's OpenCL CPU device with USM.
-func oclCPU(t *testing.T, b *dpctl.Backend) int {
+func oclCPU(t testing.TB, b *dpctl.Backend) int {
 	t.Helper()
 	for i, d := range b.Devices() {
 		if d.Backend == syclobj.OpenCL && d.Type == syclobj.CPU && b.HasUSM(i) {

@@ -2,6 +2,7 @@ package dpctl_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"sync"
@@ -34,6 +35,10 @@ var (
 // threads are still alive (pybridge's TestMain says more).
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if n := dpctl.Live()["events"]; code == 0 && n != 0 {
+		fmt.Fprintf(os.Stderr, "dpctl: LEAK CHECK FAILED: %d launch events not closed\n", n)
+		code = 99
+	}
 	if loadedB != nil {
 		os.Stdout.Sync()
 		syscall.Exit(code)

@@ -3,6 +3,7 @@ package dpctl
 import (
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/usmbridge/usmbridge/dpctl/internal/dpctlapi"
@@ -21,6 +22,9 @@ type Queue struct {
 	// a queue's context is fixed when it is made, and every export of an
 	// array bound to the queue asks.
 	defaultCtx atomic.Int32
+	// progs remembers the programs built for the queue (program.go).
+	progMu sync.Mutex
+	progs  map[progKey]*Program
 }
 
 // ownQueue wraps a queue ref the backend owns: it is deleted once the

@@ -115,6 +115,9 @@ func (b *Backend) Close() error {
 		if n := st.ctx.memory.Load(); n > 0 {
 			return errValue("levelzero.Backend.Close", itoa(int(n))+" allocations or IPC mappings made through the backend are still alive")
 		}
+		if n := st.ctx.progs.evs.held(); n > 0 {
+			return errValue("levelzero.Backend.Close", itoa(n)+" kernel launch events are not closed, or their launches not done")
+		}
 	}
 	for i := len(b.devs) - 1; i >= 0; i-- {
 		d := b.devs[i]

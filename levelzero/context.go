@@ -23,6 +23,8 @@ type Context struct {
 	children atomic.Int64
 	// memory counts the allocations and IPC mappings among the children.
 	memory atomic.Int64
+	// progs keeps the programs built in the context (program.go).
+	progs progCache
 }
 
 // newContext creates a context on the driver.
@@ -81,6 +83,12 @@ func (c *Context) Close() error {
 }
 
 func (c *Context) close() error {
+	if c.h.Raw() != 0 {
+		// Its programs and launch events go first: they are children.
+		if err := c.progs.close(); err != nil {
+			return err
+		}
+	}
 	return c.h.Close(func(raw uintptr) error {
 		if n := c.children.Load(); n != 0 {
 			return errValue("levelzero.Context.Close", itoa(int(n))+" objects (allocations, queues, event pools, IPC mappings) of the context are still alive")

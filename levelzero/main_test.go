@@ -125,11 +125,14 @@ func newBackend(t testing.TB) *Backend {
 
 // fakeStats is what the fake's zexFakeGetStats extension reports.
 type fakeStats struct {
-	Allocs, Contexts, Queues, Lists, Pools, Events, IPC uint64
-	LoaderVersion, ArmedFailures                        uint64
+	Allocs, Contexts, Queues, Lists, Pools, Events, IPC, Modules, Kernels uint64
+	LoaderVersion, ArmedFailures, Launches                                uint64
 }
 
-func (s fakeStats) objects() fakeStats { s.LoaderVersion, s.ArmedFailures = 0, 0; return s }
+func (s fakeStats) objects() fakeStats {
+	s.LoaderVersion, s.ArmedFailures, s.Launches = 0, 0, 0
+	return s
+}
 
 // The fake's extensions, typed: ze_result_t zexFakeGetStats(stats *),
 // ze_result_t zexFakeFailNext(const char *name, ze_result_t code).

@@ -375,6 +375,7 @@ func (p *eventPool) close() error {
 type event struct {
 	h    ffi.Handle
 	pool *eventPool
+	seen atomic.Bool // a launch event a wait saw signalled (program.go)
 }
 
 // newEvent creates the event at index, with host scope for signal and

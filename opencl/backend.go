@@ -95,6 +95,10 @@ func (b *Backend) open(ps []*platform) error {
 func (b *Backend) release() error {
 	var first error
 	for _, p := range b.plats {
+		// Programs first: each holds a reference to the context.
+		if err := p.ctx.s.progs.close(); err != nil && first == nil {
+			first = err
+		}
 		for _, d := range p.devs {
 			if err := d.queue.close(); err != nil && first == nil {
 				first = err

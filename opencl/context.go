@@ -32,6 +32,7 @@ type ctxState struct {
 	mu     sync.Mutex
 	allocs spans.Set[allocRec]
 	queues map[*Queue]struct{} // live queues made with newQueue
+	progs  progCache           // programs built through those queues (program.go)
 }
 
 // clGetMemAllocInfoINTEL memory types.
@@ -93,7 +94,44 @@ func newContext(devices ...*device) (*Context, error) {
 	}
 	c := &Context{s: newCtxState(plat, slices.Clone(devices))}
 	c.h.Init(uintptr(id), "cl_context", liveContexts)
+	made.add(id, c.s)
 	return c, nil
+}
+
+// made lists the contexts this package created, by native handle, while
+// they live: a program built through a queue from elsewhere on one of
+// them takes the SVM this package allocated there (program.go).
+var made madeContexts
+
+type madeContexts struct {
+	mu sync.Mutex
+	m  map[clapi.Context]*ctxState
+}
+
+func (m *madeContexts) add(id clapi.Context, s *ctxState) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[clapi.Context]*ctxState{}
+	}
+	m.m[id] = s
+}
+
+// remove unlists the context id, if s is its records: another Context
+// over the same handle (UnsafeBorrowContext) closing leaves it listed.
+func (m *madeContexts) remove(id clapi.Context, s *ctxState) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m[id] == s {
+		delete(m.m, id)
+	}
+}
+
+// state returns the records of a live context this package made, or nil.
+func (m *madeContexts) state(id clapi.Context) *ctxState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.m[id]
 }
 
 func newCtxState(p *platform, devs []*device) *ctxState {
@@ -208,7 +246,11 @@ func (c *Context) Close() error {
 func (c *Context) close() error {
 	return c.h.Close(func(id uintptr) error {
 		l, _ := lib()
-		return l.ReleaseContext(clapi.Context(id))
+		if err := l.ReleaseContext(clapi.Context(id)); err != nil {
+			return err
+		}
+		made.remove(clapi.Context(id), c.s)
+		return nil
 	})
 }
 

@@ -1,6 +1,8 @@
 package opencl
 
 import (
+	"sync"
+
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
@@ -18,6 +20,14 @@ type Queue struct {
 	platform *platform // nil if the queue's device is unknown
 	device   *device
 	owner    *Backend // set for a Backend's queue, which only its Close releases
+	// nctx and ndev are the queue's cl_context and cl_device_id, fixed
+	// when it is made: a launch checks them against its kernel's.
+	nctx clapi.Context
+	ndev clapi.Device
+	// progs keeps the programs built through a queue from elsewhere
+	// (ctx nil); a Backend's queue uses its context's (program.go).
+	progsOnce sync.Once
+	progs     *progCache
 }
 
 var _ usm.Queue = (*Queue)(nil)
@@ -39,7 +49,7 @@ func (c *Context) newQueue(dev *device) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{ctx: c.s, platform: c.s.platform, device: dev}
+	q := &Queue{ctx: c.s, platform: c.s.platform, device: dev, nctx: clapi.Context(id), ndev: dev.id}
 	q.h.Init(uintptr(qid), "cl_command_queue", liveQueues)
 	c.s.mu.Lock()
 	c.s.queues[q] = struct{}{}
@@ -86,12 +96,16 @@ func wrapQueue(h uintptr, retain bool) (*Queue, error) {
 	if dev != nil {
 		plat = dev.platform
 	}
+	ctxID, err := l.QueueContext(clapi.Queue(h))
+	if err != nil {
+		return nil, err
+	}
 	if retain {
 		if err := l.RetainCommandQueue(clapi.Queue(h)); err != nil {
 			return nil, err
 		}
 	}
-	q := &Queue{platform: plat, device: dev}
+	q := &Queue{platform: plat, device: dev, nctx: ctxID, ndev: devID}
 	q.h.Init(h, "cl_command_queue", liveQueues)
 	return q, nil
 }
@@ -177,6 +191,12 @@ func (q *Queue) Close() error {
 }
 
 func (q *Queue) close() error {
+	if q.ctx == nil && q.progs != nil {
+		// Programs built through the queue go first: they hold the context.
+		if err := q.progs.close(); err != nil {
+			return err
+		}
+	}
 	err := q.h.Close(func(id uintptr) error {
 		l, _ := lib()
 		return l.ReleaseCommandQueue(clapi.Queue(id))

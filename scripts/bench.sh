@@ -12,7 +12,7 @@
 # What it builds, each the way its users build it:
 # - usmbridge._ext, from python/ext with `python -m usmbridge.build`
 #   (loaded through $USMBRIDGE_LIB), and the Go bench module benchmod
-#   (python/bench/benchmod), the same way;
+#   (python/bench/benchmod) and examples/saxpy, the same way;
 # - the peers of benchmod.f (python/bench/peers): a nanobind module, with
 #   nanobind's CMake package from the nanobind that requirements-test.txt
 #   pins into the venv, and a C-API module, with the C compiler; CMake and
@@ -36,6 +36,7 @@ done
 
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" "$py" -m usmbridge.build python/ext --name usmbridge._ext -o "$out" >/dev/null
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" "$py" -m usmbridge.build python/bench/benchmod -o "$out" >/dev/null
+PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" "$py" -m usmbridge.build examples/saxpy -o "$out" >/dev/null
 
 if ! nanobind=$("$py" -c 'import nanobind; print(nanobind.__version__); print(nanobind.cmake_dir())' 2>/dev/null); then
 	echo "scripts/bench.sh: nanobind is not installed for $py: scripts/setup-10-venv.sh installs" \

@@ -66,10 +66,12 @@ func (p PointerInfo) HasExtent() bool { return p.Base != 0 }
 //	LocalDevice(d DLDevice) (device int, ok bool)                             // and its inverse
 //
 // and its queues may have OrderBefore(consumer Queue) error, which Order
-// uses, and Idle() bool, true when no work can ever be pending on the
-// queue (a host queue that finishes every command before it returns): an
-// export of an array bound to it need not wait (pyext's Arrays then export
-// in C alone). Each method's contract is documented where usm asserts it (the
+// uses, Idle() bool, true when no work can ever be pending on the queue (a
+// host queue that finishes every command before it returns): an export of
+// an array bound to it need not wait (pyext's Arrays then export in C
+// alone), and BuildProgram(src ProgramSource) (Program, error), which
+// BuildProgram uses: the queue's runtime builds programs for its context
+// and device, whose kernels run on its queues (kernel.go). Each method's contract is documented where usm asserts it (the
 // unexported interfaces of backend.go and order.go).
 type Backend interface {
 	// Name is the backend as filter selectors name it.

@@ -21,11 +21,13 @@ var (
 	_ usm.QueueProvider  = (*opencl.Backend)(nil)
 	_ usm.Orderer        = (*opencl.Queue)(nil)
 	_ usm.ContextQuerier = (*opencl.Backend)(nil)
+	_ usm.ProgramBuilder = (*opencl.Queue)(nil)
 
 	_ usm.Copier         = (*levelzero.Backend)(nil)
 	_ usm.QueueProvider  = (*levelzero.Backend)(nil)
 	_ usm.Orderer        = (*levelzero.Queue)(nil)
 	_ usm.ContextQuerier = (*levelzero.Backend)(nil)
+	_ usm.ProgramBuilder = (*levelzero.Queue)(nil)
 
 	_ usm.Copier         = (*dpctl.Backend)(nil)
 	_ usm.QueueProvider  = (*dpctl.Backend)(nil)
@@ -33,4 +35,5 @@ var (
 	_ usm.RefBinder      = (*dpctl.Backend)(nil)
 	_ usm.DLPackDevicer  = (*dpctl.Backend)(nil)
 	_ usm.ContextQuerier = (*dpctl.Backend)(nil)
+	_ usm.ProgramBuilder = (*dpctl.Queue)(nil)
 )

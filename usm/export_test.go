@@ -21,6 +21,7 @@ type (
 	ContextQuerier = contextQuerier
 	DLPackDevicer  = dlpackDevicer
 	Orderer        = orderer
+	ProgramBuilder = programBuilder
 
 	AccessError = accessError
 )

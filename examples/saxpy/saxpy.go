@@ -17,27 +17,47 @@ import (
 
 // Module defines the module: what `python -m usmbridge.build` looks for.
 func Module(m *pyext.Module) error {
-	m.Doc("saxpy in Go: y += a*x on host and SYCL USM arrays, without copies where the host can read them.")
+	m.Doc("saxpy in Go: y += a*x on host and SYCL USM arrays, in place: a Go loop where the host reads them, " +
+		"an OpenCL C kernel on the arrays' own queue where it does not.")
 	pyext.Func3(m, "saxpy", "y += a*x, in place (x and y: 1-D float32 arrays of one length).", saxpy,
 		pyext.P("a"), pyext.P("x", pyext.NDim(1)), pyext.P("y", pyext.NDim(1), pyext.Writable()))
+	pyext.Func2R(m, "path", "How saxpy computes on x and y: \"host\" (a Go loop over their memory), "+
+		"\"kernel\" (OpenCL C on their queue) or \"copy\" (through Go slices).", path, pyext.P("x"), pyext.P("y"))
 	pyext.Func2R(m, "ramp", "0, 1, ..., n-1 as a float32 array on device (\"cpu\", a SYCL filter string, "+
 		"a dpctl.SyclDevice or SyclQueue).", ramp, pyext.P("n"), pyext.P("device", pyext.Default("cpu")))
 	return nil
 }
 
+// kernel is saxpy in OpenCL C, over strided views: x and y point at
+// element 0 and step sx and sy elements (negative for reversed views).
+const kernel = `
+kernel void saxpy(float a, global const float *x, long sx, global float *y, long sy)
+{
+    long i = get_global_id(0);
+    y[i * sy] += a * x[i * sx];
+}`
+
+var program = usm.ProgramSource{OpenCLC: kernel}
+
 // saxpy computes y += a*x. Memory the host can read (NumPy's, USM shared
-// or host, contiguous) is worked on in place; anything else (device USM,
-// strided arrays) is copied to Go slices and back, with the arrays' queues
+// or host, contiguous) is worked on in place by a Go loop; USM the host
+// does not read that way (device USM, strided views) by the kernel on
+// y's queue, with no copy; anything else (a NumPy array beside device
+// USM, say) is copied to Go slices and back, with the arrays' queues
 // waited on first.
 func saxpy(a float32, x, y pyext.Array[float32]) error {
 	if x.Len() != y.Len() {
 		return pyext.ValueError("x and y differ in length: %d and %d", x.Len(), y.Len())
 	}
-	if xs, ys := x.Slice(), y.Slice(); xs != nil && ys != nil {
+	switch how(x.USM(), y.USM(), x.Slice() != nil && y.Slice() != nil) {
+	case "host":
+		xs, ys := x.Slice(), y.Slice()
 		for i := range ys {
 			ys[i] += a * xs[i]
 		}
 		return nil
+	case "kernel":
+		return launch(a, y.Len(), x.USM(), x.Strides()[0], y.USM(), y.Strides()[0])
 	}
 	xs, ys := make([]float32, x.Len()), make([]float32, y.Len())
 	if err := usm.CopyToSlice(xs, x.USM()); err != nil {
@@ -51,6 +71,61 @@ func saxpy(a float32, x, y pyext.Array[float32]) error {
 	}
 	return usm.CopyFromSlice(y.USM(), ys)
 }
+
+// how picks the way: the host loop where both slices exist, the kernel
+// where both arrays are USM of one device of one backend whose queue
+// builds programs, copies otherwise.
+func how(x, y *usm.Array, slices bool) string {
+	switch {
+	case slices:
+		return "host"
+	case x.Memory.Kind != usm.KindUnknown && y.Memory.Kind != usm.KindUnknown &&
+		x.Backend == y.Backend && x.Device == y.Device && y.Queue != nil:
+		if _, err := usm.BuildProgram(y.Queue, program); err == nil {
+			return "kernel"
+		}
+	}
+	return "copy"
+}
+
+func path(x, y pyext.Array[float32]) (string, error) {
+	return how(x.USM(), y.USM(), x.Slice() != nil && y.Slice() != nil), nil
+}
+
+// launch runs the kernel on y's queue, after x's queue's work, and waits
+// for it: the arguments are the caller's only for the call, and dpnp's
+// queues run out of order, where only the event orders later work.
+func launch(a float32, n int, x *usm.Array, sx int64, y *usm.Array, sy int64) error {
+	if n == 0 {
+		return nil
+	}
+	p, err := usm.BuildProgram(y.Queue, program) // built once, then looked up
+	if err != nil {
+		return err
+	}
+	k, err := p.Kernel("saxpy")
+	if err != nil {
+		return err
+	}
+	if x.Queue != y.Queue { // y's queue orders the work already submitted to it
+		if err := usm.Order(x.Queue, y.Queue); err != nil {
+			return err
+		}
+	}
+	ev, err := k.Launch(y.Queue, usm.NDRange(n), nil, usm.Scalar(a), usm.Pointer(elem0(x)), usm.Scalar(sx),
+		usm.Pointer(elem0(y)), usm.Scalar(sy))
+	if err != nil {
+		return err
+	}
+	err = ev.Wait()
+	if cerr := ev.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// elem0 is the address of an array's element 0.
+func elem0(a *usm.Array) uintptr { return a.Data + uintptr(a.Offset)*uintptr(a.DType.Size()) }
 
 // ramp returns 0, 1, ..., n-1 on device: host memory for "cpu", else
 // device USM in dpctl's context for the device (which dpnp takes without a

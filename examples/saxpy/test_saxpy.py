@@ -134,3 +134,39 @@ def test_no_leaks():
         saxpy.ramp(10)
     gc.collect()
     assert (sys.getrefcount(x), sys.getrefcount(y)) == (rx, ry)
+
+
+def test_dpnp_kernel_on_the_arrays_queue():
+    """USM the host does not read in place (device USM, strided views of
+    any USM) is computed on by the OpenCL C kernel on y's queue, in place,
+    with no copy through the host; host memory keeps the Go loop."""
+    dpnp = pytest.importorskip("dpnp")
+    n = 1 << 12
+    x = dpnp.arange(n, dtype="f4")
+    y = dpnp.ones(n, dtype="f4")
+    assert saxpy.path(x, y) == "kernel"
+    saxpy.saxpy(2.0, x, y)
+    np.testing.assert_array_equal(dpnp.asnumpy(y), 1 + 2 * np.arange(n, dtype="f4"))
+    z = y + 1  # dpnp's next operation sees the result
+    np.testing.assert_array_equal(dpnp.asnumpy(z), 2 + 2 * np.arange(n, dtype="f4"))
+
+    # strided and reversed views, of device and of shared USM
+    for usm_type in ("device", "shared"):
+        xb = dpnp.arange(3 * n, dtype="f4", usm_type=usm_type)
+        yb = dpnp.zeros(2 * n, dtype="f4", usm_type=usm_type, sycl_queue=xb.sycl_queue)
+        xv, yv = xb[::3], yb[::-2]
+        assert saxpy.path(xv, yv) == "kernel"
+        saxpy.saxpy(3.0, xv, yv)
+        want = np.zeros(2 * n, dtype="f4")
+        want[::-2] = 3 * np.arange(3 * n, dtype="f4")[::3]
+        np.testing.assert_array_equal(dpnp.asnumpy(yb), want)
+
+    # contiguous shared USM and NumPy: the host loop; USM beside NumPy: copies
+    xs = dpnp.arange(8, dtype="f4", usm_type="shared")
+    ys = dpnp.ones(8, dtype="f4", usm_type="shared", sycl_queue=xs.sycl_queue)
+    assert saxpy.path(xs, ys) == "host"
+    assert saxpy.path(np.ones(8, "f4"), np.ones(8, "f4")) == "host"
+    assert saxpy.path(x, np.ones(n, "f4")) == "copy"
+    assert saxpy.path(np.ones(8, "f4")[::2], np.ones(4, "f4")) == "copy"
+    # empty arrays launch nothing
+    saxpy.saxpy(2.0, dpnp.ones(0, dtype="f4"), dpnp.ones(0, dtype="f4"))

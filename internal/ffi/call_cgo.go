@@ -45,3 +45,50 @@ func call(fn uintptr, args []uintptr) uintptr {
 		C.uintptr_t(a[8]), C.uintptr_t(a[9]), C.uintptr_t(a[10]), C.uintptr_t(a[11]), C.uintptr_t(a[12]),
 		C.uintptr_t(a[13]), C.uintptr_t(a[14])))
 }
+
+// The fixed-arity calls (fixed.go) with cgo: the same trampoline, with
+// the arguments a callee does not read left zero.
+
+func call0(fn uintptr) uintptr {
+	return uintptr(C.ffi_call15(C.uintptr_t(fn), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+}
+
+func call1(fn uintptr, a0 uintptr) uintptr {
+	return uintptr(C.ffi_call15(C.uintptr_t(fn), C.uintptr_t(a0), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+}
+
+func call2(fn uintptr, a0, a1 uintptr) uintptr {
+	return uintptr(C.ffi_call15(C.uintptr_t(fn), C.uintptr_t(a0), C.uintptr_t(a1), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+}
+
+func call3(fn uintptr, a0, a1, a2 uintptr) uintptr {
+	return uintptr(C.ffi_call15(C.uintptr_t(fn), C.uintptr_t(a0), C.uintptr_t(a1), C.uintptr_t(a2), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+}
+
+func call4(fn uintptr, a0, a1, a2, a3 uintptr) uintptr {
+	return uintptr(C.ffi_call15(C.uintptr_t(fn), C.uintptr_t(a0), C.uintptr_t(a1), C.uintptr_t(a2), C.uintptr_t(a3), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+}
+
+func call5(fn uintptr, a0, a1, a2, a3, a4 uintptr) uintptr {
+	return uintptr(C.ffi_call15(C.uintptr_t(fn), C.uintptr_t(a0), C.uintptr_t(a1), C.uintptr_t(a2), C.uintptr_t(a3), C.uintptr_t(a4), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+}
+
+func call6(fn uintptr, a0, a1, a2, a3, a4, a5 uintptr) uintptr {
+	return uintptr(C.ffi_call15(C.uintptr_t(fn), C.uintptr_t(a0), C.uintptr_t(a1), C.uintptr_t(a2), C.uintptr_t(a3), C.uintptr_t(a4), C.uintptr_t(a5), 0, 0, 0, 0, 0, 0, 0, 0, 0))
+}
+
+func call7(fn uintptr, a0, a1, a2, a3, a4, a5, a6 uintptr) uintptr {
+	return uintptr(C.ffi_call15(C.uintptr_t(fn), C.uintptr_t(a0), C.uintptr_t(a1), C.uintptr_t(a2), C.uintptr_t(a3), C.uintptr_t(a4), C.uintptr_t(a5), C.uintptr_t(a6), 0, 0, 0, 0, 0, 0, 0, 0))
+}
+
+func call8(fn uintptr, a0, a1, a2, a3, a4, a5, a6, a7 uintptr) uintptr {
+	return uintptr(C.ffi_call15(C.uintptr_t(fn), C.uintptr_t(a0), C.uintptr_t(a1), C.uintptr_t(a2), C.uintptr_t(a3), C.uintptr_t(a4), C.uintptr_t(a5), C.uintptr_t(a6), C.uintptr_t(a7), 0, 0, 0, 0, 0, 0, 0))
+}
+
+func call9(fn uintptr, a0, a1, a2, a3, a4, a5, a6, a7, a8 uintptr) uintptr {
+	return uintptr(C.ffi_call15(C.uintptr_t(fn), C.uintptr_t(a0), C.uintptr_t(a1), C.uintptr_t(a2), C.uintptr_t(a3), C.uintptr_t(a4), C.uintptr_t(a5), C.uintptr_t(a6), C.uintptr_t(a7), C.uintptr_t(a8), 0, 0, 0, 0, 0, 0))
+}
+
+func call10(fn uintptr, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 uintptr) uintptr {
+	return uintptr(C.ffi_call15(C.uintptr_t(fn), C.uintptr_t(a0), C.uintptr_t(a1), C.uintptr_t(a2), C.uintptr_t(a3), C.uintptr_t(a4), C.uintptr_t(a5), C.uintptr_t(a6), C.uintptr_t(a7), C.uintptr_t(a8), C.uintptr_t(a9), 0, 0, 0, 0, 0))
+}

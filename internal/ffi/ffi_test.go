@@ -119,3 +119,22 @@ func TestCallPassesFifteenArguments(t *testing.T) {
 		1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 	assert.Equal(t, "1 2 3 4 5 6 7 8 9 10 11 12", string(buf[:n]))
 }
+
+// CallN passes its arguments as Call does, and with cgo allocates
+// nothing (Call's variadic slice escapes: one allocation per call).
+func TestCallN(t *testing.T) {
+	l, err := OpenLib(RTLDNow|RTLDLocal, "libc.so.6")
+	require.NoError(t, err)
+	var snprintf, memcmp Fn
+	require.NoError(t, l.Resolve(Required(&snprintf, "snprintf"), Required(&memcmp, "memcmp")))
+	buf := make([]byte, 64)
+	f := []byte("%lu %lu %lu %lu %lu %lu %lu\x00")
+	n := snprintf.Call10(uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), uintptr(unsafe.Pointer(&f[0])), 1, 2, 3, 4, 5, 6, 7)
+	assert.Equal(t, "1 2 3 4 5 6 7", string(buf[:n]))
+	x := []byte("ab")
+	assert.Zero(t, memcmp.Call3(uintptr(unsafe.Pointer(&x[0])), uintptr(unsafe.Pointer(&x[0])), 2))
+	if cgoEnabled {
+		p := uintptr(unsafe.Pointer(&x[0]))
+		assert.Zero(t, testing.AllocsPerRun(100, func() { memcmp.Call3(p, p, 2) }))
+	}
+}

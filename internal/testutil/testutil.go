@@ -43,6 +43,7 @@ const (
 	PyVersions  = "pyversions"   // a venv per supported CPython (scripts/setup-45-pyversions.sh)
 	SidPythons  = "sid"          // CPython 3.14 and 3.15 in a Debian sid root (scripts/setup-46-sid.sh)
 	CCompiler   = "cc"           // a C compiler for test fixtures
+	SPIRVTools  = "spirv"        // clang's SPIR target and llvm-spirv (scripts/setup-25-spirv.sh)
 )
 
 // Required reports whether USMBRIDGE_REQUIRE names runtime (or is "all").

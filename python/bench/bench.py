@@ -120,6 +120,53 @@ def row_asarray():
     return lambda: ub.asarray(x), [("`dpnp.asarray(dpnp)`", lambda: dpnp.asarray(x))]
 
 
+def _kernels_source():
+    with open(os.path.join(root, "internal", "testutil", "testdata", "kernels.cl")) as f:
+        return f.read()
+
+
+def row_saxpy_device():
+    """examples/saxpy on two dpnp device arrays of 2^22 float32: its
+    OpenCL C kernel on the arrays' queue, waited for, beside the same
+    kernel built with dpctl.program and submitted on the same queue."""
+    import ctypes
+    import dpctl
+    import dpctl.program
+    import dpnp
+    import saxpy
+    q = dpctl.SyclQueue("opencl:cpu")
+    n = 1 << 22
+    x = dpnp.arange(n, dtype="f4", sycl_queue=q)
+    y = dpnp.zeros(n, dtype="f4", sycl_queue=q)
+    q.wait()  # dpnp's fills, before a peer that orders after nothing
+    assert saxpy.path(x, y) == "kernel"
+    k = dpctl.program.create_program_from_source(q, _kernels_source()).get_sycl_kernel("saxpy")
+    xm, ym = x.get_array().usm_data, y.get_array().usm_data
+    args = [ctypes.c_float(0.5), xm, ctypes.c_long(1), ym, ctypes.c_long(1)]
+    f = saxpy.saxpy
+    return (lambda: f(0.5, x, y),
+            [("`dpctl.program` kernel, `q.submit(...).wait()`", lambda: q.submit(k, args, [n]).wait()),
+             ("the same after `q.submit_barrier()`, as saxpy orders",
+              lambda: q.submit(k, args, [n], dEvents=[q.submit_barrier()]).wait())])
+
+
+def row_launch_empty():
+    """An empty kernel launched from Go on a dpnp array's queue and waited
+    for (benchmod.launch_empty), beside SyclQueue.submit of the same
+    kernel from Python."""
+    import dpctl
+    import dpctl.program
+    import benchmod
+    x = _dpctl_array()
+    q = x.sycl_queue
+    q.wait()
+    k = dpctl.program.create_program_from_source(q, "kernel void empty(void) {}").get_sycl_kernel("empty")
+    f = benchmod.launch_empty
+    return lambda: f(x), [("`q.submit(empty, [], [1]).wait()`", lambda: q.submit(k, [], [1]).wait()),
+                          ("the same after `q.submit_barrier()`, as Go orders",
+                           lambda: q.submit(k, [], [1], dEvents=[q.submit_barrier()]).wait())]
+
+
 # name: (row title, setup, the bench_floor.py part that splits it or None)
 PY_ROWS = {
     "f_numpy": ("Go `f(x)`, x a NumPy 1-D float32 array", row_f_numpy, "f_numpy"),
@@ -130,6 +177,8 @@ PY_ROWS = {
     "suai": ("`__sycl_usm_array_interface__` produced", row_suai, None),
     "dpt_from_dlpack": ("`dpnp.tensor.from_dlpack` of our array", row_dpt_from_dlpack, None),
     "asarray": ("`usmbridge.asarray(dpnp array)`", row_asarray, "asarray"),
+    "saxpy_device": ("examples/saxpy, dpnp device arrays of 2^22 float32", row_saxpy_device, None),
+    "launch_py": ("empty kernel launched from Python, waited for", row_launch_empty, None),
 }
 
 
@@ -170,6 +219,13 @@ GO_ROWS = [
       for what in ("pocl/host-to-shared", "intel-opencl/host-to-shared", "intel-opencl/device-to-host")]),
     ("roundtrip", "DLPack round trip, 1 GiB vs 1 B", "./dlpack", "^BenchmarkRoundTrip$",
      [("the 1 B array", "RoundTrip/1B", "RoundTrip/1GiB")]),
+    ("launch_opencl", "empty kernel launched from Go, OpenCL", "./opencl", "^BenchmarkLaunchEmpty$",
+     [("C `clEnqueueNDRangeKernel` (%s)" % rt, "LaunchEmpty/%s/c-enqueue" % rt, "LaunchEmpty/%s/go" % rt)
+      for rt in ("pocl", "intel-opencl")]),
+    ("launch_levelzero", "empty kernel launched from Go, Level Zero (fake driver)", "./levelzero", "^BenchmarkLaunchEmpty$",
+     [("C `zeCommandListAppendLaunchKernel`", "LaunchEmpty/c-append", "LaunchEmpty/go")]),
+    ("launch_dpctl", "empty kernel launched from Go, dpctl", "./dpctl", "^BenchmarkLaunchEmpty$",
+     [("C `DPCTLQueue_SubmitRange`", "LaunchEmpty/c-submit", "LaunchEmpty/go")]),
 ]
 
 BENCH_LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:.*?(\d+) allocs/op)?")
@@ -290,6 +346,40 @@ the runtime's own enqueue of the same copy followed by `clFinish`
 The whole DLPack exchange in Go, export + import + release, of a 1 GiB
 array beside a 1 B one: the cost does not depend on the size
 (`./dlpack`, `RoundTrip`).""",
+    "saxpy_device": """\
+`saxpy.saxpy(a, x, y)` of examples/saxpy on two dpnp arrays of 2^22
+float32 in device USM on the OpenCL CPU device: the module builds its
+OpenCL C kernel once for the arrays' context and device
+(`usm.BuildProgram`), launches it on y's queue after a barrier of the
+queue's earlier work and waits for it. The peer is the same OpenCL C
+built with `dpctl.program.create_program_from_source` on the same queue
+and submitted with `SyclQueue.submit(kernel, args, [n]).wait()`, and the
+same submit depending on a barrier of the queue, which is what saxpy
+does on dpnp's out-of-order queue so that its kernel follows dpnp's
+earlier work there (the plain submit does not). Before issue 30 saxpy
+copied device USM to Go slices and back.""",
+    "launch_py": """\
+A Go function of `python/bench/benchmod` that launches an empty kernel
+over one work-item on its argument's queue (a dpnp array's, out of
+order) and waits for it, beside `SyclQueue.submit` of the same kernel
+from Python and `.wait()` on its event, without and with the barrier
+that a launch on an out-of-order queue depends on.""",
+    "launch_opencl": """\
+An empty kernel over one work-item launched from Go through
+`usm.Kernel`, waited for and its event released (`./opencl`,
+`LaunchEmpty`), beside the same launch written in C:
+`clEnqueueNDRangeKernel`, `clWaitForEvents`, `clReleaseEvent` in a loop
+(`internal/testutil/testdata/launchpeer.c`), on each OpenCL runtime.""",
+    "launch_levelzero": """\
+The same through the Level Zero loader and the fake driver
+(`./levelzero`): `zeCommandListAppendLaunchKernel` on the Backend's
+synchronous immediate list, `zeEventHostSynchronize`, `zeEventHostReset`
+in C beside Go. The driver runs nothing, so this is the cost of the
+calls (cgo transitions included), not of a GPU.""",
+    "launch_dpctl": """\
+The same through dpctl's library on the OpenCL CPU device's in-order
+queue (`./dpctl`): `DPCTLQueue_SubmitRange`, `DPCTLEvent_Wait`,
+`DPCTLEvent_Delete` in C beside Go.""",
 }
 
 PEERS_TEXT = """\
@@ -311,7 +401,9 @@ PEERS_TEXT = """\
   `dpnp.asarray`, `dpnp.tensor.from_dlpack`) and **NumPy's**
   (`numpy.from_dlpack`), for the rows whose work is theirs.
 - **C and Go** for the Go rows (`memcpy`, `copy`, the runtime's enqueue and
-  `clFinish`)."""
+  `clFinish`, the runtimes' kernel launches in C).
+- **dpctl's programs** (`dpctl.program`, `SyclQueue.submit`) for the
+  kernel rows: the same OpenCL C on the same queue."""
 
 METHOD_TEXT = """\
 `scripts/bench.sh` builds what the rows time into `.cache/bench` (nothing

@@ -68,6 +68,7 @@ type API struct {
 	native  Native
 	interop Interop
 	order   Ordering
+	kernels Kernels
 }
 
 // Open finds the first of paths that is already loaded (RTLD_NOLOAD: only
@@ -86,7 +87,7 @@ func Open(paths ...string) (*API, error) {
 // Load resolves the table from an open library.
 func Load(lib *ffi.Lib) (*API, error) {
 	a := &API{path: lib.Name()}
-	err := lib.Resolve(
+	err := lib.Resolve(append([]ffi.Symbol{
 		ffi.Required(&a.queueCreate, "DPCTLQueue_Create"),
 		ffi.Required(&a.queueCreateForDevice, "DPCTLQueue_CreateForDevice"),
 		ffi.Required(&a.queueCopy, "DPCTLQueue_Copy"),
@@ -137,7 +138,7 @@ func Load(lib *ffi.Lib) (*API, error) {
 		ffi.Optional(&a.order.queueAreEq, "DPCTLQueue_AreEq"),
 		ffi.Optional(&a.order.queueIsInOrder, "DPCTLQueue_IsInOrder"),
 		ffi.Optional(&a.order.eventDelete, "DPCTLEvent_Delete"),
-	)
+	}, a.kernelEntries()...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -176,25 +177,25 @@ func (a *API) QueueCreateForDevice(dev uintptr, props int) uintptr {
 }
 func (a *API) QueueCopy(q uintptr) uintptr       { return a.queueCopy.Call(q) }
 func (a *API) QueueDelete(q uintptr)             { a.queueDelete.Call(q) }
-func (a *API) QueueGetContext(q uintptr) uintptr { return a.queueGetContext.Call(q) }
-func (a *API) QueueGetDevice(q uintptr) uintptr  { return a.queueGetDevice.Call(q) }
+func (a *API) QueueGetContext(q uintptr) uintptr { return a.queueGetContext.Call1(q) }
+func (a *API) QueueGetDevice(q uintptr) uintptr  { return a.queueGetDevice.Call1(q) }
 
 // QueueSubmitBarrier returns the barrier's event, 0 on failure.
-func (a *API) QueueSubmitBarrier(q uintptr) uintptr { return a.queueSubmitBarrier.Call(q) }
+func (a *API) QueueSubmitBarrier(q uintptr) uintptr { return a.queueSubmitBarrier.Call1(q) }
 
 // QueueMemcpy returns the copy's event, 0 on failure.
 func (a *API) QueueMemcpy(q, dst, src, n uintptr) uintptr {
 	return a.queueMemcpy.Call(q, dst, src, n)
 }
-func (a *API) EventWait(ev uintptr)   { a.eventWait.Call(ev) }
-func (a *API) EventDelete(ev uintptr) { a.eventDelete.Call(ev) }
+func (a *API) EventWait(ev uintptr)   { a.eventWait.Call1(ev) }
+func (a *API) EventDelete(ev uintptr) { a.eventDelete.Call1(ev) }
 
 // --- USM ---
 
 // USMGetPointerType returns one of the USM* constants. Only for a context
 // whose devices have USM (it throws otherwise).
 func (a *API) USMGetPointerType(ptr, ctx uintptr) int {
-	return cint(a.usmGetPointerType.Call(ptr, ctx))
+	return cint(a.usmGetPointerType.Call2(ptr, ctx))
 }
 
 // USMGetPointerDevice returns a new device ref; only after
@@ -209,16 +210,16 @@ func (a *API) FreeWithQueue(ptr, q uintptr)         { a.freeWithQueue.Call(ptr, 
 
 // --- contexts, devices, platforms ---
 
-func (a *API) ContextAreEq(c1, c2 uintptr) bool      { return cbool(a.contextAreEq.Call(c1, c2)) }
-func (a *API) ContextDelete(ctx uintptr)             { a.contextDelete.Call(ctx) }
+func (a *API) ContextAreEq(c1, c2 uintptr) bool      { return cbool(a.contextAreEq.Call2(c1, c2)) }
+func (a *API) ContextDelete(ctx uintptr)             { a.contextDelete.Call1(ctx) }
 func (a *API) ContextGetDevices(ctx uintptr) uintptr { return a.contextGetDevices.Call(ctx) }
 func (a *API) DeviceHasAspect(dev uintptr, aspect int) bool {
 	return cbool(a.deviceHasAspect.Call(dev, uintptr(aspect)))
 }
-func (a *API) DeviceDelete(dev uintptr)                  { a.deviceDelete.Call(dev) }
+func (a *API) DeviceDelete(dev uintptr)                  { a.deviceDelete.Call1(dev) }
 func (a *API) DeviceGetParentDevice(dev uintptr) uintptr { return a.deviceGetParent.Call(dev) }
 func (a *API) DeviceGetPlatform(dev uintptr) uintptr     { return a.deviceGetPlatform.Call(dev) }
-func (a *API) DeviceAreEq(d1, d2 uintptr) bool           { return cbool(a.deviceAreEq.Call(d1, d2)) }
+func (a *API) DeviceAreEq(d1, d2 uintptr) bool           { return cbool(a.deviceAreEq.Call2(d1, d2)) }
 
 // DeviceGetBackend returns one of the Backend* constants.
 func (a *API) DeviceGetBackend(dev uintptr) int { return cint(a.deviceGetBackend.Call(dev)) }

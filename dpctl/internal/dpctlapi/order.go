@@ -35,7 +35,7 @@ func (o Ordering) Present() bool {
 // SubmitBarrier submits a barrier that completes when every command
 // submitted to q before it has (DPCTLQueue_SubmitBarrier); the event is
 // owned by the caller, 0 on failure.
-func (o Ordering) SubmitBarrier(q uintptr) uintptr { return o.submitBarrier.Call(q) }
+func (o Ordering) SubmitBarrier(q uintptr) uintptr { return o.submitBarrier.Call1(q) }
 
 // SubmitBarrierForEvents submits to q a barrier that waits for every
 // command submitted to q before it and for deps
@@ -54,12 +54,12 @@ func (o Ordering) QueueAreEq(q1, q2 uintptr) bool { return cbool(o.queueAreEq.Ca
 
 // QueueIsInOrder reports whether q runs its commands in submission order
 // (DPCTLQueue_IsInOrder).
-func (o Ordering) QueueIsInOrder(q uintptr) bool { return cbool(o.queueIsInOrder.Call(q)) }
+func (o Ordering) QueueIsInOrder(q uintptr) bool { return cbool(o.queueIsInOrder.Call1(q)) }
 
 // EventDelete deletes an owned event ref (DPCTLEvent_Delete); 0 is
 // ignored.
 func (o Ordering) EventDelete(e uintptr) {
 	if e != 0 {
-		o.eventDelete.Call(e)
+		o.eventDelete.Call1(e)
 	}
 }

@@ -57,6 +57,9 @@ type Lib struct {
 	commandListHostSynchronize ffi.Fn // spec 1.6, loader ≥ 1.10
 	memPutIpcHandle            ffi.Fn // spec 1.6, loader ≥ 1.10
 
+	// Optional (kernels.go): modules, kernels and launches.
+	kern kernelFns
+
 	openIpcHandle func(ctx Context, dev Device, h IPCHandle, flags uint32, pptr *uintptr) Status
 	putIpcHandle  func(ctx Context, h IPCHandle) Status // nil when absent
 }
@@ -71,7 +74,7 @@ func Load() (*Lib, error) {
 		return nil, err
 	}
 	l := &Lib{lib: lib}
-	err = lib.Resolve(
+	err = lib.Resolve(append([]ffi.Symbol{
 		ffi.Required(&l.init, "zeInit"),
 		ffi.Required(&l.driverGet, "zeDriverGet"),
 		ffi.Required(&l.driverGetAPIVersion, "zeDriverGetApiVersion"),
@@ -119,7 +122,7 @@ func Load() (*Lib, error) {
 		ffi.Optional(&l.commandQueueDestroy, "zeCommandQueueDestroy"),
 		ffi.Optional(&l.commandQueueCreate, "zeCommandQueueCreate"),
 		ffi.Optional(&l.driverGetExtensionFunctionAddress, "zeDriverGetExtensionFunctionAddress"),
-	)
+	}, l.kernelEntries()...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -593,7 +596,7 @@ func (l *Lib) EventHostSignal(e Event) error {
 // EventHostSynchronize waits for an event (zeEventHostSynchronize); with
 // a finite timeout, NotReady means not yet signalled.
 func (l *Lib) EventHostSynchronize(e Event, timeout uint64) error {
-	return check("zeEventHostSynchronize", l.eventHostSynchronize.Call(uintptr(e), uintptr(timeout)))
+	return check("zeEventHostSynchronize", l.eventHostSynchronize.Call2(uintptr(e), uintptr(timeout)))
 }
 
 // EventQueryStatus returns Success for a signalled event and NotReady for
@@ -602,10 +605,10 @@ func (l *Lib) EventQueryStatus(e Event) Status {
 	if !l.eventQueryStatus.Present() {
 		return ErrorUnsupportedFeature
 	}
-	return Status(uint32(l.eventQueryStatus.Call(uintptr(e))))
+	return Status(uint32(l.eventQueryStatus.Call1(uintptr(e))))
 }
 
 // EventHostReset resets an event (zeEventHostReset).
 func (l *Lib) EventHostReset(e Event) error {
-	return check("zeEventHostReset", l.eventHostReset.Call(uintptr(e)))
+	return check("zeEventHostReset", l.eventHostReset.Call1(uintptr(e)))
 }

@@ -48,6 +48,11 @@ var layouts = []layout{
 	{"ze_memory_allocation_properties_t", zeMemoryAllocationProperties{}, 40, map[string]field{"typ": {"type", 16}, "id": {"id", 24}, "pageSize": {"pageSize", 32}}},
 	{"ze_ipc_mem_handle_t", IPCHandle{}, 64, nil},
 	{"ze_init_driver_type_desc_t", zeInitDriverTypeDesc{}, 24, map[string]field{"flags": {"flags", 16}}}, // not in the 1.8 headers
+	{"ze_module_desc_t", zeModuleDesc{}, 56, map[string]field{"format": {"format", 16}, "inputSize": {"inputSize", 24},
+		"pInputModule": {"pInputModule", 32}, "pBuildFlags": {"pBuildFlags", 40}, "pConstants": {"pConstants", 48}}},
+	{"ze_kernel_desc_t", zeKernelDesc{}, 32, map[string]field{"flags": {"flags", 16}, "pKernelName": {"pKernelName", 24}}},
+	{"ze_kernel_properties_t", zeKernelProperties{}, 96, map[string]field{"numKernelArgs": {"numKernelArgs", 16}}},
+	{"ze_group_count_t", GroupCount{}, 12, map[string]field{"X": {"groupCountX", 0}, "Y": {"groupCountY", 4}, "Z": {"groupCountZ", 8}}},
 }
 
 // goOffset finds a field's offset by name, through the embedded header.
@@ -81,7 +86,7 @@ func TestLayout(t *testing.T) {
 					t.Errorf("%s at %d (found %v), want %d", name, got, ok, f.off)
 				}
 			}
-			if l.fields != nil {
+			if _, desc := reflect.TypeOf(l.v).FieldByName("header"); desc {
 				if off, _ := goOffset(l.v, "pNext"); off != 8 {
 					t.Errorf("pNext at %d", off)
 				}
@@ -142,7 +147,8 @@ func TestLayoutAgainstHeaders(t *testing.T) {
 		"DEVICE_PROPERTIES": stypeDeviceProperties, "CONTEXT_DESC": stypeContextDesc, "COMMAND_QUEUE_DESC": stypeCommandQueueDesc,
 		"COMMAND_LIST_DESC": stypeCommandListDesc, "EVENT_POOL_DESC": stypeEventPoolDesc, "EVENT_DESC": stypeEventDesc,
 		"DEVICE_MEM_ALLOC_DESC": stypeDeviceMemAllocDesc, "HOST_MEM_ALLOC_DESC": stypeHostMemAllocDesc,
-		"MEMORY_ALLOCATION_PROPERTIES": stypeMemoryAllocationProps,
+		"MEMORY_ALLOCATION_PROPERTIES": stypeMemoryAllocationProps, "MODULE_DESC": stypeModuleDesc,
+		"KERNEL_DESC": stypeKernelDesc, "KERNEL_PROPERTIES": stypeKernelProperties,
 	}
 	for name, v := range stypes {
 		if c["stype "+name] != v {

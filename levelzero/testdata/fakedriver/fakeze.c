@@ -32,7 +32,17 @@
  *  - events are one atomic flag each; HostSynchronize spins with
  *    sched_yield so another thread's zeEventHostSignal releases it;
  *  - IPC works in-process only: the handle carries a tag, the pid and the
- *    base address.
+ *    base address;
+ *  - modules are SPIR-V: zeModuleCreate checks the module's header and
+ *    reads its entry points and their parameter counts (OpEntryPoint,
+ *    OpFunction, OpFunctionParameter), and a module that is not SPIR-V
+ *    fails the build with a build log saying why. It compiles nothing:
+ *    zeKernelCreate makes only kernels it knows by name and runs with C
+ *    code of its own (the kernels of internal/testutil/testdata/kernels.cl:
+ *    saxpy, iota2d, fill, scale_add, empty), checking each argument's size,
+ *    and any other entry point is UNSUPPORTED_FEATURE. A launch runs every
+ *    work-item of the group count times the group size, in order, as a
+ *    command of the list like a copy.
  * Newer DDI fields (pfnInitDrivers 1.10, pfnHostSynchronize and
  * pfnPutIpcHandle 1.6) are written only when the loader's version allows:
  * loader 1.8.12 passes 1.4-sized tables that must not be overrun.
@@ -53,6 +63,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -65,7 +76,8 @@
 enum tag {
     TAG_DRIVER = 0x44525652, TAG_DEVICE = 0x44455643, TAG_CONTEXT = 0x43545854,
     TAG_QUEUE = 0x51554555, TAG_LIST = 0x4c495354, TAG_POOL = 0x504f4f4c,
-    TAG_EVENT = 0x45564e54, TAG_DEAD = 0x44454144,
+    TAG_EVENT = 0x45564e54, TAG_MODULE = 0x4d4f4455, TAG_KERNEL = 0x4b45524e,
+    TAG_BUILDLOG = 0x424c4f47, TAG_DEAD = 0x44454144,
 };
 
 struct driver { uint32_t tag; };
@@ -80,12 +92,16 @@ struct pool {
 };
 struct event { uint32_t tag; struct pool *pool; uint32_t index; };
 
-enum op { OP_COPY, OP_FILL, OP_SIGNAL, OP_WAIT, OP_RESET, OP_BARRIER };
+enum op { OP_COPY, OP_FILL, OP_SIGNAL, OP_WAIT, OP_RESET, OP_BARRIER, OP_LAUNCH };
+#define MAX_ARGS 8
+struct known; /* a kernel the fake runs (see "modules and kernels") */
 struct cmd {
     enum op op;
     void *dst; const void *src; size_t size;
     uint8_t pattern[128]; size_t pattern_size;
     struct event *ev;
+    /* OP_LAUNCH: the kernel, a copy of its arguments, its range */
+    const struct known *kern; uint64_t args[MAX_ARGS]; uint32_t group[3], count[3];
 };
 struct list {
     uint32_t tag;
@@ -109,6 +125,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct alloc *allocs; static size_t nallocs, capallocs;
 static uint64_t next_id = 1;
 static atomic_long live_contexts, live_queues, live_lists, live_pools, live_events, live_ipc;
+static atomic_long live_modules, live_kernels, launches;
 static atomic_uint loader_version; /* what the loader passed to the getters */
 
 /* zexFakeFailNext: pending injected failures. */
@@ -146,9 +163,10 @@ static ze_result_t fake_fail_next(const char *name, ze_result_t result) {
     return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
 }
 
-/* zexFakeGetStats fills out[0..8]: allocations, contexts, queues, lists,
- * event pools, events, open IPC mappings, the loader's API version, the
- * number of armed failures not yet triggered. */
+/* zexFakeGetStats fills out[0..11]: allocations, contexts, queues, lists,
+ * event pools, events, open IPC mappings, modules, kernels, the loader's
+ * API version, the number of armed failures not yet triggered, and the
+ * kernel launches run so far. */
 static ze_result_t fake_get_stats(uint64_t *out) {
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     pthread_mutex_lock(&mu);
@@ -158,7 +176,8 @@ static ze_result_t fake_get_stats(uint64_t *out) {
     pthread_mutex_unlock(&mu);
     out[1] = (uint64_t)live_contexts; out[2] = (uint64_t)live_queues; out[3] = (uint64_t)live_lists;
     out[4] = (uint64_t)live_pools; out[5] = (uint64_t)live_events; out[6] = (uint64_t)live_ipc;
-    out[7] = loader_version; out[8] = (uint64_t)armed;
+    out[7] = (uint64_t)live_modules; out[8] = (uint64_t)live_kernels;
+    out[9] = loader_version; out[10] = (uint64_t)armed; out[11] = (uint64_t)launches;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -620,6 +639,7 @@ static struct list *pending;
 
 static int blocked(const struct cmd *c) { return c->op == OP_WAIT && !atomic_load(&c->ev->pool->state[c->ev->index]); }
 static void run(const struct cmd *c);
+static void run_launch(const struct cmd *c);
 
 /* progress_locked runs what the backlogs can run now, until nothing moves
  * (a command that signals may release another list). */
@@ -685,6 +705,7 @@ static void run(const struct cmd *c) {
     case OP_WAIT: wait_event(c->ev, UINT64_MAX); break;
     case OP_RESET: set_event(c->ev, 0); break;
     case OP_BARRIER: break; /* everything before it has already run */
+    case OP_LAUNCH: run_launch(c); break;
     }
 }
 
@@ -874,6 +895,260 @@ static ze_result_t fz_queue_sync(ze_command_queue_handle_t h, uint64_t timeout) 
     return is_queue(h) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE; /* work ran in Execute */
 }
 
+/* ---- modules and kernels ------------------------------------------------ */
+
+/* The kernels the fake runs, by name, with the size of each argument:
+ * internal/testutil/testdata/kernels.cl in C, one work-item per call. */
+typedef void (*item_fn)(const uint64_t *args, uint32_t i, uint32_t j, uint32_t k);
+
+static float f32(uint64_t v) { float f; uint32_t u = (uint32_t)v; memcpy(&f, &u, 4); return f; }
+
+static void k_saxpy(const uint64_t *a, uint32_t i, uint32_t j, uint32_t k) {
+    (void)j; (void)k;
+    const float *x = (const float *)(uintptr_t)a[1];
+    float *y = (float *)(uintptr_t)a[3];
+    int64_t sx = (int64_t)a[2], sy = (int64_t)a[4];
+    y[(int64_t)i * sy] += f32(a[0]) * x[(int64_t)i * sx];
+}
+static void k_iota2d(const uint64_t *a, uint32_t i, uint32_t j, uint32_t k) {
+    (void)k;
+    int32_t *out = (int32_t *)(uintptr_t)a[0];
+    int32_t w = (int32_t)a[1], add = (int32_t)a[2];
+    out[(int64_t)j * w + i] = 1000 * (int32_t)j + (int32_t)i + add;
+}
+static void k_fill(const uint64_t *a, uint32_t i, uint32_t j, uint32_t k) {
+    (void)j; (void)k;
+    ((float *)(uintptr_t)a[0])[i] = f32(a[1]);
+}
+static void k_scale_add(const uint64_t *a, uint32_t i, uint32_t j, uint32_t k) {
+    (void)j; (void)k;
+    float *y = (float *)(uintptr_t)a[0];
+    y[i] = y[i] * f32(a[1]) + f32(a[2]);
+}
+static void k_empty(const uint64_t *a, uint32_t i, uint32_t j, uint32_t k) { (void)a; (void)i; (void)j; (void)k; }
+
+struct known { const char *name; item_fn fn; uint32_t nargs; uint32_t size[MAX_ARGS]; };
+static const struct known knowns[] = {
+    {"saxpy", k_saxpy, 5, {4, 8, 8, 8, 8}},
+    {"iota2d", k_iota2d, 3, {8, 4, 4}},
+    {"fill", k_fill, 2, {8, 4}},
+    {"scale_add", k_scale_add, 3, {8, 4, 4}},
+    {"empty", k_empty, 0, {0}},
+};
+
+#define MAX_ENTRIES 32
+struct entry { char name[64]; uint32_t nparams; };
+struct module { uint32_t tag; uint32_t n; struct entry e[MAX_ENTRIES]; atomic_int kernels; };
+struct kernel {
+    uint32_t tag;
+    struct module *m;
+    const struct known *k;
+    uint64_t args[MAX_ARGS]; uint32_t set; /* bit i: argument i was set */
+    uint32_t group[3];
+};
+struct buildlog { uint32_t tag; char text[256]; };
+
+static int is_module(ze_module_handle_t h) { return h && ((struct module *)h)->tag == TAG_MODULE; }
+static int is_kernel(ze_kernel_handle_t h) { return h && ((struct kernel *)h)->tag == TAG_KERNEL; }
+
+static struct buildlog *new_log(const char *text) {
+    struct buildlog *l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    l->tag = TAG_BUILDLOG;
+    snprintf(l->text, sizeof l->text, "%s", text);
+    return l;
+}
+
+/* parse reads the entry points of a SPIR-V module and the number of
+ * parameters of their functions; an error text if it is not SPIR-V. */
+static const char *parse(const uint8_t *b, size_t n, struct module *m) {
+    if (n < 20 || n % 4) return "fakeze: not a SPIR-V module (its size is not a whole number of words past the header)";
+    const uint32_t *w = (const uint32_t *)b;
+    size_t nw = n / 4;
+    if (w[0] != 0x07230203) return "fakeze: not a SPIR-V module (bad magic number)";
+    uint32_t ids[MAX_ENTRIES];
+    uint32_t fn = 0, params = 0;
+    for (size_t i = 5; i < nw;) {
+        uint32_t len = w[i] >> 16, op = w[i] & 0xffff;
+        if (len == 0 || i + len > nw) return "fakeze: SPIR-V instruction runs past the end of the module";
+        if (op == 15 && len >= 4 && m->n < MAX_ENTRIES) { /* OpEntryPoint model id name... */
+            size_t max = (len - 3) * 4;
+            const char *name = (const char *)&w[i + 3];
+            size_t k = 0;
+            while (k < max && name[k]) k++;
+            if (k == max || k >= sizeof m->e[0].name) return "fakeze: SPIR-V entry point name is not terminated";
+            memcpy(m->e[m->n].name, name, k + 1);
+            ids[m->n++] = w[i + 2];
+        } else if (op == 54 && len >= 3) { /* OpFunction type result ... */
+            fn = w[i + 2]; params = 0;
+        } else if (op == 55) { /* OpFunctionParameter */
+            params++;
+        } else if (op == 56) { /* OpFunctionEnd */
+            for (uint32_t e = 0; e < m->n; e++)
+                if (ids[e] == fn) m->e[e].nparams = params;
+            fn = 0;
+        }
+        i += len;
+    }
+    if (m->n == 0) return "fakeze: the SPIR-V module has no entry point";
+    return NULL;
+}
+
+static ze_result_t fz_module_create(ze_context_handle_t ctx, ze_device_handle_t dev, const ze_module_desc_t *desc,
+                                    ze_module_handle_t *out, ze_module_build_log_handle_t *log) {
+    if (!is_context(ctx) || !is_device(dev)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!desc || !out || !desc->pInputModule) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (log) *log = NULL;
+    if (desc->format != ZE_MODULE_FORMAT_IL_SPIRV) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+    INJECT("zeModuleCreate");
+    struct module *m = calloc(1, sizeof *m);
+    if (!m) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    const char *why = parse(desc->pInputModule, desc->inputSize, m);
+    if (!why && desc->pBuildFlags && strstr(desc->pBuildFlags, "-fakeze-fail"))
+        why = "fakeze: build failed: -fakeze-fail given";
+    if (why) {
+        free(m);
+        if (log) *log = (ze_module_build_log_handle_t)new_log(why);
+        return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
+    m->tag = TAG_MODULE;
+    live_modules++;
+    *out = (ze_module_handle_t)m;
+    if (log) *log = (ze_module_build_log_handle_t)new_log("");
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_module_destroy(ze_module_handle_t h) {
+    if (!is_module(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    struct module *m = (struct module *)h;
+    if (atomic_load(&m->kernels)) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
+    m->tag = TAG_DEAD;
+    free(m);
+    live_modules--;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_log_destroy(ze_module_build_log_handle_t h) {
+    struct buildlog *l = (struct buildlog *)h;
+    if (!l || l->tag != TAG_BUILDLOG) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    l->tag = TAG_DEAD;
+    free(l);
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_log_string(ze_module_build_log_handle_t h, size_t *size, char *out) {
+    struct buildlog *l = (struct buildlog *)h;
+    if (!l || l->tag != TAG_BUILDLOG) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!size) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    size_t n = strlen(l->text) + 1;
+    if (!out) { *size = n; return ZE_RESULT_SUCCESS; }
+    if (*size < n) return ZE_RESULT_ERROR_INVALID_SIZE;
+    memcpy(out, l->text, n);
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_kernel_create(ze_module_handle_t h, const ze_kernel_desc_t *desc, ze_kernel_handle_t *out) {
+    if (!is_module(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!desc || !out || !desc->pKernelName) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    struct module *m = (struct module *)h;
+    const struct entry *e = NULL;
+    for (uint32_t i = 0; i < m->n; i++)
+        if (strcmp(m->e[i].name, desc->pKernelName) == 0) e = &m->e[i];
+    if (!e) return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
+    const struct known *k = NULL;
+    for (size_t i = 0; i < sizeof knowns / sizeof knowns[0]; i++)
+        if (strcmp(knowns[i].name, e->name) == 0 && knowns[i].nargs == e->nparams) k = &knowns[i];
+    if (!k) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; /* a kernel the fake cannot run */
+    struct kernel *kn = calloc(1, sizeof *kn);
+    if (!kn) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    kn->tag = TAG_KERNEL; kn->m = m; kn->k = k;
+    kn->group[0] = kn->group[1] = kn->group[2] = 1;
+    atomic_fetch_add(&m->kernels, 1);
+    live_kernels++;
+    *out = (ze_kernel_handle_t)kn;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_kernel_destroy(ze_kernel_handle_t h) {
+    if (!is_kernel(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    struct kernel *k = (struct kernel *)h;
+    atomic_fetch_sub(&k->m->kernels, 1);
+    k->tag = TAG_DEAD;
+    free(k);
+    live_kernels--;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_kernel_group_size(ze_kernel_handle_t h, uint32_t x, uint32_t y, uint32_t z) {
+    if (!is_kernel(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!x || !y || !z || (uint64_t)x * y * z > 1024) return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
+    struct kernel *k = (struct kernel *)h;
+    k->group[0] = x; k->group[1] = y; k->group[2] = z;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* suggest: the largest power of two up to 256 that divides the extent. */
+static uint32_t suggest(uint32_t n) {
+    uint32_t g = 1;
+    while (g < 256 && n % (g * 2) == 0) g *= 2;
+    return g;
+}
+
+static ze_result_t fz_kernel_suggest(ze_kernel_handle_t h, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t *x, uint32_t *y, uint32_t *z) {
+    if (!is_kernel(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!x || !y || !z) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!gx || !gy || !gz) return ZE_RESULT_ERROR_INVALID_GLOBAL_WIDTH_DIMENSION;
+    *x = suggest(gx); *y = suggest(gy); *z = suggest(gz);
+    while ((uint64_t)*x * *y * *z > 1024) { if (*z > 1) *z /= 2; else if (*y > 1) *y /= 2; else *x /= 2; }
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_kernel_arg(ze_kernel_handle_t h, uint32_t i, size_t size, const void *v) {
+    if (!is_kernel(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    struct kernel *k = (struct kernel *)h;
+    if (i >= k->k->nargs) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX;
+    if (size != k->k->size[i]) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
+    if (!v) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    uint64_t x = 0;
+    memcpy(&x, v, size);
+    k->args[i] = x;
+    k->set |= 1u << i;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t fz_kernel_props(ze_kernel_handle_t h, ze_kernel_properties_t *p) {
+    if (!is_kernel(h)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    struct kernel *k = (struct kernel *)h;
+    p->numKernelArgs = k->k->nargs;
+    p->requiredGroupSizeX = p->requiredGroupSizeY = p->requiredGroupSizeZ = 0;
+    p->maxSubgroupSize = 8;
+    return ZE_RESULT_SUCCESS;
+}
+
+static void run_launch(const struct cmd *c) {
+    uint32_t n[3];
+    for (int d = 0; d < 3; d++) n[d] = c->group[d] * c->count[d];
+    for (uint32_t kk = 0; kk < n[2]; kk++)
+        for (uint32_t j = 0; j < n[1]; j++)
+            for (uint32_t i = 0; i < n[0]; i++) c->kern->fn(c->args, i, j, kk);
+    launches++;
+}
+
+static ze_result_t fz_append_launch(ze_command_list_handle_t h, ze_kernel_handle_t kh, const ze_group_count_t *count,
+                                    ze_event_handle_t sig, uint32_t nwait, ze_event_handle_t *waits) {
+    if (!is_kernel(kh)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    struct kernel *k = (struct kernel *)kh;
+    if (k->set != (1u << k->k->nargs) - 1) return ZE_RESULT_ERROR_INVALID_ARGUMENT; /* an argument never set */
+    INJECT("zeCommandListAppendLaunchKernel");
+    struct cmd c = {.op = OP_LAUNCH, .kern = k->k};
+    memcpy(c.args, k->args, sizeof c.args);
+    memcpy(c.group, k->group, sizeof c.group);
+    c.count[0] = count->groupCountX; c.count[1] = count->groupCountY; c.count[2] = count->groupCountZ;
+    return append(h, c, sig, nwait, waits);
+}
+
 /* ---- DDI table getters ---------------------------------------------------- */
 
 static void note_version(ze_api_version_t v) { atomic_store(&loader_version, (unsigned)v); }
@@ -952,6 +1227,7 @@ ze_result_t ZE_APICALL zeGetCommandListProcAddrTable(ze_api_version_t version, z
     t->pfnAppendSignalEvent = fz_append_signal;
     t->pfnAppendWaitOnEvents = fz_append_wait;
     t->pfnAppendEventReset = fz_append_reset;
+    t->pfnAppendLaunchKernel = fz_append_launch;
     if (version >= ZE_MAKE_VERSION(1, 6)) ((struct list_table_1_6 *)t)->pfnHostSynchronize = (void *)fz_list_host_sync;
     return ZE_RESULT_SUCCESS;
 }
@@ -989,6 +1265,31 @@ ze_result_t ZE_APICALL zeGetMemProcAddrTable(ze_api_version_t version, ze_mem_dd
     return ZE_RESULT_SUCCESS;
 }
 
+ze_result_t ZE_APICALL zeGetModuleProcAddrTable(ze_api_version_t version, ze_module_dditable_t *t) {
+    CHECK_ARGS(t);
+    t->pfnCreate = fz_module_create;
+    t->pfnDestroy = fz_module_destroy;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeGetModuleBuildLogProcAddrTable(ze_api_version_t version, ze_module_build_log_dditable_t *t) {
+    CHECK_ARGS(t);
+    t->pfnDestroy = fz_log_destroy;
+    t->pfnGetString = fz_log_string;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeGetKernelProcAddrTable(ze_api_version_t version, ze_kernel_dditable_t *t) {
+    CHECK_ARGS(t);
+    t->pfnCreate = fz_kernel_create;
+    t->pfnDestroy = fz_kernel_destroy;
+    t->pfnSetGroupSize = fz_kernel_group_size;
+    t->pfnSuggestGroupSize = fz_kernel_suggest;
+    t->pfnSetArgumentValue = fz_kernel_arg;
+    t->pfnGetProperties = fz_kernel_props;
+    return ZE_RESULT_SUCCESS;
+}
+
 /* The remaining getters hand back empty tables: the loader requires every
  * one of them to exist, and reports UNSUPPORTED_FEATURE for NULL slots. */
 #define STUB(name, table) \
@@ -999,10 +1300,7 @@ STUB(zeGetEventExpProcAddrTable, ze_event_exp_dditable_t)
 STUB(zeGetFenceProcAddrTable, ze_fence_dditable_t)
 STUB(zeGetImageProcAddrTable, ze_image_dditable_t)
 STUB(zeGetImageExpProcAddrTable, ze_image_exp_dditable_t)
-STUB(zeGetKernelProcAddrTable, ze_kernel_dditable_t)
 STUB(zeGetKernelExpProcAddrTable, ze_kernel_exp_dditable_t)
-STUB(zeGetModuleProcAddrTable, ze_module_dditable_t)
-STUB(zeGetModuleBuildLogProcAddrTable, ze_module_build_log_dditable_t)
 STUB(zeGetPhysicalMemProcAddrTable, ze_physical_mem_dditable_t)
 STUB(zeGetSamplerProcAddrTable, ze_sampler_dditable_t)
 STUB(zeGetVirtualMemProcAddrTable, ze_virtual_mem_dditable_t)

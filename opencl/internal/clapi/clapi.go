@@ -48,6 +48,8 @@ type Lib struct {
 	releaseEvent, flush                                   ffi.Fn
 	// Optional: the tests hold a queue back with a user event.
 	createUserEvent, setUserEventStatus ffi.Fn
+	// Optional (programs.go): programs, kernels and launches.
+	prog programFns
 }
 
 // Load opens the first of names that loads and resolves the table. The
@@ -60,7 +62,7 @@ func Load(names ...string) (*Lib, error) {
 		return nil, err
 	}
 	l := &Lib{lib: lib}
-	err = lib.Resolve(
+	err = lib.Resolve(append([]ffi.Symbol{
 		ffi.Required(&l.getPlatformIDs, "clGetPlatformIDs"),
 		ffi.Required(&l.getPlatformInfo, "clGetPlatformInfo"),
 		ffi.Required(&l.getDeviceIDs, "clGetDeviceIDs"),
@@ -88,7 +90,7 @@ func Load(names ...string) (*Lib, error) {
 		ffi.Optional(&l.flush, "clFlush"),
 		ffi.Optional(&l.createUserEvent, "clCreateUserEvent"),
 		ffi.Optional(&l.setUserEventStatus, "clSetUserEventStatus"),
-	)
+	}, l.programEntries()...)...)
 	if err != nil {
 		return nil, err
 	}

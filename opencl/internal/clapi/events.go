@@ -41,13 +41,13 @@ func (l *Lib) EnqueueBarrier(q Queue, wait []Event) error {
 
 // ReleaseEvent drops a reference (clReleaseEvent).
 func (l *Lib) ReleaseEvent(e Event) error {
-	return check("clReleaseEvent", l.releaseEvent.Call(uintptr(e)))
+	return check("clReleaseEvent", l.releaseEvent.Call1(uintptr(e)))
 }
 
 // Flush submits the queue's commands to the device (clFlush): an event of
 // one queue may be waited on from another only after its queue was
 // flushed.
-func (l *Lib) Flush(q Queue) error { return check("clFlush", l.flush.Call(uintptr(q))) }
+func (l *Lib) Flush(q Queue) error { return check("clFlush", l.flush.Call1(uintptr(q))) }
 
 // QueueContext reads CL_QUEUE_CONTEXT (not retained).
 func (l *Lib) QueueContext(q Queue) (Context, error) {

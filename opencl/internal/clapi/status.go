@@ -26,6 +26,7 @@ const (
 	ProfilingInfoNotAvailable   Status = -7
 	MemCopyOverlap              Status = -8
 	MisalignedSubBufferOffset   Status = -13
+	BuildProgramFailure         Status = -11
 	ExecStatusErrorForEvents    Status = -14
 	InvalidValue                Status = -30
 	InvalidDeviceType           Status = -31
@@ -36,10 +37,25 @@ const (
 	InvalidCommandQueue         Status = -36
 	InvalidHostPtr              Status = -37
 	InvalidMemObject            Status = -38
+	InvalidBinary               Status = -42
+	InvalidBuildOptions         Status = -43
+	InvalidProgram              Status = -44
+	InvalidProgramExecutable    Status = -45
+	InvalidKernelName           Status = -46
+	InvalidKernelDefinition     Status = -47
+	InvalidKernel               Status = -48
+	InvalidArgIndex             Status = -49
+	InvalidArgValue             Status = -50
+	InvalidArgSize              Status = -51
+	InvalidKernelArgs           Status = -52
+	InvalidWorkDimension        Status = -53
+	InvalidWorkGroupSize        Status = -54
+	InvalidWorkItemSize         Status = -55
 	InvalidEventWaitList        Status = -57
 	InvalidEvent                Status = -58
 	InvalidOperation            Status = -59
 	InvalidBufferSize           Status = -61
+	InvalidGlobalWorkSize       Status = -63
 	InvalidProperty             Status = -64
 	InvalidDevicePartitionCount Status = -68
 	PlatformNotFoundKHR         Status = -1001
@@ -56,6 +72,7 @@ var statusNames = map[Status]string{
 	ProfilingInfoNotAvailable:   "CL_PROFILING_INFO_NOT_AVAILABLE",
 	MemCopyOverlap:              "CL_MEM_COPY_OVERLAP",
 	MisalignedSubBufferOffset:   "CL_MISALIGNED_SUB_BUFFER_OFFSET",
+	BuildProgramFailure:         "CL_BUILD_PROGRAM_FAILURE",
 	ExecStatusErrorForEvents:    "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST",
 	InvalidValue:                "CL_INVALID_VALUE",
 	InvalidDeviceType:           "CL_INVALID_DEVICE_TYPE",
@@ -66,10 +83,25 @@ var statusNames = map[Status]string{
 	InvalidCommandQueue:         "CL_INVALID_COMMAND_QUEUE",
 	InvalidHostPtr:              "CL_INVALID_HOST_PTR",
 	InvalidMemObject:            "CL_INVALID_MEM_OBJECT",
+	InvalidBinary:               "CL_INVALID_BINARY",
+	InvalidBuildOptions:         "CL_INVALID_BUILD_OPTIONS",
+	InvalidProgram:              "CL_INVALID_PROGRAM",
+	InvalidProgramExecutable:    "CL_INVALID_PROGRAM_EXECUTABLE",
+	InvalidKernelName:           "CL_INVALID_KERNEL_NAME",
+	InvalidKernelDefinition:     "CL_INVALID_KERNEL_DEFINITION",
+	InvalidKernel:               "CL_INVALID_KERNEL",
+	InvalidArgIndex:             "CL_INVALID_ARG_INDEX",
+	InvalidArgValue:             "CL_INVALID_ARG_VALUE",
+	InvalidArgSize:              "CL_INVALID_ARG_SIZE",
+	InvalidKernelArgs:           "CL_INVALID_KERNEL_ARGS",
+	InvalidWorkDimension:        "CL_INVALID_WORK_DIMENSION",
+	InvalidWorkGroupSize:        "CL_INVALID_WORK_GROUP_SIZE",
+	InvalidWorkItemSize:         "CL_INVALID_WORK_ITEM_SIZE",
 	InvalidEventWaitList:        "CL_INVALID_EVENT_WAIT_LIST",
 	InvalidEvent:                "CL_INVALID_EVENT",
 	InvalidOperation:            "CL_INVALID_OPERATION",
 	InvalidBufferSize:           "CL_INVALID_BUFFER_SIZE",
+	InvalidGlobalWorkSize:       "CL_INVALID_GLOBAL_WORK_SIZE",
 	InvalidProperty:             "CL_INVALID_PROPERTY",
 	InvalidDevicePartitionCount: "CL_INVALID_DEVICE_PARTITION_COUNT",
 	PlatformNotFoundKHR:         "CL_PLATFORM_NOT_FOUND_KHR",
@@ -93,7 +125,13 @@ func (s Status) Is(target error) bool {
 	case error(errkind.Memory):
 		return s == OutOfHostMemory || s == OutOfResources || s == MemObjectAllocationFailure
 	case error(errkind.Value):
-		return s == InvalidValue || s == InvalidBufferSize
+		switch s {
+		case InvalidValue, InvalidBufferSize, InvalidBuildOptions, InvalidBinary, InvalidKernelName,
+			InvalidKernelDefinition, InvalidArgIndex, InvalidArgValue, InvalidArgSize, InvalidKernelArgs,
+			InvalidWorkDimension, InvalidWorkGroupSize, InvalidWorkItemSize, InvalidGlobalWorkSize:
+			return true
+		}
+		return false
 	}
 	return false
 }

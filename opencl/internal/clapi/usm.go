@@ -12,6 +12,7 @@ import (
 type USM struct {
 	hostMemAlloc, deviceMemAlloc, sharedMemAlloc, memBlockingFree ffi.Fn
 	getMemAllocInfo, enqueueMemcpy, enqueueMemFill                ffi.Fn
+	setKernelArgMemPointer                                        ffi.Fn
 }
 
 // strPtr returns the address of a NUL-terminated constant string. Only use
@@ -37,6 +38,8 @@ func (l *Lib) USM(p Platform) USM {
 		getMemAllocInfo: get("clGetMemAllocInfoINTEL\x00"),
 		enqueueMemcpy:   get("clEnqueueMemcpyINTEL\x00"),
 		enqueueMemFill:  get("clEnqueueMemFillINTEL\x00"),
+		// Kernels take USM pointers through it (programs.go).
+		setKernelArgMemPointer: get("clSetKernelArgMemPointerINTEL\x00"),
 	}
 }
 
@@ -107,22 +110,22 @@ func (u USM) MemAllocInfo(c Context, p uintptr, withDevice bool) (MemAllocInfo, 
 		size uintptr
 		dev  Device
 	})
-	if err := check(op, u.getMemAllocInfo.Call(uintptr(c), p, MemAllocTypeINTEL, 4, uintptr(unsafe.Pointer(&out.typ)), 0)); err != nil {
+	if err := check(op, u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocTypeINTEL, 4, uintptr(unsafe.Pointer(&out.typ)), 0)); err != nil {
 		return MemAllocInfo{}, err
 	}
 	if out.typ == MemTypeUnknownINTEL {
 		return MemAllocInfo{Type: out.typ}, nil
 	}
-	if err := check(op, u.getMemAllocInfo.Call(uintptr(c), p, MemAllocBasePtrINTEL, 8, uintptr(unsafe.Pointer(&out.base)), 0)); err != nil {
+	if err := check(op, u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocBasePtrINTEL, 8, uintptr(unsafe.Pointer(&out.base)), 0)); err != nil {
 		return MemAllocInfo{}, err
 	}
-	if err := check(op, u.getMemAllocInfo.Call(uintptr(c), p, MemAllocSizeINTEL, 8, uintptr(unsafe.Pointer(&out.size)), 0)); err != nil {
+	if err := check(op, u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocSizeINTEL, 8, uintptr(unsafe.Pointer(&out.size)), 0)); err != nil {
 		return MemAllocInfo{}, err
 	}
 	if !withDevice {
 		return MemAllocInfo{Type: out.typ, Base: out.base, Size: out.size}, nil
 	}
-	if err := check(op, u.getMemAllocInfo.Call(uintptr(c), p, MemAllocDeviceINTEL, 8, uintptr(unsafe.Pointer(&out.dev)), 0)); err != nil {
+	if err := check(op, u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocDeviceINTEL, 8, uintptr(unsafe.Pointer(&out.dev)), 0)); err != nil {
 		return MemAllocInfo{}, err
 	}
 	return MemAllocInfo{Type: out.typ, Base: out.base, Size: out.size, Device: out.dev}, nil
@@ -140,4 +143,19 @@ func (u USM) CanFill() bool { return u.enqueueMemFill.Present() }
 // the runtime copies (clEnqueueMemFillINTEL). Check CanFill first.
 func (u USM) EnqueueMemFill(q Queue, dst uintptr, pattern []byte, n uintptr) error {
 	return check("clEnqueueMemFillINTEL", u.enqueueMemFill.Call(uintptr(q), dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, 0, 0, 0))
+}
+
+// CanSetArgs reports whether clSetKernelArgMemPointerINTEL is there.
+func (u USM) CanSetArgs() bool { return u.setKernelArgMemPointer.Present() }
+
+// SetKernelArgMemPointer sets argument i of k to a USM pointer
+// (clSetKernelArgMemPointerINTEL). Check CanSetArgs first.
+func (u USM) SetKernelArgMemPointer(k Kernel, i uint32, p uintptr) error {
+	return check("clSetKernelArgMemPointerINTEL", u.setKernelArgMemPointer.Call3(uintptr(k), uintptr(i), p))
+}
+
+// MemType reads CL_MEM_ALLOC_TYPE_INTEL of p into *out, memory the caller
+// keeps (a launch's scratch), so the query allocates nothing.
+func (u USM) MemType(c Context, p uintptr, out *uint32) error {
+	return check("clGetMemAllocInfoINTEL", u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocTypeINTEL, 4, uintptr(unsafe.Pointer(out)), 0))
 }

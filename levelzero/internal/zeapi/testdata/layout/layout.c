@@ -31,6 +31,15 @@ int main(void) {
     SIZE(ze_memory_allocation_properties_t); OFF(ze_memory_allocation_properties_t, type);
     OFF(ze_memory_allocation_properties_t, id); OFF(ze_memory_allocation_properties_t, pageSize);
     SIZE(ze_ipc_mem_handle_t);
+    SIZE(ze_module_desc_t); OFF(ze_module_desc_t, format); OFF(ze_module_desc_t, inputSize);
+    OFF(ze_module_desc_t, pInputModule); OFF(ze_module_desc_t, pBuildFlags); OFF(ze_module_desc_t, pConstants);
+    SIZE(ze_kernel_desc_t); OFF(ze_kernel_desc_t, flags); OFF(ze_kernel_desc_t, pKernelName);
+    SIZE(ze_kernel_properties_t); OFF(ze_kernel_properties_t, numKernelArgs);
+    SIZE(ze_group_count_t); OFF(ze_group_count_t, groupCountX); OFF(ze_group_count_t, groupCountY);
+    OFF(ze_group_count_t, groupCountZ);
+    printf("stype MODULE_DESC %u\n", (unsigned)ZE_STRUCTURE_TYPE_MODULE_DESC);
+    printf("stype KERNEL_DESC %u\n", (unsigned)ZE_STRUCTURE_TYPE_KERNEL_DESC);
+    printf("stype KERNEL_PROPERTIES %u\n", (unsigned)ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES);
     printf("stype DRIVER_PROPERTIES %u\n", (unsigned)ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES);
     printf("stype DRIVER_IPC_PROPERTIES %u\n", (unsigned)ZE_STRUCTURE_TYPE_DRIVER_IPC_PROPERTIES);
     printf("stype DEVICE_PROPERTIES %u\n", (unsigned)ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES);

@@ -1,0 +1,64 @@
+package dpctl_test
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/usmbridge/usmbridge/dpctl"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/testutil"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// BenchmarkLaunchEmpty: the launch of an empty kernel over one work-item,
+// waited for and its event deleted, from Go through usm.Kernel on the
+// OpenCL CPU device's queue ("go"), beside the same launch written in C
+// against dpctl's library (DPCTLQueue_SubmitRange, DPCTLEvent_Wait,
+// DPCTLEvent_Delete: "c-submit", testdata/launchpeer.c of
+// internal/testutil) on the same queue and kernel bundle.
+func BenchmarkLaunchEmpty(b *testing.B) {
+	_, bk := loaded(b)
+	q, err := bk.Queue(oclCPU(b, bk))
+	require.NoError(b, err)
+	p, err := usm.BuildProgram(q, kernelSrc)
+	require.NoError(b, err)
+	k, err := p.Kernel("empty")
+	require.NoError(b, err)
+	b.Run("go", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ev, err := k.Launch(q, usm.NDRange(1), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := ev.Wait(); err != nil {
+				b.Fatal(err)
+			}
+			if err := ev.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("c-submit", func(b *testing.B) {
+		peer, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDLocal, testutil.BuildLaunchPeer(b))
+		require.NoError(b, err)
+		lib, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDNoLoad, bk.API().Path())
+		require.NoError(b, err)
+		var launch, submit, wait, del, getKernel, delKernel ffi.Fn
+		require.NoError(b, peer.Resolve(ffi.Required(&launch, "peer_dpctl_launch")))
+		require.NoError(b, lib.Resolve(ffi.Required(&submit, "DPCTLQueue_SubmitRange"), ffi.Required(&wait, "DPCTLEvent_Wait"),
+			ffi.Required(&del, "DPCTLEvent_Delete"), ffi.Required(&getKernel, "DPCTLKernelBundle_GetKernel"),
+			ffi.Required(&delKernel, "DPCTLKernel_Delete")))
+		name := []byte("empty\x00")
+		kr := getKernel.Call(p.(*dpctl.Program).Bundle(), uintptr(unsafe.Pointer(&name[0])))
+		require.NotZero(b, kr)
+		defer delKernel.Call(kr)
+		b.ReportAllocs()
+		b.ResetTimer()
+		if rc := int32(launch.Call(uintptr(submit), uintptr(wait), uintptr(del), kr, q.(*dpctl.Queue).Ref(), uintptr(b.N))); rc != 0 {
+			b.Fatal("DPCTLQueue_SubmitRange failed")
+		}
+	})
+}

@@ -1,0 +1,170 @@
+package dpctl_test
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/usmbridge/usmbridge/dpctl"
+	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/testutil"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+var kernelSrc = usm.ProgramSource{OpenCLC: testutil.KernelSource()}
+
+// elem0 is the address of an array's element 0.
+func elem0(a *usm.Array) uintptr { return a.Data + uintptr(a.Offset)*uintptr(a.DType.Size()) }
+
+// A kernel on a dpnp array's own (out-of-order) queue: it runs after
+// dpnp's work on its arguments (the fill of y, through a barrier event it
+// depends on), its results are dpnp's to read, the program is built once
+// for the queue's context and device, and the SPIR-V of the same source
+// builds too.
+func TestKernelOnDpnpQueue(t *testing.T) {
+	py, _ := loaded(t)
+	run(t, py, "import dpnp\nkx = dpnp.arange(1 << 16, dtype='f4', device='opencl:cpu')\nky = dpnp.ones(1 << 16, dtype='f4', sycl_queue=kx.sycl_queue)")
+	x, err := asArray(t, py, "kx")
+	require.NoError(t, err)
+	defer x.Owner.Release()
+	y, err := asArray(t, py, "ky")
+	require.NoError(t, err)
+	defer y.Owner.Release()
+	require.Equal(t, usm.KindDevice, y.Memory.Kind)
+	dq, ok := y.Queue.(*dpctl.Queue)
+	require.True(t, ok, "%T", y.Queue)
+
+	p, err := usm.BuildProgram(dq, kernelSrc)
+	require.NoError(t, err)
+	p2, err := usm.BuildProgram(x.Queue, kernelSrc)
+	require.NoError(t, err)
+	assert.Same(t, p, p2, "one program per context, device and source")
+	k, err := p.Kernel("saxpy")
+	require.NoError(t, err)
+	assert.Equal(t, 5, k.NumArgs())
+	ev, err := k.Launch(dq, usm.NDRange(1<<16), nil, usm.Scalar(float32(2)), usm.Pointer(elem0(x)), usm.Scalar(int64(1)),
+		usm.Pointer(elem0(y)), usm.Scalar(int64(1)))
+	require.NoError(t, err)
+	require.NoError(t, ev.Wait())
+	require.NoError(t, ev.Close())
+	assert.EqualValues(t, 1, evalInt(t, py, "int((dpnp.asnumpy(ky) == 1 + 2 * dpnp.asnumpy(kx)).all())"))
+
+	// The same source from SPIR-V (scripts/spirv.sh), a launch after
+	// another's event.
+	sp, err := usm.BuildProgram(dq, usm.ProgramSource{SPIRV: testutil.SPIRV(t)})
+	require.NoError(t, err)
+	assert.NotSame(t, p, sp)
+	fill, err := sp.Kernel("fill")
+	require.NoError(t, err)
+	sa, err := p.Kernel("scale_add")
+	require.NoError(t, err)
+	e1, err := fill.Launch(dq, usm.NDRange(1<<16), nil, usm.Pointer(elem0(y)), usm.Scalar(float32(4)))
+	require.NoError(t, err)
+	e2, err := sa.Launch(dq, usm.NDRange(1<<16).WithLocal(256), []usm.Event{e1}, usm.Pointer(elem0(y)), usm.Scalar(float32(3)), usm.Scalar(float32(1)))
+	require.NoError(t, err)
+	require.NoError(t, e1.Close())
+	require.NoError(t, e2.Wait())
+	require.NoError(t, e2.Close())
+	assert.EqualValues(t, 1, evalInt(t, py, "int((dpnp.asnumpy(ky) == 13).all())"))
+	assert.Zero(t, dpctl.Live()["events"], "every launch event was closed")
+}
+
+// On an in-order queue a kernel launched on an array's own queue is
+// ordered with the dpnp work submitted after it, with no wait: the queue
+// is held back (python/tests/pending.py), the kernel must not have run
+// while it is (it is on that queue, not another), and a dpnp operation
+// submitted right after the queue runs again sees its result.
+func TestKernelOrderedWithDpnp(t *testing.T) {
+	if testutil.InChild("dpnp-order") {
+		orderedWithDpnp(t)
+		return
+	}
+	loaded(t) // skips without dpctl
+	testutil.RunChild(t, "dpnp-order", 120*time.Second).Expect(t, 0, "PASS")
+}
+
+func orderedWithDpnp(t *testing.T) {
+	py, _ := loaded(t)
+	tests, err := filepath.Abs("../python/tests")
+	require.NoError(t, err)
+	run(t, py, "import dpnp, importlib.util\n"+
+		"spec = importlib.util.spec_from_file_location('pending', "+pyString(filepath.Join(tests, "pending.py"))+")\n"+
+		"pending = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(pending)\nPending = pending.Pending\n"+
+		"qi = dpctl.SyclQueue('opencl:cpu', property='in_order')\n"+
+		"oy = dpnp.ones(4096, dtype='f4', usm_type='shared', sycl_queue=qi)\noy.sycl_queue.wait()")
+	y, err := asArray(t, py, "oy")
+	require.NoError(t, err)
+	defer y.Owner.Release()
+	p, err := usm.BuildProgram(y.Queue, kernelSrc)
+	require.NoError(t, err)
+	k, err := p.Kernel("fill")
+	require.NoError(t, err)
+	run(t, py, "pend = Pending(qi)")
+	ev, err := k.Launch(y.Queue, usm.NDRange(4096), nil, usm.Pointer(elem0(y)), usm.Scalar(float32(5)))
+	require.NoError(t, err)
+	require.NoError(t, ev.Close(), "the results are ordered on the queue without the event")
+	time.Sleep(50 * time.Millisecond)
+	ys := unsafe.Slice((*float32)(cmem.Ptr(elem0(y))), 4096)
+	assert.Equal(t, float32(1), ys[0], "the kernel waits behind the held queue: it is on the array's own queue")
+	// dpnp's operations wait on the host for a held queue, so the
+	// operation is submitted once the queue runs again, right behind the
+	// kernel, with nothing waited for in between.
+	run(t, py, "pend.complete()\noz = oy * 2")
+	assert.EqualValues(t, 1, evalInt(t, py, "int((dpnp.asnumpy(oz) == 10).all())"), "the dpnp operation saw the kernel's result")
+	assert.EqualValues(t, 1, evalInt(t, py, "int((dpnp.asnumpy(oy) == 5).all())"))
+}
+
+// pyString quotes s as a Python string literal.
+func pyString(s string) string {
+	b := []byte{'\''}
+	for _, c := range []byte(s) {
+		if c == '\'' || c == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, c)
+	}
+	return string(append(b, '\''))
+}
+
+// A build failure's error carries the compiler's log (dpctl reports none:
+// it comes from the native OpenCL queue under the SYCL queue); launches
+// refuse what they cannot submit.
+func TestKernelErrors(t *testing.T) {
+	_, b := loaded(t)
+	q, err := b.Queue(oclCPU(t, b))
+	require.NoError(t, err)
+	_, err = usm.BuildProgram(q, usm.ProgramSource{OpenCLC: "kernel void broken(global int *p) { p[0] = no_such_thing; }"})
+	var be *usm.BuildError
+	require.True(t, errors.As(err, &be), "%v", err)
+	assert.Contains(t, be.Log, "no_such_thing")
+	assert.ErrorIs(t, err, usm.ErrValue)
+
+	p, err := usm.BuildProgram(q, kernelSrc)
+	require.NoError(t, err)
+	_, err = p.Kernel("nope")
+	assert.ErrorIs(t, err, usm.ErrValue)
+	k, err := p.Kernel("fill")
+	require.NoError(t, err)
+	goMem := make([]float32, 4)
+	_, err = k.Launch(q, usm.NDRange(4), nil, usm.Pointer(uintptr(unsafe.Pointer(&goMem[0]))), usm.Scalar(float32(1)))
+	assert.ErrorIs(t, err, usm.ErrValue)
+	assert.ErrorContains(t, err, "not USM")
+	_, err = k.Launch(q, usm.NDRange(4), nil, usm.Scalar(float32(1)))
+	assert.ErrorContains(t, err, "takes 2 arguments")
+
+	// USM of another context: the opencl backend's own cl_context, on the
+	// same device, which SYCL's default context does not know.
+	ob, dev, _ := openclDevices(t)
+	a, err := ob.Alloc(dev, usm.KindShared, 64)
+	require.NoError(t, err)
+	_, err = k.Launch(q, usm.NDRange(4), nil, usm.Pointer(a.Pointer()), usm.Scalar(float32(1)))
+	assert.ErrorIs(t, err, usm.ErrValue)
+	assert.ErrorContains(t, err, "not USM of the kernel's context")
+	require.NoError(t, a.Free())
+	require.NoError(t, ob.Close())
+}

@@ -1,0 +1,5 @@
+//go:build cgo
+
+package ffi
+
+const cgoEnabled = true

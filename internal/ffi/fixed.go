@@ -1,0 +1,74 @@
+package ffi
+
+// Fixed-arity calls for hot paths. Call's variadic slice escapes (its
+// uintptrescapes directive keeps every argument's pointee alive by
+// moving the slice to the heap), which costs one allocation per call;
+// CallN takes its arguments as parameters, so with cgo a call allocates
+// nothing (a kernel launch makes several native calls and must not
+// allocate: docs/native.md, "Kernels"). Without cgo, purego's SyscallN
+// allocates its own argument slice either way.
+
+// Call0 is Call of 0 arguments.
+//
+//go:uintptrescapes
+func (f Fn) Call0() uintptr { return call0(uintptr(f)) }
+
+// Call1 is Call of 1 arguments.
+//
+//go:uintptrescapes
+func (f Fn) Call1(a0 uintptr) uintptr { return call1(uintptr(f), a0) }
+
+// Call2 is Call of 2 arguments.
+//
+//go:uintptrescapes
+func (f Fn) Call2(a0, a1 uintptr) uintptr { return call2(uintptr(f), a0, a1) }
+
+// Call3 is Call of 3 arguments.
+//
+//go:uintptrescapes
+func (f Fn) Call3(a0, a1, a2 uintptr) uintptr { return call3(uintptr(f), a0, a1, a2) }
+
+// Call4 is Call of 4 arguments.
+//
+//go:uintptrescapes
+func (f Fn) Call4(a0, a1, a2, a3 uintptr) uintptr { return call4(uintptr(f), a0, a1, a2, a3) }
+
+// Call5 is Call of 5 arguments.
+//
+//go:uintptrescapes
+func (f Fn) Call5(a0, a1, a2, a3, a4 uintptr) uintptr { return call5(uintptr(f), a0, a1, a2, a3, a4) }
+
+// Call6 is Call of 6 arguments.
+//
+//go:uintptrescapes
+func (f Fn) Call6(a0, a1, a2, a3, a4, a5 uintptr) uintptr {
+	return call6(uintptr(f), a0, a1, a2, a3, a4, a5)
+}
+
+// Call7 is Call of 7 arguments.
+//
+//go:uintptrescapes
+func (f Fn) Call7(a0, a1, a2, a3, a4, a5, a6 uintptr) uintptr {
+	return call7(uintptr(f), a0, a1, a2, a3, a4, a5, a6)
+}
+
+// Call8 is Call of 8 arguments.
+//
+//go:uintptrescapes
+func (f Fn) Call8(a0, a1, a2, a3, a4, a5, a6, a7 uintptr) uintptr {
+	return call8(uintptr(f), a0, a1, a2, a3, a4, a5, a6, a7)
+}
+
+// Call9 is Call of 9 arguments.
+//
+//go:uintptrescapes
+func (f Fn) Call9(a0, a1, a2, a3, a4, a5, a6, a7, a8 uintptr) uintptr {
+	return call9(uintptr(f), a0, a1, a2, a3, a4, a5, a6, a7, a8)
+}
+
+// Call10 is Call of 10 arguments.
+//
+//go:uintptrescapes
+func (f Fn) Call10(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 uintptr) uintptr {
+	return call10(uintptr(f), a0, a1, a2, a3, a4, a5, a6, a7, a8, a9)
+}

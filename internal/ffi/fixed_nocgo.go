@@ -1,0 +1,62 @@
+//go:build !cgo
+
+package ffi
+
+import "github.com/ebitengine/purego"
+
+// The fixed-arity calls without cgo: purego's SyscallN.
+
+func call0(fn uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn)
+	return r
+}
+
+func call1(fn uintptr, a0 uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, a0)
+	return r
+}
+
+func call2(fn uintptr, a0, a1 uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, a0, a1)
+	return r
+}
+
+func call3(fn uintptr, a0, a1, a2 uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, a0, a1, a2)
+	return r
+}
+
+func call4(fn uintptr, a0, a1, a2, a3 uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, a0, a1, a2, a3)
+	return r
+}
+
+func call5(fn uintptr, a0, a1, a2, a3, a4 uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, a0, a1, a2, a3, a4)
+	return r
+}
+
+func call6(fn uintptr, a0, a1, a2, a3, a4, a5 uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, a0, a1, a2, a3, a4, a5)
+	return r
+}
+
+func call7(fn uintptr, a0, a1, a2, a3, a4, a5, a6 uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, a0, a1, a2, a3, a4, a5, a6)
+	return r
+}
+
+func call8(fn uintptr, a0, a1, a2, a3, a4, a5, a6, a7 uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, a0, a1, a2, a3, a4, a5, a6, a7)
+	return r
+}
+
+func call9(fn uintptr, a0, a1, a2, a3, a4, a5, a6, a7, a8 uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, a0, a1, a2, a3, a4, a5, a6, a7, a8)
+	return r
+}
+
+func call10(fn uintptr, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9)
+	return r
+}

@@ -1,0 +1,5 @@
+//go:build !cgo
+
+package levelzero
+
+const cgoEnabled = false

@@ -1,0 +1,497 @@
+package levelzero
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/evtable"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// Programs and kernels (docs/native.md, "Kernels"): SPIR-V modules
+// (zeModuleCreate) built for a queue's context and device, their kernels
+// (zeKernelCreate), launched on an immediate command list
+// (zeKernelSetGroupSize, zeKernelSetArgumentValue,
+// zeCommandListAppendLaunchKernel) with a host-visible event of the
+// context that the launch signals. The context keeps its programs until
+// it is closed (a Backend's: until the Backend closes).
+
+// progCache holds the programs built in one context, and the events of
+// its launches.
+type progCache struct {
+	mu     sync.Mutex
+	progs  map[progKey]*Program
+	closed bool
+	evs    launchEvents
+}
+
+type progKey struct {
+	dev        zeapi.Device
+	src, flags string
+}
+
+// close releases every program of the context and the launch events; it
+// refuses (usm.ErrValue) while a launch event is still held.
+func (c *progCache) close() error {
+	if n := c.evs.held(); n > 0 {
+		return errValue("levelzero.Context.Close", itoa(n)+" kernel launch events are not closed, or their launches not done")
+	}
+	c.mu.Lock()
+	c.closed = true
+	ps := make([]*Program, 0, len(c.progs))
+	for _, p := range c.progs {
+		ps = append(ps, p)
+	}
+	c.mu.Unlock()
+	for _, p := range ps {
+		if err := p.Close(); err != nil {
+			return err
+		}
+	}
+	return c.evs.close()
+}
+
+// BuildProgram returns the SPIR-V module src builds for the queue's
+// context and device (zeModuleCreate with src.Options as build flags),
+// built the first time and kept by the context. Level Zero builds SPIR-V
+// only: OpenCL C is usm.ErrNotSupported (scripts/spirv.sh makes SPIR-V
+// from it). A failed build is a *usm.BuildError with the driver's build
+// log. A queue whose device is unknown (a command queue borrowed from a
+// SYCL runtime) builds nothing.
+func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
+	const op = "levelzero.Queue.BuildProgram"
+	if err := src.Check(); err != nil {
+		return nil, err
+	}
+	if len(src.SPIRV) == 0 {
+		return nil, errkind.New(errkind.NotSupported, op, "Level Zero builds SPIR-V modules only; compile the OpenCL C to SPIR-V (scripts/spirv.sh)")
+	}
+	if strings.IndexByte(src.Options, 0) >= 0 {
+		return nil, errkind.New(errkind.Value, op, "the options hold a NUL byte")
+	}
+	if !api.HasKernels() {
+		return nil, errkind.New(errkind.NotSupported, op, "the Level Zero loader lacks the module and kernel entry points")
+	}
+	if q == nil || q.dev == nil {
+		return nil, errkind.New(errkind.NotSupported, op, "the queue's device is unknown (a queue borrowed from a SYCL runtime)")
+	}
+	if _, err := q.h.RLock(op); err != nil {
+		return nil, err
+	}
+	defer q.h.RUnlock()
+	ch, err := q.ctx.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer q.ctx.unlock()
+	c := &q.ctx.progs
+	key := progKey{dev: q.dev.h, src: unsafe.String(&src.SPIRV[0], len(src.SPIRV)), flags: src.Options}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errValue(op, "the queue's context is closed")
+	}
+	if p := c.progs[key]; p != nil {
+		return p, nil
+	}
+	key.src, key.flags = strings.Clone(key.src), strings.Clone(key.flags)
+	direct := api.DirectHandles(ch)
+	m, log, err := api.ModuleCreate(ch, q.dev.h, []byte(key.src), append([]byte(key.flags), 0), direct)
+	if err != nil {
+		if !direct {
+			log = "(no build log: the Level Zero loader wraps handles, and does not wrap the log of a failed build; docs/native.md)"
+		}
+		return nil, &usm.BuildError{Op: "zeModuleCreate", Log: log, Err: err}
+	}
+	p := &Program{ctx: q.ctx, dev: q.dev, key: key, cache: c, kernels: map[string]*usm.Kernel{}}
+	p.h.Init(uintptr(m), "ze_module_handle_t", livePrograms)
+	q.ctx.children.Add(1)
+	if c.progs == nil {
+		c.progs = map[progKey]*Program{}
+	}
+	c.progs[key] = p
+	return p, nil
+}
+
+// Program is a Level Zero module built for one device
+// (Queue.BuildProgram). It implements usm.Program: Kernel gives its
+// kernels, made once per name; Close releases them and the module, once,
+// for every holder.
+type Program struct {
+	h     ffi.Handle
+	ctx   *Context
+	dev   *device
+	key   progKey
+	cache *progCache
+
+	mu      sync.Mutex
+	kernels map[string]*usm.Kernel
+}
+
+var _ usm.Program = (*Program)(nil)
+
+// Kernel returns the kernel of that name (zeKernelCreate, once per
+// name); a name the module lacks is a usm.ErrValue error.
+func (p *Program) Kernel(name string) (*usm.Kernel, error) {
+	const op = "levelzero.Program.Kernel"
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if k := p.kernels[name]; k != nil {
+		return k, nil
+	}
+	mh, err := p.h.RLock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer p.h.RUnlock()
+	if strings.IndexByte(name, 0) >= 0 {
+		return nil, errValue(op, "the kernel name holds a NUL byte")
+	}
+	kh, n, err := api.KernelCreate(zeapi.Module(mh), append([]byte(name), 0))
+	if err != nil {
+		return nil, errkind.Wrap(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the module", err)
+	}
+	kl := &kernel{prog: p, name: name, vals: make([]uint64, n), q: new(zeapi.TypeQuery)}
+	kl.h.Init(uintptr(kh), "ze_kernel_handle_t", liveKernels)
+	k := usm.NewKernel(name, n, kl)
+	p.kernels[name] = k
+	return k, nil
+}
+
+// Close releases the kernels and the module (zeKernelDestroy,
+// zeModuleDestroy) once, after launches in progress, and drops it from
+// its context's cache.
+func (p *Program) Close() error {
+	if p == nil {
+		return nil
+	}
+	p.cache.mu.Lock()
+	if p.cache.progs[p.key] == p {
+		delete(p.cache.progs, p.key)
+	}
+	p.cache.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name, k := range p.kernels {
+		if err := k.Close(); err != nil {
+			return err
+		}
+		delete(p.kernels, name)
+	}
+	return p.h.Close(func(raw uintptr) error {
+		if err := api.ModuleDestroy(zeapi.Module(raw)); err != nil {
+			return err
+		}
+		p.ctx.children.Add(-1)
+		return nil
+	})
+}
+
+// kernel is a ze_kernel_handle_t as usm.Kernel drives it (usm.Launcher):
+// its arguments and group size are state of the kernel object, so a
+// launch sets them and appends under the exclusive lock of the handle.
+// The scratch is the memory the driver reads during a launch, kept so a
+// launch allocates nothing.
+type kernel struct {
+	h    ffi.Handle
+	prog *Program
+	name string
+
+	vals  []uint64
+	q     *zeapi.TypeQuery
+	group [3]uint32
+	count zeapi.GroupCount
+	last  usm.Range // the range group and count were set for
+	waits []zeapi.Event
+	used  []uint64
+}
+
+// Launch implements usm.Launcher: q must be an immediate command list of
+// the module's context and device (a Backend's queue is one). Pointer
+// arguments must be USM the context knows (zeMemGetAllocProperties),
+// checked before anything is set. The launch signals a host-visible event
+// of the context, the returned Event; events of this package in the same
+// context are waited for by the list, others on the host first.
+func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.Arg) (usm.Event, error) {
+	const op = "levelzero.Kernel.Launch"
+	p := k.prog
+	zq, ok := q.(*Queue)
+	switch {
+	case !ok || zq == nil:
+		return usm.Event{}, errValue(op, "kernel "+strconv.Quote(k.name)+" is a Level Zero kernel; the queue is not a Level Zero queue")
+	case zq.kind != immediateList:
+		return usm.Event{}, errValue(op, "kernels are appended to immediate command lists, not to a command queue")
+	case zq.ctx.Native() != p.ctx.Native() || zq.dev != p.dev:
+		return usm.Event{}, errValue(op, "the queue is not of the context and device kernel "+strconv.Quote(k.name)+" was built for")
+	}
+	if zq.serial != nil {
+		zq.serial.Lock() // a Backend's list: serialised with its copies
+		defer zq.serial.Unlock()
+	}
+	lh, err := zq.lock(op)
+	if err != nil {
+		return usm.Event{}, err
+	}
+	defer zq.h.Unlock()
+	ch, err := p.ctx.lock(op)
+	if err != nil {
+		return usm.Event{}, err
+	}
+	defer p.ctx.unlock()
+	kh, err := k.h.Lock(op)
+	if err != nil {
+		return usm.Event{}, errkind.Wrap(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is closed", err)
+	}
+	defer k.h.Unlock()
+	for i, a := range args {
+		if a.IsPointer() && (a.Bits() == 0 || api.MemType(ch, uintptr(a.Bits()), k.q) == zeapi.MemoryTypeUnknown) {
+			return usm.Event{}, errValue(op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name)+": 0x"+strconv.FormatUint(a.Bits(), 16)+" is not USM of the kernel's context")
+		}
+	}
+	if err := k.setRange(zeapi.Kernel(kh), r); err != nil {
+		return usm.Event{}, err
+	}
+	for i, a := range args {
+		k.vals[i] = a.Bits()
+		if err := api.KernelSetArgumentValue(zeapi.Kernel(kh), uint32(i), uintptr(a.Size()), unsafe.Pointer(&k.vals[i])); err != nil {
+			return usm.Event{}, errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name), err)
+		}
+	}
+	k.waits, k.used = k.waits[:0], k.used[:0]
+	defer k.doneWaits()
+	for i, e := range after {
+		src, id := e.Source()
+		if src != usm.EventSource(events) {
+			if err := e.Wait(); err != nil {
+				return usm.Event{}, errkind.Wrap(errkind.Value, op, "event "+strconv.Itoa(i)+" of another runtime", err)
+			}
+			continue
+		}
+		le, ok := events.t.Use(id)
+		if !ok {
+			return usm.Event{}, errValue(op, "event "+strconv.Itoa(i)+" was released")
+		}
+		k.used = append(k.used, id)
+		eh, err := le.ev.rlock(op)
+		if err != nil {
+			return usm.Event{}, err
+		}
+		le.ev.h.RUnlock() // the pin (Use) keeps it alive until doneWaits
+		if le.ctx.Native() != p.ctx.Native() {
+			if err := api.EventHostSynchronize(eh, zeapi.Infinite); err != nil {
+				return usm.Event{}, err
+			}
+			continue
+		}
+		k.waits = append(k.waits, eh)
+	}
+	ev, err := p.cache.evs.get(p.ctx)
+	if err != nil {
+		return usm.Event{}, err
+	}
+	eh, err := ev.rlock(op)
+	if err != nil {
+		p.cache.evs.put(ev, false)
+		return usm.Event{}, err
+	}
+	err = api.AppendLaunchKernel(zeapi.CommandList(lh), zeapi.Kernel(kh), &k.count, eh, k.waits)
+	ev.h.RUnlock()
+	if err != nil {
+		p.cache.evs.put(ev, false)
+		return usm.Event{}, err
+	}
+	return usm.NewEvent(events, events.t.Put(launchEvent{ev: ev, ctx: p.ctx, cache: p.cache})), nil
+}
+
+// setRange sets the group size (the range's work-groups, or the driver's
+// suggestion) and the group count of r.
+func (k *kernel) setRange(kh zeapi.Kernel, r usm.Range) error {
+	const op = "levelzero.Kernel.Launch"
+	if r == k.last {
+		return nil // the kernel keeps its group size
+	}
+	k.last = usm.Range{}
+	var g [3]uint32
+	for i := range 3 {
+		g[i] = 1
+		if i < r.Dims {
+			g[i] = uint32(r.Global[i])
+		}
+	}
+	if r.HasLocal() {
+		for i := range 3 {
+			k.group[i] = 1
+			if i < r.Dims {
+				k.group[i] = uint32(r.Local[i])
+			}
+		}
+	} else if err := api.KernelSuggestGroupSize(kh, g[0], g[1], g[2], &k.group); err != nil {
+		return err
+	}
+	for i := range 3 {
+		if k.group[i] == 0 || g[i]%k.group[i] != 0 {
+			return errValue(op, "work-group extent "+strconv.Itoa(int(k.group[i]))+" does not divide the global extent "+strconv.Itoa(int(g[i])))
+		}
+	}
+	if err := api.KernelSetGroupSize(kh, k.group[0], k.group[1], k.group[2]); err != nil {
+		return errkind.Wrap(errkind.Value, op, "work-groups of "+strconv.Itoa(int(k.group[0]))+"×"+strconv.Itoa(int(k.group[1]))+"×"+strconv.Itoa(int(k.group[2])), err)
+	}
+	k.count = zeapi.GroupCount{X: g[0] / k.group[0], Y: g[1] / k.group[1], Z: g[2] / k.group[2]}
+	k.last = r
+	return nil
+}
+
+func (k *kernel) doneWaits() {
+	for _, id := range k.used {
+		if le, rel := events.t.Done(id); rel {
+			le.cache.evs.put(le.ev, false)
+		}
+	}
+	k.used = k.used[:0]
+	clear(k.waits)
+}
+
+// Close destroys the kernel once (zeKernelDestroy), after a launch in
+// progress.
+func (k *kernel) Close() error {
+	return k.h.Close(func(raw uintptr) error { return api.KernelDestroy(zeapi.Kernel(raw)) })
+}
+
+// launchEvents are a context's host-visible events that launches signal,
+// in pools of launchPoolSize, reused once released (reset first).
+type launchEvents struct {
+	mu    sync.Mutex
+	pools []*eventPool
+	free  []*event
+	busy  []*event // released before their launch signalled them
+	all   []*event
+}
+
+const launchPoolSize = 64
+
+func (l *launchEvents) get(c *Context) (*event, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reclaim()
+	if len(l.free) == 0 {
+		pool, err := newEventPool(c, launchPoolSize, true)
+		if err != nil {
+			return nil, err
+		}
+		l.pools = append(l.pools, pool)
+		for i := range uint32(launchPoolSize) {
+			e, err := pool.newEvent(i)
+			if err != nil {
+				return nil, err
+			}
+			l.free = append(l.free, e)
+			l.all = append(l.all, e)
+		}
+	}
+	e := l.free[len(l.free)-1]
+	l.free = l.free[:len(l.free)-1]
+	return e, nil
+}
+
+// put makes a released event available again, reset, once its launch
+// has signalled it: an event released earlier waits among the busy ones,
+// since the device may still signal it.
+func (l *launchEvents) put(e *event, signalled bool) {
+	if (signalled || e.seen.Swap(false)) && e.hostReset() == nil {
+		l.mu.Lock()
+		l.free = append(l.free, e)
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.busy = append(l.busy, e)
+	l.reclaim()
+}
+
+// reclaim frees the busy events that have been signalled; l.mu is held.
+func (l *launchEvents) reclaim() {
+	keep := l.busy[:0]
+	for _, e := range l.busy {
+		if e.hostSynchronize(zeapi.Poll) == nil && e.hostReset() == nil {
+			l.free = append(l.free, e)
+		} else {
+			keep = append(keep, e)
+		}
+	}
+	clear(l.busy[len(keep):])
+	l.busy = keep
+}
+
+// held returns the number of events in use: held by an Event not yet
+// closed, or released before their launch signalled them.
+func (l *launchEvents) held() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reclaim()
+	return len(l.all) - len(l.free)
+}
+
+// close destroys the events and their pools; it refuses while an event is
+// held by an Event not yet closed.
+func (l *launchEvents) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reclaim()
+	if n := len(l.all) - len(l.free); n > 0 {
+		return errValue("levelzero.Context.Close", itoa(n)+" kernel launch events are not closed, or their launches not done")
+	}
+	for _, e := range l.all {
+		if err := e.close(); err != nil {
+			return err
+		}
+	}
+	for _, p := range l.pools {
+		if err := p.close(); err != nil {
+			return err
+		}
+	}
+	l.pools, l.free, l.busy, l.all = nil, nil, nil, nil
+	return nil
+}
+
+// launchEvent is a launch's event and the context whose pool it is of.
+type launchEvent struct {
+	ev    *event
+	ctx   *Context
+	cache *progCache
+}
+
+// eventSource is the package's table of launch events (usm.EventSource).
+type eventSource struct{ t *evtable.Table[launchEvent] }
+
+var events = &eventSource{t: evtable.New[launchEvent](liveLaunches)}
+
+// WaitEvent waits for the launch (zeEventHostSynchronize).
+func (s *eventSource) WaitEvent(id uint64) error {
+	le, ok := s.t.Use(id)
+	if !ok {
+		return errValue("levelzero.Event.Wait", "the event was released")
+	}
+	err := le.ev.hostSynchronize(zeapi.Infinite)
+	if err == nil {
+		le.ev.seen.Store(true) // its release need not ask the driver again
+	}
+	if le, rel := s.t.Done(id); rel {
+		le.cache.evs.put(le.ev, err == nil)
+	}
+	return err
+}
+
+// ReleaseEvent gives the event back to its context's pool, once.
+func (s *eventSource) ReleaseEvent(id uint64) error {
+	if le, rel := s.t.Take(id); rel {
+		le.cache.evs.put(le.ev, false)
+	}
+	return nil
+}

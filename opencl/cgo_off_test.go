@@ -1,0 +1,5 @@
+//go:build !cgo
+
+package opencl
+
+const cgoEnabled = false

@@ -1,0 +1,454 @@
+package opencl
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/evtable"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
+	"github.com/usmbridge/usmbridge/usm"
+)
+
+// Programs and kernels (docs/native.md, "Kernels"). A Queue builds
+// programs for its context and device (BuildProgram, which usm.BuildProgram
+// finds by name); they are kept per (device, source, options) by whoever
+// owns the queue's context: a Backend's context keeps those of its queues
+// until the Backend closes, a queue from elsewhere (UnsafeAdoptQueue,
+// UnsafeBorrowQueue) those built through it until it closes.
+
+// progCache holds the programs built in one context.
+type progCache struct {
+	mu     sync.Mutex
+	progs  map[progKey]*Program
+	closed bool
+}
+
+type progKey struct {
+	dev        clapi.Device
+	il         bool
+	src, flags string
+}
+
+// close releases every program of the cache; later builds are refused.
+func (c *progCache) close() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	c.closed = true
+	ps := make([]*Program, 0, len(c.progs))
+	for _, p := range c.progs {
+		ps = append(ps, p)
+	}
+	c.mu.Unlock()
+	var first error
+	for _, p := range ps {
+		if err := p.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// cache returns the program cache of the queue's context.
+func (q *Queue) cache() *progCache {
+	if q.ctx != nil {
+		return &q.ctx.progs
+	}
+	q.progsOnce.Do(func() { q.progs = &progCache{} })
+	return q.progs
+}
+
+// BuildProgram returns the program src builds for the queue's context and
+// device: built with clCreateProgramWithSource or clCreateProgramWithIL
+// (SPIR-V, where the device takes it) and clBuildProgram with src.Options
+// the first time, then kept (see the package's Programs note). A failed
+// build is a *usm.BuildError with the compiler's log; a loader without
+// OpenCL 1.2's program entry points is usm.ErrNotSupported.
+func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
+	const op = "opencl.Queue.BuildProgram"
+	if err := src.Check(); err != nil {
+		return nil, err
+	}
+	l, err := lib()
+	if err != nil {
+		return nil, err
+	}
+	if !l.HasPrograms() {
+		return nil, errkind.New(errkind.NotSupported, op, "the OpenCL loader lacks the program and kernel entry points of OpenCL 1.2")
+	}
+	if len(src.SPIRV) > 0 && !l.HasIL() {
+		return nil, errkind.New(errkind.NotSupported, op, "the OpenCL loader has no clCreateProgramWithIL (OpenCL < 2.1): build OpenCL C instead")
+	}
+	if strings.IndexByte(src.OpenCLC, 0) >= 0 || strings.IndexByte(src.Options, 0) >= 0 {
+		return nil, errkind.New(errkind.Value, op, "the source or options hold a NUL byte")
+	}
+	if _, err := q.lock(op); err != nil {
+		return nil, err
+	}
+	defer q.h.RUnlock()
+	key := progKey{dev: q.ndev, il: len(src.SPIRV) > 0, src: src.OpenCLC, flags: src.Options}
+	if key.il {
+		key.src = unsafe.String(&src.SPIRV[0], len(src.SPIRV)) // for the lookup only
+	}
+	c := q.cache()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errkind.New(errkind.Value, op, "the queue's context is closed")
+	}
+	if p := c.progs[key]; p != nil {
+		return p, nil
+	}
+	key.src, key.flags = strings.Clone(key.src), strings.Clone(key.flags)
+	p, err := buildProgram(l, q, key)
+	if err != nil {
+		return nil, err
+	}
+	p.cache = c
+	if c.progs == nil {
+		c.progs = map[progKey]*Program{}
+	}
+	c.progs[key] = p
+	return p, nil
+}
+
+func buildProgram(l *clapi.Lib, q *Queue, key progKey) (*Program, error) {
+	var id clapi.Program
+	var err error
+	if key.il {
+		id, err = l.CreateProgramWithIL(q.nctx, []byte(key.src))
+	} else {
+		id, err = l.CreateProgramWithSource(q.nctx, key.src)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := l.BuildProgram(id, q.ndev, append([]byte(key.flags), 0)); err != nil {
+		log := l.BuildLog(id, q.ndev)
+		_ = l.ReleaseProgram(id)
+		return nil, &usm.BuildError{Op: "clBuildProgram", Log: log, Err: err}
+	}
+	state := q.ctx
+	if state == nil {
+		state = made.state(q.nctx) // a queue from elsewhere on a context made here
+	}
+	p := &Program{key: key, ctx: q.nctx, dev: q.ndev, platform: q.platform, state: state, kernels: map[string]*usm.Kernel{}}
+	p.h.Init(uintptr(id), "cl_program", livePrograms)
+	return p, nil
+}
+
+// Program is a cl_program built for one device (Queue.BuildProgram). It
+// implements usm.Program: Kernel gives its kernels, made once per name;
+// Close releases them and the program, once, for every holder.
+type Program struct {
+	h        ffi.Handle
+	cache    *progCache
+	key      progKey
+	ctx      clapi.Context
+	dev      clapi.Device
+	platform *platform // nil if unknown
+	state    *ctxState // the Backend context's records (SVM), or nil
+
+	mu      sync.Mutex
+	kernels map[string]*usm.Kernel
+}
+
+var _ usm.Program = (*Program)(nil)
+
+// Kernel returns the kernel of that name (clCreateKernel, once per name).
+// A name the program lacks is a usm.ErrValue error.
+func (p *Program) Kernel(name string) (*usm.Kernel, error) {
+	const op = "opencl.Program.Kernel"
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if k := p.kernels[name]; k != nil {
+		return k, nil
+	}
+	pid, err := p.h.RLock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer p.h.RUnlock()
+	if strings.IndexByte(name, 0) >= 0 {
+		return nil, errkind.New(errkind.Value, op, "the kernel name holds a NUL byte")
+	}
+	l, _ := lib()
+	kid, err := l.CreateKernel(clapi.Program(pid), append([]byte(name), 0))
+	if err != nil {
+		return nil, errkind.Wrap(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the program", err)
+	}
+	n, err := l.KernelNumArgs(kid)
+	if err != nil {
+		_ = l.ReleaseKernel(kid)
+		return nil, err
+	}
+	kl := &kernel{prog: p, name: name, vals: make([]uint64, n), svm: make([]bool, n)}
+	kl.h.Init(uintptr(kid), "cl_kernel", liveKernels)
+	k := usm.NewKernel(name, n, kl)
+	p.kernels[name] = k
+	return k, nil
+}
+
+// Close releases the program's kernels and the program (clReleaseKernel,
+// clReleaseProgram) once, after launches in progress, and drops it from
+// its cache: the next BuildProgram of the same source builds it again.
+func (p *Program) Close() error {
+	if p == nil {
+		return nil
+	}
+	if c := p.cache; c != nil {
+		c.mu.Lock()
+		if c.progs[p.key] == p {
+			delete(c.progs, p.key)
+		}
+		c.mu.Unlock()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name, k := range p.kernels {
+		if err := k.Close(); err != nil {
+			return err
+		}
+		delete(p.kernels, name)
+	}
+	return p.h.Close(func(id uintptr) error {
+		l, _ := lib()
+		return l.ReleaseProgram(clapi.Program(id))
+	})
+}
+
+// kernel is a cl_kernel as usm.Kernel drives it (usm.Launcher). Its
+// arguments are state of the cl_kernel, so a launch sets them and
+// enqueues under the exclusive lock of the handle; the scratch below is
+// the memory the runtime reads during a launch, kept so that a launch
+// allocates nothing.
+type kernel struct {
+	h    ffi.Handle
+	prog *Program
+	name string
+
+	vals  []uint64      // scalar argument values
+	svm   []bool        // which pointer arguments are SVM
+	nd    clapi.NDRange // global and local sizes, wait list, event out
+	used  []uint64      // ids of this package's events in the wait list
+	mtype uint32        // clGetMemAllocInfoINTEL's answer
+}
+
+// Launch implements usm.Launcher: q must be an opencl *Queue of the
+// program's context and device. Pointer arguments are USM of that
+// context (clSetKernelArgMemPointerINTEL) or SVM the context's Backend
+// allocated (clSetKernelArgSVMPointer); anything else is refused before
+// anything is set. Events of this package and context are waited for by
+// the runtime (their queue flushed first when it is another), others on
+// the host first.
+func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.Arg) (usm.Event, error) {
+	const op = "opencl.Kernel.Launch"
+	oq, ok := q.(*Queue)
+	if !ok || oq == nil {
+		return usm.Event{}, errkind.New(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is an OpenCL kernel; the queue is not an OpenCL queue")
+	}
+	qid, err := oq.lock(op)
+	if err != nil {
+		return usm.Event{}, err
+	}
+	defer oq.h.RUnlock()
+	if oq.nctx != k.prog.ctx || oq.ndev != k.prog.dev {
+		return usm.Event{}, errkind.New(errkind.Value, op, "the queue is not of the context and device kernel "+strconv.Quote(k.name)+" was built for")
+	}
+	kid, err := k.h.Lock(op)
+	if err != nil {
+		return usm.Event{}, errkind.Wrap(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is closed", err)
+	}
+	defer k.h.Unlock()
+	l, _ := lib()
+	if err := k.setArgs(l, clapi.Kernel(kid), args); err != nil {
+		return usm.Event{}, err
+	}
+	k.nd.Wait, k.used = k.nd.Wait[:0], k.used[:0]
+	defer k.doneWaits(l)
+	for i, e := range after {
+		src, id := e.Source()
+		if src != usm.EventSource(events) {
+			if err := e.Wait(); err != nil {
+				return usm.Event{}, errkind.Wrap(errkind.Value, op, "event "+strconv.Itoa(i)+" of another runtime", err)
+			}
+			continue
+		}
+		h, ok := events.t.Use(id)
+		if !ok {
+			return usm.Event{}, errkind.New(errkind.Value, op, "event "+strconv.Itoa(i)+" was released")
+		}
+		k.used = append(k.used, id)
+		if h.ctx != k.prog.ctx { // events order queues of one context only
+			if err := l.WaitForEvent(&h.ev); err != nil { // h is a box (below): no allocation
+				return usm.Event{}, err
+			}
+			continue
+		}
+		if h.q != clapi.Queue(qid) {
+			// Another queue may wait for an event of a queue only once
+			// that queue was flushed (docs/native.md); the event holds a
+			// reference to its queue, so the handle is live.
+			if err := l.Flush(h.q); err != nil {
+				return usm.Event{}, err
+			}
+		}
+		k.nd.Wait = append(k.nd.Wait, h.ev)
+	}
+	for i := range r.Dims {
+		k.nd.Global[i], k.nd.Local[i] = uintptr(r.Global[i]), uintptr(r.Local[i])
+	}
+	k.nd.Out = 0
+	if err := l.EnqueueNDRangeKernel(clapi.Queue(qid), clapi.Kernel(kid), r.Dims, &k.nd, r.HasLocal()); err != nil {
+		return usm.Event{}, err
+	}
+	return usm.NewEvent(events, events.t.Put(events.box(k.nd.Out, k.prog.ctx, clapi.Queue(qid)))), nil
+}
+
+// setArgs checks every pointer before it sets any argument, so a refused
+// launch leaves nothing half done.
+func (k *kernel) setArgs(l *clapi.Lib, kid clapi.Kernel, args []usm.Arg) error {
+	const op = "opencl.Kernel.Launch"
+	u := clapi.USM{}
+	if k.prog.platform != nil {
+		u = k.prog.platform.usmFuncs()
+	}
+	for i, a := range args {
+		if !a.IsPointer() {
+			continue
+		}
+		svm, err := k.pointerKind(l, u, uintptr(a.Bits()))
+		if err != nil {
+			return errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name), err)
+		}
+		k.svm[i] = svm
+	}
+	for i, a := range args {
+		var err error
+		if a.IsPointer() {
+			p := uintptr(a.Bits())
+			if k.svm[i] {
+				err = l.SetKernelArgSVMPointer(kid, uint32(i), p)
+			} else {
+				err = u.SetKernelArgMemPointer(kid, uint32(i), p)
+			}
+		} else {
+			k.vals[i] = a.Bits()
+			err = l.SetKernelArg(kid, uint32(i), uintptr(a.Size()), unsafe.Pointer(&k.vals[i]))
+		}
+		if err != nil {
+			return errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name), err)
+		}
+	}
+	return nil
+}
+
+// pointerKind says how p is passed: USM of the program's context (svm
+// false) or SVM its Backend allocated (svm true); an error for anything
+// else.
+func (k *kernel) pointerKind(l *clapi.Lib, u clapi.USM, p uintptr) (svm bool, err error) {
+	if s := k.prog.state; s != nil {
+		if r, ok := s.find(p); ok && r.svm {
+			if !l.HasSVMArgs() {
+				return false, errkind.New(errkind.NotSupported, "clSetKernelArgSVMPointer", "the OpenCL loader has no clSetKernelArgSVMPointer (OpenCL < 2.0)")
+			}
+			return true, nil
+		}
+	}
+	if p != 0 && u.CanQuery() && u.CanSetArgs() {
+		if err := u.MemType(k.prog.ctx, p, &k.mtype); err != nil {
+			return false, err
+		}
+		if k.mtype != memUnknown {
+			return false, nil
+		}
+	}
+	return false, errkind.New(errkind.Value, "opencl.Kernel.Launch", "0x"+strconv.FormatUint(uint64(p), 16)+" is not USM (or SVM) of the kernel's context")
+}
+
+func (k *kernel) doneWaits(l *clapi.Lib) {
+	for _, id := range k.used {
+		if h, rel := events.t.Done(id); rel {
+			_ = events.release(l, h) // the launch's outcome stands; a failed release leaves a cl_event
+		}
+	}
+	k.used = k.used[:0]
+	clear(k.nd.Wait)
+}
+
+// Close releases the cl_kernel once, after a launch in progress.
+func (k *kernel) Close() error {
+	return k.h.Close(func(id uintptr) error {
+		l, _ := lib()
+		return l.ReleaseKernel(clapi.Kernel(id))
+	})
+}
+
+// clEvent is a launch's cl_event and the context it belongs to, in a box
+// that is reused once the event is released: clWaitForEvents reads the
+// event from memory, which a box gives without an allocation per wait.
+type clEvent struct {
+	ev  clapi.Event
+	ctx clapi.Context
+	q   clapi.Queue // the queue the launch was enqueued on
+}
+
+// eventSource is the package's table of launch events (usm.EventSource).
+type eventSource struct {
+	t     *evtable.Table[*clEvent]
+	mu    sync.Mutex
+	boxes []*clEvent
+}
+
+var events = &eventSource{t: evtable.New[*clEvent](liveEvents)}
+
+func (s *eventSource) box(ev clapi.Event, ctx clapi.Context, q clapi.Queue) *clEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.boxes); n > 0 {
+		b := s.boxes[n-1]
+		s.boxes = s.boxes[:n-1]
+		*b = clEvent{ev: ev, ctx: ctx, q: q}
+		return b
+	}
+	return &clEvent{ev: ev, ctx: ctx, q: q}
+}
+
+// release releases the cl_event and keeps its box.
+func (s *eventSource) release(l *clapi.Lib, b *clEvent) error {
+	err := l.ReleaseEvent(b.ev)
+	s.mu.Lock()
+	*b = clEvent{}
+	s.boxes = append(s.boxes, b)
+	s.mu.Unlock()
+	return err
+}
+
+// WaitEvent waits for the launch (clWaitForEvents).
+func (s *eventSource) WaitEvent(id uint64) error {
+	h, ok := s.t.Use(id)
+	if !ok {
+		return errkind.New(errkind.Value, "opencl.Event.Wait", "the event was released")
+	}
+	l, _ := lib()
+	err := l.WaitForEvent(&h.ev)
+	if h, rel := s.t.Done(id); rel {
+		_ = s.release(l, h)
+	}
+	return err
+}
+
+// ReleaseEvent releases the cl_event once (clReleaseEvent).
+func (s *eventSource) ReleaseEvent(id uint64) error {
+	h, rel := s.t.Take(id)
+	if !rel {
+		return nil
+	}
+	l, _ := lib()
+	return s.release(l, h)
+}

@@ -1,0 +1,377 @@
+package usm
+
+import (
+	"math"
+	"strconv"
+	"sync"
+
+	"github.com/usmbridge/usmbridge/dtype"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+)
+
+// Kernels: computing on a queue's device from Go (RATIONALE.md, "Kernels
+// on the array's own queue"). A queue whose runtime compiles programs has
+// a BuildProgram method (found by name, as Order finds OrderBefore): the
+// queues of the opencl, levelzero and dpctl backends do; the host backend's
+// does not, its arrays are computed on with slices (View).
+
+// ProgramSource is what a program is built from: OpenCL C source or a
+// SPIR-V module (exactly one of the two), and the build options the
+// runtime's compiler takes (clBuildProgram's, zeModuleCreate's).
+type ProgramSource struct {
+	OpenCLC string
+	SPIRV   []byte
+	Options string
+}
+
+// Check reports a source that is neither or both of OpenCL C and SPIR-V
+// (ErrValue).
+func (s ProgramSource) Check() error {
+	switch {
+	case s.OpenCLC == "" && len(s.SPIRV) == 0:
+		return errkind.New(errkind.Value, "usm.BuildProgram", "the program has neither OpenCL C source nor SPIR-V")
+	case s.OpenCLC != "" && len(s.SPIRV) != 0:
+		return errkind.New(errkind.Value, "usm.BuildProgram", "the program has both OpenCL C source and SPIR-V; give one")
+	}
+	return nil
+}
+
+// programBuilder is implemented by queues that build programs for their
+// context and device. BuildProgram returns the program src builds there,
+// building it the first time only: a program is kept per (context,
+// device, source, options) until it or its context is closed, so a
+// caller may ask for it on every call. A failed build is a *BuildError.
+type programBuilder interface {
+	BuildProgram(src ProgramSource) (Program, error)
+}
+
+// BuildProgram returns the program src builds for q's context and device
+// (built once, then kept: see Program). A queue whose runtime runs no
+// kernels (the host backend's, or nil) is an ErrNotSupported error, and a
+// failed build a *BuildError carrying the compiler's log.
+func BuildProgram(q Queue, src ProgramSource) (Program, error) {
+	if err := src.Check(); err != nil {
+		return nil, err
+	}
+	pb, ok := q.(programBuilder)
+	if !ok {
+		what := "no queue"
+		if q != nil {
+			what = "a queue of type " + typeName(q)
+		}
+		return nil, errkind.New(errkind.NotSupported, "usm.BuildProgram", what+" runs no kernels (memory the host reads is computed on in Go, through View or CopyToSlice)")
+	}
+	return pb.BuildProgram(src)
+}
+
+// Program is a program built for one context and device: a backend's
+// (opencl, levelzero, dpctl). It is shared by every BuildProgram of the
+// same source and options on that context and device, and kept until
+// Close, or until its context is closed: Close releases it for every
+// holder (their kernels' launches then fail), and the next BuildProgram
+// builds it again. Close is idempotent.
+type Program interface {
+	// Kernel returns the kernel of that name, made once per program.
+	Kernel(name string) (*Kernel, error)
+	// Close releases the program and its kernels.
+	Close() error
+}
+
+// BuildError is a build that failed: the runtime's error (Err) and the
+// compiler's log. It matches ErrValue.
+type BuildError struct {
+	Op  string // the runtime's entry point: "clBuildProgram", "zeModuleCreate", ...
+	Log string
+	Err error
+}
+
+func (e *BuildError) Error() string {
+	s := e.Op + ": the program does not build"
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	if e.Log != "" {
+		s += "\n" + e.Log
+	}
+	return s
+}
+
+// Unwrap returns the runtime's error.
+func (e *BuildError) Unwrap() error { return e.Err }
+
+// Is matches ErrValue: the source (or its options) is what is wrong.
+func (e *BuildError) Is(target error) bool { return target == ErrValue }
+
+// Range is the index space of a launch: Global work-items in Dims (1 to
+// 3) dimensions, in work-groups of Local items per dimension, or of a size
+// the runtime chooses when Local is all zero. NDRange and WithLocal make
+// one; Kernel.Launch refuses one no runtime launches (ErrValue): 0 or more
+// than 3 dimensions, extents below 0 or of 2^31 and more, work-group
+// extents that do not divide the global ones.
+type Range struct {
+	Dims   int
+	Global [3]int
+	Local  [3]int
+}
+
+// NDRange returns the range of 1 to 3 global extents, in work-groups the
+// runtime chooses.
+func NDRange(global ...int) Range {
+	r := Range{Dims: len(global)}
+	copy(r.Global[:], global)
+	return r
+}
+
+// WithLocal returns r with work-groups of the given extents, one per
+// dimension.
+func (r Range) WithLocal(local ...int) Range {
+	r.Local = [3]int{}
+	copy(r.Local[:], local)
+	if len(local) != r.Dims {
+		r.Local[2] = -1 // Check refuses it
+	}
+	return r
+}
+
+// HasLocal reports whether work-group extents were given.
+func (r Range) HasLocal() bool { return r.Local != [3]int{} }
+
+// empty reports whether the range holds no work-item.
+func (r Range) empty() bool {
+	for i := range r.Dims {
+		if r.Global[i] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// check reports a range no runtime launches (ErrValue): 1 to 3
+// dimensions, extents ≥ 0 (and below 2^31 per dimension), work-group
+// extents that divide the global ones.
+func (r Range) check() error {
+	bad := func(s string) error { return errkind.New(errkind.Value, "usm.Kernel.Launch", s) }
+	if r.Dims < 1 || r.Dims > 3 {
+		return bad("a range has 1 to 3 dimensions, got " + strconv.Itoa(r.Dims))
+	}
+	for i := range 3 {
+		g, l := r.Global[i], r.Local[i]
+		if i >= r.Dims {
+			if g != 0 || l != 0 {
+				return bad("extents given past the range's " + strconv.Itoa(r.Dims) + " dimensions")
+			}
+			continue
+		}
+		if g < 0 || g > math.MaxInt32 {
+			return bad("global extent " + strconv.Itoa(g) + " out of range [0, 2^31)")
+		}
+		if r.HasLocal() && (l <= 0 || g%l != 0) {
+			return bad("work-group extent " + strconv.Itoa(l) + " does not divide the global extent " + strconv.Itoa(g))
+		}
+	}
+	return nil
+}
+
+// Arg is one kernel argument: a scalar (Scalar) or a USM pointer
+// (Pointer). Its value is copied when the kernel is launched.
+type Arg struct {
+	bits uint64
+	dt   dtype.Type // the scalar's type; zero for a pointer
+	ptr  bool
+}
+
+// Scalar is a scalar kernel argument of T's C type (int is int64, uint
+// uint64).
+func Scalar[T int8 | int16 | int32 | int64 | int | uint8 | uint16 | uint32 | uint64 | uint | float32 | float64](v T) Arg {
+	switch x := any(v).(type) {
+	case int8:
+		return Arg{bits: uint64(uint8(x)), dt: dtype.Int8}
+	case int16:
+		return Arg{bits: uint64(uint16(x)), dt: dtype.Int16}
+	case int32:
+		return Arg{bits: uint64(uint32(x)), dt: dtype.Int32}
+	case int64:
+		return Arg{bits: uint64(x), dt: dtype.Int64}
+	case int:
+		return Arg{bits: uint64(x), dt: dtype.Int64}
+	case uint8:
+		return Arg{bits: uint64(x), dt: dtype.Uint8}
+	case uint16:
+		return Arg{bits: uint64(x), dt: dtype.Uint16}
+	case uint32:
+		return Arg{bits: uint64(x), dt: dtype.Uint32}
+	case uint64:
+		return Arg{bits: x, dt: dtype.Uint64}
+	case uint:
+		return Arg{bits: uint64(x), dt: dtype.Uint64}
+	case float32:
+		return Arg{bits: uint64(math.Float32bits(x)), dt: dtype.Float32}
+	case float64:
+		return Arg{bits: math.Float64bits(x), dt: dtype.Float64}
+	}
+	panic("unreachable")
+}
+
+// Pointer is a USM pointer argument (a `global T *` of OpenCL C). The
+// backend checks that it is memory of the kernel's context before it
+// submits anything.
+func Pointer(p uintptr) Arg { return Arg{bits: uint64(p), ptr: true} }
+
+// IsPointer reports whether a is a pointer argument.
+func (a Arg) IsPointer() bool { return a.ptr }
+
+// DType is a scalar argument's type (the zero Type for a pointer).
+func (a Arg) DType() dtype.Type { return a.dt }
+
+// Size is the argument's size in bytes, as the kernel receives it.
+func (a Arg) Size() int {
+	if a.ptr {
+		return 8
+	}
+	return a.dt.Size()
+}
+
+// Bits is the value: the pointer, or the scalar's bytes in the low Size
+// bytes (little-endian, as it is passed).
+func (a Arg) Bits() uint64 { return a.bits }
+
+// EventSource is what a backend's events live in: a table of native
+// events, each named by an id the source gave out (NewEvent). The ids of
+// released events must find nothing, so that an Event released once (or
+// a copy of it) never reaches the runtime again.
+type EventSource interface {
+	// WaitEvent returns when the event has completed (an error for an id
+	// that names no live event).
+	WaitEvent(id uint64) error
+	// ReleaseEvent releases the event, once: an id that names no live
+	// event does nothing.
+	ReleaseEvent(id uint64) error
+}
+
+// Event is a launch's completion. It is a small value: copies name the
+// same event. Wait returns when the launch has completed; Close releases
+// the native event, once (the zero Event is complete, and Close of it
+// does nothing). A launch's results are ordered on its queue whether or
+// not anyone waits on its event, so an event that is not needed is
+// closed at once.
+type Event struct {
+	src EventSource
+	id  uint64
+}
+
+// NewEvent is how a backend hands out an event of src.
+func NewEvent(src EventSource, id uint64) Event { return Event{src: src, id: id} }
+
+// Source returns the event's source and id, for the backend that made it
+// (nil for the zero Event).
+func (e Event) Source() (EventSource, uint64) { return e.src, e.id }
+
+// Wait returns when the event's launch has completed.
+func (e Event) Wait() error {
+	if e.src == nil {
+		return nil
+	}
+	return e.src.WaitEvent(e.id)
+}
+
+// Close releases the event; later calls (on any copy) do nothing.
+func (e Event) Close() error {
+	if e.src == nil {
+		return nil
+	}
+	return e.src.ReleaseEvent(e.id)
+}
+
+// Launcher is a backend's kernel, as Kernel drives it: Kernel has checked
+// the range and the argument count, and passes slices of its own that are
+// valid for the call. Launch submits the kernel to q after the events of
+// after (those of other runtimes are the backend's to wait for on the
+// host), and checks every pointer argument first: nothing is submitted
+// when one is not USM of the kernel's context, or when q is not a queue
+// of that context and device (ErrValue). Close releases the native kernel
+// once no launch is in progress.
+type Launcher interface {
+	Launch(q Queue, r Range, after []Event, args []Arg) (Event, error)
+	Close() error
+}
+
+// Kernel is a kernel of a Program, launched on any queue of the
+// program's context and device. Its methods are safe for concurrent use;
+// launches of one kernel are serialised. A launch allocates nothing once
+// the kernel has seen its largest list of events.
+type Kernel struct {
+	name  string
+	nargs int
+	l     Launcher
+
+	mu     sync.Mutex
+	closed bool
+	args   []Arg
+	after  []Event
+}
+
+// NewKernel is how a backend hands out a kernel of nargs arguments.
+func NewKernel(name string, nargs int, l Launcher) *Kernel {
+	return &Kernel{name: name, nargs: nargs, l: l, args: make([]Arg, nargs)}
+}
+
+// Name is the kernel's name in its program.
+func (k *Kernel) Name() string { return k.name }
+
+// NumArgs is the number of arguments the kernel takes.
+func (k *Kernel) NumArgs() int { return k.nargs }
+
+// Launch submits the kernel over r to q, a queue of the kernel's context
+// and device, after the events of after, with args, and returns its event.
+// Work submitted to q after it sees the kernel's results (on an in-order
+// queue; a SYCL queue that is out of order orders by events only). A
+// wrong number of arguments, a range no runtime takes, a pointer that is
+// not USM of the kernel's context, a queue of another context or device,
+// a closed queue or kernel: each is an error before anything is
+// submitted. An empty range submits nothing: after's events are waited
+// for and the zero Event is returned.
+func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, error) {
+	const op = "usm.Kernel.Launch"
+	if err := r.check(); err != nil {
+		return Event{}, err
+	}
+	if len(args) != k.nargs {
+		return Event{}, errkind.New(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" takes "+strconv.Itoa(k.nargs)+" arguments, got "+strconv.Itoa(len(args)))
+	}
+	if q == nil {
+		return Event{}, errkind.New(errkind.Value, op, "no queue")
+	}
+	if r.empty() {
+		for _, e := range after {
+			if err := e.Wait(); err != nil {
+				return Event{}, err
+			}
+		}
+		return Event{}, nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return Event{}, errkind.New(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is closed")
+	}
+	copy(k.args, args)
+	k.after = append(k.after[:0], after...)
+	ev, err := k.l.Launch(q, r, k.after, k.args)
+	clear(k.after)
+	return ev, err
+}
+
+// Close releases the kernel, after a launch in progress; later launches
+// fail. A second Close does nothing.
+func (k *Kernel) Close() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return nil
+	}
+	if err := k.l.Close(); err != nil {
+		return err
+	}
+	k.closed = true
+	return nil
+}
