@@ -373,7 +373,7 @@ func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, bind
 		}
 	}
 	if legacy || copyHere {
-		if t, err = g.placeLegacy(t, opts); err != nil {
+		if t, err = g.placeLegacy(t, opts, legacy); err != nil {
 			return nil, err
 		}
 	}
@@ -465,7 +465,7 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 // dlpack.Export) and imports the result, releasing the producer's tensor.
 // A tensor already where it was asked to be, with no copy asked for, is
 // returned as it is.
-func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions) (*dlpack.Tensor, error) {
+func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions, legacy bool) (*dlpack.Tensor, error) {
 	moved := opts.Device != nil && *opts.Device != t.DLDevice
 	if !moved && opts.Copy != dlpack.CopyAlways {
 		return t, nil
@@ -476,7 +476,19 @@ func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions) (*dlpack.Ten
 	if err != nil {
 		return nil, err
 	}
-	return g.importManaged(m, opts.Registry)
+	c, err := g.importManaged(m, opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	// A legacy tensor is read-only because it cannot say it is writable,
+	// not because its producer said so: the copy made here is memory only
+	// the caller sees, and is the caller's to write (it could not go back
+	// to the producer anyway). A versioned producer's READ_ONLY is kept, as
+	// dpnp keeps it on the copies it makes.
+	if legacy {
+		c.ReadOnly = false
+	}
+	return c, nil
 }
 
 // importRegistry is the registry the tensor at p is imported with: reg

@@ -66,6 +66,7 @@ const (
 	rObject
 	rArg
 	rArgArray
+	rUint
 )
 
 // maxNdim is ubx.h's UBX_MAX_NDIM and dlpack.MaxNdim.
@@ -94,6 +95,7 @@ const (
 	pBool
 	pStr
 	pArray
+	pUint
 )
 
 const (

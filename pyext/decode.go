@@ -78,7 +78,7 @@ func decoderFor[T any](m *Module, fn string, p Param) (typedDecoder[T], bool) {
 	case int64:
 		return intDecoder[T, int64](td)
 	case uint:
-		return intDecoder[T, uint](td)
+		return uintDecoder[T, uint](td)
 	case uint8:
 		return intDecoder[T, uint8](td)
 	case uint16:
@@ -86,7 +86,7 @@ func decoderFor[T any](m *Module, fn string, p Param) (typedDecoder[T], bool) {
 	case uint32:
 		return intDecoder[T, uint32](td)
 	case uint64:
-		return intDecoder[T, uint64](td)
+		return uintDecoder[T, uint64](td)
 	case pybridge.Object:
 		td.d.kind = pObject
 		td.read = func(c *frame, i int) (T, error) {
@@ -164,6 +164,30 @@ func intDecoder[T any, I integer](td typedDecoder[T]) (typedDecoder[T], bool) {
 	return td, true
 }
 
+// uintDecoder reads an int argument in 0 ... 2**64-1 as I (uint, uint64),
+// which C reads whole (UBX_P_UINT: its bits in v.i).
+func uintDecoder[T any, I ~uint | ~uint64](td typedDecoder[T]) (typedDecoder[T], bool) {
+	td.d.kind = pUint
+	td.read = func(c *frame, i int) (T, error) {
+		v, def, err := c.scalar(i)
+		if def != nil || err != nil {
+			return defaultOf[T](def), err
+		}
+		x := I(uint64(v.i))
+		if uint64(x) != uint64(v.i) { // uint on a 32-bit platform
+			return *new(T), argErr(errkind.Overflow, c.fn.name, c.fn.params[i].name, "= "+strconv.FormatUint(uint64(v.i), 10)+" does not fit in "+reflect.TypeFor[I]().String())
+		}
+		return *(*T)(unsafe.Pointer(&x)), nil
+	}
+	td.d.checkDefault = func(v any) error {
+		if _, ok := v.(T); !ok {
+			return errors.New("Default of type " + reflect.TypeOf(v).String() + " for a parameter of type " + reflect.TypeFor[T]().String())
+		}
+		return nil
+	}
+	return td, true
+}
+
 // defaultOf is def (a *paramSpec's default, of type T) or T's zero value.
 func defaultOf[T any](def any) T {
 	if x, ok := def.(T); ok {
@@ -211,11 +235,14 @@ func (c *frame) array(i int, want dlabi.DataType, goType string) (*arg, error) {
 		arr, err := c.importObject(v.obj)
 		if err != nil {
 			var exc *pybridge.Exception
-			if errors.As(err, &exc) {
+			if errors.As(err, &exc) && !errors.Is(err, errkind.Buffer) {
 				return nil, err // the producer's own exception, as itself
 			}
+			// The producer's BufferError says it cannot export the array
+			// (a dtype DLPack cannot carry: datetime64, ">f8", object):
+			// a TypeError naming the parameter, caused by it.
 			k := errkind.Of(err)
-			if k == nil {
+			if k == nil || exc != nil {
 				k = errkind.Type
 			}
 			return nil, &ArgumentError{Func: c.fn.name, Param: spec.name, Reason: "is not an array usmbridge can read", kind: k, Err: err}
@@ -317,7 +344,7 @@ func encoderFor[R any](m *Module, fn string) (typedEncoder[R], bool) {
 			}
 			u := rv.Uint()
 			if u > math.MaxInt64 {
-				return errkind.New(errkind.Overflow, "pyext", fn+"() result "+strconv.FormatUint(u, 10)+" does not fit in a 64-bit int")
+				r.kind = rUint // Python's int has the whole range
 			}
 			r.i = int64(u)
 			return nil

@@ -97,17 +97,31 @@ func deviceOf(g *pybridge.GIL, o pybridge.Object) (Device, error) {
 		return deviceNamed(s)
 	}
 	// A dpctl.SyclQueue names its device; a SyclDevice its filter string.
-	if dev, err := g.GetAttr(o, "sycl_device"); err == nil {
+	// An attribute that is absent says the object is not one; anything
+	// its own code raised is the caller's exception, as itself.
+	dev, err := attrIfAny(g, o, "sycl_device")
+	if err != nil {
+		return Device{}, err
+	}
+	if dev.Ptr() != 0 {
 		defer g.DecRef(dev)
 		o = dev
 	}
-	if fs, err := g.GetAttr(o, "filter_string"); err == nil {
+	fs, err := attrIfAny(g, o, "filter_string")
+	if err != nil {
+		return Device{}, err
+	}
+	if fs.Ptr() != 0 {
 		defer g.DecRef(fs)
 		if s, ok := g.AsString(fs); ok {
 			return deviceNamed(s)
 		}
 	}
 	opts, err := g.DLPackOptions(dlabi.Device{}, pybridge.Object{}, pybridge.Object{}, o, pybridge.Object{})
+	var exc *pybridge.Exception
+	if errors.As(err, &exc) {
+		return Device{}, err // raised by the pair's own code (an __index__)
+	}
 	if err != nil || opts.Device == nil {
 		return Device{}, errkind.New(errkind.Type, "pyext", "expected \"cpu\", a SYCL filter string, a DLPack (device_type, device_id) pair, a dpctl.SyclDevice or a dpctl.SyclQueue")
 	}
@@ -212,4 +226,14 @@ func deviceOfDefault(v any) (Device, error) {
 		return deviceNamed(x)
 	}
 	return Device{}, errors.New("a Device parameter's default is a Device or a string")
+}
+
+// attrIfAny is o.name, or no object when o has no such attribute
+// (AttributeError); any other exception its lookup raised is the error.
+func attrIfAny(g *pybridge.GIL, o pybridge.Object, name string) (pybridge.Object, error) {
+	v, err := g.GetAttr(o, name)
+	if err != nil && errors.Is(err, errkind.Attribute) {
+		return pybridge.Object{}, nil
+	}
+	return v, err
 }

@@ -2,6 +2,8 @@ package pyext
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -179,11 +181,15 @@ func signature(name string, ps []paramSpec) string {
 	return b.String()
 }
 
-// pyRepr writes a default the way Python would.
+// pyRepr writes a default the way Python's repr would, so that
+// inspect.signature and help() read it back: a str with Python's escapes,
+// True/False, ints and floats, a Device as what a caller would pass ('cpu',
+// (14, 0)), an empty array default as None. A value Python has no literal
+// for is "...", which inspect reads as Ellipsis rather than failing.
 func pyRepr(v any) string {
 	switch x := v.(type) {
 	case string:
-		return "'" + strings.ReplaceAll(x, "'", "\\'") + "'"
+		return pyStrRepr(x)
 	case bool:
 		if x {
 			return "True"
@@ -191,8 +197,70 @@ func pyRepr(v any) string {
 		return "False"
 	case nil:
 		return "None"
+	case Device:
+		if x.IsHost() {
+			return "'cpu'"
+		}
+		return fmt.Sprintf("(%d, %d)", int32(x.DL.Type), x.DL.ID)
+	case arrayResult: // Array[T]{} or AnyArray{}: omitted means None
+		return "None"
+	case float32:
+		return pyFloatRepr(float64(x), 32)
+	case float64:
+		return pyFloatRepr(x, 64)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return fmt.Sprint(x)
 	}
-	return fmt.Sprint(v)
+	return "..."
+}
+
+// pyFloatRepr is Python's repr of a float: the shortest text that reads
+// back, with ".0" for integral values; inf and nan have no literal.
+func pyFloatRepr(f float64, bits int) string {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return "..."
+	}
+	s := strconv.FormatFloat(f, 'g', -1, bits)
+	if !strings.ContainsAny(s, ".eEn") {
+		s += ".0"
+	}
+	return s
+}
+
+// pyStrRepr is Python's ascii() of a str: single quotes unless the text
+// has one and no double quote, backslash escapes for the quote,
+// backslashes, control characters and everything beyond ASCII (CPython's
+// text signatures, which inspect parses, must be ASCII).
+func pyStrRepr(s string) string {
+	q := byte('\'')
+	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == '\\' || r == rune(q):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || (r >= 0x7f && r < 0x100):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x100 && r < 0x10000:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r >= 0x10000:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
 }
 
 // decoder reads one argument of a Go type T: kind is how C reads it,

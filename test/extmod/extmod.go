@@ -51,6 +51,14 @@ func Module(m *pyext.Module) error {
 	pyext.Func1R(m, "held_sum", "Sum of the float64 view kept under id, read now.", heldSum, pyext.P("id"))
 	pyext.Func0R(m, "held_count", "How many views are kept.", heldCount)
 	pyext.Func0R(m, "last_kept", "The id of the view kept last.", lastKept)
+	pyext.Func1R(m, "echo", "Return s.", func(s string) (string, error) { return s, nil },
+		pyext.P("s", pyext.Default("a\\b'c\"\n\x00\u00e9\u2028")))
+	pyext.Func1R(m, "where", "The device d names.", func(d pyext.Device) (string, error) { return d.String(), nil },
+		pyext.P("d", pyext.Default(pyext.Host)))
+	pyext.Func2R(m, "wide", "u + v as uint64 (wrapping).", func(u, v uint64) (uint64, error) { return u + v, nil },
+		pyext.P("u"), pyext.P("v", pyext.Default(uint64(1<<63))))
+	pyext.Func1(m, "fail_with", "Fail with a Go error whose message is msg.", func(msg string) error { return errors.New(msg) },
+		pyext.P("msg"))
 	pyext.Func0R(m, "go_calls", "How many calls the C half made into Go.", func() (int64, error) { return pyext.Live()["go_calls"], nil })
 	return nil
 }
