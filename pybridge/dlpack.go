@@ -239,6 +239,18 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 	}
 	stream, copyHere := opts.Stream, false
 	var bindTo *dpctl.PinnedQueue
+	if !stream.isNil() && g.IsSyclQueue(stream) {
+		// The caller's own queue: the producer orders it after its work,
+		// and the array is bound to it, as to a producer's own queue. A
+		// host producer has no stream to order (NumPy refuses one): the
+		// copy made here onto the device is bound to it.
+		if d, err := g.dpctlUnderGIL(); err == nil {
+			bindTo = g.py.queuePin(g, d, stream.p)
+		}
+		if onto != nil {
+			stream = Object{}
+		}
+	}
 	if stream.isNil() {
 		// The consumer passes its queue, or the producer's own, so the
 		// producer orders it (consumerStream); a pre-2023.12 producer
@@ -366,7 +378,11 @@ func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, bind
 	// DLPack consumer rules ask, when the producer exposes one: when no
 	// queue was passed (a Go caller's own registry), and for a
 	// pre-2023.12 producer, which may well ignore the stream it is given.
-	if (stream.isNil() || legacy) && t.DLDevice.Type == dlabi.OneAPI {
+	// An out-of-order queue the caller named does not order what is
+	// submitted to it after the producer's barrier ("Queue ordering on the
+	// device"): wait on the producer's queue too.
+	outOfOrder := bindTo != nil && !bindTo.InOrder()
+	if (stream.isNil() || legacy || outOfOrder) && t.DLDevice.Type == dlabi.OneAPI {
 		if err := g.waitProducerQueue(x); err != nil {
 			t.Release()
 			return nil, err
@@ -378,7 +394,11 @@ func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, bind
 		}
 	}
 	if onto != nil && t.DLDevice != *onto {
-		return g.hostToDevice(t, *onto)
+		t, err := g.hostToDevice(t, *onto)
+		if err == nil && bindTo != nil && t.Device == bindTo.Device() && bindTo.Queue() != nil && bindTo.Queue().IsDefaultContext() {
+			t.Queue = bindTo.Queue() // its memory is in the default context, the queue's own
+		}
+		return t, err
 	}
 	return t, nil
 }

@@ -654,6 +654,11 @@ func fromDLPackOptions(g *pybridge.GIL, device, copyArg pybridge.Object) (pybrid
 			}
 			return opts, &ArgumentError{Func: "from_dlpack", Param: "device", Reason: "is not a device usmbridge can use", kind: k, Err: err}
 		}
+		if d.Queue != nil {
+			// A dpctl.SyclQueue: passed as the stream, the producer orders
+			// it after its work, and the array is bound to it.
+			opts.Stream = device
+		}
 		device = pybridge.Object{}
 		opts.Device = &d.DL
 	}
