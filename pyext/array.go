@@ -207,7 +207,7 @@ func As[T usm.Element](x AnyArray) (Array[T], bool) {
 	if err != nil || dt != want {
 		return Array[T]{}, false
 	}
-	return Array[T]{x.a, x.gen}, true
+	return Array[T](x), true
 }
 
 // Given returns the argument itself, the very object the caller passed,

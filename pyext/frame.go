@@ -239,14 +239,6 @@ func (k *keptArg) bind(c *frame, i int) {
 	}
 }
 
-// stateOf is the Go state of argument i when it is an Array with one.
-func (c *frame) stateOf(i int) *state {
-	if v := &c.vals[i]; v.kind == vArray && v.v.handle != 0 {
-		return handles.get(v.v.handle)
-	}
-	return nil
-}
-
 func (c *frame) setString(r *result, s string) error {
 	r.kind = rStr
 	r.s, r.n = c.c.cString(s)

@@ -5,12 +5,12 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
-	"strconv"
-	"strings"
 )
 
 // Param names a parameter of a Go function Python calls and says what it
