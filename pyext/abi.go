@@ -33,6 +33,7 @@ const (
 	vStr
 	vArray
 	vObject
+	vInstance
 )
 
 // value mirrors ubx_value: one argument as C read it.
@@ -66,6 +67,7 @@ const (
 	rObject
 	rArg
 	rArgArray
+	rInstance
 )
 
 // maxNdim is ubx.h's UBX_MAX_NDIM and dlpack.MaxNdim.
@@ -94,6 +96,7 @@ const (
 	pBool
 	pStr
 	pArray
+	pInstance
 )
 
 const (
@@ -101,6 +104,8 @@ const (
 	fNone
 	fKwOnly
 	fWritable
+	fPosOnly
+	fSelf
 )
 
 // cParam mirrors ubx_param.
@@ -108,6 +113,8 @@ type cParam struct {
 	name  uintptr // *char
 	kind  int32
 	flags int32
+	class int32
+	_     int32
 }
 
 // Built-in functions (ubx.h UBX_FN_*).
@@ -139,4 +146,22 @@ type cModule struct {
 	minorNewer                    uint32
 	major                         uint32
 	maxMajor, maxMinor            uint32
+	classes                       uintptr // *cClass
+	nclasses                      int32
+}
+
+// cClass mirrors ubx_class: a class of the module.
+type cClass struct {
+	name, doc uintptr // *char: the qualified name ("saxpy.Plan"), the docstring
+	ctor      uintptr // *cFunc, or 0
+	methods   uintptr // *cFunc
+	props     uintptr // *cProp
+	nmethods  int32
+	nprops    int32
+}
+
+// cProp mirrors ubx_prop: a property's accessors, functions of the module.
+type cProp struct {
+	name, doc uintptr // *char
+	get, set  uintptr // *cFunc; set 0 for a read-only property
 }

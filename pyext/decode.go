@@ -125,7 +125,10 @@ func decoderFor[T any](m *Module, fn string, p Param) (typedDecoder[T], bool) {
 			return mk(a, a.gen), nil
 		}
 	default:
-		m.errs = append(m.errs, errors.New("function "+fn+": parameter "+p.name+" has Go type "+name+", which pyext cannot read from a Python argument"))
+		if c := m.classOf(reflect.TypeFor[T]()); c != nil {
+			return instanceDecoder(c, td)
+		}
+		m.errs = append(m.errs, errors.New("function "+fn+": parameter "+p.name+" has Go type "+name+", which pyext cannot read from a Python argument"+classHint(reflect.TypeFor[T]())))
 		return td, false
 	}
 	td.d.checkDefault = func(v any) error {
@@ -357,7 +360,10 @@ func encoderFor[R any](m *Module, fn string) (typedEncoder[R], bool) {
 	if s, ok := sliceEncoder[R](); ok {
 		return s, true
 	}
-	m.errs = append(m.errs, errors.New("function "+fn+": result type "+reflect.TypeFor[R]().String()+" cannot be returned to Python"))
+	if c := m.classOf(reflect.TypeFor[R]()); c != nil {
+		return instanceEncoder[R](c), true
+	}
+	m.errs = append(m.errs, errors.New("function "+fn+": result type "+reflect.TypeFor[R]().String()+" cannot be returned to Python"+classHint(reflect.TypeFor[R]())))
 	return nil, false
 }
 

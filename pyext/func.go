@@ -67,6 +67,7 @@ type paramSpec struct {
 	hasDefault bool
 	array      constraints
 	isArray    bool
+	class      int32 // pInstance: the class's index
 }
 
 // FuncOption is an option of a function: ReleaseGIL.
@@ -86,6 +87,8 @@ func ReleaseGIL() FuncOption { return funcOption(func(f *function) { f.releaseGI
 // function is a Python function of the module.
 type function struct {
 	name, doc  string
+	index      int     // in Module.funcs, which C calls it by
+	member     *member // a class's constructor, method or accessor; nil for a function of the module
 	builtin    int32
 	params     []paramSpec
 	releaseGIL bool
@@ -106,7 +109,7 @@ func define(m *Module, name, doc string, ps []Param, decs []decoder, opts []Func
 	kwOnly := false
 	seen := map[string]bool{}
 	for i, p := range ps {
-		s := paramSpec{name: p.name, kind: decs[i].kind}
+		s := paramSpec{name: p.name, kind: decs[i].kind, class: decs[i].class}
 		if decs[i].array {
 			s.isArray = true
 		}
@@ -167,7 +170,13 @@ func signature(name string, ps []paramSpec) string {
 			b.WriteString("*, ")
 			star = true
 		}
+		if p.flags&fSelf != 0 {
+			b.WriteString("$")
+		}
 		b.WriteString(p.name)
+		if p.flags&fPosOnly != 0 && (i+1 == len(ps) || ps[i+1].flags&fPosOnly == 0) {
+			b.WriteString(", /")
+		}
 		switch {
 		case p.hasDefault:
 			b.WriteString("=" + pyRepr(p.deflt))
@@ -200,6 +209,7 @@ func pyRepr(v any) string {
 // whether a Default fits T.
 type decoder struct {
 	kind         int32
+	class        int32 // pInstance: the class's index
 	typ          string
 	array        bool
 	checkDefault func(any) error
