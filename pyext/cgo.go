@@ -133,6 +133,7 @@ func ubx_go_define(name *C.char, out **C.ubx_module_def) (msg *C.char) {
 		err = errors.New(n + ": " + errkind.Message(e))
 		return nil
 	}
+	addStub(m)
 	ext.mod, ext.py = m, py
 	fillTables()
 	*out = (*C.ubx_module_def)(cmem.Ptr(cDefinition(m)))

@@ -2,6 +2,7 @@ package pyext
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -68,6 +69,7 @@ type paramSpec struct {
 	array      constraints
 	isArray    bool
 	class      int32 // pInstance: the class's index
+	typ        string
 }
 
 // FuncOption is an option of a function: ReleaseGIL.
@@ -92,6 +94,7 @@ type function struct {
 	builtin    int32
 	params     []paramSpec
 	releaseGIL bool
+	result     reflect.Type // the Go result's type (none: no result), for the stub
 	// call decodes the arguments, calls the Go function and encodes its
 	// result; c is the call's frame.
 	call func(c *frame, r *result) error
@@ -109,7 +112,7 @@ func define(m *Module, name, doc string, ps []Param, decs []decoder, opts []Func
 	kwOnly := false
 	seen := map[string]bool{}
 	for i, p := range ps {
-		s := paramSpec{name: p.name, kind: decs[i].kind, class: decs[i].class}
+		s := paramSpec{name: p.name, kind: decs[i].kind, class: decs[i].class, typ: decs[i].typ}
 		if decs[i].array {
 			s.isArray = true
 		}
@@ -221,6 +224,11 @@ type decoder struct {
 // none is the result of a function that returns nothing.
 type none struct{}
 
+// withResult adds the option that records a function's result type R.
+func withResult[R any](opts []FuncOption) []FuncOption {
+	return append(opts[:len(opts):len(opts)], funcOption(func(f *function) { f.result = reflect.TypeFor[R]() }))
+}
+
 func encodeNone(_ *frame, _ none, r *result) error {
 	r.kind = rNone
 	return nil
@@ -244,7 +252,7 @@ func func0[R any](m *Module, name, doc string, fn func() (R, error), enc typedEn
 	if enc == nil {
 		return
 	}
-	define(m, name, doc, nil, nil, opts, func(c *frame, r *result) error {
+	define(m, name, doc, nil, nil, withResult[R](opts), func(c *frame, r *result) error {
 		var out R
 		if err := c.run(func() (err error) { out, err = fn(); return }); err != nil {
 			return err
@@ -272,7 +280,7 @@ func func1[A, R any](m *Module, name, doc string, fn func(A) (R, error), enc typ
 	if !ok || enc == nil {
 		return
 	}
-	define(m, name, doc, []Param{a}, []decoder{da.d}, opts, func(c *frame, r *result) error {
+	define(m, name, doc, []Param{a}, []decoder{da.d}, withResult[R](opts), func(c *frame, r *result) error {
 		x, err := da.read(c, 0)
 		if err != nil {
 			return err
@@ -305,7 +313,7 @@ func func2[A, B, R any](m *Module, name, doc string, fn func(A, B) (R, error), e
 	if !ok1 || !ok2 || enc == nil {
 		return
 	}
-	define(m, name, doc, []Param{a, b}, []decoder{da.d, db.d}, opts, func(c *frame, r *result) error {
+	define(m, name, doc, []Param{a, b}, []decoder{da.d, db.d}, withResult[R](opts), func(c *frame, r *result) error {
 		x, err := da.read(c, 0)
 		if err != nil {
 			return err
@@ -343,7 +351,7 @@ func func3[A, B, C, R any](m *Module, name, doc string, fn func(A, B, C) (R, err
 	if !ok1 || !ok2 || !ok3 || enc == nil {
 		return
 	}
-	define(m, name, doc, []Param{a, b, c}, []decoder{da.d, db.d, dc.d}, opts, func(f *frame, r *result) error {
+	define(m, name, doc, []Param{a, b, c}, []decoder{da.d, db.d, dc.d}, withResult[R](opts), func(f *frame, r *result) error {
 		x, err := da.read(f, 0)
 		if err != nil {
 			return err
@@ -386,7 +394,7 @@ func func4[A, B, C, D, R any](m *Module, name, doc string, fn func(A, B, C, D) (
 	if !ok1 || !ok2 || !ok3 || !ok4 || enc == nil {
 		return
 	}
-	define(m, name, doc, []Param{a, b, c, d}, []decoder{da.d, db.d, dc.d, dd.d}, opts, func(f *frame, r *result) error {
+	define(m, name, doc, []Param{a, b, c, d}, []decoder{da.d, db.d, dc.d, dd.d}, withResult[R](opts), func(f *frame, r *result) error {
 		x, err := da.read(f, 0)
 		if err != nil {
 			return err
