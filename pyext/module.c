@@ -1002,6 +1002,22 @@ out:
 	return r;
 }
 
+/* repr_indent is s with n more spaces on each indented line (a new
+ * reference; NULL with an exception); blank lines stay blank. */
+static PyObject *repr_indent(PyObject *s, size_t n)
+{
+	char pad[80];
+	if (n == 0 || n >= sizeof(pad) - 2)
+		return Py_NewRef(s);
+	pad[0] = '\n';
+	memset(pad + 1, ' ', n + 1);
+	PyObject *nl = PyUnicode_FromStringAndSize(pad, 2), *to = PyUnicode_FromStringAndSize(pad, (Py_ssize_t)n + 2);
+	PyObject *r = nl != NULL && to != NULL ? PyUnicode_Replace(s, nl, to, -1) : NULL;
+	Py_XDECREF(nl);
+	Py_XDECREF(to);
+	return r;
+}
+
 /* The repr: the values as NumPy shows them (for USM with the device and
  * the USM kind, as dpnp's repr does), else the array's shape and type. */
 static PyObject *array_repr(Array *a)
@@ -1015,6 +1031,10 @@ static PyObject *array_repr(Array *a)
 	if (vals != NULL && PyUnicode_GetLength(vals) > 7) {
 		/* "array(" ... ")" becomes "<type>(" ... [, device=..., usm_type=...] ")" */
 		PyObject *inner = PyUnicode_Substring(vals, 6, PyUnicode_GetLength(vals) - 1);
+		/* NumPy indents its rows under "array(": they move right by what
+		 * "<type>(" adds, to stay under the first. */
+		if (inner != NULL)
+			Py_SETREF(inner, repr_indent(inner, strlen(Py_TYPE(a)->tp_name) + 1 - 6));
 		if (inner != NULL && PyUnicode_Tailmatch(vals, s_array_open, 0, 6, -1) == 1) {
 			if (usm == Py_None)
 				r = PyUnicode_FromFormat("%s(%U)", Py_TYPE(a)->tp_name, inner);
@@ -1324,7 +1344,7 @@ static PyGetSetDef array_getset[] = {
 	{"itemsize", (getter)array_itemsize, NULL, "Bytes per element.", NULL},
 	{"nbytes", (getter)array_nbytes, NULL, "Bytes of all elements (size * itemsize).", NULL},
 	{"dtype", (getter)array_typestr, NULL,
-	 "The element type: a numpy.dtype where NumPy is loaded and knows it, else its typestr ('<f4') where "
+	 "The element type: a numpy.dtype where NumPy is loaded and knows it, else its typestr ('|f4') where "
 	 "SUAI has one, else the DLPack dtype's name ('bfloat16').",
 	 NULL},
 	{"strides", (getter)array_strides, NULL,

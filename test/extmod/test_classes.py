@@ -195,3 +195,15 @@ def test_cleared_object_raises_type_error():
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(CLEARED)], env=env, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and "ok" in r.stdout, "exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr)
+
+
+def test_repr_rows_align_under_the_first():
+    # NumPy indents its rows under "array("; the Array's repr moves them
+    # under "extmod.Array(" (issue 29: the docs showed them so, the repr
+    # did not).
+    a = extmod.same(np.arange(8.0).reshape(2, 2, 2))
+    assert repr(a) == ("extmod.Array([[[0., 1.],\n"
+                       "               [2., 3.]],\n"
+                       "\n"
+                       "              [[4., 5.],\n"
+                       "               [6., 7.]]])")
