@@ -434,6 +434,13 @@ func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocatio
 	if err != nil {
 		return nil, err
 	}
+	return b.alloc(q, device, kind, size)
+}
+
+func (b *Backend) alloc(q *Queue, device int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
+	if device < 0 || device >= len(b.devs) {
+		return nil, errkind.New(errkind.Value, "dpctl.Alloc", "no SYCL device "+strconv.Itoa(device))
+	}
 	var malloc func(size, q uintptr) uintptr
 	var aspect int
 	switch kind {
@@ -466,6 +473,17 @@ func (b *Backend) Alloc(device int, kind usm.Kind, size uintptr) (*usm.Allocatio
 		api.FreeWithQueue(p, q.ref)
 		return nil
 	}), nil
+}
+
+// AllocOn allocates USM of the given kind in the context of q, a queue of
+// device (a dpctl.SyclQueue a caller named: its context need not be the
+// device's default one, and memory for its kernels must be in its own).
+// As Alloc otherwise.
+func (b *Backend) AllocOn(q *Queue, device int, kind usm.Kind, size uintptr) (*usm.Allocation, error) {
+	if q == nil || q.b != b {
+		return nil, errkind.New(errkind.Value, "dpctl.AllocOn", "the queue is not one of this dpctl's")
+	}
+	return b.alloc(q, device, kind, size)
 }
 
 // Copy copies n bytes between USM and/or host memory and waits for it, on

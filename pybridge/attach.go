@@ -284,6 +284,27 @@ func (g *GIL) syclQueueOf(q usm.Queue) (o Object, why, err error) {
 
 // IsSyclQueue reports whether o is a dpctl.SyclQueue (false before dpctl
 // is imported).
+// SyclQueueOf is the queue a dpctl.SyclQueue object o holds, as the
+// queue arrays bound to it get (a copy of the same SYCL queue, equal to
+// o's for dpctl and dpnp), and the position of its device in dpctl's
+// registry: what a function binds results to when the caller names a queue
+// (pyext's Device). ok is false for anything but an exact dpctl.SyclQueue;
+// an error only when dpctl cannot be loaded for one.
+func (g *GIL) SyclQueueOf(o Object) (q *dpctl.Queue, device int, ok bool, err error) {
+	if !g.IsSyclQueue(o) {
+		return nil, -1, false, nil
+	}
+	d, err := g.dpctlUnderGIL()
+	if err != nil {
+		return nil, -1, false, err
+	}
+	pin := g.py.queuePin(g, d, o.p)
+	if pin == nil || pin.Queue() == nil || pin.Device() < 0 {
+		return nil, -1, false, errkind.New(errkind.Value, "pybridge.SyclQueueOf", "the dpctl.SyclQueue's device is not one of dpctl's devices with USM")
+	}
+	return pin.Queue(), pin.Device(), true, nil
+}
+
 func (g *GIL) IsSyclQueue(o Object) bool {
 	ty := g.dpctlTypes()
 	return o.p != 0 && ty.queue != 0 && g.api().Type(o.p) == ty.queue

@@ -239,6 +239,18 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 	}
 	stream, copyHere := opts.Stream, false
 	var bindTo *dpctl.PinnedQueue
+	if !stream.isNil() && g.IsSyclQueue(stream) {
+		// The caller's own queue: the producer orders it after its work,
+		// and the array is bound to it, as to a producer's own queue. A
+		// host producer has no stream to order (NumPy refuses one): the
+		// copy made here onto the device is bound to it.
+		if d, err := g.dpctlUnderGIL(); err == nil {
+			bindTo = g.py.queuePin(g, d, stream.p)
+		}
+		if onto != nil {
+			stream = Object{}
+		}
+	}
 	if stream.isNil() {
 		// The consumer passes its queue, or the producer's own, so the
 		// producer orders it (consumerStream); a pre-2023.12 producer
@@ -366,19 +378,27 @@ func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, bind
 	// DLPack consumer rules ask, when the producer exposes one: when no
 	// queue was passed (a Go caller's own registry), and for a
 	// pre-2023.12 producer, which may well ignore the stream it is given.
-	if (stream.isNil() || legacy) && t.DLDevice.Type == dlabi.OneAPI {
+	// An out-of-order queue the caller named does not order what is
+	// submitted to it after the producer's barrier ("Queue ordering on the
+	// device"): wait on the producer's queue too.
+	outOfOrder := bindTo != nil && !bindTo.InOrder()
+	if (stream.isNil() || legacy || outOfOrder) && t.DLDevice.Type == dlabi.OneAPI {
 		if err := g.waitProducerQueue(x); err != nil {
 			t.Release()
 			return nil, err
 		}
 	}
 	if legacy || copyHere {
-		if t, err = g.placeLegacy(t, opts); err != nil {
+		if t, err = g.placeLegacy(t, opts, legacy); err != nil {
 			return nil, err
 		}
 	}
 	if onto != nil && t.DLDevice != *onto {
-		return g.hostToDevice(t, *onto)
+		t, err := g.hostToDevice(t, *onto)
+		if err == nil && bindTo != nil && t.Device == bindTo.Device() && bindTo.Queue() != nil && bindTo.Queue().IsDefaultContext() {
+			t.Queue = bindTo.Queue() // its memory is in the default context, the queue's own
+		}
+		return t, err
 	}
 	return t, nil
 }
@@ -465,7 +485,7 @@ func (g *GIL) hostToDevice(t *dlpack.Tensor, onto dlabi.Device) (*dlpack.Tensor,
 // dlpack.Export) and imports the result, releasing the producer's tensor.
 // A tensor already where it was asked to be, with no copy asked for, is
 // returned as it is.
-func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions) (*dlpack.Tensor, error) {
+func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions, legacy bool) (*dlpack.Tensor, error) {
 	moved := opts.Device != nil && *opts.Device != t.DLDevice
 	if !moved && opts.Copy != dlpack.CopyAlways {
 		return t, nil
@@ -476,7 +496,19 @@ func (g *GIL) placeLegacy(t *dlpack.Tensor, opts FromDLPackOptions) (*dlpack.Ten
 	if err != nil {
 		return nil, err
 	}
-	return g.importManaged(m, opts.Registry)
+	c, err := g.importManaged(m, opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	// A legacy tensor is read-only because it cannot say it is writable,
+	// not because its producer said so: the copy made here is memory only
+	// the caller sees, and is the caller's to write (it could not go back
+	// to the producer anyway). A versioned producer's READ_ONLY is kept, as
+	// dpnp keeps it on the copies it makes.
+	if legacy {
+		c.ReadOnly = false
+	}
+	return c, nil
 }
 
 // importRegistry is the registry the tensor at p is imported with: reg

@@ -240,7 +240,7 @@ func (g *GIL) takeExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpa
 			return nil, err
 		}
 	}
-	return g.placeLegacy(tn, opts)
+	return g.placeLegacy(tn, opts, false)
 }
 
 // waitWorkStream waits on the producer's current work stream of dev, a

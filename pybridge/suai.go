@@ -247,25 +247,32 @@ func (g *GIL) makeGetters(keys []uintptr) (gt [2]uintptr) {
 // for an exact dict of the usual sizes; it reports false for other dicts
 // and where the getter raises (a key is missing), and the caller then
 // looks the keys up one by one, so the values are the same either way.
-func (g *GIL) suaiValues(s *suaiDict, keys []uintptr) bool {
+func (g *GIL) suaiValues(s *suaiDict, keys []uintptr) (bool, error) {
 	a := g.api()
 	d := s.dict
 	if a.Type(d) != a.DictType {
-		return false
+		return false, nil
 	}
 	n := a.DictLen(d)
 	getter := g.suaiGetterFor(keys, n)
 	if getter == 0 {
-		return false
+		return false, nil
 	}
 	t := a.CallOneArg(getter, d)
 	if t == 0 {
+		// A KeyError is the answer "some key is absent", which the lookup
+		// of each key then tells apart; anything else (a key's __eq__ that
+		// raised) is the dict's own exception, as dpctl's dict.get raises
+		// it, not a reason to look again.
+		if !a.ErrGivenMatches(a.ErrOccurred(), a.Exc["KeyError"]) {
+			return false, g.fetch("__sycl_usm_array_interface__")
+		}
 		a.ErrClear()
-		return false
+		return false, nil
 	}
 	s.got = t
 	s.takeValues(t, n)
-	return true
+	return true, nil
 }
 
 // suaiGetterFor is the itemgetter suaiValues calls for an exact dict of n
@@ -471,8 +478,11 @@ func (g *GIL) notASUAIDict(obj Object) error {
 func (g *GIL) readSUAIDict(d uintptr) (*suaiDict, error) {
 	s := &suaiDict{g: g, dict: d}
 	keys, err := g.suaiKeyObjects()
-	if err == nil && !g.suaiValues(s, keys) {
-		err = s.lookUpEach(keys)
+	if err == nil {
+		var ok bool
+		if ok, err = g.suaiValues(s, keys); err == nil && !ok {
+			err = s.lookUpEach(keys)
+		}
 	}
 	if err != nil {
 		s.Release(g)

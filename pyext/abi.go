@@ -67,6 +67,7 @@ const (
 	rObject
 	rArg
 	rArgArray
+	rUint
 	rInstance
 )
 
@@ -96,6 +97,7 @@ const (
 	pBool
 	pStr
 	pArray
+	pUint
 	pInstance
 )
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -40,13 +41,14 @@ type AnyArray struct {
 
 // arg is an array argument as the Go function sees it.
 type arg struct {
-	arr   usm.Array // the view; Shape and Strides point into C memory during the call
-	gen   uint32    // bumped when the call ends: older Arrays see nothing
-	index int32     // the argument's position
-	frame *frame
-	none  bool
-	held  *keptArg   // the Owner of its kept views, made by the first Keep
-	view  *usm.Array // what USM returns during the call, made on first use
+	arr     usm.Array // the view; Shape and Strides point into C memory during the call
+	gen     uint32    // bumped when the call ends: older Arrays see nothing
+	index   int32     // the argument's position
+	frame   *frame
+	none    bool
+	decoded bool       // arr holds this call's view (decodeArray)
+	held    *keptArg   // the Owner of its kept views, made by the first Keep
+	view    *usm.Array // what USM returns during the call, made on first use
 }
 
 // with runs fn on the view of a live argument under its frame's lock (nil
@@ -181,6 +183,86 @@ func (x AnyArray) USM() *usm.Array { return x.a.usm(x.gen) }
 // Keep returns the view as a *usm.Array that outlives the call (see
 // Array.Keep).
 func (x AnyArray) Keep() (*usm.Array, error) { return keep(x.a, x.gen) }
+
+// Device returns where the argument lives, with its queue (Host for host
+// memory): EmptyLike and Empty of it make arrays that combine with it.
+func (x Array[T]) Device() Device { return x.a.device(x.gen) }
+
+// Device returns where the argument lives, with its queue (see
+// Array.Device).
+func (x AnyArray) Device() Device { return x.a.device(x.gen) }
+
+// DType returns the argument's element type (the zero Type for None or
+// after the call).
+func (x AnyArray) DType() dtype.Type { return x.a.dtype(x.gen) }
+
+// As returns x as an Array of element type T, the same view without a
+// copy (read-only memory stays read-only), and whether its element type is
+// T: one Python function over several element types, with a switch on
+// DType or a chain of As.
+func As[T usm.Element](x AnyArray) (Array[T], bool) {
+	want := dtypeOf[T]()
+	got := x.a.dtype(x.gen)
+	dt, err := got.DataType()
+	if err != nil || dt != want {
+		return Array[T]{}, false
+	}
+	return Array[T](x), true
+}
+
+// Given returns the argument itself, the very object the caller passed,
+// as a function's result: NumPy's out= convention, f(x, out=y) is y. None
+// for an omitted or None argument.
+func (x Array[T]) Given() Result { return Result{given: x.a, gen: x.gen, kind: resultGiven} }
+
+// Given returns the argument itself as a function's result (see
+// Array.Given).
+func (x AnyArray) Given() Result { return Result{given: x.a, gen: x.gen, kind: resultGiven} }
+
+// Result is a result chosen when the function runs: an argument as given
+// (Given), or a new Array (NewArray), or None (the zero Result). A function
+// with an out= parameter returns out.Given() when the caller passed one,
+// NewArray of what it allocated otherwise.
+type Result struct {
+	kind  int
+	given *arg
+	gen   uint32
+	arr   *usm.Array
+}
+
+const (
+	resultNone = iota
+	resultGiven
+	resultArray
+)
+
+// NewArray is a Result that returns arr as a new Array (as a *usm.Array
+// result does: the Array takes over arr's Owner).
+func NewArray(arr *usm.Array) Result {
+	if arr == nil {
+		return Result{}
+	}
+	return Result{kind: resultArray, arr: arr}
+}
+
+func (a *arg) device(gen uint32) (d Device) {
+	d = Host
+	a.with(gen, func(a *arg) {
+		if a != nil {
+			d = deviceOfArray(&a.arr)
+		}
+	})
+	return d
+}
+
+func (a *arg) dtype(gen uint32) (t dtype.Type) {
+	a.with(gen, func(a *arg) {
+		if a != nil {
+			t = a.arr.DType
+		}
+	})
+	return t
+}
 
 func lenOf(a *usm.Array) int {
 	if a == nil {

@@ -627,7 +627,14 @@ func ubx_go_from_dlpack(x, device, copyArg unsafe.Pointer, res *C.ubx_result) C.
 // cannot resolve is an error naming the keyword.
 func fromDLPackOptions(g *pybridge.GIL, device, copyArg pybridge.Object) (pybridge.FromDLPackOptions, error) {
 	var opts pybridge.FromDLPackOptions
-	if device.Ptr() != 0 && !g.IsNone(device) && namesDevice(g, device) {
+	named := false
+	if device.Ptr() != 0 && !g.IsNone(device) {
+		var err error
+		if named, err = namesDevice(g, device); err != nil {
+			return opts, err
+		}
+	}
+	if named {
 		d, err := deviceOf(g, device)
 		if err != nil {
 			var exc *pybridge.Exception
@@ -639,6 +646,11 @@ func fromDLPackOptions(g *pybridge.GIL, device, copyArg pybridge.Object) (pybrid
 				k = errkind.Value
 			}
 			return opts, &ArgumentError{Func: "from_dlpack", Param: "device", Reason: "is not a device usmbridge can use", kind: k, Err: err}
+		}
+		if d.Queue != nil {
+			// A dpctl.SyclQueue: passed as the stream, the producer orders
+			// it after its work, and the array is bound to it.
+			opts.Stream = device
 		}
 		device = pybridge.Object{}
 		opts.Device = &d.DL
@@ -655,18 +667,23 @@ func fromDLPackOptions(g *pybridge.GIL, device, copyArg pybridge.Object) (pybrid
 }
 
 // namesDevice reports whether o names a device by name or object (a str, a
-// dpctl.SyclDevice or SyclQueue) rather than as a DLPack pair.
-func namesDevice(g *pybridge.GIL, o pybridge.Object) bool {
+// dpctl.SyclDevice or SyclQueue) rather than as a DLPack pair. An
+// exception the object's own code raised (a property) is the error.
+func namesDevice(g *pybridge.GIL, o pybridge.Object) (bool, error) {
 	if _, ok := g.AsString(o); ok {
-		return true
+		return true, nil
 	}
 	for _, attr := range []string{"filter_string", "sycl_device"} {
-		if v, err := g.GetAttr(o, attr); err == nil {
+		v, err := attrIfAny(g, o, attr)
+		if err != nil {
+			return false, err
+		}
+		if v.Ptr() != 0 {
 			g.DecRef(v)
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 //export ubx_go_import_capsule

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 )
@@ -135,12 +136,12 @@ func (c *class) qual(attr string) string {
 
 // initEncoder is a constructor's result: the new object (never None).
 func initEncoder[T any](cls *Class[T]) typedEncoder[*T] {
-	enc := instanceEncoder[*T](cls.c)
+	enc := instanceEncoder(cls.c)
 	return func(f *frame, out *T, r *result) error {
 		if out == nil {
 			return RuntimeError("%s() returned no %s (a nil *%s and no error)", cls.c.name, cls.c.name, cls.c.typ.Elem())
 		}
-		return enc(f, out, r)
+		return enc(f, unsafe.Pointer(&out), r)
 	}
 }
 
@@ -374,43 +375,60 @@ func dropValue(h int64) error {
 	return nil
 }
 
-// instanceDecoder reads an object of class c as its *T (T's pointer type
-// is P): C checked the object's class and passes its handle; None (for an
-// Optional parameter) is a nil pointer.
-func instanceDecoder[P any](c *class, td typedDecoder[P]) (typedDecoder[P], bool) {
-	td.d.kind, td.d.class = pInstance, int32(c.index)
-	td.read = func(f *frame, i int) (P, error) {
-		v := &f.vals[i]
-		var zero P
-		if v.kind != vInstance {
-			return zero, nil
-		}
-		p, ok := values.get(v.i).(P)
-		if !ok { // C checks the class: a value gone since is a dead object
-			return zero, deadObject(f, i, c)
-		}
-		return p, nil
+// decoderOf is the decoder of a parameter of Go type t: an object of one
+// of the module's classes for its *T, else pyext's decoderOf.
+func (m *Module) decoderOf(t reflect.Type) (decoder, bool) {
+	if c := m.classOf(t); c != nil {
+		return instanceDecoder(c), true
 	}
-	td.d.checkDefault = func(any) error {
+	return decoderOf(t)
+}
+
+// encoderOf is encoderOf, with the module's classes.
+func (m *Module) encoderOf(t reflect.Type) (encoder, bool) {
+	if c := m.classOf(t); c != nil {
+		return instanceEncoder(c), true
+	}
+	return encoderOf(t)
+}
+
+// instanceDecoder reads an object of class c as its *T: C checked the
+// object's class and passes its handle; None (for an Optional parameter)
+// is a nil pointer.
+func instanceDecoder(c *class) decoder {
+	d := decoder{typ: c.typ.String(), kind: pInstance, class: int32(c.index)}
+	d.into = func(f *frame, i int, dst unsafe.Pointer) error {
+		v := &f.vals[i]
+		if v.kind != vInstance {
+			*(*unsafe.Pointer)(dst) = nil
+			return nil
+		}
+		x := values.get(v.i)
+		if x == nil || reflect.TypeOf(x) != c.typ { // C checks the class: a value gone since is a dead object
+			return deadObject(f, i, c)
+		}
+		*(*unsafe.Pointer)(dst) = reflect.ValueOf(x).UnsafePointer() // a *T is one pointer word
+		return nil
+	}
+	d.checkDefault = func(any) error {
 		return errors.New("a parameter of class " + c.name + " has no Default (Optional makes None its default)")
 	}
-	return td, true
+	return d
 }
 
 func deadObject(f *frame, i int, c *class) error {
 	return &ArgumentError{Func: f.fn.name, Param: f.fn.params[i].name, Reason: "is a " + c.name + " object whose Go value is gone", kind: errkind.Type}
 }
 
-// instanceEncoder returns a *T (P) as its object: the one it has, or a new
+// instanceEncoder returns a *T as its object: the one it has, or a new
 // object of class c; nil is None.
-func instanceEncoder[P any](c *class) typedEncoder[P] {
-	return func(f *frame, out P, r *result) error {
-		v := any(out)
-		if reflect.ValueOf(v).IsNil() {
+func instanceEncoder(c *class) encoder {
+	return func(f *frame, src unsafe.Pointer, r *result) error {
+		if *(*unsafe.Pointer)(src) == nil {
 			r.kind = rNone
 			return nil
 		}
-		h, existing := values.adopt(v)
+		h, existing := values.adopt(reflect.NewAt(c.typ, src).Elem().Interface())
 		r.kind, r.arg, r.i = rInstance, int32(c.index), h
 		if existing {
 			r.n = 1

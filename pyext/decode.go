@@ -21,159 +21,164 @@ type typedDecoder[T any] struct {
 	read func(c *frame, i int) (T, error)
 }
 
-// decoderFor makes the decoder of a parameter of Go type T, or records a
-// definition error in m.
+// decoderFor makes the decoder of a parameter of Go type T (decoderOf's),
+// or records a definition error in m.
 func decoderFor[T any](m *Module, fn string, p Param) (typedDecoder[T], bool) {
-	var zero T
-	name := reflect.TypeFor[T]().String()
-	td := typedDecoder[T]{d: decoder{typ: name}}
-	switch any(zero).(type) {
-	case bool:
-		td.d.kind = pBool
-		td.read = func(c *frame, i int) (T, error) {
-			v, def, err := c.scalar(i)
-			if def != nil || err != nil {
-				return defaultOf[T](def), err
-			}
-			b := v.i != 0
-			return *(*T)(unsafe.Pointer(&b)), nil
+	d, ok := m.decoderOf(reflect.TypeFor[T]())
+	if !ok {
+		m.errs = append(m.errs, errors.New("function "+fn+": parameter "+p.name+" has Go type "+d.typ+", which pyext cannot read from a Python argument"+classHint(reflect.TypeFor[T]())))
+		return typedDecoder[T]{d: d}, false
+	}
+	return typedDecoder[T]{d: d, read: func(c *frame, i int) (T, error) {
+		var x T
+		err := d.into(c, i, unsafe.Pointer(&x))
+		return x, err
+	}}, true
+}
+
+// decoderOf is the decoder of a parameter of Go type t: how C reads the
+// argument (kind) and how Go writes it into a value of type t (into). One
+// per type, for the typed FuncN and for Func of any arity alike. The
+// types and what each accepts are listed on Param.
+func decoderOf(t reflect.Type) (decoder, bool) {
+	d := decoder{typ: t.String()}
+	d.checkDefault = func(v any) error {
+		if v == nil || reflect.TypeOf(v) != t {
+			return errors.New("Default of type " + typeName(v) + " for a parameter of type " + t.String())
 		}
-	case string:
-		td.d.kind = pStr
-		td.read = func(c *frame, i int) (T, error) {
-			v, def, err := c.scalar(i)
-			if def != nil || err != nil {
-				return defaultOf[T](def), err
+		return nil
+	}
+	switch t {
+	case reflect.TypeFor[bool]():
+		d.kind = pBool
+		d.into = scalarInto(t, func(v *value, dst unsafe.Pointer, _ *frame, _ int) error {
+			*(*bool)(dst) = v.i != 0
+			return nil
+		})
+	case reflect.TypeFor[string]():
+		d.kind = pStr
+		d.into = scalarInto(t, func(v *value, dst unsafe.Pointer, _ *frame, _ int) error {
+			*(*string)(dst) = v.str()
+			return nil
+		})
+	case reflect.TypeFor[float64]():
+		d.kind = pFloat
+		d.into = scalarInto(t, func(v *value, dst unsafe.Pointer, _ *frame, _ int) error {
+			*(*float64)(dst) = v.f
+			return nil
+		})
+	case reflect.TypeFor[float32]():
+		d.kind = pFloat
+		d.into = scalarInto(t, func(v *value, dst unsafe.Pointer, _ *frame, _ int) error {
+			*(*float32)(dst) = float32(v.f)
+			return nil
+		})
+	case reflect.TypeFor[int](), reflect.TypeFor[int8](), reflect.TypeFor[int16](), reflect.TypeFor[int32](), reflect.TypeFor[int64](),
+		reflect.TypeFor[uint8](), reflect.TypeFor[uint16](), reflect.TypeFor[uint32]():
+		d.kind = pInt
+		d.into = scalarInto(t, func(v *value, dst unsafe.Pointer, c *frame, i int) error {
+			rv := reflect.NewAt(t, dst).Elem()
+			if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 {
+				if v.i < 0 || rv.OverflowUint(uint64(v.i)) {
+					return argErr(errkind.Overflow, c.fn.name, c.fn.params[i].name, "= "+strconv.FormatInt(v.i, 10)+" does not fit in "+t.String())
+				}
+				rv.SetUint(uint64(v.i))
+				return nil
 			}
-			s := v.str()
-			return *(*T)(unsafe.Pointer(&s)), nil
-		}
-	case float64:
-		td.d.kind = pFloat
-		td.read = func(c *frame, i int) (T, error) {
-			v, def, err := c.scalar(i)
-			if def != nil || err != nil {
-				return defaultOf[T](def), err
+			if rv.OverflowInt(v.i) {
+				return argErr(errkind.Overflow, c.fn.name, c.fn.params[i].name, "= "+strconv.FormatInt(v.i, 10)+" does not fit in "+t.String())
 			}
-			return *(*T)(unsafe.Pointer(&v.f)), nil
-		}
-	case float32:
-		td.d.kind = pFloat
-		td.read = func(c *frame, i int) (T, error) {
-			v, def, err := c.scalar(i)
-			if def != nil || err != nil {
-				return defaultOf[T](def), err
+			rv.SetInt(v.i)
+			return nil
+		})
+	case reflect.TypeFor[uint](), reflect.TypeFor[uint64]():
+		// C reads the whole range, 0 ... 2**64-1 (UBX_P_UINT: its bits in
+		// v.i).
+		d.kind = pUint
+		d.into = scalarInto(t, func(v *value, dst unsafe.Pointer, c *frame, i int) error {
+			rv := reflect.NewAt(t, dst).Elem()
+			if rv.OverflowUint(uint64(v.i)) { // uint on a 32-bit platform
+				return argErr(errkind.Overflow, c.fn.name, c.fn.params[i].name, "= "+strconv.FormatUint(uint64(v.i), 10)+" does not fit in "+t.String())
 			}
-			f := float32(v.f)
-			return *(*T)(unsafe.Pointer(&f)), nil
-		}
-	case int:
-		return intDecoder[T, int](td)
-	case int8:
-		return intDecoder[T, int8](td)
-	case int16:
-		return intDecoder[T, int16](td)
-	case int32:
-		return intDecoder[T, int32](td)
-	case int64:
-		return intDecoder[T, int64](td)
-	case uint:
-		return intDecoder[T, uint](td)
-	case uint8:
-		return intDecoder[T, uint8](td)
-	case uint16:
-		return intDecoder[T, uint16](td)
-	case uint32:
-		return intDecoder[T, uint32](td)
-	case uint64:
-		return intDecoder[T, uint64](td)
-	case pybridge.Object:
-		td.d.kind = pObject
-		td.read = func(c *frame, i int) (T, error) {
+			rv.SetUint(uint64(v.i))
+			return nil
+		})
+	case reflect.TypeFor[pybridge.Object]():
+		d.kind = pObject
+		d.into = func(c *frame, i int, dst unsafe.Pointer) error {
 			v := &c.vals[i]
 			var o pybridge.Object
 			if v.kind != vMissing && v.kind != vNone {
 				o = pybridge.UnsafeObject(v.obj)
 			}
-			return *(*T)(unsafe.Pointer(&o)), nil
+			*(*pybridge.Object)(dst) = o
+			return nil
 		}
-	case Device:
-		td.d.kind = pObject
-		td.read = func(c *frame, i int) (T, error) {
-			d, err := c.device(i)
-			return *(*T)(unsafe.Pointer(&d)), err
+	case reflect.TypeFor[Device]():
+		d.kind = pObject
+		d.into = func(c *frame, i int, dst unsafe.Pointer) error {
+			dv, err := c.device(i)
+			*(*Device)(dst) = dv
+			return err
 		}
-		td.d.checkDefault = func(v any) error {
+		d.checkDefault = func(v any) error {
 			switch v.(type) {
 			case Device, string:
 				return nil
 			}
 			return errors.New("the default of a Device parameter is a Device or a string such as \"cpu\"")
 		}
-		return td, true
-	case arrayType:
-		at := any(zero).(arrayType)
+	default:
+		at, ok := reflect.Zero(t).Interface().(arrayType)
+		if !ok {
+			return d, false
+		}
 		want, goType := at.wants()
-		mk := at.maker().(func(*arg, uint32) T)
-		td.d.kind, td.d.array = pArray, true
-		td.read = func(c *frame, i int) (T, error) {
+		d.kind, d.array = pArray, true
+		d.want, d.goType = want, goType
+		d.into = func(c *frame, i int, dst unsafe.Pointer) error {
 			a, err := c.array(i, want, goType)
 			if err != nil {
-				var z T
-				return z, err
+				return err
 			}
-			return mk(a, a.gen), nil
+			// Array[T] and AnyArray are the same two words: the argument
+			// and its call's generation.
+			*(*argRef)(dst) = argRef{a, a.gen}
+			return nil
 		}
-	default:
-		if c := m.classOf(reflect.TypeFor[T]()); c != nil {
-			return instanceDecoder(c, td)
-		}
-		m.errs = append(m.errs, errors.New("function "+fn+": parameter "+p.name+" has Go type "+name+", which pyext cannot read from a Python argument"+classHint(reflect.TypeFor[T]())))
-		return td, false
 	}
-	td.d.checkDefault = func(v any) error {
-		if _, ok := v.(T); !ok {
-			return errors.New("Default(" + strconv.Quote(reflect.TypeOf(v).String()) + ") is not a " + name)
-		}
-		return nil
-	}
-	return td, true
+	return d, true
 }
 
-type integer interface {
-	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64
+// argRef is the layout Array[T] and AnyArray share.
+type argRef struct {
+	a   *arg
+	gen uint32
 }
 
-// intDecoder reads an int argument as I (which T is), range-checked.
-func intDecoder[T any, I integer](td typedDecoder[T]) (typedDecoder[T], bool) {
-	td.d.kind = pInt
-	td.read = func(c *frame, i int) (T, error) {
+// scalarInto is a scalar decoder: the default (or zero value) when the
+// argument was omitted or None, else set from C's value.
+func scalarInto(t reflect.Type, set func(v *value, dst unsafe.Pointer, c *frame, i int) error) func(*frame, int, unsafe.Pointer) error {
+	return func(c *frame, i int, dst unsafe.Pointer) error {
 		v, def, err := c.scalar(i)
-		if def != nil || err != nil {
-			return defaultOf[T](def), err
+		if err != nil {
+			return err
 		}
-		x := I(v.i)
-		if int64(x) != v.i || (v.i < 0) != (x < 0) {
-			return *new(T), argErr(errkind.Overflow, c.fn.name, c.fn.params[i].name, "= "+strconv.FormatInt(v.i, 10)+" does not fit in "+reflect.TypeFor[I]().String())
+		if def != nil {
+			if dv := reflect.ValueOf(def); dv.IsValid() && dv.Type() == t {
+				reflect.NewAt(t, dst).Elem().Set(dv)
+			}
+			return nil // noDefault: the zero value
 		}
-		return *(*T)(unsafe.Pointer(&x)), nil
+		return set(v, dst, c, i)
 	}
-	td.d.checkDefault = func(v any) error {
-		if _, ok := v.(T); !ok {
-			return errors.New("Default of type " + reflect.TypeOf(v).String() + " for a parameter of type " + reflect.TypeFor[T]().String())
-		}
-		return nil
-	}
-	return td, true
 }
 
-// defaultOf is def (a *paramSpec's default, of type T) or T's zero value.
-func defaultOf[T any](def any) T {
-	if x, ok := def.(T); ok {
-		return x
+func typeName(v any) string {
+	if v == nil {
+		return "nil"
 	}
-	var z T
-	return z
+	return reflect.TypeOf(v).String()
 }
 
 // noDefault marks "use the zero value" for an Optional parameter.
@@ -197,34 +202,11 @@ func (c *frame) scalar(i int) (v *value, def any, err error) {
 // import through pybridge; then the element type and the parameter's
 // constraints.
 func (c *frame) array(i int, want dlabi.DataType, goType string) (*arg, error) {
-	v := &c.vals[i]
-	spec := &c.fn.params[i]
-	a := &c.args[i]
-	a.none = false
-	switch v.kind {
-	case vMissing, vNone:
-		a.none = true
-		a.arr = usm.Array{}
-		return a, nil
-	case vArray:
-		if err := c.viewArray(a, &v.v); err != nil {
-			return nil, &ArgumentError{Func: c.fn.name, Param: spec.name, Reason: "cannot be read", kind: errkind.Value, Err: err}
-		}
-	default:
-		arr, err := c.importObject(v.obj)
-		if err != nil {
-			var exc *pybridge.Exception
-			if errors.As(err, &exc) {
-				return nil, err // the producer's own exception, as itself
-			}
-			k := errkind.Of(err)
-			if k == nil {
-				k = errkind.Type
-			}
-			return nil, &ArgumentError{Func: c.fn.name, Param: spec.name, Reason: "is not an array usmbridge can read", kind: k, Err: err}
-		}
-		a.arr = *arr
+	a, err := c.decodeArray(i)
+	if err != nil || a.none {
+		return a, err
 	}
+	spec := &c.fn.params[i]
 	got, err := a.arr.DType.DataType()
 	if err != nil {
 		return nil, argErr(errkind.Type, c.fn.name, spec.name, "has an element type without a DLPack dtype")
@@ -235,6 +217,49 @@ func (c *frame) array(i int, want dlabi.DataType, goType string) (*arg, error) {
 	if err := spec.array.check(c.fn.name, spec.name, &a.arr); err != nil {
 		return nil, err
 	}
+	return a, nil
+}
+
+// decodeArray reads array argument i once per call (an overloaded
+// function looks at it before the overload it chose does): C's view, or
+// (for what C left to Go) an import through pybridge.
+func (c *frame) decodeArray(i int) (*arg, error) {
+	a := &c.args[i]
+	if a.decoded {
+		return a, nil
+	}
+	v := &c.vals[i]
+	spec := &c.fn.params[i]
+	a.none = false
+	switch v.kind {
+	case vMissing, vNone:
+		a.none = true
+		a.arr = usm.Array{}
+		a.decoded = true
+		return a, nil
+	case vArray:
+		if err := c.viewArray(a, &v.v); err != nil {
+			return nil, &ArgumentError{Func: c.fn.name, Param: spec.name, Reason: "cannot be read", kind: errkind.Value, Err: err}
+		}
+	default:
+		arr, err := c.importObject(v.obj)
+		if err != nil {
+			var exc *pybridge.Exception
+			if errors.As(err, &exc) && !errors.Is(err, errkind.Buffer) {
+				return nil, err // the producer's own exception, as itself
+			}
+			// The producer's BufferError says it cannot export the array
+			// (a dtype DLPack cannot carry: datetime64, ">f8", object):
+			// a TypeError naming the parameter, caused by it.
+			k := errkind.Of(err)
+			if k == nil || exc != nil {
+				k = errkind.Type
+			}
+			return nil, &ArgumentError{Func: c.fn.name, Param: spec.name, Reason: "is not an array usmbridge can read", kind: k, Err: err}
+		}
+		a.arr = *arr
+	}
+	a.decoded = true
 	return a, nil
 }
 
@@ -297,74 +322,91 @@ func keep(a *arg, gen uint32) (*usm.Array, error) {
 // typedEncoder writes a Go function's result.
 type typedEncoder[R any] func(c *frame, out R, r *result) error
 
-// encoderFor makes the encoder of a result of Go type R, or records a
-// definition error in m.
+// encoderFor makes the encoder of a result of Go type R (encoderOf's), or
+// records a definition error in m.
 func encoderFor[R any](m *Module, fn string) (typedEncoder[R], bool) {
-	var zero R
-	switch any(zero).(type) {
-	case bool:
-		return func(c *frame, out R, r *result) error {
+	t := reflect.TypeFor[R]()
+	e, ok := m.encoderOf(t)
+	if !ok {
+		m.errs = append(m.errs, errors.New("function "+fn+": result type "+t.String()+" cannot be returned to Python"+classHint(t)))
+		return nil, false
+	}
+	return func(c *frame, out R, r *result) error { return e(c, unsafe.Pointer(&out), r) }, true
+}
+
+// encoder writes a result of a Go type, read from src, into r.
+type encoder func(c *frame, src unsafe.Pointer, r *result) error
+
+// encoderOf is the encoder of a result of Go type t: one per type, for the
+// typed FuncNR and for Func of any arity alike.
+func encoderOf(t reflect.Type) (encoder, bool) {
+	switch t {
+	case reflect.TypeFor[bool]():
+		return func(c *frame, src unsafe.Pointer, r *result) error {
 			r.kind = rBool
-			if *(*bool)(unsafe.Pointer(&out)) {
+			if *(*bool)(src) {
 				r.i = 1
 			}
 			return nil
 		}, true
-	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-		return func(c *frame, out R, r *result) error {
-			rv := reflect.ValueOf(&out).Elem()
+	case reflect.TypeFor[int](), reflect.TypeFor[int8](), reflect.TypeFor[int16](), reflect.TypeFor[int32](), reflect.TypeFor[int64]():
+		return func(c *frame, src unsafe.Pointer, r *result) error {
+			r.kind, r.i = rInt, reflect.NewAt(t, src).Elem().Int()
+			return nil
+		}, true
+	case reflect.TypeFor[uint](), reflect.TypeFor[uint8](), reflect.TypeFor[uint16](), reflect.TypeFor[uint32](), reflect.TypeFor[uint64]():
+		return func(c *frame, src unsafe.Pointer, r *result) error {
+			u := reflect.NewAt(t, src).Elem().Uint()
 			r.kind = rInt
-			if rv.CanInt() {
-				r.i = rv.Int()
-				return nil
-			}
-			u := rv.Uint()
 			if u > math.MaxInt64 {
-				return errkind.New(errkind.Overflow, "pyext", fn+"() result "+strconv.FormatUint(u, 10)+" does not fit in a 64-bit int")
+				r.kind = rUint // Python's int has the whole range
 			}
 			r.i = int64(u)
 			return nil
 		}, true
-	case float64:
-		return func(c *frame, out R, r *result) error {
-			r.kind, r.f = rFloat, *(*float64)(unsafe.Pointer(&out))
+	case reflect.TypeFor[float64]():
+		return func(c *frame, src unsafe.Pointer, r *result) error {
+			r.kind, r.f = rFloat, *(*float64)(src)
 			return nil
 		}, true
-	case float32:
-		return func(c *frame, out R, r *result) error {
-			r.kind, r.f = rFloat, float64(*(*float32)(unsafe.Pointer(&out)))
+	case reflect.TypeFor[float32]():
+		return func(c *frame, src unsafe.Pointer, r *result) error {
+			r.kind, r.f = rFloat, float64(*(*float32)(src))
 			return nil
 		}, true
-	case string:
-		return func(c *frame, out R, r *result) error {
-			return c.setString(r, *(*string)(unsafe.Pointer(&out)))
+	case reflect.TypeFor[string]():
+		return func(c *frame, src unsafe.Pointer, r *result) error {
+			return c.setString(r, *(*string)(src))
 		}, true
-	case pybridge.Object:
-		return func(c *frame, out R, r *result) error {
-			r.kind, r.obj = rObject, (*(*pybridge.Object)(unsafe.Pointer(&out))).Ptr()
+	case reflect.TypeFor[pybridge.Object]():
+		return func(c *frame, src unsafe.Pointer, r *result) error {
+			r.kind, r.obj = rObject, (*(*pybridge.Object)(src)).Ptr()
 			if r.obj == 0 {
 				r.kind = rNone
 			}
 			return nil
 		}, true
-	case *usm.Array:
-		return func(c *frame, out R, r *result) error {
-			return c.setArray(r, *(*(*usm.Array))(unsafe.Pointer(&out)))
+	case reflect.TypeFor[*usm.Array]():
+		return func(c *frame, src unsafe.Pointer, r *result) error {
+			return c.setArray(r, *(**usm.Array)(src))
 		}, true
-	case arrayResult:
-		return func(c *frame, out R, r *result) error {
-			a, gen := any(out).(arrayResult).argOf()
-			return c.setArgArray(r, a, gen)
+	case reflect.TypeFor[Result]():
+		return func(c *frame, src unsafe.Pointer, r *result) error {
+			return c.setResult(r, *(*Result)(src))
+		}, true
+	case reflect.TypeFor[none]():
+		return func(c *frame, src unsafe.Pointer, r *result) error {
+			r.kind = rNone
+			return nil
 		}, true
 	}
-	if s, ok := sliceEncoder[R](); ok {
-		return s, true
+	if _, ok := reflect.Zero(t).Interface().(arrayResult); ok {
+		return func(c *frame, src unsafe.Pointer, r *result) error {
+			ref := (*argRef)(src)
+			return c.setArgArray(r, ref.a, ref.gen)
+		}, true
 	}
-	if c := m.classOf(reflect.TypeFor[R]()); c != nil {
-		return instanceEncoder[R](c), true
-	}
-	m.errs = append(m.errs, errors.New("function "+fn+": result type "+reflect.TypeFor[R]().String()+" cannot be returned to Python"+classHint(reflect.TypeFor[R]())))
-	return nil, false
+	return sliceEncoder(t)
 }
 
 // arrayResult is an array argument returned as the result.
@@ -375,8 +417,7 @@ func (x AnyArray) argOf() (*arg, uint32) { return x.a, x.gen }
 
 // sliceEncoder returns Go slices of element types as host Arrays over the
 // slice's memory, which the module keeps (pinned) until the Array goes.
-func sliceEncoder[R any]() (typedEncoder[R], bool) {
-	t := reflect.TypeFor[R]()
+func sliceEncoder(t reflect.Type) (encoder, bool) {
 	if t.Kind() != reflect.Slice {
 		return nil, false
 	}
@@ -384,9 +425,9 @@ func sliceEncoder[R any]() (typedEncoder[R], bool) {
 	if !ok {
 		return nil, false
 	}
-	return func(c *frame, out R, r *result) error {
-		rv := reflect.ValueOf(out)
-		return c.setSlice(r, unsafe.Pointer(rv.Pointer()), rv.Len(), t.Elem().Size(), dt, out)
+	return func(c *frame, src unsafe.Pointer, r *result) error {
+		rv := reflect.NewAt(t, src).Elem()
+		return c.setSlice(r, rv.UnsafePointer(), rv.Len(), t.Elem().Size(), dt, rv.Interface())
 	}, true
 }
 

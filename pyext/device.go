@@ -23,7 +23,10 @@ import (
 // pair, a dpctl.SyclDevice or a dpctl.SyclQueue; None or an omitted
 // Optional argument is the host. Default("cpu") and other strings are
 // read the same way. A device usmbridge cannot use is a ValueError naming
-// the parameter.
+// the parameter. A dpctl.SyclQueue names its queue too: arrays made for
+// the Device (Empty) are allocated in the queue's context and bound to it,
+// so that dpnp combines them with the caller's arrays on that queue. An
+// array argument's own device and queue are its Device method's.
 type Device struct {
 	// DL is the device as DLPack names it: (kDLCPU, 0) for the host,
 	// (kDLOneAPI, id) for a SYCL device.
@@ -32,6 +35,10 @@ type Device struct {
 	// -1 for the host).
 	Backend usm.Backend
 	Index   int
+	// Queue is the queue arrays made for the device are bound to (and
+	// allocated in the context of): the caller's dpctl.SyclQueue, or an
+	// argument's own queue; nil for usmbridge's queue of the device.
+	Queue usm.Queue
 }
 
 // Host is the host device.
@@ -49,11 +56,59 @@ func (d Device) String() string {
 
 // Empty allocates a C-contiguous array of shape with elements of type T on
 // d: host memory of usmbridge's cpu backend, or device USM in dpctl's
-// context for d (memory dpnp and dpctl.tensor read without a copy). The
-// array's Owner holds the allocation: a Go function returning the array
-// hands it to Python, which frees it when the Python Array goes.
+// context for d (memory dpnp and dpctl.tensor read without a copy), on
+// d.Queue's context and bound to it when d names a queue. The array's
+// Owner holds the allocation: a Go function returning the array hands it
+// to Python, which frees it when the Python Array goes.
 func Empty[T usm.Element](d Device, shape ...int64) (*usm.Array, error) {
-	et, err := dtype.FromDataType(dtypeOf[T]())
+	return emptyOf(dtypeOf[T](), d, usm.KindDevice, shape)
+}
+
+// EmptyLike allocates a C-contiguous array of shape (like's own when none
+// is given) with elements of type T where the argument like is: the same
+// device, bound to the same queue, the same kind of USM (host memory for
+// host memory), so that the result combines with the caller's arrays (dpnp
+// refuses arrays of two queues). like is an Array or AnyArray argument of
+// the call, and EmptyLike is called during it.
+func EmptyLike[T usm.Element](like ArrayArgument, shape ...int64) (*usm.Array, error) {
+	a, gen := like.argOf()
+	var d Device
+	var kind usm.Kind
+	var likeShape []int64
+	var err error
+	a.with(gen, func(a *arg) {
+		if a == nil {
+			err = errkind.New(errkind.Value, "pyext.EmptyLike", "the array is None, or its call has returned")
+			return
+		}
+		d, kind, likeShape = deviceOfArray(&a.arr), a.arr.Memory.Kind, append([]int64{}, a.arr.Shape...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if shape == nil {
+		shape = likeShape
+	}
+	if !kind.HostAccessible() && kind != usm.KindDevice {
+		kind = usm.KindDevice
+	}
+	return emptyOf(dtypeOf[T](), d, kind, shape)
+}
+
+// ArrayArgument is an array argument of a call: an Array[T] or AnyArray.
+type ArrayArgument interface{ argOf() (*arg, uint32) }
+
+// deviceOfArray is where arr lives, with its queue.
+func deviceOfArray(arr *usm.Array) Device {
+	if arr.DLDevice.Type != dlpack.OneAPI {
+		return Host
+	}
+	return Device{DL: arr.DLDevice, Backend: arr.Backend, Index: arr.Device, Queue: arr.Queue}
+}
+
+// emptyOf is Empty of the dtype dt and USM kind (for a SYCL device).
+func emptyOf(dt dlabi.DataType, d Device, kind usm.Kind, shape []int64) (*usm.Array, error) {
+	et, err := dtype.FromDataType(dt)
 	if err != nil {
 		return nil, err
 	}
@@ -70,11 +125,17 @@ func Empty[T usm.Element](d Device, shape ...int64) (*usm.Array, error) {
 		alloc, err = host.AllocHost(size)
 		reg = usm.NewRegistry(host)
 	} else {
+		dq, onQueue := d.Queue.(*dpctl.Queue)
+		db, isDpctl := d.Backend.(*dpctl.Backend)
 		al, ok := d.Backend.(usm.Allocator)
-		if !ok {
+		switch {
+		case onQueue && isDpctl:
+			alloc, err = db.AllocOn(dq, d.Index, kind, size)
+		case ok:
+			alloc, err = al.Alloc(d.Index, kind, size)
+		default:
 			return nil, errkind.New(errkind.Value, "pyext.Empty", "usmbridge cannot allocate on "+d.String())
 		}
-		alloc, err = al.Alloc(d.Index, usm.KindDevice, size)
 		reg = usm.NewRegistry(d.Backend)
 	}
 	if err != nil {
@@ -84,6 +145,9 @@ func Empty[T usm.Element](d Device, shape ...int64) (*usm.Array, error) {
 	if err != nil {
 		_ = alloc.Free()
 		return nil, err
+	}
+	if d.Queue != nil && !d.IsHost() {
+		arr.Queue = d.Queue
 	}
 	return arr, nil
 }
@@ -96,18 +160,48 @@ func deviceOf(g *pybridge.GIL, o pybridge.Object) (Device, error) {
 	if s, ok := g.AsString(o); ok {
 		return deviceNamed(s)
 	}
-	// A dpctl.SyclQueue names its device; a SyclDevice its filter string.
-	if dev, err := g.GetAttr(o, "sycl_device"); err == nil {
+	// A dpctl.SyclQueue names its device and itself: arrays made for the
+	// Device are bound to it.
+	if q, local, ok, err := g.SyclQueueOf(o); err != nil || ok {
+		if err != nil {
+			return Device{}, err
+		}
+		d, err := ext.py.Dpctl()
+		if err != nil {
+			return Device{}, err
+		}
+		dl, err := d.DLPackDevice(local)
+		if err != nil {
+			return Device{}, err
+		}
+		return Device{DL: dl, Backend: d, Index: local, Queue: q}, nil
+	}
+	// A SyclDevice names its filter string.
+	// An attribute that is absent says the object is not one; anything
+	// its own code raised is the caller's exception, as itself.
+	dev, err := attrIfAny(g, o, "sycl_device")
+	if err != nil {
+		return Device{}, err
+	}
+	if dev.Ptr() != 0 {
 		defer g.DecRef(dev)
 		o = dev
 	}
-	if fs, err := g.GetAttr(o, "filter_string"); err == nil {
+	fs, err := attrIfAny(g, o, "filter_string")
+	if err != nil {
+		return Device{}, err
+	}
+	if fs.Ptr() != 0 {
 		defer g.DecRef(fs)
 		if s, ok := g.AsString(fs); ok {
 			return deviceNamed(s)
 		}
 	}
 	opts, err := g.DLPackOptions(dlabi.Device{}, pybridge.Object{}, pybridge.Object{}, o, pybridge.Object{})
+	var exc *pybridge.Exception
+	if errors.As(err, &exc) {
+		return Device{}, err // raised by the pair's own code (an __index__)
+	}
 	if err != nil || opts.Device == nil {
 		return Device{}, errkind.New(errkind.Type, "pyext", "expected \"cpu\", a SYCL filter string, a DLPack (device_type, device_id) pair, a dpctl.SyclDevice or a dpctl.SyclQueue")
 	}
@@ -212,4 +306,14 @@ func deviceOfDefault(v any) (Device, error) {
 		return deviceNamed(x)
 	}
 	return Device{}, errors.New("a Device parameter's default is a Device or a string")
+}
+
+// attrIfAny is o.name, or no object when o has no such attribute
+// (AttributeError); any other exception its lookup raised is the error.
+func attrIfAny(g *pybridge.GIL, o pybridge.Object, name string) (pybridge.Object, error) {
+	v, err := g.GetAttr(o, name)
+	if err != nil && errors.Is(err, errkind.Attribute) {
+		return pybridge.Object{}, nil
+	}
+	return v, err
 }

@@ -110,6 +110,7 @@ func (c *frame) end() {
 		}
 		a.view = nil
 		a.arr = usm.Array{}
+		a.decoded = false
 	}
 	for _, o := range c.owned {
 		o.Release()
@@ -240,14 +241,6 @@ func (k *keptArg) bind(c *frame, i int) {
 	}
 }
 
-// stateOf is the Go state of argument i when it is an Array with one.
-func (c *frame) stateOf(i int) *state {
-	if v := &c.vals[i]; v.kind == vArray && v.v.handle != 0 {
-		return handles.get(v.v.handle)
-	}
-	return nil
-}
-
 func (c *frame) setString(r *result, s string) error {
 	r.kind = rStr
 	r.s, r.n = c.c.cString(s)
@@ -301,6 +294,28 @@ func (c *frame) setArgArray(r *result, a *arg, gen uint32) error {
 		return errkind.New(errkind.Value, "pyext", c.fn.name+"() returned an argument whose memory has already been freed")
 	}
 	return c.setArray(r, cloneView(&a.arr))
+}
+
+// setResult writes a Result: None, a new Array, or an argument as given
+// (C returns the very object the caller passed).
+func (c *frame) setResult(r *result, res Result) error {
+	switch res.kind {
+	case resultArray:
+		return c.setArray(r, res.arr)
+	case resultGiven:
+		a := res.given
+		if a == nil || a.gen != res.gen || a.frame != c {
+			return errkind.New(errkind.Value, "pyext", c.fn.name+"() returned an argument of another call")
+		}
+		if a.none || c.vals[a.index].kind == vMissing {
+			r.kind = rNone
+			return nil
+		}
+		r.kind, r.arg = rArg, a.index
+		return nil
+	}
+	r.kind = rNone
+	return nil
 }
 
 // setSlice returns a Go slice as a host Array over its memory, which stays

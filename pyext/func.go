@@ -2,8 +2,15 @@ package pyext
 
 import (
 	"fmt"
+	"math"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/errkind"
 )
 
 // Param names a parameter of a Go function Python calls and says what it
@@ -98,6 +105,14 @@ type function struct {
 	// call decodes the arguments, calls the Go function and encodes its
 	// result; c is the call's frame.
 	call func(c *frame, r *result) error
+	// wants is the element type each array parameter takes (zero for any
+	// and for the other parameters); types names each parameter's Go type.
+	wants []dlabi.DataType
+	types []string
+	// overloads are the functions of one name over other element types,
+	// this one first (nil when there is one): the first whose array
+	// parameters take the arguments' element types is called.
+	overloads []*function
 }
 
 // define adds a Go function whose parameters have the decoders decs (one
@@ -107,6 +122,10 @@ func define(m *Module, name, doc string, ps []Param, decs []decoder, opts []Func
 	f := &function{name: name, call: call}
 	for _, o := range opts {
 		o.applyFunc(f)
+	}
+	for _, d := range decs {
+		f.wants = append(f.wants, d.want)
+		f.types = append(f.types, d.typ)
 	}
 	var errs []string
 	kwOnly := false
@@ -191,11 +210,15 @@ func signature(name string, ps []paramSpec) string {
 	return b.String()
 }
 
-// pyRepr writes a default the way Python would.
+// pyRepr writes a default the way Python's repr would, so that
+// inspect.signature and help() read it back: a str with Python's escapes,
+// True/False, ints and floats, a Device as what a caller would pass ('cpu',
+// (14, 0)), an empty array default as None. A value Python has no literal
+// for is "...", which inspect reads as Ellipsis rather than failing.
 func pyRepr(v any) string {
 	switch x := v.(type) {
 	case string:
-		return "'" + strings.ReplaceAll(x, "'", "\\'") + "'"
+		return pyStrRepr(x)
 	case bool:
 		if x {
 			return "True"
@@ -203,8 +226,70 @@ func pyRepr(v any) string {
 		return "False"
 	case nil:
 		return "None"
+	case Device:
+		if x.IsHost() {
+			return "'cpu'"
+		}
+		return fmt.Sprintf("(%d, %d)", int32(x.DL.Type), x.DL.ID)
+	case arrayResult: // Array[T]{} or AnyArray{}: omitted means None
+		return "None"
+	case float32:
+		return pyFloatRepr(float64(x), 32)
+	case float64:
+		return pyFloatRepr(x, 64)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return fmt.Sprint(x)
 	}
-	return fmt.Sprint(v)
+	return "..."
+}
+
+// pyFloatRepr is Python's repr of a float: the shortest text that reads
+// back, with ".0" for integral values; inf and nan have no literal.
+func pyFloatRepr(f float64, bits int) string {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return "..."
+	}
+	s := strconv.FormatFloat(f, 'g', -1, bits)
+	if !strings.ContainsAny(s, ".eEn") {
+		s += ".0"
+	}
+	return s
+}
+
+// pyStrRepr is Python's ascii() of a str: single quotes unless the text
+// has one and no double quote, backslash escapes for the quote,
+// backslashes, control characters and everything beyond ASCII (CPython's
+// text signatures, which inspect parses, must be ASCII).
+func pyStrRepr(s string) string {
+	q := byte('\'')
+	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == '\\' || r == rune(q):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || (r >= 0x7f && r < 0x100):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x100 && r < 0x10000:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r >= 0x10000:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
 }
 
 // decoder reads one argument of a Go type T: kind is how C reads it,
@@ -215,7 +300,10 @@ type decoder struct {
 	class        int32 // pInstance: the class's index
 	typ          string
 	array        bool
+	want         dlabi.DataType // an array's element type (zero: any)
+	goType       string         // an array's Go element type, for messages
 	checkDefault func(any) error
+	into         func(c *frame, i int, dst unsafe.Pointer) error
 }
 
 // Each FuncN and FuncNR is one implementation per arity, funcN: FuncN
@@ -417,4 +505,223 @@ func func4[A, B, C, D, R any](m *Module, name, doc string, fn func(A, B, C, D) (
 		}
 		return enc(f, out, r)
 	})
+}
+
+// Func adds a Go function of any number of parameters, one Param each in
+// params: fn is a func whose parameters have the types Param lists, and
+// whose results are an error, or a value of a result type (see Func0R)
+// and an error. Its type is checked when the module is defined (a
+// mistake is a definition error: Check, and the import). Func0 … Func4R
+// are the same for up to four parameters with fn's type checked by the
+// compiler; Func calls fn through reflection, which costs a few hundred
+// nanoseconds more per call.
+//
+// Functions added under one name are one Python function over several
+// element types (nanobind's overloads): they must have the same
+// parameters (names, options, Go types) but for the element types of
+// their Array parameters, and a call goes to the first whose Array
+// parameters take the arguments' element types; none is a TypeError
+// naming the parameter and the types the overloads take.
+func Func(m *Module, name, doc string, fn any, params []Param, opts ...FuncOption) {
+	v := reflect.ValueOf(fn)
+	t := v.Type()
+	if v.Kind() != reflect.Func || v.IsNil() {
+		m.errs = append(m.errs, fmt.Errorf("function %s: Func takes a Go func, got %T", name, fn))
+		return
+	}
+	errType := reflect.TypeFor[error]()
+	var errs []string
+	if t.IsVariadic() {
+		errs = append(errs, "a variadic func has no Python signature")
+	}
+	if t.NumIn() != len(params) {
+		errs = append(errs, fmt.Sprintf("the func has %d parameters and %d Params name them", t.NumIn(), len(params)))
+	}
+	if t.NumOut() < 1 || t.NumOut() > 2 || t.Out(t.NumOut()-1) != errType {
+		errs = append(errs, "the func must return error, or a result and an error")
+	}
+	decs := make([]decoder, t.NumIn())
+	for i := range decs {
+		d, ok := m.decoderOf(t.In(i))
+		if !ok {
+			errs = append(errs, "parameter "+paramName(params, i)+" has Go type "+d.typ+", which pyext cannot read from a Python argument"+classHint(t.In(i)))
+		}
+		decs[i] = d
+	}
+	enc := encoderFunc(func(c *frame, src unsafe.Pointer, r *result) error { r.kind = rNone; return nil })
+	if t.NumOut() == 2 {
+		e, ok := m.encoderOf(t.Out(0))
+		if !ok {
+			errs = append(errs, "result type "+t.Out(0).String()+" cannot be returned to Python"+classHint(t.Out(0)))
+		}
+		enc = encoderFunc(e)
+	}
+	if len(errs) > 0 {
+		m.errs = append(m.errs, fmt.Errorf("function %s: %s", name, strings.Join(errs, "; ")))
+		return
+	}
+	n, results := t.NumIn(), t.NumOut()
+	resultType := reflect.TypeFor[none]()
+	if results == 2 {
+		resultType = t.Out(0)
+	}
+	opts = append(opts[:len(opts):len(opts)], funcOption(func(f *function) { f.result = resultType }))
+	define(m, name, doc, params, decs, opts, func(c *frame, r *result) error {
+		args := make([]reflect.Value, n)
+		for i := range args {
+			p := reflect.New(t.In(i))
+			if err := decs[i].into(c, i, p.UnsafePointer()); err != nil {
+				return err
+			}
+			args[i] = p.Elem()
+		}
+		var outs []reflect.Value
+		if err := c.run(func() error {
+			outs = v.Call(args)
+			if e := outs[results-1]; !e.IsNil() {
+				return e.Interface().(error)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if results == 1 {
+			r.kind = rNone
+			return nil
+		}
+		p := reflect.New(t.Out(0))
+		p.Elem().Set(outs[0])
+		return enc(c, p.UnsafePointer(), r)
+	})
+}
+
+// encoderFunc is an encoder, named for Func's default.
+type encoderFunc = encoder
+
+func paramName(ps []Param, i int) string {
+	if i < len(ps) {
+		return ps[i].name
+	}
+	return "#" + strconv.Itoa(i+1)
+}
+
+// overload adds g, a function of f's name, to f's overloads, or says why it
+// cannot be one.
+func (f *function) overload(g *function) error {
+	if f.builtin != fnGo || g.builtin != fnGo {
+		return fmt.Errorf("function %s defined twice", f.name)
+	}
+	if len(f.params) != len(g.params) || f.releaseGIL != g.releaseGIL {
+		return fmt.Errorf("function %s defined twice, with other parameters or options (overloads differ only in their arrays' element types)", f.name)
+	}
+	differ := false
+	for i := range f.params {
+		p, q := &f.params[i], &g.params[i]
+		same := p.name == q.name && p.kind == q.kind && p.flags == q.flags && p.isArray == q.isArray &&
+			p.hasDefault == q.hasDefault && reflect.DeepEqual(p.array, q.array) &&
+			(!p.hasDefault || reflect.DeepEqual(p.deflt, q.deflt)) && (p.isArray || f.types[i] == g.types[i])
+		if !same {
+			return fmt.Errorf("function %s defined twice: parameter %s differs (overloads differ only in their arrays' element types)", f.name, p.name)
+		}
+		if f.wants[i] != g.wants[i] {
+			differ = true
+		}
+	}
+	os := f.overloads
+	if os == nil {
+		os = []*function{f}
+	}
+	for _, o := range os {
+		if slices.Equal(o.wants, g.wants) {
+			if differ {
+				return fmt.Errorf("function %s defined twice for the same element types", f.name)
+			}
+			return fmt.Errorf("function %s defined twice", f.name)
+		}
+	}
+	if f.overloads == nil {
+		first := *f // overload 0: f as it was defined, with its own call
+		f.overloads = []*function{&first}
+		f.call = f.dispatch
+	}
+	f.overloads = append(f.overloads, g)
+	return nil
+}
+
+// dispatch calls the first overload whose array parameters take the
+// arguments' element types (an omitted or None array takes any).
+func (f *function) dispatch(c *frame, r *result) error {
+	for _, o := range f.overloads {
+		ok, err := o.takes(c)
+		if err != nil {
+			return err
+		}
+		if ok {
+			c.fn = o
+			return o.call(c, r)
+		}
+	}
+	return f.noOverload(c)
+}
+
+// takes reports whether f's array parameters take the call's arguments'
+// element types; an error for an argument that is no array at all.
+func (f *function) takes(c *frame) (bool, error) {
+	for i, want := range f.wants {
+		if !f.params[i].isArray || want.Bits == 0 {
+			continue
+		}
+		a, err := c.decodeArray(i)
+		if err != nil {
+			return false, err
+		}
+		if a.none {
+			continue
+		}
+		got, err := a.arr.DType.DataType()
+		if err != nil || got != want {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// noOverload is the TypeError of a call no overload takes: the first
+// array parameter whose element type none takes, with the types they do.
+func (f *function) noOverload(c *frame) error {
+	for i, p := range f.params {
+		if !p.isArray {
+			continue
+		}
+		a, err := c.decodeArray(i)
+		if err != nil || a.none {
+			continue
+		}
+		got, _ := a.arr.DType.DataType()
+		var names []string
+		taken := false
+		for _, o := range f.overloads {
+			if o.wants[i].Bits == 0 || o.wants[i] == got {
+				taken = true
+				break
+			}
+			if n := dtypeName(o.wants[i]); !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		if !taken {
+			return argErr(errkind.Type, f.name, p.name, "must be an array of "+strings.Join(names, " or ")+", got "+dtypeName(got))
+		}
+	}
+	var sigs []string
+	for _, o := range f.overloads {
+		var ps []string
+		for i, p := range o.params {
+			if p.isArray && o.wants[i].Bits != 0 {
+				ps = append(ps, p.name+": "+dtypeName(o.wants[i]))
+			}
+		}
+		sigs = append(sigs, "("+strings.Join(ps, ", ")+")")
+	}
+	return errkind.New(errkind.Type, "pyext", f.name+"() takes arrays of element types "+strings.Join(sigs, " or ")+", not the ones given")
 }

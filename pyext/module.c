@@ -320,7 +320,10 @@ static void capsule_destructor(PyObject *cap)
 		if (m != NULL && m->deleter != NULL)
 			m->deleter(m);
 	}
-	PyErr_Clear();
+	/* A destructor has no caller to raise to: what went wrong is reported
+	 * as CPython reports an exception in __del__. */
+	if (PyErr_Occurred())
+		PyErr_WriteUnraisable(cap);
 	PyErr_Restore(et, ev, tb);
 }
 
@@ -882,14 +885,31 @@ static PyObject *array_usm_ndarray(Array *a, void *unused)
 	if ((suai = array_suai(a, NULL)) == NULL || (mem = PyObject_CallOneArg(as_mem, (PyObject *)a)) == NULL)
 		goto out;
 	PyObject *shape = PyDict_GetItemString(suai, "shape"), *typestr = PyDict_GetItemString(suai, "typestr"),
-		 *strides = PyDict_GetItemString(suai, "strides"), *offset = PyDict_GetItemString(suai, "offset");
+		 *strides = PyDict_GetItemString(suai, "strides");
 	if (shape == NULL || typestr == NULL) {
 		PyErr_SetString(PyExc_AttributeError, "__usm_ndarray__: the array's SUAI has no shape or typestr");
 		goto out;
 	}
+	/* The offset is counted from the memory object's own start, which
+	 * dpctl places at the lowest byte the array touches, not from the
+	 * SUAI's data pointer (a sliced view's SUAI names its allocation and an
+	 * offset into it): element 0 less that start, in elements. */
+	PyObject *mptr = PyObject_GetAttrString(mem, "_pointer");
+	if (mptr == NULL)
+		goto out;
+	unsigned long long start = PyLong_AsUnsignedLongLong(mptr);
+	Py_DECREF(mptr);
+	if (start == (unsigned long long)-1 && PyErr_Occurred())
+		goto out;
+	uintptr_t e0 = element0(&a->v);
+	int64_t isz = itemsize_of(&a->v);
+	if (e0 < start || (e0 - start) % (uint64_t)isz != 0) {
+		PyErr_SetString(PyExc_AttributeError, "__usm_ndarray__: dpctl's memory object does not start where the array does");
+		goto out;
+	}
 	args = PyTuple_Pack(1, shape);
-	kw = args != NULL ? Py_BuildValue("{sOsOsOsO}", "dtype", typestr, "buffer", mem, "strides",
-					  strides != NULL ? strides : Py_None, "offset", offset != NULL ? offset : Py_False)
+	kw = args != NULL ? Py_BuildValue("{sOsOsOsL}", "dtype", typestr, "buffer", mem, "strides",
+					  strides != NULL ? strides : Py_None, "offset", (long long)((e0 - start) / (uint64_t)isz))
 			  : NULL;
 	if (kw == NULL || (r = PyObject_Call(ctor, args, kw)) == NULL)
 		goto out;
@@ -933,8 +953,11 @@ static PyObject *array_suai(Array *a, void *unused)
 	if (a->syclobj == NULL && a->v.t.device.device_type == UB_DL_ONEAPI) {
 		/* Name a queue (made and kept now) rather than a device. */
 		PyObject *q = go_queue(a);
-		if (q == NULL)
+		if (q == NULL) {
+			if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+				return NULL;
 			PyErr_Clear(); /* not a dpctl queue: Go names the device */
+		}
 		Py_XDECREF(q);
 	}
 	PyObject *d = go_object(ubx_go_suai(&a->v, a, a->syclobj));
@@ -957,15 +980,22 @@ static PyObject *array_typestr(Array *a, void *unused)
 		return NULL;
 	PyObject *np = PyImport_GetModule(s_numpy);
 	if (np == NULL) {
-		PyErr_Clear();
-		return s;
+		if (PyErr_Occurred()) {
+			Py_DECREF(s);
+			return NULL;
+		}
+		return s; /* NumPy is not loaded */
 	}
 	PyObject *dt = PyObject_GetAttrString(np, "dtype");
 	Py_DECREF(np);
 	PyObject *r = dt != NULL ? PyObject_CallOneArg(dt, s) : NULL;
 	Py_XDECREF(dt);
 	if (r == NULL) {
-		PyErr_Clear(); /* a type NumPy does not know: its name */
+		if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
+			Py_DECREF(s);
+			return NULL;
+		}
+		PyErr_Clear(); /* a type NumPy does not know ("data type not understood"): its name */
 		return s;
 	}
 	Py_DECREF(s);
@@ -975,14 +1005,14 @@ static PyObject *array_typestr(Array *a, void *unused)
 /* repr_values is NumPy's repr of the array's values (NumPy summarises
  * large arrays), as "array([...], dtype=...)", or NULL with no exception
  * when NumPy is not loaded or cannot read them (device memory of more than
- * a thousand elements is not copied for a repr). */
+ * a thousand elements is not copied for a repr; an Exception on the way is
+ * such a case). NULL with the exception for what no repr may swallow
+ * (KeyboardInterrupt, SystemExit). */
 static PyObject *repr_values(Array *a)
 {
 	PyObject *np = PyImport_GetModule(s_numpy);
-	if (np == NULL) {
-		PyErr_Clear();
-		return NULL;
-	}
+	if (np == NULL)
+		return NULL; /* not loaded, or the lookup's exception */
 	int host = a->v.t.device.device_type != UB_DL_ONEAPI || a->v.usm_kind == 1 || a->v.usm_kind == 3;
 	PyObject *r = NULL, *fn = NULL, *kw = NULL, *args = NULL, *v = NULL;
 	if (!host && array_size_of(&a->v) > 1000)
@@ -992,29 +1022,13 @@ static PyObject *repr_values(Array *a)
 		goto out;
 	r = PyObject_Repr(v);
 out:
-	if (r == NULL)
+	if (r == NULL && PyErr_ExceptionMatches(PyExc_Exception))
 		PyErr_Clear();
 	Py_DECREF(np);
 	Py_XDECREF(fn);
 	Py_XDECREF(args);
 	Py_XDECREF(kw);
 	Py_XDECREF(v);
-	return r;
-}
-
-/* repr_indent is s with n more spaces on each indented line (a new
- * reference; NULL with an exception); blank lines stay blank. */
-static PyObject *repr_indent(PyObject *s, size_t n)
-{
-	char pad[80];
-	if (n == 0 || n >= sizeof(pad) - 2)
-		return Py_NewRef(s);
-	pad[0] = '\n';
-	memset(pad + 1, ' ', n + 1);
-	PyObject *nl = PyUnicode_FromStringAndSize(pad, 2), *to = PyUnicode_FromStringAndSize(pad, (Py_ssize_t)n + 2);
-	PyObject *r = nl != NULL && to != NULL ? PyUnicode_Replace(s, nl, to, -1) : NULL;
-	Py_XDECREF(nl);
-	Py_XDECREF(to);
 	return r;
 }
 
@@ -1028,22 +1042,40 @@ static PyObject *array_repr(Array *a)
 	if (usm == NULL || dev == NULL)
 		goto out;
 	PyObject *vals = repr_values(a);
+	if (vals == NULL && PyErr_Occurred())
+		goto out;
 	if (vals != NULL && PyUnicode_GetLength(vals) > 7) {
-		/* "array(" ... ")" becomes "<type>(" ... [, device=..., usm_type=...] ")" */
+		/* "array(" ... ")" becomes "<type>(" ... [, device=..., usm_type=...] ")",
+		 * NumPy's continuation rows indented under the longer name. */
 		PyObject *inner = PyUnicode_Substring(vals, 6, PyUnicode_GetLength(vals) - 1);
-		/* NumPy indents its rows under "array(": they move right by what
-		 * "<type>(" adds, to stay under the first. */
-		if (inner != NULL)
-			Py_SETREF(inner, repr_indent(inner, strlen(Py_TYPE(a)->tp_name) + 1 - 6));
+		PyObject *inner2 = NULL;
 		if (inner != NULL && PyUnicode_Tailmatch(vals, s_array_open, 0, 6, -1) == 1) {
-			if (usm == Py_None)
-				r = PyUnicode_FromFormat("%s(%U)", Py_TYPE(a)->tp_name, inner);
-			else
-				r = PyUnicode_FromFormat("%s(%U, device=%R, usm_type=%R)", Py_TYPE(a)->tp_name, inner, dev, usm);
+			size_t pad = strlen(Py_TYPE(a)->tp_name) + 1;
+			char spaces[256];
+			if (pad > sizeof spaces - 2)
+				pad = sizeof spaces - 2;
+			spaces[0] = '\n';
+			memset(spaces + 1, ' ', pad);
+			spaces[pad + 1] = 0;
+			PyObject *from = PyUnicode_FromString("\n      "), *to = PyUnicode_FromString(spaces);
+			inner2 = from != NULL && to != NULL ? PyUnicode_Replace(inner, from, to, -1) : NULL;
+			Py_XDECREF(from);
+			Py_XDECREF(to);
+			if (inner2 != NULL) {
+				if (usm == Py_None)
+					r = PyUnicode_FromFormat("%s(%U)", Py_TYPE(a)->tp_name, inner2);
+				else
+					r = PyUnicode_FromFormat("%s(%U, device=%R, usm_type=%R)", Py_TYPE(a)->tp_name, inner2,
+								 dev, usm);
+			}
 		}
 		Py_XDECREF(inner);
-		if (r == NULL)
-			PyErr_Clear();
+		Py_XDECREF(inner2);
+		if (r == NULL && PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) {
+			Py_DECREF(vals);
+			goto out;
+		}
+		PyErr_Clear(); /* the plain repr below */
 	}
 	Py_XDECREF(vals);
 	if (r == NULL) {
@@ -1558,13 +1590,26 @@ static ub_dl_exchange_api exchange_api = {
 static int mro_lookup(PyTypeObject *tp, PyObject *name, int *callable);
 
 /* type_has reports whether obj's type (or a base) defines name, without
- * calling anything: 1, 0, or -1 with an exception. A type whose metaclass
- * is not type may define it on the metaclass (a property that runs code):
- * 1, so that Go looks it up as the protocols say. */
+ * calling anything: 1, 0, or -1 with an exception. An instance's attribute
+ * comes from its class's MRO whatever the metaclass (a metaclass's own
+ * attributes are the class's, not the instance's): ctypes arrays and ABC
+ * subclasses are looked up like any other type. */
 static int type_has(PyTypeObject *tp, PyObject *name)
 {
 	int callable;
-	return Py_TYPE(tp) != &PyType_Type ? 1 : mro_lookup(tp, name, &callable);
+	return mro_lookup(tp, name, &callable);
+}
+
+/* type_attr reports whether type(obj).name exists, as a lookup on the type
+ * finds it: the class's MRO, then its metaclass's (the DLPack exchange
+ * table is looked up on Py_TYPE(obj), where a metaclass property answers).
+ * 1, 0, or -1 with an exception. */
+static int type_attr(PyTypeObject *tp, PyObject *name)
+{
+	int r = type_has(tp, name);
+	if (r != 0 || Py_TYPE(tp) == &PyType_Type)
+		return r;
+	return type_has(Py_TYPE(tp), name);
 }
 
 /* type_method reports whether tp's class dict (or a base's) holds a
@@ -1574,8 +1619,6 @@ static int type_has(PyTypeObject *tp, PyObject *name)
 static int type_method(PyTypeObject *tp, PyObject *name)
 {
 	int callable;
-	if (Py_TYPE(tp) != &PyType_Type)
-		return 0;
 	int r = mro_lookup(tp, name, &callable);
 	return r <= 0 ? r : callable;
 }
@@ -1620,9 +1663,10 @@ static int mro_lookup(PyTypeObject *tp, PyObject *name, int *callable)
  * gives a type a new tag whenever it or a base changes (PyType_Modified:
  * an attribute set or deleted, __bases__ assigned) and never reuses one, so
  * a type that gains __sycl_usm_array_interface__ after a call is looked up
- * again (test_host_import.py). Types without a valid tag, or whose
- * metaclass is not type (a property on the metaclass may answer anything),
- * are looked up each time. */
+ * again (test_host_import.py). Types without a valid tag, and types whose
+ * metaclass is not type (a change to the metaclass leaves the class's tag
+ * as it is, and the exchange table is looked up there too), are looked up
+ * each time. */
 enum {
 	FACT_SUAI = 1,          /* __sycl_usm_array_interface__ */
 	FACT_EXCHANGE = 2,      /* a DLPack C exchange table, under either name */
@@ -1666,9 +1710,9 @@ static int type_facts(PyTypeObject *tp, unsigned int *out)
 	if (r < 0)
 		return -1;
 	f |= r ? FACT_SUAI : 0;
-	r = type_has(tp, s_exchange);
+	r = type_attr(tp, s_exchange);
 	if (r == 0)
-		r = type_has(tp, s_exchange_int);
+		r = type_attr(tp, s_exchange_int);
 	if (r < 0)
 		return -1;
 	f |= r ? FACT_EXCHANGE : 0;
@@ -1807,10 +1851,21 @@ static int format_dtype(const char *f, Py_ssize_t itemsize, ub_dl_dtype *dt)
 
 /* read_buffer reads o's buffer (host memory) into val: 1 done, 0 when o
  * has none, -1 with an exception. */
-static int read_buffer(PyObject *o, int writable, hold *h, ubx_value *val)
+static int read_buffer(PyObject *o, int writable, int has_dlpack, hold *h, ubx_value *val)
 {
-	if (PyObject_GetBuffer(o, &h->u.buf, PyBUF_RECORDS_RO) < 0)
+	if (PyObject_GetBuffer(o, &h->u.buf, PyBUF_RECORDS_RO) < 0) {
+		/* A buffer the exporter refuses (NumPy's datetime64: "cannot
+		 * include dtype 'M' in a buffer") is the answer "not through the
+		 * buffer protocol" when the object has DLPack too: Go asks that,
+		 * and says what the producer refuses. */
+		if (has_dlpack && (PyErr_ExceptionMatches(PyExc_BufferError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
+				   PyErr_ExceptionMatches(PyExc_TypeError))) {
+			PyErr_Clear();
+			val->kind = UBX_V_OBJECT;
+			return 1;
+		}
 		return -1;
+	}
 	h->kind = HOLD_BUFFER;
 	Py_buffer *b = &h->u.buf;
 	ub_dl_dtype dt;
@@ -1967,10 +2022,8 @@ static int host_producer(PyObject *x)
 	if (f & FACT_NO_STREAM)
 		return 1;
 	PyObject *dev = PyObject_CallMethodNoArgs(x, s_dlpack_device);
-	if (dev == NULL) {
-		PyErr_Clear(); /* Go asks again and reports */
-		return 0;
-	}
+	if (dev == NULL)
+		return -1; /* the producer's exception, as the array API says */
 	long long type, id;
 	int ok = pair(dev, &type, &id) && type == UB_DL_CPU && id == 0;
 	Py_DECREF(dev);
@@ -2016,19 +2069,19 @@ static int read_array(PyObject *o, int writable, hold *h, ubx_value *val)
 		if (!PyObject_CheckBuffer(o) || !(f & FACT_DLPACK_DEVICE))
 			return 0;
 		PyObject *dev = PyObject_CallMethodNoArgs(o, s_dlpack_device);
-		long long type, id;
-		int host = dev != NULL && pair(dev, &type, &id) && type == UB_DL_CPU;
-		Py_XDECREF(dev);
 		if (dev == NULL)
-			PyErr_Clear(); /* Go asks again and reports */
+			return -1; /* the producer's exception, as itself */
+		long long type, id;
+		int host = pair(dev, &type, &id) && type == UB_DL_CPU;
+		Py_DECREF(dev);
 		if (!host)
 			return 0;
-		return read_buffer(o, writable, h, val) < 0 ? -1 : 0;
+		return read_buffer(o, writable, (f & FACT_DLPACK) != 0, h, val) < 0 ? -1 : 0;
 	}
 	if (f & FACT_EXCHANGE)
 		return 0;
 	if (PyObject_CheckBuffer(o))
-		return read_buffer(o, writable, h, val) < 0 ? -1 : 0;
+		return read_buffer(o, writable, (f & FACT_DLPACK) != 0, h, val) < 0 ? -1 : 0;
 	if ((r = host_producer(o)) <= 0)
 		return r;
 	PyObject *cap = call_dlpack(o);
@@ -2052,6 +2105,37 @@ static int arg_type_error(const ubx_func *f, const ubx_param *p, const char *wan
 	return -1;
 }
 
+/* arg_type_error_from is arg_type_error for an argument whose own
+ * conversion (__index__, __float__) raised TypeError: the new TypeError
+ * names the parameter, and the object's exception is its __cause__, as
+ * `raise ... from e` chains it. Any other exception propagates as itself. */
+static int arg_type_error_from(const ubx_func *f, const ubx_param *p, const char *want, PyObject *got)
+{
+	if (!PyErr_ExceptionMatches(PyExc_TypeError))
+		return -1;
+	PyObject *et, *ev, *tb;
+	PyErr_Fetch(&et, &ev, &tb);
+	PyErr_NormalizeException(&et, &ev, &tb);
+	if (tb != NULL && ev != NULL)
+		PyException_SetTraceback(ev, tb);
+	Py_XDECREF(et);
+	Py_XDECREF(tb);
+	arg_type_error(f, p, want, got);
+	if (ev != NULL) {
+		PyObject *t2, *v2, *tb2;
+		PyErr_Fetch(&t2, &v2, &tb2);
+		PyErr_NormalizeException(&t2, &v2, &tb2);
+		if (v2 != NULL) {
+			PyException_SetContext(v2, Py_NewRef(ev));
+			PyException_SetCause(v2, ev); /* steals ev */
+		} else {
+			Py_DECREF(ev);
+		}
+		PyErr_Restore(t2, v2, tb2);
+	}
+	return -1;
+}
+
 static int read_arg(const ubx_func *f, const ubx_param *p, PyObject *o, hold *h, ubx_value *val)
 {
 	val->obj = o;
@@ -2070,7 +2154,7 @@ static int read_arg(const ubx_func *f, const ubx_param *p, PyObject *o, hold *h,
 		int overflow;
 		PyObject *i = PyNumber_Index(o);
 		if (i == NULL)
-			return -1;
+			return arg_type_error_from(f, p, "int", o);
 		val->i = PyLong_AsLongLongAndOverflow(i, &overflow);
 		Py_DECREF(i);
 		if (val->i == -1 && PyErr_Occurred())
@@ -2083,17 +2167,33 @@ static int read_arg(const ubx_func *f, const ubx_param *p, PyObject *o, hold *h,
 		val->kind = UBX_V_INT;
 		return 0;
 	}
+	case UBX_P_UINT: {
+		/* uint64 and uint: the whole range, 0 ... 2**64-1, bits in i. */
+		if (!PyLong_Check(o) && !PyIndex_Check(o))
+			return arg_type_error(f, p, "int", o);
+		PyObject *i = PyNumber_Index(o);
+		if (i == NULL)
+			return arg_type_error_from(f, p, "int", o);
+		unsigned long long u = PyLong_AsUnsignedLongLong(i); /* negative or too large: OverflowError */
+		Py_DECREF(i);
+		if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+			if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+				return -1;
+			PyErr_Clear(); /* said again, naming the parameter */
+			PyErr_Format(PyExc_OverflowError, "%s() argument '%s' does not fit in a 64-bit unsigned integer",
+				     f->name, p->name);
+			return -1;
+		}
+		val->i = (int64_t)u;
+		val->kind = UBX_V_INT;
+		return 0;
+	}
 	case UBX_P_FLOAT:
 		if (!PyFloat_Check(o) && !PyLong_Check(o) && Py_TYPE(o)->tp_as_number == NULL)
 			return arg_type_error(f, p, "float", o);
 		val->f = PyFloat_AsDouble(o);
-		if (val->f == -1.0 && PyErr_Occurred()) {
-			if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-				PyErr_Clear();
-				return arg_type_error(f, p, "float", o);
-			}
-			return -1;
-		}
+		if (val->f == -1.0 && PyErr_Occurred())
+			return arg_type_error_from(f, p, "float", o);
 		val->kind = UBX_V_FLOAT;
 		return 0;
 	case UBX_P_BOOL:
@@ -2295,6 +2395,8 @@ static PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, h
 		Py_RETURN_NONE;
 	case UBX_R_INT:
 		return PyLong_FromLongLong(r->i);
+	case UBX_R_UINT:
+		return PyLong_FromUnsignedLongLong((unsigned long long)r->i);
 	case UBX_R_FLOAT:
 		return PyFloat_FromDouble(r->f);
 	case UBX_R_BOOL:
@@ -2414,6 +2516,19 @@ static int go_asarray(void *obj, void *suai, void *unused, ubx_result *r)
 	return ubx_go_asarray(obj, suai, r);
 }
 
+/* same_array_asked reports whether from_dlpack's device and copy keywords
+ * ask for a's memory where it is: copy None or False, device None or a's
+ * own DLPack pair. Anything else is Go's. */
+static int same_array_asked(Array *a, PyObject *device, PyObject *copy)
+{
+	if (copy != NULL && copy != Py_None && copy != Py_False)
+		return 0;
+	if (device == NULL || device == Py_None)
+		return 1;
+	long long t, id;
+	return pair(device, &t, &id) && t == a->v.t.device.device_type && id == a->v.t.device.device_id;
+}
+
 /* from_dlpack(x, /, *, device=None, copy=None). A host producer without
  * keywords is imported here, as NumPy's from_dlpack does; everything else
  * is Go's FromDLPack (streams, devices, copies, exchange tables, SUAI
@@ -2436,6 +2551,17 @@ static PyObject *call_from_dlpack(PyObject *self, PyObject *const *args, Py_ssiz
 	if (kwnames != NULL && parse_kw(f->name, kwnames, args + 1, names, kw, 2) < 0)
 		return NULL;
 	PyObject *x = args[0];
+	if (is_array(x) && same_array_asked((Array *)x, kw[0], kw[1])) {
+		/* One of this module's Arrays, asked for where it is without a
+		 * copy: a view that holds it, as .T does, rather than an import of
+		 * its own export, whose tensor would hold it where the collector
+		 * cannot see (a cycle through the two would take a collection per
+		 * link). */
+		int32_t perm[UBX_MAX_NDIM];
+		for (int32_t i = 0; i < ((Array *)x)->v.t.ndim; i++)
+			perm[i] = i;
+		return permuted((Array *)x, perm);
+	}
 	if ((kw[0] != NULL && kw[0] != Py_None) || (kw[1] != NULL && kw[1] != Py_None))
 		return go_array(go_from_dlpack, x, kw[0], kw[1]);
 	int r = host_producer(x);

@@ -77,7 +77,9 @@ func (m *Module) add(f *function) {
 	}
 	for _, g := range m.funcs {
 		if g.name == f.name {
-			m.errs = append(m.errs, fmt.Errorf("function %s defined twice", f.name))
+			if err := g.overload(f); err != nil {
+				m.errs = append(m.errs, err)
+			}
 			return
 		}
 	}

@@ -204,7 +204,7 @@ func stubParam(m *Module, p *paramSpec) string {
 	switch p.kind {
 	case pBool:
 		t = "bool"
-	case pInt:
+	case pInt, pUint:
 		t = "int"
 	case pFloat:
 		t = "float"
@@ -266,6 +266,8 @@ func stubResult(m *Module, t reflect.Type) string {
 		return "Any"
 	case reflect.TypeFor[*usm.Array](), reflect.TypeFor[AnyArray]():
 		return "Array"
+	case reflect.TypeFor[Result]():
+		return "Any" // an argument as given (of the caller's type), or a new Array
 	}
 	if t.Implements(reflect.TypeFor[arrayResult]()) {
 		return "Array"

@@ -137,6 +137,7 @@ enum {
 	UBX_P_BOOL,       /* True or False only */
 	UBX_P_STR,        /* a str, UTF-8 */
 	UBX_P_ARRAY,      /* an array: C reads host memory, Go the rest */
+	UBX_P_UINT,       /* an int (__index__) in 0 ... 2**64-1, its bits in i */
 	UBX_P_INSTANCE,   /* an object of class number cls of the module (class.c) */
 };
 
@@ -253,6 +254,7 @@ enum {
 	UBX_R_OBJECT, /* obj, a new reference */
 	UBX_R_ARG,    /* argument number arg, as given */
 	UBX_R_ARG_ARRAY, /* an Array over argument number arg's memory (C reads it) */
+	UBX_R_UINT,      /* i as an unsigned 64-bit int */
 	UBX_R_INSTANCE,  /* the object of class number arg holding Go value handle i: new (n 0), or alive (n 1) */
 };
 

@@ -13,11 +13,13 @@ import (
 // With the usmbridge_errcheck tag every wrapper of a C API function that
 // must not run with a Python exception pending (everything but the PyErr_
 // functions, reference counts and the memory reads) first asks
-// PyErr_Occurred, and records the call and its Go stack if one is
-// pending: the C API's rule, which release builds of CPython do not check
-// and which shows only as an odd failure later (an import that fails, a
-// SystemError, a result read as an error). Run the tests that reach Python
-// with the tag (scripts/test.sh does): they fail on any record.
+// PyGILState_Check, then PyErr_Occurred, and records the call and its Go
+// stack if the thread has no thread state (no GIL) or an exception is
+// pending: the C API's rules, which release builds of CPython do not check
+// and which show only as a crash or an odd failure later (an import that
+// fails, a SystemError, a result read as an error). Run the tests that
+// reach Python with the tag (scripts/test.sh does): they fail on any
+// record.
 
 var pending struct {
 	mu    sync.Mutex
@@ -29,14 +31,23 @@ var pending struct {
 const ErrCheck = true
 
 func (a *API) noPending(fn string) {
+	if a.gilCheck.Call() == 0 {
+		record(fn + " called without the GIL")
+		return // PyErr_Occurred itself needs a thread state
+	}
 	if a.errOccurred.Call() == 0 {
 		return
 	}
+	record(fn + " called with a Python exception pending")
+}
+
+// record notes a call that broke the rules, with its Go stack.
+func record(what string) {
 	pc := make([]uintptr, 32)
-	n := runtime.Callers(2, pc)
+	n := runtime.Callers(3, pc)
 	frames := runtime.CallersFrames(pc[:n])
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s called with a Python exception pending", fn)
+	b.WriteString(what)
 	for {
 		f, more := frames.Next()
 		fmt.Fprintf(&b, "\n\t%s\n\t\t%s:%d", f.Function, f.File, f.Line)

@@ -5,7 +5,7 @@
 // Every wrapper must be called with the GIL held unless its comment says
 // otherwise. No C variadic function is bound (purego cannot call them):
 // tuples are built with PyTuple_New/SetItem and errors are raised with
-// PyErr_SetString.
+// PyErr_SetObject (ErrSetString).
 //
 // Only the regular (GIL) build of CPython ≥ 3.10 is supported; its object
 // header is {ob_refcnt, ob_type}, so Py_TYPE(o) is the word at offset 8.
@@ -54,7 +54,8 @@ type API struct {
 	longAsULongLong, numberIndex, boolFromLong                         ffi.Fn
 	unicodeFromStringAndSize, unicodeAsUTF8                            ffi.Fn
 	capsuleNew, capsuleGetPointer, capsuleGetName, capsuleSetName      ffi.Fn
-	errOccurred, errSetString, errClear, errWriteUnraisable            ffi.Fn
+	errOccurred, errClear, errWriteUnraisable                          ffi.Fn
+	errSetObject, unicodeDecodeUTF8                                    ffi.Fn
 	errGivenMatches, exceptionSetCause                                 ffi.Fn
 	floatFromDoubleFn, floatAsDoubleFn                                 ffi.Fn
 
@@ -167,7 +168,8 @@ func Load(lib *ffi.Lib) (*API, error) {
 		ffi.Required(&a.unicodeAsUTF8, "PyUnicode_AsUTF8"),
 		ffi.Required(&a.capsuleNew, "PyCapsule_New"), ffi.Required(&a.capsuleGetPointer, "PyCapsule_GetPointer"),
 		ffi.Required(&a.capsuleGetName, "PyCapsule_GetName"), ffi.Required(&a.capsuleSetName, "PyCapsule_SetName"),
-		ffi.Required(&a.errOccurred, "PyErr_Occurred"), ffi.Required(&a.errSetString, "PyErr_SetString"),
+		ffi.Required(&a.errOccurred, "PyErr_Occurred"),
+		ffi.Required(&a.errSetObject, "PyErr_SetObject"), ffi.Required(&a.unicodeDecodeUTF8, "PyUnicode_DecodeUTF8"),
 		ffi.Required(&a.errClear, "PyErr_Clear"), ffi.Required(&a.errWriteUnraisable, "PyErr_WriteUnraisable"),
 		ffi.Required(&a.errGivenMatches, "PyErr_GivenExceptionMatches"),
 		ffi.Required(&a.exceptionSetCause, "PyException_SetCause"),
@@ -897,11 +899,25 @@ func (a *API) CapsuleSetName(c uintptr, name *byte) int {
 
 func (a *API) ErrOccurred() uintptr { return a.errOccurred.Call() }
 func (a *API) ErrClear()            { a.errClear.Call() }
+
+// ErrSetString raises exc with msg, every byte of it: PyErr_SetString
+// reads a C string, which ends at the first NUL, and a decoding error of
+// bytes that are not UTF-8 would replace the exception meant. So the
+// message is decoded with its length, invalid bytes replaced (U+FFFD), and
+// raised with PyErr_SetObject.
 func (a *API) ErrSetString(exc uintptr, msg string) {
 	b := cstr(msg)
-	a.errSetString.Call(exc, p(b))
+	s := a.unicodeDecodeUTF8.Call(p(b), uintptr(len(msg)), p(errorsReplace))
 	runtime.KeepAlive(b)
+	if s == 0 {
+		return // MemoryError is set
+	}
+	a.errSetObject.Call(exc, s)
+	a.DecRef(s)
 }
+
+var errorsReplace = cstr("replace")
+
 func (a *API) ErrWriteUnraisable(o uintptr) { a.errWriteUnraisable.Call(o) }
 func (a *API) ErrGivenMatches(given, exc uintptr) bool {
 	return a.errGivenMatches.Call(given, exc) != 0

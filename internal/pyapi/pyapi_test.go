@@ -27,7 +27,7 @@ var called = []string{
 	"PyLong_FromLongLong", "PyLong_FromUnsignedLongLong", "PyLong_AsLongLong",
 	"PyLong_AsUnsignedLongLong", "PyNumber_Index", "PyBool_FromLong",
 	"PyUnicode_FromStringAndSize", "PyUnicode_AsUTF8", "PyCapsule_New", "PyCapsule_GetPointer",
-	"PyCapsule_GetName", "PyCapsule_SetName", "PyErr_Occurred", "PyErr_SetString", "PyErr_Clear",
+	"PyCapsule_GetName", "PyCapsule_SetName", "PyErr_Occurred", "PyErr_SetObject", "PyUnicode_DecodeUTF8", "PyErr_Clear",
 	"PyErr_WriteUnraisable", "PyErr_GivenExceptionMatches", "PyException_SetCause",
 	"PyFloat_FromDouble", "PyFloat_AsDouble", "PyObject_VectorcallMethod",
 }

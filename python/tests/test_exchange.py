@@ -96,19 +96,24 @@ def test_tvm_ffi_returns_through_to_py():
     assert np.array_equal(np.from_dlpack(r), np.arange(5.0))
 
 
-def test_read_only_flag_survives():
-    """Our consumer meets our table's refusal of a read-only array and takes
-    __dlpack__'s versioned capsule instead, which carries the flag."""
+def test_our_array_to_our_from_dlpack_is_a_view():
+    """Our consumer given our own Array makes a view that holds it, as .T
+    does, neither through the table nor through an export whose tensor
+    would hold it where the collector cannot see; the read-only flag is the
+    Array's own."""
     h = np.arange(4.0)
     h.flags.writeable = False
     a = ub.from_dlpack(h)
-    e0, i0, _ = counts()
-    b = ub.from_dlpack(a)  # our consumer, our producer
-    assert counts()[:2] == (e0, i0), "not through the table"
-    assert b.readonly and b.data == a.data
     w = ub.from_dlpack(np.arange(4.0))
-    assert not ub.from_dlpack(w).readonly
-    assert counts()[:2] == (e0 + 1, i0 + 1), "a writable array goes through the table"
+    e0, i0, live0 = counts()
+    b = ub.from_dlpack(a)
+    assert b.readonly and b.data == a.data
+    c = ub.from_dlpack(w, device=w.device, copy=False)
+    assert not c.readonly and c.data == w.data
+    assert counts() == (e0, i0, live0), "not through the table, no export"
+    r = sys.getrefcount(a)
+    del b
+    assert sys.getrefcount(a) == r - 1, "the view held the Array itself"
 
 
 # ---- the consumer: other producers' tables ----
@@ -322,9 +327,10 @@ def test_usm_array_through_the_table():
     stream = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p)(api.stream)
     assert stream(*a.device, ctypes.byref(s)) == 0 and s.value  # a SYCL queue for kDLOneAPI
     e0, i0, _ = counts()
-    b = ub.from_dlpack(a)
-    assert counts()[:2] == (e0 + 1, i0 + 1)
+    b = ub.from_dlpack(a)  # a view of our own Array (test_our_array_to_our_from_dlpack_is_a_view)
+    assert counts()[:2] == (e0, i0)
     assert b.device == a.device and b.data == a.data and b.usm_type == "device"
+    assert b.sycl_queue == a.sycl_queue
     h = ub.from_dlpack(a, device=(1, 0))  # the host copy rule of every import
     assert np.array_equal(np.from_dlpack(h), np.arange(16, dtype="f4"))
     # tvm-ffi both ways with device USM: as a function argument (tvm-ffi

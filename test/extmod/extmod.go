@@ -53,9 +53,18 @@ func Module(m *pyext.Module) error {
 	pyext.Func1R(m, "held_sum", "Sum of the float64 view kept under id, read now.", heldSum, pyext.P("id"))
 	pyext.Func0R(m, "held_count", "How many views are kept.", heldCount)
 	pyext.Func0R(m, "last_kept", "The id of the view kept last.", lastKept)
+	pyext.Func1R(m, "echo", "Return s.", func(s string) (string, error) { return s, nil },
+		pyext.P("s", pyext.Default("a\\b'c\"\n\x00\u00e9\u2028")))
+	pyext.Func1R(m, "where", "The device d names.", func(d pyext.Device) (string, error) { return d.String(), nil },
+		pyext.P("d", pyext.Default(pyext.Host)))
+	pyext.Func2R(m, "wide", "u + v as uint64 (wrapping).", func(u, v uint64) (uint64, error) { return u + v, nil },
+		pyext.P("u"), pyext.P("v", pyext.Default(uint64(1<<63))))
+	pyext.Func1(m, "fail_with", "Fail with a Go error whose message is msg.", func(msg string) error { return errors.New(msg) },
+		pyext.P("msg"))
 	pyext.Func0R(m, "go_calls", "How many calls the C half made into Go.", func() (int64, error) { return pyext.Live()["go_calls"], nil })
 	pyext.Func1R(m, "ascending", "x[0] of a 1-D float64 array whose elements ascend.", ascending, pyext.P("x", pyext.NDim(1)))
 	definePlan(m)
+	defineWide(m)
 	return nil
 }
 
@@ -463,4 +472,118 @@ func lastKept() (int64, error) {
 	keeperMu.Lock()
 	defer keeperMu.Unlock()
 	return keeperID, nil
+}
+
+// The wider API (issue 29): any number of parameters, one name over
+// several element types, results on the caller's queue, out= returned as
+// given.
+func defineWide(m *pyext.Module) {
+	pyext.Func(m, "gemv", "y = alpha*A@x + beta*y, in place; returns y as given.", gemv,
+		[]pyext.Param{pyext.P("alpha"), pyext.P("a", pyext.NDim(2)), pyext.P("x", pyext.NDim(1)),
+			pyext.P("beta"), pyext.P("y", pyext.NDim(1), pyext.Writable())})
+	pyext.Func1R(m, "colsum", "Column sums of a 2-D float32 array.", colsum[float32], pyext.P("x", pyext.NDim(2)))
+	pyext.Func1R(m, "colsum", "", colsum[float64], pyext.P("x", pyext.NDim(2)))
+	pyext.Func1R(m, "colsum", "", colsum[int32], pyext.P("x", pyext.NDim(2)))
+	pyext.Func3R(m, "scale", "x*factor, into out when given (returned as given), else a new array like x.", scale,
+		pyext.P("x"), pyext.P("factor"), pyext.P("out", pyext.Optional(), pyext.KeywordOnly(), pyext.Writable()))
+	pyext.Func1R(m, "dtype_of", "x's element type.", func(x pyext.AnyArray) (string, error) { return x.DType().String(), nil }, pyext.P("x"))
+	pyext.Func2R(m, "zeros_on", "n float64 zeros on device (a dpctl.SyclQueue binds them to it).", zerosOn,
+		pyext.P("n"), pyext.P("device", pyext.Default("cpu")))
+	pyext.Func1R(m, "zeros_like", "Zeros where x is: its device, queue and USM kind.", zerosLike, pyext.P("x"))
+}
+
+func gemv(alpha float64, a pyext.Array[float64], x pyext.Array[float64], beta float64, y pyext.Array[float64]) (pyext.Result, error) {
+	sh := a.Shape()
+	if sh[1] != int64(x.Len()) || sh[0] != int64(y.Len()) {
+		return pyext.Result{}, pyext.ValueError("shapes %v, (%d,), (%d,) do not fit", sh, x.Len(), y.Len())
+	}
+	av, xv := make([]float64, a.Len()), make([]float64, x.Len())
+	yv := make([]float64, y.Len())
+	for _, c := range []struct {
+		dst []float64
+		src *usm.Array
+	}{{av, a.USM()}, {xv, x.USM()}, {yv, y.USM()}} {
+		if err := usm.CopyToSlice(c.dst, c.src); err != nil {
+			return pyext.Result{}, err
+		}
+	}
+	for i := range yv {
+		s := 0.0
+		for j := range xv {
+			s += av[i*len(xv)+j] * xv[j]
+		}
+		yv[i] = alpha*s + beta*yv[i]
+	}
+	if err := usm.CopyFromSlice(y.USM(), yv); err != nil {
+		return pyext.Result{}, err
+	}
+	return y.Given(), nil
+}
+
+func colsum[T float32 | float64 | int32](x pyext.Array[T]) ([]T, error) {
+	sh := x.Shape()
+	vals := make([]T, x.Len())
+	if err := usm.CopyToSlice(vals, x.USM()); err != nil {
+		return nil, err
+	}
+	out := make([]T, sh[1])
+	for i := range sh[0] {
+		for j := range sh[1] {
+			out[j] += vals[i*sh[1]+j]
+		}
+	}
+	return out, nil
+}
+
+func scale(x pyext.AnyArray, factor float64, out pyext.AnyArray) (pyext.Result, error) {
+	xf, ok := pyext.As[float64](x)
+	if !ok {
+		return pyext.Result{}, pyext.TypeError("scale() argument 'x' must be an array of float64, got %s", x.DType())
+	}
+	vals := make([]float64, xf.Len())
+	if err := usm.CopyToSlice(vals, xf.USM()); err != nil {
+		return pyext.Result{}, err
+	}
+	for i := range vals {
+		vals[i] *= factor
+	}
+	if !out.IsNone() {
+		if err := usm.CopyFromSlice(out.USM(), vals); err != nil {
+			return pyext.Result{}, err
+		}
+		return out.Given(), nil
+	}
+	r, err := pyext.EmptyLike[float64](x)
+	if err != nil {
+		return pyext.Result{}, err
+	}
+	if err := usm.CopyFromSlice(r, vals); err != nil {
+		r.Owner.Release()
+		return pyext.Result{}, err
+	}
+	return pyext.NewArray(r), nil
+}
+
+func zerosOn(n int64, d pyext.Device) (*usm.Array, error) {
+	a, err := pyext.Empty[float64](d, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := usm.CopyFromSlice(a, make([]float64, n)); err != nil {
+		a.Owner.Release()
+		return nil, err
+	}
+	return a, nil
+}
+
+func zerosLike(x pyext.AnyArray) (*usm.Array, error) {
+	a, err := pyext.EmptyLike[float64](x)
+	if err != nil {
+		return nil, err
+	}
+	if err := usm.CopyFromSlice(a, make([]float64, x.Len())); err != nil {
+		a.Owner.Release()
+		return nil, err
+	}
+	return a, nil
 }

@@ -124,6 +124,105 @@ CASES = {
             raise AssertionError("no TypeError")
         assert log == [None], log
         """,
+    # Buffer-protocol objects whose type has a metaclass other than type
+    # (ctypes arrays, an ABCMeta bytearray subclass) are arrays like any.
+    "metaclasses": """
+        import abc, ctypes
+        assert extmod.total((ctypes.c_double * 3)(1, 2, 3)) == 6.0
+        class B(bytearray, metaclass=abc.ABCMeta):
+            pass
+        assert extmod.kind(B(b"abcd")) == "host"
+        """,
+    # Exceptions the caller's objects raise reach the caller: a producer's
+    # __dlpack_device__ (KeyboardInterrupt included), a device argument's
+    # own code; a TypeError of __float__/__index__ is the cause of the
+    # TypeError that names the parameter.
+    "exceptions reach the caller": """
+        class Boom(Exception):
+            pass
+        class Producer:
+            def __init__(self, exc):
+                self.exc, self.x = exc, np.arange(3.0)
+            def __dlpack__(self, **kw):
+                return self.x.__dlpack__(**kw)
+            def __dlpack_device__(self):
+                raise self.exc
+        for exc in (Boom("device"), KeyboardInterrupt()):
+            try:
+                extmod.total(Producer(exc))
+            except BaseException as e:
+                assert e is exc, repr(e)
+            else:
+                raise AssertionError("the exception was cleared")
+        class Index:
+            def __index__(self):
+                raise Boom("index")
+        class Queue:
+            @property
+            def sycl_device(self):
+                raise Boom("sycl_device")
+        for bad in ((Index(), 0), Queue()):
+            try:
+                extmod.where(bad)
+            except Boom:
+                pass
+            else:
+                raise AssertionError("not the device's own exception")
+        class TI:
+            def __index__(self):
+                raise TypeError("mine")
+        class TF:
+            def __float__(self):
+                raise TypeError("fmine")
+        for call, name in ((lambda: extmod.narrow(TI(), 0), "narrow() argument 'i'"),
+                           (lambda: extmod.scalars(1, TF(), True), "scalars() argument 'f'")):
+            try:
+                call()
+            except TypeError as e:
+                assert name in str(e) and isinstance(e.__cause__, TypeError) and "mine" in str(e.__cause__), repr(e)
+            else:
+                raise AssertionError("no TypeError")
+        """,
+    # uint64 takes and returns the whole range.
+    "uint64": """
+        assert extmod.wide(2**64 - 2, 1) == 2**64 - 1 and extmod.wide(2**63 - 1) == 2**64 - 1
+        assert extmod.wide(1, 2) == 3 and extmod.wide(2**63, 2**63) == 0
+        for bad in (-1, 2**64):
+            try:
+                extmod.wide(bad)
+            except OverflowError as e:
+                assert "wide() argument 'u'" in str(e)
+            else:
+                raise AssertionError("took %d" % bad)
+        """,
+    # Element types DLPack cannot carry: a TypeError that names the
+    # function and the parameter, caused by NumPy's own refusal.
+    "dtypes DLPack cannot carry": """
+        for dt in ("M8[ns]", ">f8", object, "i4,f4", "U3"):
+            try:
+                extmod.total(np.zeros(3, dt))
+            except TypeError as e:
+                assert "total() argument 'x'" in str(e), e
+                assert isinstance(e.__cause__, BufferError), repr(e.__cause__)
+            else:
+                raise AssertionError("took " + str(dt))
+        """,
+    # Signatures read back: every default, escapes included.
+    "signatures": """
+        import inspect
+        assert str(inspect.signature(extmod.same)) == "(x, shape=None)"
+        assert str(inspect.signature(extmod.where)) == "(d='cpu')"
+        assert inspect.signature(extmod.echo).parameters["s"].default == extmod.echo()
+        assert extmod.echo() == "a\\\\b'c\\"\\n\\x00\\u00e9\\u2028"
+        assert inspect.signature(extmod.wide).parameters["v"].default == 2**63
+        """,
+    # A Go error's message reaches Python whole, NUL bytes included.
+    "messages with NUL": """
+        try:
+            extmod.fail_with("before\\x00after")
+        except RuntimeError as e:
+            assert str(e) == "before\\x00after", repr(str(e))
+        """,
     # 20,000 goroutines waiting for the GIL at once: each waits in Go, not
     # on an OS thread of its own.
     "many goroutines": """

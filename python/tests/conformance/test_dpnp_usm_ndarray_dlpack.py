@@ -325,7 +325,7 @@ def test_versioned_dlpack_capsule():
     y = _dlp.from_dlpack_capsule(a.__dlpack__(max_version=VERSIONED, copy=True))
     assert y._pointer != ro._pointer and not y.flags.writable
     c = ub.from_dlpack(ro, copy=True)
-    assert c.data != ro._pointer and c.readonly
+    assert c.data != ro._pointer and c.readonly  # a versioned producer said read-only
 
 
 def test_from_dlpack_kwargs():

@@ -1,0 +1,27 @@
+"""from_dlpack(x, device=q) with a dpctl.SyclQueue binds the Array to q
+(issue 29): dpnp then combines it with the caller's arrays on q, which it
+refuses for arrays of two queues (ExecutionPlacementError)."""
+import numpy as np
+import pytest
+
+import usmbridge as ub
+
+dpctl = pytest.importorskip("dpctl")
+dpnp = pytest.importorskip("dpnp")
+
+
+@pytest.mark.parametrize("in_order", [True, False])
+@pytest.mark.parametrize("source", ["dpnp", "numpy"])
+def test_from_dlpack_binds_to_the_queue_named(source, in_order):
+    q = dpctl.SyclQueue("opencl:cpu", property="in_order") if in_order else dpctl.SyclQueue("opencl:cpu")
+    x = dpnp.arange(6.0) if source == "dpnp" else np.arange(6.0)
+    a = ub.from_dlpack(x, device=q)
+    assert a.sycl_queue == q and a.usm_type in ("device", "shared")
+    y = dpnp.ones(6, sycl_queue=q)
+    assert dpnp.asnumpy(dpnp.asarray(a) + y).tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+
+
+def test_a_queue_of_another_device_kind_is_refused():
+    q = dpctl.SyclQueue("opencl:cpu")
+    with pytest.raises((ValueError, BufferError)):
+        ub.from_dlpack(np.arange(3.0), device=q, copy=False)
