@@ -184,7 +184,7 @@ def plat_name():
 
 
 setup(
-    ext_modules=[ub_build.GoExtension("usmbridge._ext", GO_PACKAGE)],
+    ext_modules=[ub_build.GoExtension("usmbridge._ext", GO_PACKAGE, stubs=False)],
     cmdclass={"build_ext": GoBuildExt, "build_py": BuildPyWithGoSource},
     options={"bdist_wheel": {"plat_name": plat_name()}} if GLIBC else {},
 )

@@ -33,6 +33,7 @@ const (
 	vStr
 	vArray
 	vObject
+	vInstance
 )
 
 // value mirrors ubx_value: one argument as C read it.
@@ -67,6 +68,7 @@ const (
 	rArg
 	rArgArray
 	rUint
+	rInstance
 )
 
 // maxNdim is ubx.h's UBX_MAX_NDIM and dlpack.MaxNdim.
@@ -96,6 +98,7 @@ const (
 	pStr
 	pArray
 	pUint
+	pInstance
 )
 
 const (
@@ -103,6 +106,8 @@ const (
 	fNone
 	fKwOnly
 	fWritable
+	fPosOnly
+	fSelf
 )
 
 // cParam mirrors ubx_param.
@@ -110,6 +115,8 @@ type cParam struct {
 	name  uintptr // *char
 	kind  int32
 	flags int32
+	class int32
+	_     int32
 }
 
 // Built-in functions (ubx.h UBX_FN_*).
@@ -141,4 +148,22 @@ type cModule struct {
 	minorNewer                    uint32
 	major                         uint32
 	maxMajor, maxMinor            uint32
+	classes                       uintptr // *cClass
+	nclasses                      int32
+}
+
+// cClass mirrors ubx_class: a class of the module.
+type cClass struct {
+	name, doc uintptr // *char: the qualified name ("saxpy.Plan"), the docstring
+	ctor      uintptr // *cFunc, or 0
+	methods   uintptr // *cFunc
+	props     uintptr // *cProp
+	nmethods  int32
+	nprops    int32
+}
+
+// cProp mirrors ubx_prop: a property's accessors, functions of the module.
+type cProp struct {
+	name, doc uintptr // *char
+	get, set  uintptr // *cFunc; set 0 for a read-only property
 }

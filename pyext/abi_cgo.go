@@ -22,6 +22,8 @@ func cLayout() map[string]uintptr {
 	var p C.ubx_param
 	var f C.ubx_func
 	var d C.ubx_module_def
+	var c C.ubx_class
+	var pr C.ubx_prop
 	return map[string]uintptr{
 		"ExchangeAPI":                      unsafe.Sizeof(x),
 		"ExchangeAPI.PrevAPI":              unsafe.Offsetof(x.header.prev_api),
@@ -74,6 +76,20 @@ func cLayout() map[string]uintptr {
 		"param":                            unsafe.Sizeof(p),
 		"param.kind":                       unsafe.Offsetof(p.kind),
 		"param.flags":                      unsafe.Offsetof(p.flags),
+		"param.class":                      unsafe.Offsetof(p.cls),
+		"module.classes":                   unsafe.Offsetof(d.classes),
+		"module.nclasses":                  unsafe.Offsetof(d.nclasses),
+		"class":                            unsafe.Sizeof(c),
+		"class.doc":                        unsafe.Offsetof(c.doc),
+		"class.ctor":                       unsafe.Offsetof(c.ctor),
+		"class.methods":                    unsafe.Offsetof(c.methods),
+		"class.props":                      unsafe.Offsetof(c.props),
+		"class.nmethods":                   unsafe.Offsetof(c.nmethods),
+		"class.nprops":                     unsafe.Offsetof(c.nprops),
+		"prop":                             unsafe.Sizeof(pr),
+		"prop.doc":                         unsafe.Offsetof(pr.doc),
+		"prop.get":                         unsafe.Offsetof(pr.get),
+		"prop.set":                         unsafe.Offsetof(pr.set),
 		"func":                             unsafe.Sizeof(f),
 		"func.doc":                         unsafe.Offsetof(f.doc),
 		"func.params":                      unsafe.Offsetof(f.params),

@@ -25,6 +25,8 @@ func TestABILayout(t *testing.T) {
 	var p cParam
 	var f cFunc
 	var d cModule
+	var c cClass
+	var pr cProp
 	want := map[string]uintptr{
 		"ExchangeAPI": unsafe.Sizeof(x), "ExchangeAPI.PrevAPI": unsafe.Offsetof(x.PrevAPI),
 		"ExchangeAPI.Allocator":            unsafe.Offsetof(x.ManagedTensorAllocator),
@@ -61,6 +63,13 @@ func TestABILayout(t *testing.T) {
 		"module.nfuncs": unsafe.Offsetof(d.nfuncs), "module.minorFor": unsafe.Offsetof(d.minorFor),
 		"module.minorNewer": unsafe.Offsetof(d.minorNewer), "module.major": unsafe.Offsetof(d.major),
 		"module.maxMajor": unsafe.Offsetof(d.maxMajor), "module.maxMinor": unsafe.Offsetof(d.maxMinor),
+		"param.class": unsafe.Offsetof(p.class), "module.classes": unsafe.Offsetof(d.classes),
+		"module.nclasses": unsafe.Offsetof(d.nclasses),
+		"class":           unsafe.Sizeof(c), "class.doc": unsafe.Offsetof(c.doc), "class.ctor": unsafe.Offsetof(c.ctor),
+		"class.methods": unsafe.Offsetof(c.methods), "class.props": unsafe.Offsetof(c.props),
+		"class.nmethods": unsafe.Offsetof(c.nmethods), "class.nprops": unsafe.Offsetof(c.nprops),
+		"prop": unsafe.Sizeof(pr), "prop.doc": unsafe.Offsetof(pr.doc), "prop.get": unsafe.Offsetof(pr.get),
+		"prop.set": unsafe.Offsetof(pr.set),
 	}
 	assert.Equal(t, want, cLayout())
 }

@@ -133,6 +133,7 @@ func ubx_go_define(name *C.char, out **C.ubx_module_def) (msg *C.char) {
 		err = errors.New(n + ": " + errkind.Message(e))
 		return nil
 	}
+	addStub(m)
 	ext.mod, ext.py = m, py
 	fillTables()
 	*out = (*C.ubx_module_def)(cmem.Ptr(cDefinition(m)))
@@ -172,24 +173,16 @@ func cDefinition(m *Module) uintptr {
 		arrayName, forkName = m.name+".Array", m.name+".ForkError"
 	}
 	def.arrayName, def.forkErrorName = str(arrayName), str(forkName)
-	funcs := unsafe.Slice((*cFunc)(C.calloc(C.size_t(max(len(m.funcs), 1)), C.size_t(unsafe.Sizeof(cFunc{})))), len(m.funcs))
-	for i, f := range m.funcs {
-		cf := &funcs[i]
-		cf.name, cf.doc, cf.builtin, cf.index = str(f.name), str(f.doc), f.builtin, int32(i)
-		cf.releaseGIL = boolC(f.releaseGIL)
-		cf.nparams = int32(len(f.params))
-		ps := unsafe.Slice((*cParam)(C.calloc(C.size_t(max(len(f.params), 1)), C.size_t(unsafe.Sizeof(cParam{})))), len(f.params))
-		for j, p := range f.params {
-			ps[j] = cParam{name: str(p.name), kind: p.kind, flags: p.flags}
-		}
-		if len(ps) > 0 {
-			cf.params = uintptr(unsafe.Pointer(&ps[0]))
-		}
+	top := m.moduleFuncs()
+	funcs := cFuncs(len(top))
+	for i, f := range top {
+		writeFunc(&funcs[i], f)
 	}
 	if len(funcs) > 0 {
 		def.funcs = uintptr(unsafe.Pointer(&funcs[0]))
 	}
-	def.nfuncs = int32(len(m.funcs))
+	def.nfuncs = int32(len(top))
+	cClasses(m, def)
 	for k := range def.minorFor {
 		v, _ := dlabi.NegotiateVersion(&dlpack.Version{Major: 1, Minor: uint32(k)}, dlpack.ProducerVersion)
 		def.minorFor[k] = v.Minor

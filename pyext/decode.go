@@ -24,9 +24,9 @@ type typedDecoder[T any] struct {
 // decoderFor makes the decoder of a parameter of Go type T (decoderOf's),
 // or records a definition error in m.
 func decoderFor[T any](m *Module, fn string, p Param) (typedDecoder[T], bool) {
-	d, ok := decoderOf(reflect.TypeFor[T]())
+	d, ok := m.decoderOf(reflect.TypeFor[T]())
 	if !ok {
-		m.errs = append(m.errs, errors.New("function "+fn+": parameter "+p.name+" has Go type "+d.typ+", which pyext cannot read from a Python argument"))
+		m.errs = append(m.errs, errors.New("function "+fn+": parameter "+p.name+" has Go type "+d.typ+", which pyext cannot read from a Python argument"+classHint(reflect.TypeFor[T]())))
 		return typedDecoder[T]{d: d}, false
 	}
 	return typedDecoder[T]{d: d, read: func(c *frame, i int) (T, error) {
@@ -326,9 +326,9 @@ type typedEncoder[R any] func(c *frame, out R, r *result) error
 // records a definition error in m.
 func encoderFor[R any](m *Module, fn string) (typedEncoder[R], bool) {
 	t := reflect.TypeFor[R]()
-	e, ok := encoderOf(t)
+	e, ok := m.encoderOf(t)
 	if !ok {
-		m.errs = append(m.errs, errors.New("function "+fn+": result type "+t.String()+" cannot be returned to Python"))
+		m.errs = append(m.errs, errors.New("function "+fn+": result type "+t.String()+" cannot be returned to Python"+classHint(t)))
 		return nil, false
 	}
 	return func(c *frame, out R, r *result) error { return e(c, unsafe.Pointer(&out), r) }, true

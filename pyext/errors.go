@@ -1,6 +1,7 @@
 package pyext
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -35,4 +36,28 @@ func (e *pyError) Is(target error) bool { return e.kind != nil && target == erro
 
 func pyErr(k *errkind.Kind, format string, args []any) error {
 	return &pyError{kind: k, msg: fmt.Sprintf(format, args...)}
+}
+
+// ArgTypeError is a TypeError about the Go function's parameter param, for
+// checks the parameter's options do not express: its message is CPython's
+// "f() argument 'param' " followed by the formatted reason ("must be
+// sorted, got ..."), f being the function (or "Class.method") Python
+// called. It is an *ArgumentError.
+func ArgTypeError(param, format string, args ...any) error {
+	return &ArgumentError{Param: param, Reason: fmt.Sprintf(format, args...), kind: errkind.Type}
+}
+
+// ArgValueError is ArgTypeError's ValueError.
+func ArgValueError(param, format string, args ...any) error {
+	return &ArgumentError{Param: param, Reason: fmt.Sprintf(format, args...), kind: errkind.Value}
+}
+
+// nameFunc gives an ArgumentError of the Go function (ArgTypeError,
+// ArgValueError) the name of the function Python called, which the Go
+// function does not know.
+func nameFunc(fn string, err error) {
+	var ae *ArgumentError
+	if errors.As(err, &ae) && ae.Func == "" {
+		ae.Func = fn
+	}
 }

@@ -130,7 +130,9 @@ func (c *frame) run(fn func() error) (err error) {
 	}
 	defer c.close() // before the GIL is taken back (deferred calls run last first)
 	defer recoverUser(c.fn.name, &err)
-	return fn()
+	err = fn()
+	nameFunc(c.fn.name, err)
+	return err
 }
 
 // importObject reads an array argument C left to Go: a DLPack capsule, an

@@ -75,6 +75,8 @@ type paramSpec struct {
 	hasDefault bool
 	array      constraints
 	isArray    bool
+	class      int32 // pInstance: the class's index
+	typ        string
 }
 
 // FuncOption is an option of a function: ReleaseGIL.
@@ -94,9 +96,12 @@ func ReleaseGIL() FuncOption { return funcOption(func(f *function) { f.releaseGI
 // function is a Python function of the module.
 type function struct {
 	name, doc  string
+	index      int     // in Module.funcs, which C calls it by
+	member     *member // a class's constructor, method or accessor; nil for a function of the module
 	builtin    int32
 	params     []paramSpec
 	releaseGIL bool
+	result     reflect.Type // the Go result's type (none: no result), for the stub
 	// call decodes the arguments, calls the Go function and encodes its
 	// result; c is the call's frame.
 	call func(c *frame, r *result) error
@@ -126,7 +131,7 @@ func define(m *Module, name, doc string, ps []Param, decs []decoder, opts []Func
 	kwOnly := false
 	seen := map[string]bool{}
 	for i, p := range ps {
-		s := paramSpec{name: p.name, kind: decs[i].kind}
+		s := paramSpec{name: p.name, kind: decs[i].kind, class: decs[i].class, typ: decs[i].typ}
 		if decs[i].array {
 			s.isArray = true
 		}
@@ -187,7 +192,13 @@ func signature(name string, ps []paramSpec) string {
 			b.WriteString("*, ")
 			star = true
 		}
+		if p.flags&fSelf != 0 {
+			b.WriteString("$")
+		}
 		b.WriteString(p.name)
+		if p.flags&fPosOnly != 0 && (i+1 == len(ps) || ps[i+1].flags&fPosOnly == 0) {
+			b.WriteString(", /")
+		}
 		switch {
 		case p.hasDefault:
 			b.WriteString("=" + pyRepr(p.deflt))
@@ -286,6 +297,7 @@ func pyStrRepr(s string) string {
 // whether a Default fits T.
 type decoder struct {
 	kind         int32
+	class        int32 // pInstance: the class's index
 	typ          string
 	array        bool
 	want         dlabi.DataType // an array's element type (zero: any)
@@ -299,6 +311,11 @@ type decoder struct {
 
 // none is the result of a function that returns nothing.
 type none struct{}
+
+// withResult adds the option that records a function's result type R.
+func withResult[R any](opts []FuncOption) []FuncOption {
+	return append(opts[:len(opts):len(opts)], funcOption(func(f *function) { f.result = reflect.TypeFor[R]() }))
+}
 
 func encodeNone(_ *frame, _ none, r *result) error {
 	r.kind = rNone
@@ -323,7 +340,7 @@ func func0[R any](m *Module, name, doc string, fn func() (R, error), enc typedEn
 	if enc == nil {
 		return
 	}
-	define(m, name, doc, nil, nil, opts, func(c *frame, r *result) error {
+	define(m, name, doc, nil, nil, withResult[R](opts), func(c *frame, r *result) error {
 		var out R
 		if err := c.run(func() (err error) { out, err = fn(); return }); err != nil {
 			return err
@@ -351,7 +368,7 @@ func func1[A, R any](m *Module, name, doc string, fn func(A) (R, error), enc typ
 	if !ok || enc == nil {
 		return
 	}
-	define(m, name, doc, []Param{a}, []decoder{da.d}, opts, func(c *frame, r *result) error {
+	define(m, name, doc, []Param{a}, []decoder{da.d}, withResult[R](opts), func(c *frame, r *result) error {
 		x, err := da.read(c, 0)
 		if err != nil {
 			return err
@@ -384,7 +401,7 @@ func func2[A, B, R any](m *Module, name, doc string, fn func(A, B) (R, error), e
 	if !ok1 || !ok2 || enc == nil {
 		return
 	}
-	define(m, name, doc, []Param{a, b}, []decoder{da.d, db.d}, opts, func(c *frame, r *result) error {
+	define(m, name, doc, []Param{a, b}, []decoder{da.d, db.d}, withResult[R](opts), func(c *frame, r *result) error {
 		x, err := da.read(c, 0)
 		if err != nil {
 			return err
@@ -422,7 +439,7 @@ func func3[A, B, C, R any](m *Module, name, doc string, fn func(A, B, C) (R, err
 	if !ok1 || !ok2 || !ok3 || enc == nil {
 		return
 	}
-	define(m, name, doc, []Param{a, b, c}, []decoder{da.d, db.d, dc.d}, opts, func(f *frame, r *result) error {
+	define(m, name, doc, []Param{a, b, c}, []decoder{da.d, db.d, dc.d}, withResult[R](opts), func(f *frame, r *result) error {
 		x, err := da.read(f, 0)
 		if err != nil {
 			return err
@@ -465,7 +482,7 @@ func func4[A, B, C, D, R any](m *Module, name, doc string, fn func(A, B, C, D) (
 	if !ok1 || !ok2 || !ok3 || !ok4 || enc == nil {
 		return
 	}
-	define(m, name, doc, []Param{a, b, c, d}, []decoder{da.d, db.d, dc.d, dd.d}, opts, func(f *frame, r *result) error {
+	define(m, name, doc, []Param{a, b, c, d}, []decoder{da.d, db.d, dc.d, dd.d}, withResult[R](opts), func(f *frame, r *result) error {
 		x, err := da.read(f, 0)
 		if err != nil {
 			return err
@@ -525,17 +542,17 @@ func Func(m *Module, name, doc string, fn any, params []Param, opts ...FuncOptio
 	}
 	decs := make([]decoder, t.NumIn())
 	for i := range decs {
-		d, ok := decoderOf(t.In(i))
+		d, ok := m.decoderOf(t.In(i))
 		if !ok {
-			errs = append(errs, "parameter "+paramName(params, i)+" has Go type "+d.typ+", which pyext cannot read from a Python argument")
+			errs = append(errs, "parameter "+paramName(params, i)+" has Go type "+d.typ+", which pyext cannot read from a Python argument"+classHint(t.In(i)))
 		}
 		decs[i] = d
 	}
 	enc := encoderFunc(func(c *frame, src unsafe.Pointer, r *result) error { r.kind = rNone; return nil })
 	if t.NumOut() == 2 {
-		e, ok := encoderOf(t.Out(0))
+		e, ok := m.encoderOf(t.Out(0))
 		if !ok {
-			errs = append(errs, "result type "+t.Out(0).String()+" cannot be returned to Python")
+			errs = append(errs, "result type "+t.Out(0).String()+" cannot be returned to Python"+classHint(t.Out(0)))
 		}
 		enc = encoderFunc(e)
 	}
@@ -544,6 +561,11 @@ func Func(m *Module, name, doc string, fn any, params []Param, opts ...FuncOptio
 		return
 	}
 	n, results := t.NumIn(), t.NumOut()
+	resultType := reflect.TypeFor[none]()
+	if results == 2 {
+		resultType = t.Out(0)
+	}
+	opts = append(opts[:len(opts):len(opts)], funcOption(func(f *function) { f.result = resultType }))
 	define(m, name, doc, params, decs, opts, func(c *frame, r *result) error {
 		args := make([]reflect.Value, n)
 		for i := range args {

@@ -37,7 +37,7 @@ static volatile sig_atomic_t forked_flag;
 /* Releases a forked child skipped rather than enter Go: what it leaked. */
 static long fork_skips;
 
-static void fork_skip(void)
+void fork_skip(void)
 {
 	__atomic_fetch_add(&fork_skips, 1, __ATOMIC_RELAXED);
 }
@@ -104,6 +104,7 @@ long ubx_fork_skips(void) { return fork_skips; }
 #endif
 
 #include "_cgo_export.h"
+#include "ubx_c.h"
 
 long ubx_fork_skips(void) { return fork_skips; }
 
@@ -196,7 +197,7 @@ static void take_error(void **exc)
 }
 
 /* go_failed raises what Go failed with; NULL, to return. */
-static void *go_failed(void)
+void *go_failed(void)
 {
 	PyObject *e = go_error;
 	go_error = NULL;
@@ -1375,7 +1376,7 @@ static PyGetSetDef array_getset[] = {
 	{"itemsize", (getter)array_itemsize, NULL, "Bytes per element.", NULL},
 	{"nbytes", (getter)array_nbytes, NULL, "Bytes of all elements (size * itemsize).", NULL},
 	{"dtype", (getter)array_typestr, NULL,
-	 "The element type: a numpy.dtype where NumPy is loaded and knows it, else its typestr ('<f4') where "
+	 "The element type: a numpy.dtype where NumPy is loaded and knows it, else its typestr ('|f4') where "
 	 "SUAI has one, else the DLPack dtype's name ('bfloat16').",
 	 NULL},
 	{"strides", (getter)array_strides, NULL,
@@ -2214,6 +2215,8 @@ static int read_arg(const ubx_func *f, const ubx_param *p, PyObject *o, hold *h,
 	}
 	case UBX_P_ARRAY:
 		return read_array(o, p->flags & UBX_F_WRITABLE, h, val);
+	case UBX_P_INSTANCE:
+		return ubx_read_instance(f, p, o, val);
 	default:
 		val->kind = UBX_V_OBJECT;
 		return 0;
@@ -2361,6 +2364,12 @@ static int bind_args(const ubx_func *f, PyObject *const *args, Py_ssize_t nargs,
 				PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", f->name, key);
 				return -1;
 			}
+			if (f->params[j].flags & UBX_F_POSONLY) {
+				PyErr_Format(PyExc_TypeError,
+					     "%s() got some positional-only arguments passed as keyword arguments: '%s'",
+					     f->name, f->params[j].name);
+				return -1;
+			}
 			if (bound[j] != NULL) {
 				PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", f->name,
 					     f->params[j].name);
@@ -2411,6 +2420,8 @@ static PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, h
 		if (r->arg >= 0 && r->arg < n)
 			return hold_array(&vals[r->arg], &holds[r->arg]);
 		break;
+	case UBX_R_INSTANCE:
+		return ubx_instance_result(r);
 	}
 	PyErr_Format(PyExc_SystemError, "a Go function returned a result of unknown kind %d", (int)r->kind);
 	return NULL;
@@ -2433,7 +2444,7 @@ static void result_init(ubx_result *r)
 	r->syclobj = NULL;
 }
 
-static PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
+PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
 	if (forked())
 		return NULL;
@@ -2655,7 +2666,7 @@ static int add_function(PyObject *m, const ubx_func *f)
 	if (self == NULL)
 		return -1;
 	PyObject *modname = PyModule_GetNameObject(m);
-	PyObject *fn = modname != NULL ? PyCFunction_NewEx(ml, self, modname) : NULL;
+	PyObject *fn = modname != NULL ? ubx_function_new(ml, self, modname) : NULL;
 	Py_XDECREF(modname);
 	Py_DECREF(self);
 	if (fn == NULL)
@@ -2750,6 +2761,8 @@ static int module_exec(PyObject *m)
 	for (int32_t i = 0; i < def->nfuncs; i++)
 		if (add_function(m, &def->funcs[i]) < 0)
 			return -1;
+	if (ubx_add_classes(m, def) < 0)
+		return -1;
 	return PyModule_AddFunctions(m, module_methods);
 }
 

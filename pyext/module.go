@@ -17,10 +17,11 @@ import (
 // of one name) are collected, and the import fails with an ImportError
 // that lists them; Check reports them to a Go test first.
 type Module struct {
-	name  string
-	doc   string
-	funcs []*function
-	errs  []error
+	name    string
+	doc     string
+	funcs   []*function // the module's functions, and its classes' members (function.member)
+	classes []*class
+	errs    []error
 
 	arrayName, forkErrorName string
 }
@@ -70,6 +71,10 @@ func (m *Module) AsArray(name string) {
 }
 
 func (m *Module) add(f *function) {
+	if f.member != nil {
+		m.join(f)
+		return
+	}
 	for _, g := range m.funcs {
 		if g.name == f.name {
 			if err := g.overload(f); err != nil {
@@ -82,15 +87,52 @@ func (m *Module) add(f *function) {
 		m.errs = append(m.errs, fmt.Errorf("function name %q is not a Python identifier", f.name))
 		return
 	}
+	f.index = len(m.funcs)
 	m.funcs = append(m.funcs, f)
 }
 
-// err is the module's definition errors, joined.
+// err is the module's definition errors, joined, with the names that
+// clash in the module's namespace.
 func (m *Module) err() error {
-	if len(m.errs) == 0 {
+	errs := append(append([]error(nil), m.errs...), m.clashes()...)
+	if len(errs) == 0 {
 		return nil
 	}
-	return errors.Join(m.errs...)
+	return errors.Join(errs...)
+}
+
+// reservedNames are the names every module has besides its own: a function
+// or class of one of these would replace them (or be replaced) silently.
+var reservedNames = map[string]string{
+	"Array":       "the module's Array type",
+	"ForkError":   "the module's fork error",
+	"_fork_skips": "a function of the module's C half",
+	"_c_stats":    "a function of the module's C half",
+	"_stub":       "the function that writes the module's type stub",
+}
+
+// clashes are the definition errors of names the module's functions and
+// classes share with each other or with the names every module has.
+func (m *Module) clashes() []error {
+	var errs []error
+	seen := map[string]string{}
+	check := func(what, name string) {
+		if r, ok := reservedNames[name]; ok {
+			errs = append(errs, fmt.Errorf("%s %s: the name is %s", what, name, r))
+		} else if prev, ok := seen[name]; ok {
+			errs = append(errs, fmt.Errorf("%s %s: the name is %s already", what, name, prev))
+		}
+		seen[name] = what + " " + name
+	}
+	for _, f := range m.funcs {
+		if f.member == nil {
+			check("function", f.name)
+		}
+	}
+	for _, c := range m.classes {
+		check("class", c.name)
+	}
+	return errs
 }
 
 // registered is the module this library serves (Main).
@@ -124,8 +166,12 @@ func Main(name string, define func(*Module) error) {
 }
 
 // Check runs define on a new module named name and returns every
-// definition error, as the import would report them: call it from a Go
-// test of the package so that a mistake fails there rather than at import.
+// definition error, as the import would report them (a parameter type
+// pyext cannot read, an option that does not fit, a name that is no Python
+// identifier or is a keyword, two functions or classes of one name, a
+// function or class named like a name every module has: Array,
+// ForkError): call it from a Go test of the package so that a mistake
+// fails there rather than at import.
 func Check(name string, define func(*Module) error) error {
 	m := &Module{name: name}
 	if err := define(m); err != nil {
@@ -134,8 +180,10 @@ func Check(name string, define func(*Module) error) error {
 	return m.err()
 }
 
+// identifier reports whether s is an ASCII Python identifier that is not
+// a keyword (Python could not name it: mod.class is a syntax error).
 func identifier(s string) bool {
-	if s == "" || strings.ContainsAny(s[:1], "0123456789") {
+	if s == "" || strings.ContainsAny(s[:1], "0123456789") || keywords[s] {
 		return false
 	}
 	for _, r := range s {
@@ -145,4 +193,26 @@ func identifier(s string) bool {
 		}
 	}
 	return true
+}
+
+// keywords are Python's keywords (3.10 to 3.15), which are not
+// identifiers; soft keywords (match, case, type, _) are.
+var keywords = map[string]bool{
+	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
+	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
+	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
+	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
+	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
+}
+
+// moduleFuncs are the functions of the module's namespace (not its
+// classes' members).
+func (m *Module) moduleFuncs() []*function {
+	var out []*function
+	for _, f := range m.funcs {
+		if f.member == nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -138,6 +138,7 @@ enum {
 	UBX_P_STR,        /* a str, UTF-8 */
 	UBX_P_ARRAY,      /* an array: C reads host memory, Go the rest */
 	UBX_P_UINT,       /* an int (__index__) in 0 ... 2**64-1, its bits in i */
+	UBX_P_INSTANCE,   /* an object of class number cls of the module (class.c) */
 };
 
 /* Parameter flags. */
@@ -146,12 +147,16 @@ enum {
 	UBX_F_NONE = 2,     /* None is accepted (the Go value is its zero) */
 	UBX_F_KWONLY = 4,   /* keyword only */
 	UBX_F_WRITABLE = 8, /* an array the function writes to (buffers: ask for a writable view) */
+	UBX_F_POSONLY = 16, /* positional only */
+	UBX_F_SELF = 32,    /* a method's receiver (a wrong object is a descriptor's TypeError) */
 };
 
 typedef struct {
 	const char *name;
 	int32_t kind;
 	int32_t flags;
+	int32_t cls; /* UBX_P_INSTANCE: the class's number */
+	int32_t pad;
 } ubx_param;
 
 /* Built-in functions the C half implements itself (with Go's rules behind
@@ -186,7 +191,31 @@ typedef struct {
 	uint32_t minor_newer;
 	uint32_t major;
 	uint32_t max_major, max_minor; /* the max_version from_dlpack asks producers for */
+	const struct ubx_class *classes; /* the module's classes (class.c) */
+	int32_t nclasses;
 } ubx_module_def;
+
+/* A property of a class: its getter (self) and setter (self, value) are Go
+ * functions as any other (set NULL: read-only). */
+typedef struct {
+	const char *name;
+	const char *doc;
+	const ubx_func *get;
+	const ubx_func *set;
+} ubx_prop;
+
+/* A class of the module (pyext.NewClass): objects that hold a Go value by
+ * handle. Its functions' names are qualified ("Plan.run"), their first
+ * parameter the receiver; the constructor's name is the class's. */
+typedef struct ubx_class {
+	const char *name; /* qualified: "saxpy.Plan" */
+	const char *doc;  /* with the constructor's "Plan(sig)\n--\n\n" prefix */
+	const ubx_func *ctor; /* NULL: Python cannot make objects of the class */
+	const ubx_func *methods;
+	const ubx_prop *props;
+	int32_t nmethods;
+	int32_t nprops;
+} ubx_class;
 
 #define UBX_MINOR_SLOTS 8
 
@@ -200,6 +229,7 @@ enum {
 	UBX_V_STR,
 	UBX_V_ARRAY,  /* v: C read it (host memory, or one of this module's Arrays) */
 	UBX_V_OBJECT, /* obj: Go reads it (an array C did not read, or an object parameter) */
+	UBX_V_INSTANCE, /* i: the handle of the Go value an object of a class holds; obj the object */
 };
 
 typedef struct {
@@ -225,6 +255,7 @@ enum {
 	UBX_R_ARG,    /* argument number arg, as given */
 	UBX_R_ARG_ARRAY, /* an Array over argument number arg's memory (C reads it) */
 	UBX_R_UINT,      /* i as an unsigned 64-bit int */
+	UBX_R_INSTANCE,  /* the object of class number arg holding Go value handle i: new (n 0), or alive (n 1) */
 };
 
 typedef struct {
@@ -246,6 +277,10 @@ typedef struct {
 /* 1 in a child created by fork() after this library was loaded: nothing
  * there may enter Go (module.c). */
 int ubx_forked(void);
+
+/* fork_skip counts a release a forked child skipped rather than enter Go
+ * (module.c's _fork_skips); C only, hidden. */
+__attribute__((visibility("hidden"))) void fork_skip(void);
 
 /* ubx_gate wraps a Go callback that C code may call (a DLPack deleter, a
  * capsule destructor) so that it is not entered in a forked child; 0 when

@@ -115,7 +115,7 @@ func parseBlocks(t *testing.T, rel, path string) []docBlock {
 
 // TestDocsPython runs every ```python block of the docs with the project's
 // Python, the package built from this checkout (USMBRIDGE_LIB) and the
-// saxpy example module on the path, each block in a process of its own
+// saxpy example module and test/extmod on the path, each block in a process of its own
 // (test/docblock.py: a ">>> " session is checked with doctest, anything
 // else runs as a program). A block fails the test if it raises or, for a
 // session, prints anything but what the docs show.
@@ -164,6 +164,7 @@ func TestDocsPython(t *testing.T) {
 	dir := t.TempDir()
 	buildModule(t, dir, "--name", "usmbridge._ext", "../python/ext")
 	buildModule(t, dir, "../examples/saxpy")
+	buildModule(t, dir, "extmod") // docs/extensions.md's classes
 	lib, err := filepath.Glob(filepath.Join(dir, "_ext.*"))
 	if err != nil || len(lib) != 1 {
 		t.Fatalf("no usmbridge._ext built in %s: %v", dir, lib)

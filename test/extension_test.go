@@ -86,3 +86,40 @@ func TestTwoRuntimes(t *testing.T) {
 		t.Fatal("the run did not finish cleanly")
 	}
 }
+
+// A module whose definition has errors is refused at import with all of
+// them (what pyext.Check reports): here a function named like the module's
+// Array type and a class named like its ForkError (issue 29, item 7),
+// which replaced them silently.
+func TestDefinitionErrorsAtImport(t *testing.T) {
+	src := t.TempDir()
+	code := `package clash
+
+import "github.com/usmbridge/usmbridge/pyext"
+
+type plan struct{}
+
+func Module(m *pyext.Module) error {
+	pyext.Func0(m, "Array", "", func() error { return nil })
+	pyext.NewClass[plan](m, "ForkError", "")
+	return nil
+}
+`
+	if err := os.WriteFile(filepath.Join(src, "clash.go"), []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	py := buildModule(t, dir, src)
+	cmd := exec.Command(py, "-c", "import clash")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("import clash succeeded:\n%s", out)
+	}
+	for _, want := range []string{"ImportError: clash: function Array: the name is the module's Array type",
+		"class ForkError: the name is the module's fork error"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the import did not say %q:\n%s", want, out)
+		}
+	}
+}

@@ -68,7 +68,7 @@ func TestWheel(t *testing.T) {
 		"-c", filepath.Join(root, "requirements-test.txt"), wheels[0])
 	t.Log(runIn(t, tmp, packageEnv(), vpy, "-c", wheelSmoke, venv))
 
-	t.Run("user module", func(t *testing.T) { userModule(t, root, tmp, vpy) })
+	t.Run("user module", func(t *testing.T) { userModule(t, root, tmp, dist, vpy) })
 
 	t.Run("pytest", func(t *testing.T) {
 		if err := exec.Command(py, "-c", "import pytest, dpctl, dpnp.tensor").Run(); err != nil {
@@ -104,8 +104,11 @@ func TestWheel(t *testing.T) {
 // `python -m usmbridge.build` with the Go module proxy off and an empty
 // module cache, so everything of usmbridge's must come from the wheel; then
 // the same package in a project of its own, built by `pip install .` with
-// the setuptools hook.
-func userModule(t *testing.T, root, tmp, vpy string) {
+// the setuptools hook, both ways docs/extensions.md says (no build
+// isolation; an isolated build that finds the wheel with --find-links);
+// and the package's Go test of its definition, through a replace to the
+// Go source the wheel carries.
+func userModule(t *testing.T, root, tmp, dist, vpy string) {
 	mod := filepath.Join(tmp, "user", "saxpymod")
 	if err := os.CopyFS(filepath.Join(mod, "saxpy"), os.DirFS(filepath.Join(root, "examples", "saxpy"))); err != nil {
 		t.Fatal(err)
@@ -142,7 +145,7 @@ print("saxpy works")
 		"setup.py": "from setuptools import setup\nfrom usmbridge.build import BuildGoExt, GoExtension\n\n" +
 			"setup(name=\"saxpy\", version=\"1.0\", ext_modules=[GoExtension(\"saxpy\", \"go/saxpy\")],\n" +
 			"      cmdclass={\"build_ext\": BuildGoExt})\n",
-		"pyproject.toml": "[build-system]\nrequires = [\"setuptools\", \"usmbridge\"]\nbuild-backend = \"setuptools.build_meta\"\n",
+		"pyproject.toml": "[build-system]\nrequires = [\"setuptools>=70\", \"usmbridge\"]\nbuild-backend = \"setuptools.build_meta\"\n",
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(proj, name), []byte(text), 0o644); err != nil {
@@ -155,6 +158,26 @@ print("saxpy works")
 	runIn(t, proj, packageEnv(), vpy, "-m", "pip", "install", "-q", "--disable-pip-version-check", "setuptools==84.2.1")
 	runIn(t, proj, offline, vpy, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-build-isolation", ".")
 	t.Log(runIn(t, tmp, packageEnv(), vpy, "-c", smoke))
+	// The hook wrote the module's stub beside it, into the install.
+	runIn(t, tmp, packageEnv(), vpy, "-c", "import os, saxpy; assert os.path.isfile(os.path.join(os.path.dirname(saxpy.__file__), 'saxpy.pyi'))")
+
+	// An isolated build, which finds usmbridge in the wheel's directory
+	// (and setuptools and numpy on the index).
+	runIn(t, proj, offline, vpy, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--force-reinstall",
+		"--no-deps", "--find-links", dist, ".")
+	t.Log(runIn(t, tmp, packageEnv(), vpy, "-c", smoke))
+
+	// go test of the definition, offline, against the Go source the
+	// installed package carries.
+	test := "package saxpy_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/saxpymod/saxpy\"\n\t\"github.com/usmbridge/usmbridge/pyext\"\n)\n\n" +
+		"func TestModuleDefinition(t *testing.T) {\n\tif err := pyext.Check(\"saxpy\", saxpy.Module); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n"
+	if err := os.WriteFile(filepath.Join(mod, "saxpy", "saxpy_test.go"), []byte(test), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(strings.TrimSpace(runIn(t, tmp, packageEnv(), vpy, "-c", "import os, usmbridge; print(os.path.dirname(usmbridge.__file__))")), "_gosrc")
+	runIn(t, mod, offline, "go", "mod", "edit", "-replace", "github.com/usmbridge/usmbridge="+filepath.Join(src, "usmbridge"),
+		"-replace", "github.com/ebitengine/purego="+filepath.Join(src, "purego"))
+	t.Log(runIn(t, mod, append(offline, "CGO_ENABLED=0", "GOFLAGS=-mod=mod"), "go", "test", "-count=1", "./saxpy"))
 }
 
 // TestWheelManylinux228 builds the wheel as a release would,

@@ -33,7 +33,7 @@ class Array:
     @property
     def dtype(self) -> Union[np.dtype[Any], str]:
         """A numpy.dtype where NumPy knows the type; else the typestring
-        ('<f4'), or the DLPack name ('bfloat16') where there is none."""
+        ('|f4'), or the DLPack name ('bfloat16') where there is none."""
     @property
     def strides(self) -> Tuple[int, ...]:
         """Strides in elements, not bytes (as dpctl's usm_ndarray gives

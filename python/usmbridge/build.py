@@ -1,6 +1,6 @@
 """Build a Go package into a Python extension module.
 
-    python -m usmbridge.build GO_PACKAGE_DIR -o OUTDIR [--name NAME] [--define FUNC]
+    python -m usmbridge.build GO_PACKAGE_DIR -o OUTDIR [--name NAME] [--define FUNC] [--stubs]
 
 GO_PACKAGE_DIR is a Go package that imports github.com/usmbridge/usmbridge/pyext
 and has a function
@@ -10,7 +10,11 @@ and has a function
 that defines the module's functions (docs/extensions.md). The command writes
 OUTDIR/NAME<EXT_SUFFIX> (e.g. saxpy.cpython-311-x86_64-linux-gnu.so) for the
 Python that runs it; NAME defaults to the Go package's name and may be dotted
-(pkg.mod) for a module inside a package.
+(pkg.mod) for a module inside a package. With --stubs it also writes the
+module's type stub, OUTDIR/NAME.pyi (its functions and classes with the
+Python types of their parameters, defaults and results), for editors and
+type checkers: the module, once built, is imported in a child process and
+describes itself.
 
 What it does: it writes a main package in a temporary directory that
 registers the package's Module function with pyext.Main and defines
@@ -157,9 +161,10 @@ func main() {}
 '''
 
 
-def build(pkgdir, outdir, name=None, define="Module", verbose=False, output=None, strip=True):
+def build(pkgdir, outdir, name=None, define="Module", verbose=False, output=None, strip=True, stubs=False):
     """Build the Go package in pkgdir into outdir/<name><EXT_SUFFIX> and
-    return that path. output, when given, is the file to write instead."""
+    return that path. output, when given, is the file to write instead.
+    stubs: also write the module's type stub beside it (<last name>.pyi)."""
     go = _go()
     env = go_env(go)
     pkgdir = os.path.abspath(pkgdir)
@@ -221,7 +226,34 @@ def build(pkgdir, outdir, name=None, define="Module", verbose=False, output=None
             raise BuildError("go build of %s failed:\n%s" % (import_path, msg))
         os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
         shutil.copyfile(out, target)
+    if stubs:
+        write_stub(target, name)
     return target
+
+
+_STUB_SCRIPT = """
+import importlib.machinery, importlib.util, sys
+name, path = sys.argv[1], sys.argv[2]
+loader = importlib.machinery.ExtensionFileLoader(name, path)
+spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+mod = importlib.util.module_from_spec(spec)
+loader.exec_module(mod)
+sys.stdout.write(mod._stub())
+"""
+
+
+def write_stub(path, name):
+    """Write the type stub of the module built at path (named name) beside
+    it, as <last part of name>.pyi, and return the stub's path. The module
+    describes itself (pyext's _stub()), in a child process: importing it
+    here would load a Go runtime into the build."""
+    r = subprocess.run([sys.executable, "-c", _STUB_SCRIPT, name, path], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise BuildError("the module %s was built, but importing it for its stub failed:\n%s" % (name, r.stderr.strip()))
+    stub = os.path.join(os.path.dirname(os.path.abspath(path)), name.rsplit(".", 1)[-1] + ".pyi")
+    with open(stub, "w") as f:
+        f.write(r.stdout)
+    return stub
 
 
 def _quote(p):
@@ -247,13 +279,16 @@ class GoExtension(_Extension):
 
     with usmbridge and setuptools in pyproject.toml's build-system requires.
     name is the module's full name; package_dir the Go package (relative to
-    setup.py); define the Go function that defines it.
+    setup.py); define the Go function that defines it; stubs (on by
+    default) puts the module's type stub, <name>.pyi, beside it in the
+    wheel, where type checkers look for it.
     """
 
-    def __init__(self, name, package_dir, define="Module"):
+    def __init__(self, name, package_dir, define="Module", stubs=True):
         super().__init__(name, sources=[])
         self.go_package = package_dir
         self.go_define = define
+        self.go_stubs = stubs
 
 
 class BuildGoExt(_build_ext):
@@ -266,7 +301,7 @@ class BuildGoExt(_build_ext):
         target = os.path.abspath(self.get_ext_fullpath(ext.name))
         try:
             build(ext.go_package, os.path.dirname(target), name=ext.name, define=ext.go_define,
-                  verbose=True, output=target)
+                  verbose=True, output=target, stubs=getattr(ext, "go_stubs", False))
         except BuildError as e:
             from setuptools.errors import CompileError
             raise CompileError(str(e)) from None
@@ -280,9 +315,11 @@ def main(argv=None):
     p.add_argument("--define", default="Module", help="the Go function that defines the module (default: Module)")
     p.add_argument("-v", "--verbose", action="store_true")
     p.add_argument("--no-strip", action="store_true", help="keep symbols and debug information (debuggers)")
+    p.add_argument("--stubs", action="store_true", help="also write the module's type stub, NAME.pyi, beside it")
     a = p.parse_args(argv)
     try:
-        path = build(a.package, a.outdir, name=a.name, define=a.define, verbose=a.verbose, strip=not a.no_strip)
+        path = build(a.package, a.outdir, name=a.name, define=a.define, verbose=a.verbose, strip=not a.no_strip,
+                     stubs=a.stubs)
     except BuildError as e:
         print("usmbridge.build: " + str(e), file=sys.stderr)
         return 1

@@ -8,7 +8,9 @@ package extmod
 import (
 	"errors"
 	"runtime"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/usmbridge/usmbridge/pybridge"
@@ -60,9 +62,109 @@ func Module(m *pyext.Module) error {
 	pyext.Func1(m, "fail_with", "Fail with a Go error whose message is msg.", func(msg string) error { return errors.New(msg) },
 		pyext.P("msg"))
 	pyext.Func0R(m, "go_calls", "How many calls the C half made into Go.", func() (int64, error) { return pyext.Live()["go_calls"], nil })
+	pyext.Func1R(m, "ascending", "x[0] of a 1-D float64 array whose elements ascend.", ascending, pyext.P("x", pyext.NDim(1)))
+	definePlan(m)
 	defineWide(m)
 	return nil
 }
+
+// ascending checks what no parameter option says, with the module's own
+// argument error.
+func ascending(x pyext.Array[float64]) (float64, error) {
+	vals, err := usm.Values[float64](x.USM())
+	if err != nil {
+		return 0, err
+	}
+	first, prev, n := 0.0, 0.0, 0
+	for v := range vals {
+		if n > 0 && v < prev {
+			return 0, pyext.ArgValueError("x", "must ascend, got %g after %g", v, prev)
+		}
+		if n == 0 {
+			first = v
+		}
+		prev = v
+		n++
+	}
+	if n == 0 {
+		return 0, pyext.ArgTypeError("x", "must not be empty")
+	}
+	return first, nil
+}
+
+// Plan is a Go value Python holds as an object of class extmod.Plan.
+type Plan struct {
+	a    float64
+	name string
+	runs int
+}
+
+// closedPlans counts the plans Close closed: each object's value is
+// closed once, when the object goes.
+var closedPlans atomic.Int64
+
+func (p *Plan) Close() error {
+	closedPlans.Add(1)
+	if p.name == "fail-close" {
+		return errors.New("this plan fails to close")
+	}
+	return nil
+}
+
+func definePlan(m *pyext.Module) {
+	plan := pyext.NewClass[Plan](m, "Plan", "y = a*x as a Go value: a class of the module.")
+	pyext.Init2(plan, func(a float64, name string) (*Plan, error) {
+		if name == "" {
+			return nil, pyext.ArgValueError("name", "must not be empty")
+		}
+		return &Plan{a: a, name: name}, nil
+	}, pyext.P("a"), pyext.P("name", pyext.Default("plan"), pyext.KeywordOnly()))
+	pyext.Method1R(plan, "run", "a*x as a new float64 array.", func(p *Plan, x pyext.Array[float64]) ([]float64, error) {
+		p.runs++
+		out := make([]float64, 0, x.Len())
+		vals, err := usm.Values[float64](x.USM())
+		if err != nil {
+			return nil, err
+		}
+		for v := range vals {
+			out = append(out, p.a*v)
+		}
+		return out, nil
+	}, pyext.P("x", pyext.NDim(1)))
+	pyext.Method1(plan, "scale", "Multiply a by k, in place (k > 0).", func(p *Plan, k float64) error {
+		if k <= 0 {
+			return pyext.ArgValueError("k", "must be positive, got %g", k)
+		}
+		p.a *= k
+		return nil
+	}, pyext.P("k"))
+	pyext.Method0R(plan, "itself", "The plan itself: the same object.", func(p *Plan) (*Plan, error) { return p, nil })
+	pyext.Method1R(plan, "scaled", "A new plan of a*k.", func(p *Plan, k float64) (*Plan, error) {
+		return &Plan{a: p.a * k, name: p.name + "*"}, nil
+	}, pyext.P("k"))
+	pyext.Method0R(plan, "__repr__", "", func(p *Plan) (string, error) {
+		return "Plan(" + strconv.FormatFloat(p.a, 'g', -1, 64) + ", name=" + strconv.Quote(p.name) + ")", nil
+	})
+	pyext.Method0(plan, "boom", "Panic.", func(p *Plan) error { panic("plan boom") })
+	pyext.Property(plan, "runs", "How many times run ran.", func(p *Plan) (int, error) { return p.runs, nil })
+	pyext.Property(plan, "name", "The plan's name.", func(p *Plan) (string, error) { return p.name, nil })
+	pyext.SettableProperty(plan, "a", "The factor.", func(p *Plan) (float64, error) { return p.a, nil },
+		func(p *Plan, a float64) error { p.a = a; return nil })
+	pyext.Func2R(m, "combine", "A plan of p.a + q.a (q None: p.a).", func(p, q *Plan) (*Plan, error) {
+		if q == nil {
+			return &Plan{a: p.a, name: p.name}, nil
+		}
+		return &Plan{a: p.a + q.a, name: p.name + "+" + q.name}, nil
+	}, pyext.P("p"), pyext.P("q", pyext.Optional()))
+	pyext.Func0R(m, "closed_plans", "How many plans Go closed.", func() (int64, error) { return closedPlans.Load(), nil })
+
+	// A class Go alone makes: no constructor.
+	tok := pyext.NewClass[token](m, "Token", "A value only Go makes.")
+	pyext.Property(tok, "id", "The token's number.", func(t *token) (int, error) { return t.id, nil })
+	pyext.Func1R(m, "token", "A new Token.", func(id int) (*token, error) { return &token{id: id}, nil }, pyext.P("id"))
+}
+
+type token struct{ id int }
 
 func hostRamp(n int64) (*usm.Array, error) {
 	a, err := pyext.Empty[float64](pyext.Host, n)

@@ -1,0 +1,447 @@
+package pyext
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+)
+
+// Class is a Go type T that Python sees as a class of the module: Python
+// objects of the class each hold a *T, which lives as long as the object.
+// NewClass defines it; Init0 … Init3 give it a constructor, Method0 …
+// Method3 (and …R) methods, Property and SettableProperty properties.
+// Methods and constructors take parameters as functions do (P, Default,
+// Optional, KeywordOnly, the array options), and a parameter or result of
+// type *T of any function or method is an object of the class.
+//
+// The Python object is freed as any other: by its reference count, or by
+// the cyclic garbage collector (the class takes part in it); the module then
+// drops its *T, and calls its Close method if *T has one (io.Closer: device
+// memory, a plan, a connection), once, with the GIL; an error Close returns
+// goes to Python's unraisable hook. A *T that Go returns while its object is
+// alive is that object again, not a second one. Objects support weak
+// references. The class cannot be subclassed from Python (RATIONALE.md,
+// "Go types as Python classes").
+type Class[T any] struct {
+	m *Module
+	c *class
+}
+
+// class is a class of the module as it is defined.
+type class struct {
+	name, doc string // the Python name, the docstring
+	index     int    // in Module.classes, and C's table of class types
+	typ       reflect.Type
+	ctor      *function // nil: Python cannot make objects of the class
+	methods   []*function
+	props     []*property
+	closer    bool // *T has Close() error
+}
+
+// property is a property of a class: its getter (self) and setter (self,
+// value) are functions of the module.
+type property struct {
+	name, doc string
+	get, set  *function
+}
+
+// member marks a function of the module as a part of class c: kind says
+// which (a constructor, a method, a property's getter or setter), attr is
+// its name in the class.
+type member struct {
+	c    *class
+	kind memberKind
+	attr string
+	prop *property
+}
+
+type memberKind int
+
+const (
+	memberInit memberKind = iota
+	memberMethod
+	memberGet
+	memberSet
+)
+
+func (mb *member) applyFunc(f *function) { f.member = mb }
+
+// NewClass defines a class name of the module whose objects hold a *T.
+// Without a constructor (Init0 …) only Go makes its objects, by returning
+// a *T. T is not a pointer or interface type.
+func NewClass[T any](m *Module, name, doc string) *Class[T] {
+	c := &class{name: name, doc: doc, typ: reflect.TypeFor[*T]()}
+	_, c.closer = any((*T)(nil)).(interface{ Close() error })
+	if k := reflect.TypeFor[T]().Kind(); k == reflect.Pointer || k == reflect.Interface {
+		m.errs = append(m.errs, fmt.Errorf("class %s: its Go type %s is a %s; a class holds a *T of a type T of its own", name, reflect.TypeFor[T](), k))
+	}
+	m.addClass(c)
+	return &Class[T]{m: m, c: c}
+}
+
+// Name is the class's name in its module.
+func (c *Class[T]) Name() string { return c.c.name }
+
+// addClass adds c to m, unless its name is taken or no Python identifier,
+// or T has a class already.
+func (m *Module) addClass(c *class) {
+	if !identifier(c.name) {
+		m.errs = append(m.errs, fmt.Errorf("class name %q is not a Python identifier", c.name))
+	}
+	for _, o := range m.classes {
+		if o.typ == c.typ {
+			m.errs = append(m.errs, fmt.Errorf("class %s: Go type %s is class %s already", c.name, c.typ.Elem(), o.name))
+		}
+	}
+	c.index = len(m.classes)
+	m.classes = append(m.classes, c)
+}
+
+// classOf is the class of Go type t (a *T), or nil.
+func (m *Module) classOf(t reflect.Type) *class {
+	for _, c := range m.classes {
+		if c.typ == t {
+			return c
+		}
+	}
+	return nil
+}
+
+// receiver is the parameter a method's Go function receives its *T as:
+// Python's self, positional-only.
+var receiver = Param{name: "self", opts: []ParamOption{optionFunc(func(s *paramSpec) error {
+	s.flags |= fPosOnly | fSelf
+	return nil
+})}}
+
+// memberOpts are a class member's function options: the user's, and its
+// membership.
+func memberOpts(opts []FuncOption, mb *member) []FuncOption {
+	return append(append([]FuncOption(nil), opts...), mb)
+}
+
+// qual is the name a member's errors carry: "Plan.run", "Plan" for the
+// constructor.
+func (c *class) qual(attr string) string {
+	if attr == "" {
+		return c.name
+	}
+	return c.name + "." + attr
+}
+
+// initEncoder is a constructor's result: the new object (never None).
+func initEncoder[T any](cls *Class[T]) typedEncoder[*T] {
+	enc := instanceEncoder(cls.c)
+	return func(f *frame, out *T, r *result) error {
+		if out == nil {
+			return RuntimeError("%s() returned no %s (a nil *%s and no error)", cls.c.name, cls.c.name, cls.c.typ.Elem())
+		}
+		return enc(f, unsafe.Pointer(&out), r)
+	}
+}
+
+// Init0 gives the class a constructor without parameters: Python's
+// Plan() calls fn, whose *T the new object holds.
+func Init0[T any](cls *Class[T], fn func() (*T, error), opts ...FuncOption) {
+	func0(cls.m, cls.c.name, "", fn, initEncoder(cls), memberOpts(opts, &member{c: cls.c, kind: memberInit}))
+}
+
+// Init1 gives the class a constructor of one parameter.
+func Init1[T, A any](cls *Class[T], fn func(A) (*T, error), a Param, opts ...FuncOption) {
+	func1(cls.m, cls.c.name, "", fn, initEncoder(cls), a, memberOpts(opts, &member{c: cls.c, kind: memberInit}))
+}
+
+// Init2 gives the class a constructor of two parameters.
+func Init2[T, A, B any](cls *Class[T], fn func(A, B) (*T, error), a, b Param, opts ...FuncOption) {
+	func2(cls.m, cls.c.name, "", fn, initEncoder(cls), a, b, memberOpts(opts, &member{c: cls.c, kind: memberInit}))
+}
+
+// Init3 gives the class a constructor of three parameters.
+func Init3[T, A, B, C any](cls *Class[T], fn func(A, B, C) (*T, error), a, b, c Param, opts ...FuncOption) {
+	func3(cls.m, cls.c.name, "", fn, initEncoder(cls), a, b, c, memberOpts(opts, &member{c: cls.c, kind: memberInit}))
+}
+
+// Init4 gives the class a constructor of four parameters.
+func Init4[T, A, B, C, D any](cls *Class[T], fn func(A, B, C, D) (*T, error), a, b, c, d Param, opts ...FuncOption) {
+	func4(cls.m, cls.c.name, "", fn, initEncoder(cls), a, b, c, d, memberOpts(opts, &member{c: cls.c, kind: memberInit}))
+}
+
+func method(c *class, name string) *member { return &member{c: c, kind: memberMethod, attr: name} }
+
+// Method0 adds a method without parameters, returning nothing: fn gets
+// the object's *T (a method expression such as (*Plan).Reset fits).
+func Method0[T any](cls *Class[T], name, doc string, fn func(*T) error, opts ...FuncOption) {
+	func1(cls.m, cls.c.qual(name), doc, func(p *T) (none, error) { return none{}, fn(p) }, encodeNone, receiver,
+		memberOpts(opts, method(cls.c, name)))
+}
+
+// Method0R adds a method without parameters that returns a value.
+func Method0R[T, R any](cls *Class[T], name, doc string, fn func(*T) (R, error), opts ...FuncOption) {
+	enc, _ := encoderFor[R](cls.m, cls.c.qual(name))
+	func1(cls.m, cls.c.qual(name), doc, fn, enc, receiver, memberOpts(opts, method(cls.c, name)))
+}
+
+// Method1 adds a method of one parameter, returning nothing.
+func Method1[T, A any](cls *Class[T], name, doc string, fn func(*T, A) error, a Param, opts ...FuncOption) {
+	func2(cls.m, cls.c.qual(name), doc, func(p *T, x A) (none, error) { return none{}, fn(p, x) }, encodeNone,
+		receiver, a, memberOpts(opts, method(cls.c, name)))
+}
+
+// Method1R adds a method of one parameter that returns a value.
+func Method1R[T, A, R any](cls *Class[T], name, doc string, fn func(*T, A) (R, error), a Param, opts ...FuncOption) {
+	enc, _ := encoderFor[R](cls.m, cls.c.qual(name))
+	func2(cls.m, cls.c.qual(name), doc, fn, enc, receiver, a, memberOpts(opts, method(cls.c, name)))
+}
+
+// Method2 adds a method of two parameters, returning nothing.
+func Method2[T, A, B any](cls *Class[T], name, doc string, fn func(*T, A, B) error, a, b Param, opts ...FuncOption) {
+	func3(cls.m, cls.c.qual(name), doc, func(p *T, x A, y B) (none, error) { return none{}, fn(p, x, y) }, encodeNone,
+		receiver, a, b, memberOpts(opts, method(cls.c, name)))
+}
+
+// Method2R adds a method of two parameters that returns a value.
+func Method2R[T, A, B, R any](cls *Class[T], name, doc string, fn func(*T, A, B) (R, error), a, b Param, opts ...FuncOption) {
+	enc, _ := encoderFor[R](cls.m, cls.c.qual(name))
+	func3(cls.m, cls.c.qual(name), doc, fn, enc, receiver, a, b, memberOpts(opts, method(cls.c, name)))
+}
+
+// Method3 adds a method of three parameters, returning nothing.
+func Method3[T, A, B, C any](cls *Class[T], name, doc string, fn func(*T, A, B, C) error, a, b, c Param, opts ...FuncOption) {
+	func4(cls.m, cls.c.qual(name), doc, func(p *T, x A, y B, z C) (none, error) { return none{}, fn(p, x, y, z) },
+		encodeNone, receiver, a, b, c, memberOpts(opts, method(cls.c, name)))
+}
+
+// Method3R adds a method of three parameters that returns a value.
+func Method3R[T, A, B, C, R any](cls *Class[T], name, doc string, fn func(*T, A, B, C) (R, error), a, b, c Param, opts ...FuncOption) {
+	enc, _ := encoderFor[R](cls.m, cls.c.qual(name))
+	func4(cls.m, cls.c.qual(name), doc, fn, enc, receiver, a, b, c, memberOpts(opts, method(cls.c, name)))
+}
+
+// Property adds a read-only property: reading it calls get.
+func Property[T, V any](cls *Class[T], name, doc string, get func(*T) (V, error)) {
+	p := &property{name: name, doc: doc}
+	enc, _ := encoderFor[V](cls.m, cls.c.qual(name))
+	func1(cls.m, cls.c.qual(name), doc, get, enc, receiver, []FuncOption{&member{c: cls.c, kind: memberGet, attr: name, prop: p}})
+}
+
+// SettableProperty adds a property that Python may also set: setting it
+// calls set with the value, read as a parameter named name of type V with
+// opts (a wrong value is a TypeError naming the property); deleting it is a
+// TypeError.
+func SettableProperty[T, V any](cls *Class[T], name, doc string, get func(*T) (V, error), set func(*T, V) error, opts ...ParamOption) {
+	p := &property{name: name, doc: doc}
+	enc, _ := encoderFor[V](cls.m, cls.c.qual(name))
+	func1(cls.m, cls.c.qual(name), doc, get, enc, receiver, []FuncOption{&member{c: cls.c, kind: memberGet, attr: name, prop: p}})
+	func2(cls.m, cls.c.qual(name), "", func(t *T, v V) (none, error) { return none{}, set(t, v) }, encodeNone,
+		receiver, P(name, opts...), []FuncOption{&member{c: cls.c, kind: memberSet, attr: name, prop: p}})
+}
+
+// join adds member function f to its class: the constructor, a method or
+// a property's accessor. Two members of one name are an error.
+func (m *Module) join(f *function) {
+	mb := f.member
+	c := mb.c
+	taken := func(name string) bool {
+		for _, g := range c.methods {
+			if g.member.attr == name {
+				return true
+			}
+		}
+		for _, p := range c.props {
+			if p.name == name {
+				return true
+			}
+		}
+		return false
+	}
+	switch mb.kind {
+	case memberInit:
+		if c.ctor != nil {
+			m.errs = append(m.errs, fmt.Errorf("class %s: two constructors", c.name))
+			return
+		}
+		c.ctor = f
+	case memberMethod, memberGet:
+		switch {
+		case !identifier(mb.attr):
+			m.errs = append(m.errs, fmt.Errorf("class %s: name %q is not a Python identifier", c.name, mb.attr))
+			return
+		case reservedAttr[mb.attr]:
+			m.errs = append(m.errs, fmt.Errorf("class %s: %s cannot be defined by a Go method (the class makes and frees its objects itself)", c.name, mb.attr))
+			return
+		case taken(mb.attr):
+			m.errs = append(m.errs, fmt.Errorf("class %s: %s defined twice", c.name, mb.attr))
+			return
+		}
+		if mb.kind == memberMethod {
+			c.methods = append(c.methods, f)
+		} else {
+			mb.prop.get = f
+			c.props = append(c.props, mb.prop)
+		}
+	case memberSet:
+		if mb.prop.get == nil { // the getter was refused
+			return
+		}
+		mb.prop.set = f
+	}
+	f.index = len(m.funcs)
+	m.funcs = append(m.funcs, f)
+}
+
+// reservedAttr are the names a Go method or property cannot take: the
+// class's own machinery, which Python would look up instead of the slots
+// pyext fills.
+var reservedAttr = map[string]bool{
+	"__new__": true, "__init__": true, "__del__": true, "__class__": true, "__dict__": true,
+	"__weakref__": true, "__slots__": true, "__getattribute__": true, "__getattr__": true,
+	"__setattr__": true, "__delattr__": true, "__init_subclass__": true, "__class_getitem__": true,
+	"__set_name__": true, "__doc__": true, "__module__": true, "__qualname__": true, "__name__": true,
+	"__text_signature__": true, "__reduce__": true, "__reduce_ex__": true,
+}
+
+// values is the table of the Go values Python objects of classes hold: C
+// keeps a handle (index+1), as an Array keeps its Go state's (state.go).
+// A value is in the table once, however often Go returns it, so that its
+// one Python object is returned again (byValue).
+type valueTable struct {
+	mu      sync.Mutex
+	tab     []any
+	free    []int
+	byValue map[any]int64
+	live    atomic.Int64
+}
+
+var values = valueTable{byValue: map[any]int64{}}
+
+// adopt returns v's handle: the one it has (existing true: its object is
+// alive), or a new one.
+func (t *valueTable) adopt(v any) (h int64, existing bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h, ok := t.byValue[v]; ok {
+		return h, true
+	}
+	t.live.Add(1)
+	if n := len(t.free); n > 0 {
+		i := t.free[n-1]
+		t.free = t.free[:n-1]
+		t.tab[i] = v
+		h = int64(i + 1)
+	} else {
+		t.tab = append(t.tab, v)
+		h = int64(len(t.tab))
+	}
+	t.byValue[v] = h
+	return h, false
+}
+
+func (t *valueTable) get(h int64) any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h > 0 && h <= int64(len(t.tab)) {
+		return t.tab[h-1]
+	}
+	return nil
+}
+
+func (t *valueTable) remove(h int64) any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h <= 0 || h > int64(len(t.tab)) || t.tab[h-1] == nil {
+		return nil
+	}
+	v := t.tab[h-1]
+	t.tab[h-1] = nil
+	delete(t.byValue, v)
+	t.free = append(t.free, int(h-1))
+	t.live.Add(-1)
+	return v
+}
+
+// dropValue ends the Go side of an object: its value leaves the table and
+// is closed if it is an io.Closer. A panic in Close is recovered by the
+// caller's boundary.
+func dropValue(h int64) error {
+	v := values.remove(h)
+	if c, ok := v.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// decoderOf is the decoder of a parameter of Go type t: an object of one
+// of the module's classes for its *T, else pyext's decoderOf.
+func (m *Module) decoderOf(t reflect.Type) (decoder, bool) {
+	if c := m.classOf(t); c != nil {
+		return instanceDecoder(c), true
+	}
+	return decoderOf(t)
+}
+
+// encoderOf is encoderOf, with the module's classes.
+func (m *Module) encoderOf(t reflect.Type) (encoder, bool) {
+	if c := m.classOf(t); c != nil {
+		return instanceEncoder(c), true
+	}
+	return encoderOf(t)
+}
+
+// instanceDecoder reads an object of class c as its *T: C checked the
+// object's class and passes its handle; None (for an Optional parameter)
+// is a nil pointer.
+func instanceDecoder(c *class) decoder {
+	d := decoder{typ: c.typ.String(), kind: pInstance, class: int32(c.index)}
+	d.into = func(f *frame, i int, dst unsafe.Pointer) error {
+		v := &f.vals[i]
+		if v.kind != vInstance {
+			*(*unsafe.Pointer)(dst) = nil
+			return nil
+		}
+		x := values.get(v.i)
+		if x == nil || reflect.TypeOf(x) != c.typ { // C checks the class: a value gone since is a dead object
+			return deadObject(f, i, c)
+		}
+		*(*unsafe.Pointer)(dst) = reflect.ValueOf(x).UnsafePointer() // a *T is one pointer word
+		return nil
+	}
+	d.checkDefault = func(any) error {
+		return errors.New("a parameter of class " + c.name + " has no Default (Optional makes None its default)")
+	}
+	return d
+}
+
+func deadObject(f *frame, i int, c *class) error {
+	return &ArgumentError{Func: f.fn.name, Param: f.fn.params[i].name, Reason: "is a " + c.name + " object whose Go value is gone", kind: errkind.Type}
+}
+
+// instanceEncoder returns a *T as its object: the one it has, or a new
+// object of class c; nil is None.
+func instanceEncoder(c *class) encoder {
+	return func(f *frame, src unsafe.Pointer, r *result) error {
+		if *(*unsafe.Pointer)(src) == nil {
+			r.kind = rNone
+			return nil
+		}
+		h, existing := values.adopt(reflect.NewAt(c.typ, src).Elem().Interface())
+		r.kind, r.arg, r.i = rInstance, int32(c.index), h
+		if existing {
+			r.n = 1
+		}
+		return nil
+	}
+}
+
+// classHint completes the definition error of a parameter or result type
+// that pyext cannot convert: a pointer type may want a class.
+func classHint(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer && t.Elem().Kind() != reflect.Pointer {
+		return " (a *" + t.Elem().String() + " is an object of a class defined with NewClass[" + t.Elem().String() + "] before it is used)"
+	}
+	return ""
+}

@@ -1,0 +1,75 @@
+package test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/testutil"
+)
+
+// TestStubs builds examples/saxpy and test/extmod (a module with classes)
+// with `python -m usmbridge.build --stubs` and holds their stubs to mypy
+// --strict (pinned in requirements-test.txt): the stubs themselves and the
+// users in test/stubs type-check, and each line of the bad_*.py users is
+// refused, so a stub that typed everything Any would fail (issue 29,
+// item 6).
+func TestStubs(t *testing.T) {
+	py := os.Getenv("USMBRIDGE_PYTHON")
+	if py != "" {
+		if err := exec.Command(py, "-c", "import mypy").Run(); err != nil {
+			testutil.Runtime(t, testutil.Python, errkind.Wrap(errkind.NotAvailable, "stubs", "mypy is not installed (requirements-test.txt)", err))
+		}
+	}
+	dir := t.TempDir()
+	py = buildModule(t, dir, "--stubs", "../examples/saxpy")
+	buildModule(t, dir, "--stubs", "extmod")
+	stubs, _ := filepath.Glob(filepath.Join(dir, "*.pyi"))
+	if len(stubs) != 2 {
+		t.Fatalf("the builds wrote stubs %q, want saxpy.pyi and extmod.pyi", stubs)
+	}
+	here, err := filepath.Abs("stubs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mypy := func(files ...string) (string, error) {
+		args := append([]string{"-m", "mypy", "--strict", "--no-incremental", "--cache-dir", filepath.Join(dir, "mypy-cache")}, files...)
+		cmd := exec.Command(py, args...)
+		cmd.Dir = here
+		cmd.Env = append(os.Environ(), "MYPYPATH="+dir)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := mypy(append([]string{"use_saxpy.py", "use_extmod.py"}, stubs...)...); err != nil {
+		t.Fatalf("mypy refused the stubs or their users: %v\n%s", err, out)
+	}
+	errLine := regexp.MustCompile(`(?m)^(bad_\w+\.py):(\d+): error:`)
+	for _, bad := range []string{"bad_saxpy.py", "bad_extmod.py"} {
+		out, err := mypy(bad)
+		if err == nil {
+			t.Errorf("mypy accepted %s:\n%s", bad, out)
+			continue
+		}
+		src, _ := os.ReadFile(filepath.Join(here, bad))
+		want := map[string]bool{}
+		for i, line := range strings.Split(string(src), "\n") {
+			if line != "" && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "import") {
+				want[bad+":"+strconv.Itoa(i+1)] = true
+			}
+		}
+		got := map[string]bool{}
+		for _, m := range errLine.FindAllStringSubmatch(out, -1) {
+			got[m[1]+":"+m[2]] = true
+		}
+		for line := range want {
+			if !got[line] {
+				t.Errorf("mypy did not refuse %s:\n%s", line, out)
+			}
+		}
+	}
+}
