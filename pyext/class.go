@@ -198,6 +198,18 @@ func Method1R[T, A, R any](cls *Class[T], name, doc string, fn func(*T, A) (R, e
 	func2(cls.m, cls.c.qual(name), doc, fn, enc, receiver, a, memberOpts(opts, method(cls.c, name)))
 }
 
+// Method adds a method of any number of parameters, as Func adds a
+// function: fn's first parameter is the receiver, *T, and params name the
+// others. Methods of one name that differ only in their arrays' element
+// types are overloads, as Func's functions are.
+func Method[T any](cls *Class[T], name, doc string, fn any, params []Param, opts ...FuncOption) {
+	if t := reflect.TypeOf(fn); t == nil || t.Kind() != reflect.Func || t.NumIn() == 0 || t.In(0) != reflect.TypeFor[*T]() {
+		cls.m.errs = append(cls.m.errs, fmt.Errorf("method %s: its func's first parameter must be the receiver, %s", cls.c.qual(name), reflect.TypeFor[*T]()))
+		return
+	}
+	Func(cls.m, cls.c.qual(name), doc, fn, append([]Param{receiver}, params...), memberOpts(opts, method(cls.c, name))...)
+}
+
 // Method2 adds a method of two parameters, returning nothing.
 func Method2[T, A, B any](cls *Class[T], name, doc string, fn func(*T, A, B) error, a, b Param, opts ...FuncOption) {
 	func3(cls.m, cls.c.qual(name), doc, func(p *T, x A, y B) (none, error) { return none{}, fn(p, x, y) }, encodeNone,

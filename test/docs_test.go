@@ -43,12 +43,18 @@ func (b docBlock) String() string { return fmt.Sprintf("%s:%d", b.file, b.line) 
 //	<!-- run: mpiexec -n N -->       a Python block run as N MPI ranks (USMBRIDGE_MPIEXEC)
 //	<!-- go: path [name] -->         a Go block that is lines of the declaration name in the
 //	                                 file path (relative to the root), or of the whole file
+//	<!-- run after: statements -->   a Python block run as a program after the statements
+//	                                 (the module of one's own it shows, bound to a test module)
+//	<!-- run by: path, how -->       a Python block another test runs, which reads it from
+//	                                 the docs (docBlockRunBy): a project's setup.py, say
 var (
-	notRunRe  = regexp.MustCompile(`^not run: \S.*$`)
-	mpiRunRe  = regexp.MustCompile(`^run: mpiexec -n ([0-9]+)$`)
-	goCodeRe  = regexp.MustCompile(`^go: (\S+\.go)(?: (\S+))?$`)
-	fenceRe   = regexp.MustCompile("^```([A-Za-z0-9_+-]*)\\s*$")
-	commentRe = regexp.MustCompile(`^<!--\s*(.*?)\s*-->$`)
+	notRunRe   = regexp.MustCompile(`^not run: \S.*$`)
+	runAfterRe = regexp.MustCompile(`^run after: (\S.*)$`)
+	runByRe    = regexp.MustCompile(`^run by: (\S+\.go), \S.*$`)
+	mpiRunRe   = regexp.MustCompile(`^run: mpiexec -n ([0-9]+)$`)
+	goCodeRe   = regexp.MustCompile(`^go: (\S+\.go)(?: (\S+))?$`)
+	fenceRe    = regexp.MustCompile("^```([A-Za-z0-9_+-]*)\\s*$")
+	commentRe  = regexp.MustCompile(`^<!--\s*(.*?)\s*-->$`)
 )
 
 // readDocs returns the code blocks of every doc file, failing on an
@@ -135,6 +141,17 @@ func TestDocsPython(t *testing.T) {
 		case notRunRe.MatchString(b.marker):
 			notRun++
 			continue
+		case runByRe.MatchString(b.marker):
+			// Run by the test the marker names, which reads the block
+			// from here: check that it does.
+			m := runByRe.FindStringSubmatch(b.marker)
+			src, err := os.ReadFile(filepath.Join(root, "test", filepath.Base(m[1])))
+			if err != nil || !strings.Contains(string(src), "docBlockRunBy(") {
+				t.Errorf("%s: <!-- %s --> names a test that does not read the block (docBlockRunBy)", b, b.marker)
+			}
+			continue
+		case runAfterRe.MatchString(b.marker):
+			b.text = runAfterRe.FindStringSubmatch(b.marker)[1] + "\n" + b.text
 		case mpiRunRe.MatchString(b.marker):
 		default:
 			t.Errorf("%s: unknown marker <!-- %s --> (want \"not run: <reason>\" or \"run: mpiexec -n <N>\")", b, b.marker)
@@ -165,6 +182,8 @@ func TestDocsPython(t *testing.T) {
 	buildModule(t, dir, "--name", "usmbridge._ext", "../python/ext")
 	buildModule(t, dir, "../examples/saxpy")
 	buildModule(t, dir, "extmod") // docs/extensions.md's classes
+	buildModule(t, dir, "../examples/linalg")
+	buildModule(t, dir, "nativemod") // "run after: import ..., nativemod as mymod"
 	lib, err := filepath.Glob(filepath.Join(dir, "_ext.*"))
 	if err != nil || len(lib) != 1 {
 		t.Fatalf("no usmbridge._ext built in %s: %v", dir, lib)
@@ -494,4 +513,24 @@ func TestDocsSupportMatrix(t *testing.T) {
 		}
 	}
 	t.Error(`README.md has no "| Python package |" row`)
+}
+
+// docBlockRunBy is the text of the Python block of the docs file (relative
+// to the root) whose marker is "run by: " the test file caller: the test
+// runs the block as the docs show it.
+func docBlockRunBy(t *testing.T, file, caller string) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range readDocs(t, root) {
+		if b.file == file {
+			if m := runByRe.FindStringSubmatch(b.marker); m != nil && filepath.Base(m[1]) == caller {
+				return b.text
+			}
+		}
+	}
+	t.Fatalf("%s has no block marked <!-- run by: test/%s, ... -->", file, caller)
+	return ""
 }

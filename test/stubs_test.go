@@ -13,7 +13,8 @@ import (
 	"github.com/usmbridge/usmbridge/internal/testutil"
 )
 
-// TestStubs builds examples/saxpy and test/extmod (a module with classes)
+// TestStubs builds examples/saxpy, examples/linalg and test/extmod
+// (modules with classes)
 // with `python -m usmbridge.build --stubs` and holds their stubs to mypy
 // --strict (pinned in requirements-test.txt): the stubs themselves and the
 // users in test/stubs type-check, and each line of the bad_*.py users is
@@ -29,9 +30,10 @@ func TestStubs(t *testing.T) {
 	dir := t.TempDir()
 	py = buildModule(t, dir, "--stubs", "../examples/saxpy")
 	buildModule(t, dir, "--stubs", "extmod")
+	buildModule(t, dir, "--stubs", "../examples/linalg")
 	stubs, _ := filepath.Glob(filepath.Join(dir, "*.pyi"))
-	if len(stubs) != 2 {
-		t.Fatalf("the builds wrote stubs %q, want saxpy.pyi and extmod.pyi", stubs)
+	if len(stubs) != 3 {
+		t.Fatalf("the builds wrote stubs %q, want saxpy.pyi, extmod.pyi and linalg.pyi", stubs)
 	}
 	here, err := filepath.Abs("stubs")
 	if err != nil {
@@ -45,11 +47,11 @@ func TestStubs(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	if out, err := mypy(append([]string{"use_saxpy.py", "use_extmod.py"}, stubs...)...); err != nil {
+	if out, err := mypy(append([]string{"use_saxpy.py", "use_extmod.py", "use_linalg.py"}, stubs...)...); err != nil {
 		t.Fatalf("mypy refused the stubs or their users: %v\n%s", err, out)
 	}
 	errLine := regexp.MustCompile(`(?m)^(bad_\w+\.py):(\d+): error:`)
-	for _, bad := range []string{"bad_saxpy.py", "bad_extmod.py"} {
+	for _, bad := range []string{"bad_saxpy.py", "bad_extmod.py", "bad_linalg.py"} {
 		out, err := mypy(bad)
 		if err == nil {
 			t.Errorf("mypy accepted %s:\n%s", bad, out)

@@ -142,9 +142,8 @@ print("saxpy works")
 		t.Fatal(err)
 	}
 	files := map[string]string{
-		"setup.py": "from setuptools import setup\nfrom usmbridge.build import BuildGoExt, GoExtension\n\n" +
-			"setup(name=\"saxpy\", version=\"1.0\", ext_modules=[GoExtension(\"saxpy\", \"go/saxpy\")],\n" +
-			"      cmdclass={\"build_ext\": BuildGoExt})\n",
+		// The setup.py docs/extensions.md shows ("With pip"), as it shows it.
+		"setup.py":       docBlockRunBy(t, "docs/extensions.md", "wheel_test.go"),
 		"pyproject.toml": "[build-system]\nrequires = [\"setuptools>=70\", \"usmbridge\"]\nbuild-backend = \"setuptools.build_meta\"\n",
 	}
 	for name, text := range files {

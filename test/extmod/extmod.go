@@ -146,6 +146,9 @@ func definePlan(m *pyext.Module) {
 		return "Plan(" + strconv.FormatFloat(p.a, 'g', -1, 64) + ", name=" + strconv.Quote(p.name) + ")", nil
 	})
 	pyext.Method0(plan, "boom", "Panic.", func(p *Plan) error { panic("plan boom") })
+	pyext.Method(plan, "poly", "a*(x0 + x1*t + x2*t**2 + x3*t**3) at t: a method of five parameters.",
+		func(p *Plan, t, x0, x1, x2, x3 float64) (float64, error) { return p.a * (x0 + t*(x1+t*(x2+t*x3))), nil },
+		[]pyext.Param{pyext.P("t"), pyext.P("x0"), pyext.P("x1"), pyext.P("x2"), pyext.P("x3", pyext.Default(0.0))})
 	pyext.Property(plan, "runs", "How many times run ran.", func(p *Plan) (int, error) { return p.runs, nil })
 	pyext.Property(plan, "name", "The plan's name.", func(p *Plan) (string, error) { return p.name, nil })
 	pyext.SettableProperty(plan, "a", "The factor.", func(p *Plan) (float64, error) { return p.a, nil },

@@ -32,6 +32,9 @@ def test_constructor_methods_properties():
     q = p.scaled(0.5)
     assert type(q) is extmod.Plan and q.a == 2.0 and q is not p
     assert extmod.combine(p, q).a == 6.0 and extmod.combine(p).a == 4.0
+    # Method, of any arity: five parameters besides self
+    assert p.poly(2.0, 1.0, 1.0, 1.0, 1.0) == 4.0 * 15 and p.poly(1.0, 1.0, 0.0, 0.0) == 4.0
+    assert str(inspect.signature(p.poly)) == "(t, x0, x1, x2, x3=0.0)"
 
 
 def test_argument_errors_name_the_method():
