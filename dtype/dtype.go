@@ -163,6 +163,13 @@ func (t Type) describe() string {
 // kDLOpaqueHandle, the sub-byte codes (float6, float4), lanes other than
 // 1, and a bit width the code does not come in.
 func FromDataType(dt DataType) (Type, error) {
+	// The common case first, with no name made: a valid code, width and
+	// lane count (names are for the refusals below).
+	if dt.Lanes == 1 && dt.Code != dlabi.OpaqueHandle && dt.Code < dlabi.Float6E2M3FN {
+		if t := (Type{code: dt.Code, bits: dt.Bits}); t.Valid() {
+			return t, nil
+		}
+	}
 	refuse := func(why string) (Type, error) {
 		return Type{}, &dtypeError{msg: "DLPack dtype " + dt.String() + " is not supported: " + why, kind: errkind.Buffer}
 	}

@@ -46,9 +46,10 @@ type arg struct {
 	index   int32     // the argument's position
 	frame   *frame
 	none    bool
-	decoded bool       // arr holds this call's view (decodeArray)
-	held    *keptArg   // the Owner of its kept views, made by the first Keep
-	view    *usm.Array // what USM returns during the call, made on first use
+	decoded bool           // arr holds this call's view (decodeArray)
+	dl      dlabi.DataType // arr's element type as DLPack names it
+	held    *keptArg       // the Owner of its kept views, made by the first Keep
+	view    *usm.Array     // what USM returns during the call, made on first use
 }
 
 // with runs fn on the view of a live argument under its frame's lock (nil
@@ -63,7 +64,7 @@ func (a *arg) with(gen uint32, fn func(*arg)) {
 	c := a.frame
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if a.gen != gen || c.ended || a.none {
+	if a.gen != gen || a.none {
 		fn(nil)
 		return
 	}

@@ -195,7 +195,7 @@ func cDefinition(m *Module) uintptr {
 
 //export ubx_go_call
 func ubx_go_call(index C.int32_t, vals *C.ubx_value, n C.int32_t, res *C.ubx_result, call unsafe.Pointer) C.int {
-	goCalls.Add(1)
+	functionCalls++ // with the GIL
 	f := ext.mod.funcs[index]
 	c := getFrame()
 	c.fn, c.c, c.py, c.call = f, cgoHalf{}, ext.py, uintptr(call)

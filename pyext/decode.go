@@ -29,11 +29,43 @@ func decoderFor[T any](m *Module, fn string, p Param) (typedDecoder[T], bool) {
 		m.errs = append(m.errs, errors.New("function "+fn+": parameter "+p.name+" has Go type "+d.typ+", which pyext cannot read from a Python argument"+classHint(reflect.TypeFor[T]())))
 		return typedDecoder[T]{d: d}, false
 	}
-	return typedDecoder[T]{d: d, read: func(c *frame, i int) (T, error) {
-		var x T
-		err := d.into(c, i, unsafe.Pointer(&x))
-		return x, err
-	}}, true
+	// The value is made here, in a variable of T that does not leave the
+	// call (passing its address to d.into would put it on the heap, an
+	// allocation per argument per call): the same decoders' parts, by
+	// value.
+	td := typedDecoder[T]{d: d}
+	switch {
+	case d.array:
+		want, goType := d.want, d.goType
+		td.read = func(c *frame, i int) (T, error) {
+			var x T
+			a, err := c.array(i, want, goType)
+			if err == nil {
+				*(*argRef)(unsafe.Pointer(&x)) = argRef{a, a.gen}
+			}
+			return x, err
+		}
+	case d.word != nil:
+		word := d.word
+		td.read = func(c *frame, i int) (T, error) {
+			var x T
+			w, err := wordArg(c, i, word)
+			storeWord(unsafe.Pointer(&x), unsafe.Sizeof(x), w)
+			return x, err
+		}
+	case d.kind == pStr:
+		td.read = func(c *frame, i int) (T, error) {
+			s, err := strArg(c, i)
+			return *(*T)(unsafe.Pointer(&s)), err
+		}
+	default:
+		td.read = func(c *frame, i int) (T, error) {
+			var x T
+			err := d.into(c, i, unsafe.Pointer(&x))
+			return x, err
+		}
+	}
+	return td, true
 }
 
 // decoderOf is the decoder of a parameter of Go type t: how C reads the
@@ -51,58 +83,44 @@ func decoderOf(t reflect.Type) (decoder, bool) {
 	switch t {
 	case reflect.TypeFor[bool]():
 		d.kind = pBool
-		d.into = scalarInto(t, func(v *value, dst unsafe.Pointer, _ *frame, _ int) error {
-			*(*bool)(dst) = v.i != 0
-			return nil
-		})
+		d.word = func(v *value, _ *frame, _ int) (uint64, error) { return uint64(v.i) & 1, nil }
 	case reflect.TypeFor[string]():
 		d.kind = pStr
-		d.into = scalarInto(t, func(v *value, dst unsafe.Pointer, _ *frame, _ int) error {
-			*(*string)(dst) = v.str()
-			return nil
-		})
+		d.into = func(c *frame, i int, dst unsafe.Pointer) error {
+			s, err := strArg(c, i)
+			*(*string)(dst) = s
+			return err
+		}
 	case reflect.TypeFor[float64]():
 		d.kind = pFloat
-		d.into = scalarInto(t, func(v *value, dst unsafe.Pointer, _ *frame, _ int) error {
-			*(*float64)(dst) = v.f
-			return nil
-		})
+		d.word = func(v *value, _ *frame, _ int) (uint64, error) { return math.Float64bits(v.f), nil }
 	case reflect.TypeFor[float32]():
 		d.kind = pFloat
-		d.into = scalarInto(t, func(v *value, dst unsafe.Pointer, _ *frame, _ int) error {
-			*(*float32)(dst) = float32(v.f)
-			return nil
-		})
+		d.word = func(v *value, _ *frame, _ int) (uint64, error) { return uint64(math.Float32bits(float32(v.f))), nil }
 	case reflect.TypeFor[int](), reflect.TypeFor[int8](), reflect.TypeFor[int16](), reflect.TypeFor[int32](), reflect.TypeFor[int64](),
 		reflect.TypeFor[uint8](), reflect.TypeFor[uint16](), reflect.TypeFor[uint32]():
 		d.kind = pInt
-		d.into = scalarInto(t, func(v *value, dst unsafe.Pointer, c *frame, i int) error {
-			rv := reflect.NewAt(t, dst).Elem()
-			if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 {
-				if v.i < 0 || rv.OverflowUint(uint64(v.i)) {
-					return argErr(errkind.Overflow, c.fn.name, c.fn.params[i].name, "= "+strconv.FormatInt(v.i, 10)+" does not fit in "+t.String())
-				}
-				rv.SetUint(uint64(v.i))
-				return nil
+		bits := t.Bits()
+		unsigned := t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64
+		d.word = func(v *value, c *frame, i int) (uint64, error) {
+			// The range of the parameter's Go type: C read an int64.
+			if unsigned && (v.i < 0 || (bits < 64 && v.i >= 1<<bits)) ||
+				!unsigned && bits < 64 && (v.i < -(1<<(bits-1)) || v.i >= 1<<(bits-1)) {
+				return 0, argErr(errkind.Overflow, c.fn.name, c.fn.params[i].name, "= "+strconv.FormatInt(v.i, 10)+" does not fit in "+t.String())
 			}
-			if rv.OverflowInt(v.i) {
-				return argErr(errkind.Overflow, c.fn.name, c.fn.params[i].name, "= "+strconv.FormatInt(v.i, 10)+" does not fit in "+t.String())
-			}
-			rv.SetInt(v.i)
-			return nil
-		})
+			return uint64(v.i), nil
+		}
 	case reflect.TypeFor[uint](), reflect.TypeFor[uint64]():
 		// C reads the whole range, 0 ... 2**64-1 (UBX_P_UINT: its bits in
 		// v.i).
 		d.kind = pUint
-		d.into = scalarInto(t, func(v *value, dst unsafe.Pointer, c *frame, i int) error {
-			rv := reflect.NewAt(t, dst).Elem()
-			if rv.OverflowUint(uint64(v.i)) { // uint on a 32-bit platform
-				return argErr(errkind.Overflow, c.fn.name, c.fn.params[i].name, "= "+strconv.FormatUint(uint64(v.i), 10)+" does not fit in "+t.String())
+		bits := t.Bits()
+		d.word = func(v *value, c *frame, i int) (uint64, error) {
+			if bits < 64 && uint64(v.i) >= 1<<bits { // uint on a 32-bit platform
+				return 0, argErr(errkind.Overflow, c.fn.name, c.fn.params[i].name, "= "+strconv.FormatUint(uint64(v.i), 10)+" does not fit in "+t.String())
 			}
-			rv.SetUint(uint64(v.i))
-			return nil
-		})
+			return uint64(v.i), nil
+		}
 	case reflect.TypeFor[pybridge.Object]():
 		d.kind = pObject
 		d.into = func(c *frame, i int, dst unsafe.Pointer) error {
@@ -147,31 +165,82 @@ func decoderOf(t reflect.Type) (decoder, bool) {
 			return nil
 		}
 	}
+	if d.word != nil {
+		size, word := t.Size(), d.word
+		d.into = func(c *frame, i int, dst unsafe.Pointer) error {
+			w, err := wordArg(c, i, word)
+			storeWord(dst, size, w)
+			return err
+		}
+	}
 	return d, true
+}
+
+// wordArg is a scalar argument as the bits of its Go value (word reads
+// C's value), or its default's, or zero when omitted or None.
+func wordArg(c *frame, i int, word func(*value, *frame, int) (uint64, error)) (uint64, error) {
+	v, def, err := c.scalar(i)
+	if err != nil {
+		return 0, err
+	}
+	if def != nil {
+		return defaultWord(def), nil
+	}
+	return word(v, c, i)
+}
+
+// defaultWord is the bits of a scalar default (zero for noDefault).
+func defaultWord(def any) uint64 {
+	switch x := def.(type) {
+	case bool:
+		if x {
+			return 1
+		}
+		return 0
+	case float64:
+		return math.Float64bits(x)
+	case float32:
+		return uint64(math.Float32bits(x))
+	}
+	rv := reflect.ValueOf(def)
+	switch {
+	case rv.CanInt():
+		return uint64(rv.Int())
+	case rv.CanUint():
+		return rv.Uint()
+	}
+	return 0
+}
+
+// strArg is a str argument, its default, or "" when omitted or None.
+func strArg(c *frame, i int) (string, error) {
+	v, def, err := c.scalar(i)
+	if err != nil || def != nil {
+		s, _ := def.(string)
+		return s, err
+	}
+	return v.str(), nil
+}
+
+// storeWord writes the low size bytes of w at dst (a bool, an integer or
+// a float of that size, in the machine's byte order).
+func storeWord(dst unsafe.Pointer, size uintptr, w uint64) {
+	switch size {
+	case 1:
+		*(*uint8)(dst) = uint8(w)
+	case 2:
+		*(*uint16)(dst) = uint16(w)
+	case 4:
+		*(*uint32)(dst) = uint32(w)
+	default:
+		*(*uint64)(dst) = w
+	}
 }
 
 // argRef is the layout Array[T] and AnyArray share.
 type argRef struct {
 	a   *arg
 	gen uint32
-}
-
-// scalarInto is a scalar decoder: the default (or zero value) when the
-// argument was omitted or None, else set from C's value.
-func scalarInto(t reflect.Type, set func(v *value, dst unsafe.Pointer, c *frame, i int) error) func(*frame, int, unsafe.Pointer) error {
-	return func(c *frame, i int, dst unsafe.Pointer) error {
-		v, def, err := c.scalar(i)
-		if err != nil {
-			return err
-		}
-		if def != nil {
-			if dv := reflect.ValueOf(def); dv.IsValid() && dv.Type() == t {
-				reflect.NewAt(t, dst).Elem().Set(dv)
-			}
-			return nil // noDefault: the zero value
-		}
-		return set(v, dst, c, i)
-	}
 }
 
 func typeName(v any) string {
@@ -207,8 +276,8 @@ func (c *frame) array(i int, want dlabi.DataType, goType string) (*arg, error) {
 		return a, err
 	}
 	spec := &c.fn.params[i]
-	got, err := a.arr.DType.DataType()
-	if err != nil {
+	got := a.dl
+	if got.Bits == 0 {
 		return nil, argErr(errkind.Type, c.fn.name, spec.name, "has an element type without a DLPack dtype")
 	}
 	if want.Bits != 0 && got != want {
@@ -238,6 +307,7 @@ func (c *frame) decodeArray(i int) (*arg, error) {
 		a.decoded = true
 		return a, nil
 	case vArray:
+		a.dl = v.v.t.DType
 		if err := c.viewArray(a, &v.v); err != nil {
 			return nil, &ArgumentError{Func: c.fn.name, Param: spec.name, Reason: "cannot be read", kind: errkind.Value, Err: err}
 		}
@@ -258,6 +328,7 @@ func (c *frame) decodeArray(i int) (*arg, error) {
 			return nil, &ArgumentError{Func: c.fn.name, Param: spec.name, Reason: "is not an array usmbridge can read", kind: k, Err: err}
 		}
 		a.arr = *arr
+		a.dl, _ = arr.DType.DataType() // the zero dtype for none: refused by array
 	}
 	a.decoded = true
 	return a, nil
@@ -310,7 +381,7 @@ func keep(a *arg, gen uint32) (*usm.Array, error) {
 	c := a.frame
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if a.gen != gen || c.ended {
+	if a.gen != gen {
 		return nil, errkind.New(errkind.Value, "pyext.Array.Keep", "the call that received the array has returned")
 	}
 	if a.none {

@@ -56,6 +56,9 @@ func ArgValueError(param, format string, args ...any) error {
 // ArgValueError) the name of the function Python called, which the Go
 // function does not know.
 func nameFunc(fn string, err error) {
+	if err == nil {
+		return
+	}
 	var ae *ArgumentError
 	if errors.As(err, &ae) && ae.Func == "" {
 		ae.Func = fn

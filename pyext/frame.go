@@ -38,8 +38,10 @@ type cHalf interface {
 //
 // The Go function may hand its Arrays to goroutines, which may use them
 // while the call runs and must not after it; mu orders those uses against
-// the end of the call, so that a goroutine late by a moment gets an error,
-// never a torn view or the view of a later call that reuses the frame.
+// the end of the call, which moves every argument's generation on, so that
+// a goroutine late by a moment gets an error, never a torn view or the view
+// of a later call that reuses the frame. (The call runs until end: a Keep
+// made while the result is encoded is bound with the others.)
 type frame struct {
 	fn    *function
 	vals  []value // C's, for the call
@@ -49,26 +51,32 @@ type frame struct {
 	py    *pybridge.Python
 	owned []usm.Owner // what Go imported for the call, released after it
 
-	mu    sync.Mutex // guards ended, and every arg's gen, held and view
-	ended bool       // the Go function returned: its Arrays are stale
+	mu sync.Mutex // guards every arg's gen, held and view
 }
 
-// frames is the pool of frames; calls nest (a Go function that calls
-// Python that calls Go), so each call takes its own. A sync.Pool rather
-// than a channel: its per-P cache takes no lock, and a channel's two took
-// a tenth of an empty call (docs/performance.md).
-var frames = sync.Pool{New: func() any { return new(frame) }}
+// frames are the frames no call is using; calls nest (a Go function that
+// calls Python that calls Go) and run on several threads (a function that
+// released the GIL), so each call takes its own. A call takes and gives
+// back its frame with the GIL (ubx_go_call, and end, which runs after the
+// GIL is taken back), which guards the list: no lock of its own, where a
+// sync.Pool's per-P cache cost a twentieth of a call (docs/performance.md).
+var frames []*frame
 
 // leakedHolds counts kept arguments whose memory was leaked (keptArg.bind).
 var leakedHolds atomic.Int64
 
-func getFrame() *frame { return frames.Get().(*frame) }
+// getFrame takes a frame for a call; the caller holds the GIL.
+func getFrame() *frame {
+	if n := len(frames); n > 0 {
+		c := frames[n-1]
+		frames = frames[:n-1]
+		return c
+	}
+	return new(frame)
+}
 
 // begin readies a frame from the pool for a call of n arguments.
 func (c *frame) begin(n int) {
-	c.mu.Lock()
-	c.ended = false
-	c.mu.Unlock()
 	if cap(c.args) < n {
 		// A new slice: Arrays of earlier calls keep pointing at the old
 		// one, whose generations have moved on.
@@ -80,24 +88,12 @@ func (c *frame) begin(n int) {
 	c.args = c.args[:n]
 }
 
-// close marks the call over for the Go function's Arrays: Keep and the
-// accessors refuse from now on, before the GIL is taken back for a function
-// that released it, so that a goroutine still using an Array never waits
-// for the GIL while it holds mu. (The result, encoded after, may still be
-// one of the arguments.)
-func (c *frame) close() {
-	c.mu.Lock()
-	c.ended = true
-	c.mu.Unlock()
-}
-
 // end finishes a call, with the GIL: the Arrays go stale, each kept view of
 // an argument C read gets the Array that owns the argument's memory (the
 // hold's, shared by every kept view and by a result over the argument),
 // and what Go imported for the call is released.
 func (c *frame) end() {
-	c.mu.Lock()
-	c.ended = true
+	c.mu.Lock() // waits for a goroutine's Keep or accessor under way
 	for i := range c.args {
 		c.args[i].gen++ // an Array of this call never matches a later one
 	}
@@ -108,8 +104,12 @@ func (c *frame) end() {
 			a.held.bind(c, i)
 			a.held = nil
 		}
-		a.view = nil
-		a.arr = usm.Array{}
+		if a.arr.Owner != nil || a.arr.Queue != nil || a.view != nil {
+			// What an import or a USM view refers to goes with the call
+			// (a host view holds only pointers into the call's C memory).
+			a.view = nil
+			a.arr = usm.Array{}
+		}
 		a.decoded = false
 	}
 	for _, o := range c.owned {
@@ -118,7 +118,7 @@ func (c *frame) end() {
 	clear(c.owned)
 	c.owned = c.owned[:0]
 	c.vals, c.fn = nil, nil
-	frames.Put(c)
+	frames = append(frames, c) // with the GIL: see frames
 }
 
 // run calls the Go function: with the GIL released if it asked for that,
@@ -128,8 +128,11 @@ func (c *frame) run(fn func() error) (err error) {
 		ts := c.c.saveThread()
 		defer c.c.restoreThread(ts)
 	}
-	defer c.close() // before the GIL is taken back (deferred calls run last first)
-	defer recoverUser(c.fn.name, &err)
+	defer func() {
+		if v := recover(); v != nil {
+			err = userPanic(c.fn.name, v)
+		}
+	}()
 	err = fn()
 	nameFunc(c.fn.name, err)
 	return err

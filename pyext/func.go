@@ -304,6 +304,9 @@ type decoder struct {
 	goType       string         // an array's Go element type, for messages
 	checkDefault func(any) error
 	into         func(c *frame, i int, dst unsafe.Pointer) error
+	// word reads a bool, integer or float argument C read as the bits of
+	// its Go value (nil for the other types).
+	word func(v *value, c *frame, i int) (uint64, error)
 }
 
 // Each FuncN and FuncNR is one implementation per arity, funcN: FuncN
@@ -678,8 +681,7 @@ func (f *function) takes(c *frame) (bool, error) {
 		if a.none {
 			continue
 		}
-		got, err := a.arr.DType.DataType()
-		if err != nil || got != want {
+		if got := a.dl; got.Bits == 0 || got != want {
 			return false, nil
 		}
 	}
@@ -697,7 +699,7 @@ func (f *function) noOverload(c *frame) error {
 		if err != nil || a.none {
 			continue
 		}
-		got, _ := a.arr.DType.DataType()
+		got := a.dl
 		var names []string
 		taken := false
 		for _, o := range f.overloads {

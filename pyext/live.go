@@ -22,7 +22,7 @@ func Live() map[string]int64 {
 	return map[string]int64{
 		"arrays":          handles.live.Load(),
 		"dlpack_calls":    dlpackCalls.Load(),
-		"go_calls":        goCalls.Load(),
+		"go_calls":        goCalls.Load() + functionCalls, // functionCalls: read with the GIL, from a call
 		"panics":          boundary.Panics() + userPanics.Load(),
 		"gated_callbacks": int64(boundary.Gated()),
 	}

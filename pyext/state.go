@@ -28,6 +28,11 @@ var ext struct {
 // makes into Go (tests tell from it which paths stay in C).
 var dlpackCalls, goCalls atomic.Int64
 
+// functionCalls counts the calls of Go functions (ubx_go_call), which C
+// makes with the GIL: the GIL guards it, where an atomic add was a
+// twentieth of a call. Live adds it to goCalls.
+var functionCalls int64
+
 // state is the Go half of an Array that Go made or imported: the array
 // (its queue, backend and memory facts) and what keeps its memory alive.
 // The C Array holds its handle and releases it when it goes.
@@ -180,11 +185,15 @@ var userPanics atomic.Int64
 // the call's error, with the stack on standard error: a bug in the
 // function, which must not take the process down.
 func recoverUser(fn string, errp *error) {
-	v := recover()
-	if v == nil {
-		return
+	if v := recover(); v != nil {
+		*errp = userPanic(fn, v)
 	}
+}
+
+// userPanic is the error of a Go function's panic v, counted and logged
+// with its stack (the deferred caller recovered it).
+func userPanic(fn string, v any) error {
 	userPanics.Add(1)
 	fmt.Fprintf(os.Stderr, "pyext: Go panic in %s() (raised as RuntimeError)\n%s", fn, debug.Stack())
-	*errp = &panicError{fn: fn, value: v}
+	return &panicError{fn: fn, value: v}
 }

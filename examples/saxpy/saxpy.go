@@ -46,30 +46,34 @@ var program = usm.ProgramSource{OpenCLC: kernel}
 // USM, say) is copied to Go slices and back, with the arrays' queues
 // waited on first.
 func saxpy(a float32, x, y pyext.Array[float32]) error {
-	if x.Len() != y.Len() {
-		return pyext.ValueError("x and y differ in length: %d and %d", x.Len(), y.Len())
-	}
-	switch how(x.USM(), y.USM(), x.Slice() != nil && y.Slice() != nil) {
-	case "host":
-		xs, ys := x.Slice(), y.Slice()
+	if xs, ys := x.Slice(), y.Slice(); xs != nil && ys != nil { // the host loop
+		if len(xs) != len(ys) {
+			return pyext.ValueError("x and y differ in length: %d and %d", len(xs), len(ys))
+		}
 		for i := range ys {
 			ys[i] += a * xs[i]
 		}
 		return nil
-	case "kernel":
-		return launch(a, y.Len(), x.USM(), x.Strides()[0], y.USM(), y.Strides()[0])
 	}
-	xs, ys := make([]float32, x.Len()), make([]float32, y.Len())
-	if err := usm.CopyToSlice(xs, x.USM()); err != nil {
+	xu, yu := x.USM(), y.USM()
+	n := y.Len()
+	if x.Len() != n {
+		return pyext.ValueError("x and y differ in length: %d and %d", x.Len(), n)
+	}
+	if how(xu, yu, false) == "kernel" {
+		return launch(a, n, xu, x.Strides()[0], yu, y.Strides()[0])
+	}
+	xs, ys := make([]float32, n), make([]float32, n)
+	if err := usm.CopyToSlice(xs, xu); err != nil {
 		return err
 	}
-	if err := usm.CopyToSlice(ys, y.USM()); err != nil {
+	if err := usm.CopyToSlice(ys, yu); err != nil {
 		return err
 	}
 	for i := range ys {
 		ys[i] += a * xs[i]
 	}
-	return usm.CopyFromSlice(y.USM(), ys)
+	return usm.CopyFromSlice(yu, ys)
 }
 
 // how picks the way: the host loop where both slices exist, the kernel

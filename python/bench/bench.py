@@ -60,6 +60,17 @@ def row_f_numpy():
                           ("C-API `f(x)`, buffer protocol", lambda: c(x))]
 
 
+def row_saxpy_numpy():
+    """examples/saxpy's saxpy(a, x, y) on two NumPy arrays of 16 float32
+    (the call's cost, not the loop's), beside nanobind's of the same loop."""
+    import nbpeer
+    import numpy as np
+    import saxpy
+    x, y = np.ones(16, np.float32), np.zeros(16, np.float32)
+    f, nb = saxpy.saxpy, nbpeer.saxpy
+    return lambda: f(0.5, x, y), [("nanobind %s `saxpy(a, x, y)`" % NANOBIND, lambda: nb(0.5, x, y))]
+
+
 def row_f_dpnp():
     import benchmod
     import nbpeer
@@ -170,6 +181,7 @@ def row_launch_empty():
 # name: (row title, setup, the bench_floor.py part that splits it or None)
 PY_ROWS = {
     "f_numpy": ("Go `f(x)`, x a NumPy 1-D float32 array", row_f_numpy, "f_numpy"),
+    "saxpy_numpy": ("examples/saxpy `saxpy(a, x, y)`, NumPy 1-D float32 arrays of 16", row_saxpy_numpy, None),
     "f_dpnp": ("Go `f(x)`, x a dpnp 1-D float32 array", row_f_dpnp, "f_dpnp"),
     "from_dlpack": ("`usmbridge.from_dlpack(numpy array)`", row_from_dlpack_numpy, "from_dlpack"),
     "from_dlpack_sizes": ("`usmbridge.from_dlpack(numpy array)`, 16 sizes in turn", row_from_dlpack_varying, None),

@@ -489,6 +489,8 @@ func defineWide(m *pyext.Module) {
 	pyext.Func1R(m, "colsum", "", colsum[int32], pyext.P("x", pyext.NDim(2)))
 	pyext.Func3R(m, "scale", "x*factor, into out when given (returned as given), else a new array like x.", scale,
 		pyext.P("x"), pyext.P("factor"), pyext.P("out", pyext.Optional(), pyext.KeywordOnly(), pyext.Writable()))
+	pyext.Func1R(m, "describe", "x as Go sees it: (address of element 0, shape, strides in elements, read-only, element type).",
+		describe, pyext.P("x"))
 	pyext.Func1R(m, "dtype_of", "x's element type.", func(x pyext.AnyArray) (string, error) { return x.DType().String(), nil }, pyext.P("x"))
 	pyext.Func2R(m, "zeros_on", "n float64 zeros on device (a dpctl.SyclQueue binds them to it).", zerosOn,
 		pyext.P("n"), pyext.P("device", pyext.Default("cpu")))
@@ -589,4 +591,19 @@ func zerosLike(x pyext.AnyArray) (*usm.Array, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+func describe(x pyext.AnyArray) (pybridge.Object, error) {
+	a := x.USM()
+	shape, strides := make([]any, len(a.Shape)), make([]any, len(a.Shape))
+	for i := range a.Shape {
+		shape[i], strides[i] = a.Shape[i], a.EffectiveStrides()[i]
+	}
+	var o pybridge.Object
+	err := pyext.Python().Do(func(g *pybridge.GIL) error {
+		var err error
+		o, err = g.FromGo([]any{int64(a.ElementPointer()), shape, strides, a.ReadOnly, a.DType.String()})
+		return err
+	})
+	return o, err
 }
