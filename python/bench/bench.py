@@ -12,8 +12,9 @@ peers are timed in alternating rounds (usmbridge, peer, peer, usmbridge,
 ...) and each keeps its best round, so load from other processes hits
 every side alike; ratio = usmbridge / peer (<= 1.0: usmbridge is not
 slower; for the round-trip row, the 1 GiB cost over the 1 B cost). The
-first line names the CPU the numbers belong to. After the table, the rows'
-times are split into their pieces (bench_floor.py).
+first lines name the CPU the numbers belong to and the Go, Python, NumPy
+and nanobind that made them. After the table, the rows' times are split
+into their pieces (bench_floor.py).
 
 Environment (scripts/bench.sh sets the first three): USMBRIDGE_LIB (the
 usmbridge._ext to load), USMBRIDGE_BENCH_DIR (where benchmod and its peers
@@ -26,6 +27,7 @@ import argparse
 import datetime
 import json
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -428,8 +430,9 @@ usmbridge and its peers are timed in alternating rounds (each round
 from other processes falls on every side alike; ratio = usmbridge /
 peer, and ≤ 1.0 means usmbridge is not slower. Only the ratios and the
 differences travel between machines; the lines above the table name the
-machine. `python/bench/bench_floor.py` then splits the rows into their
-pieces, one process per part.
+machine and the Go, Python, NumPy and nanobind that made the numbers.
+`python/bench/bench_floor.py` then splits the rows into their pieces, one
+process per part.
 
 ```sh
 scripts/bench.sh                      # every row (a few minutes)
@@ -439,7 +442,7 @@ scripts/bench.sh --write docs/performance.md   # every row, and this page
 ```"""
 
 
-def page(command, cpu, lines, floors, ran, measured):
+def page(command, cpu, versions, lines, floors, ran, measured):
     """docs/performance.md: the table and the pieces as this run printed
     them, and what each row, peer and piece is; measured is the commit
     (commit()), taken before the run."""
@@ -456,6 +459,8 @@ def page(command, cpu, lines, floors, ran, measured):
         "`%s` on %s, commit %s." % (command, today, measured),
         "",
         cpu,
+        "",
+        versions,
         "",
     ] + TABLE_HEAD + lines + ["", "## The rows", ""]
     for key in ran:
@@ -490,6 +495,26 @@ def cpu_name():
         with open("/proc/cpuinfo") as f:
             m = re.search(r"^model name\s*:\s*(.+)$", f.read(), re.M)
         return m.group(1).strip() if m else "unknown CPU"
+
+
+def versions_line():
+    """The toolchain that made the numbers: Go (`go version`, the go the Go
+    rows run, from the repository root as they do), the Python running
+    the rows, its NumPy (asked of a child, so that this process imports no
+    NumPy) and nanobind."""
+    try:
+        go = subprocess.run(["go", "version"], cwd=root, capture_output=True, text=True,
+                            check=True).stdout.strip()
+        go = go[len("go version "):] if go.startswith("go version ") else go
+    except (OSError, subprocess.CalledProcessError):
+        go = "not found"
+    numpy = subprocess.run([sys.executable, "-c", "import numpy; print(numpy.__version__)"],
+                           capture_output=True, text=True)
+    v = sys.version_info
+    python = "%d.%d.%d" % v[:3] + ("" if v.releaselevel == "final" else "%s%d" % (v.releaselevel[0], v.serial))
+    return "Go %s (`go version`), %s %s, NumPy %s, nanobind %s" % (
+        go, platform.python_implementation(), python,
+        numpy.stdout.strip() if numpy.returncode == 0 else "not importable", NANOBIND)
 
 
 def commit():
@@ -529,12 +554,12 @@ def table_line(r):
         fmt_time(r["ours_ns"] - r["peer_ns"]), allocs)
 
 
-def run_rows(wanted, rounds, smoke, cpu, emit):
-    """Run the rows (all, or those wanted), emitting each table line as it
-    is made; return (status, lines, the bench_floor.py parts to run, the
-    rows that ran)."""
+def run_rows(wanted, rounds, smoke, head, emit):
+    """Run the rows (all, or those wanted), emitting the head lines (the
+    CPU's, the versions') and each table line as it is made; return
+    (status, lines, the bench_floor.py parts to run, the rows that ran)."""
     status, lines, parts, ran = 0, [], [], []
-    for line in [cpu, ""] + TABLE_HEAD:
+    for line in head + [""] + TABLE_HEAD:
         emit(line)
     for key in list(PY_ROWS) + [r[0] for r in GO_ROWS]:
         if wanted and key not in wanted:
@@ -597,8 +622,8 @@ def main(argv):
         print(line)
         sys.stdout.flush()
     measured = commit()  # before the page is opened for writing, which dirties the tree
-    cpu = cpu_line(rounds, a.smoke)
-    status, lines, parts, ran = run_rows(a.rows, rounds, a.smoke, cpu, emit)
+    cpu, versions = cpu_line(rounds, a.smoke), versions_line()
+    status, lines, parts, ran = run_rows(a.rows, rounds, a.smoke, [cpu, versions], emit)
     floors = run_floor(parts, rounds, a.smoke)
     for part, text, err in floors:
         print()
@@ -612,7 +637,7 @@ def main(argv):
     if a.write:
         command = " ".join(["scripts/bench.sh"] + argv)
         with open(a.write, "w") as f:
-            f.write(page(command, cpu, lines, floors, ran, measured))
+            f.write(page(command, cpu, versions, lines, floors, ran, measured))
         print()
         print("wrote %s" % a.write)
     return status
