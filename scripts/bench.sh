@@ -13,9 +13,10 @@
 # - usmbridge._ext, from python/ext with `python -m usmbridge.build`
 #   (loaded through $USMBRIDGE_LIB), and the Go bench module benchmod
 #   (python/bench/benchmod) and examples/saxpy, the same way;
-# - the peers of benchmod.f (python/bench/peers): a nanobind module, with
-#   nanobind's CMake package from the nanobind that requirements-test.txt
-#   pins into the venv, and a C-API module, with the C compiler; CMake and
+# - the peers of benchmod.f and saxpy (python/bench/peers): a nanobind
+#   module, with nanobind's CMake package from the nanobind that
+#   requirements-test.txt pins into the venv, and a C-API module, with the
+#   C compiler (the rows' floors are made of it and benchmod); CMake and
 #   Ninja keep their build in .cache/bench/peers, so a second run only
 #   relinks what changed.
 #

@@ -11,7 +11,9 @@ pollutes another's caches and allocator. Inside a row usmbridge and its
 peers are timed in alternating rounds (usmbridge, peer, peer, usmbridge,
 ...) and each keeps its best round, so load from other processes hits
 every side alike; ratio = usmbridge / peer (<= 1.0: usmbridge is not
-slower; for the round-trip row, the 1 GiB cost over the 1 B cost). The
+slower; for the round-trip row, the 1 GiB cost over the 1 B cost). A
+peer can be a floor, the least any implementation can spend: a signed sum
+of callables each timed in the alternation like a side (FLOOR). The
 first lines name the CPU the numbers belong to and the Go, Python, NumPy
 and nanobind that made them. After the table, the rows' times are split
 into their pieces (bench_floor.py).
@@ -42,7 +44,21 @@ NANOBIND = os.environ.get("USMBRIDGE_BENCH_NANOBIND", "?")
 
 
 # ---- Python rows: each a setup returning (usmbridge callable, peers) -----
-# peers: [(label, callable), ...], each timed beside usmbridge.
+# peers: [(label, peer), ...], each timed beside usmbridge. A peer is a
+# callable, or a floor: [(sign, callable), ...], whose time is the signed
+# sum of its terms' best rounds, each term timed in the alternation like
+# any side (a callable in several peers, or ours, is timed once).
+
+FLOOR = "floor: C-API buffer read + one call into Go"
+
+
+def _into_go():
+    """One call into Go over a call of a C function, as floor terms: what a
+    Go function spends beyond a C function of the same module kind."""
+    import benchmod
+    import capipeer
+    return [(+1, benchmod.nothing), (-1, capipeer.nothing)]
+
 
 def _dpctl_array():
     import dpctl
@@ -58,19 +74,27 @@ def row_f_numpy():
     import numpy as np
     x = np.arange(1024, dtype=np.float32)
     f, nb, c = benchmod.f, nbpeer.f, capipeer.f
+    c_f = lambda: c(x)  # one callable: the C-API line and the floor's term
     return lambda: f(x), [("nanobind %s `f(x)`" % NANOBIND, lambda: nb(x)),
-                          ("C-API `f(x)`, buffer protocol", lambda: c(x))]
+                          ("C-API `f(x)`, buffer protocol", c_f),
+                          (FLOOR, [(+1, c_f)] + _into_go())]
 
 
 def row_saxpy_numpy():
     """examples/saxpy's saxpy(a, x, y) on two NumPy arrays of 16 float32
-    (the call's cost, not the loop's), beside nanobind's of the same loop."""
+    (the call's cost, not the loop's), beside nanobind's and the C API's of
+    the same loop, and the floor (benchmod is loaded beside saxpy for its
+    Go call: two Go runtimes, which docs/extensions.md says coexist)."""
+    import capipeer
     import nbpeer
     import numpy as np
     import saxpy
     x, y = np.ones(16, np.float32), np.zeros(16, np.float32)
-    f, nb = saxpy.saxpy, nbpeer.saxpy
-    return lambda: f(0.5, x, y), [("nanobind %s `saxpy(a, x, y)`" % NANOBIND, lambda: nb(0.5, x, y))]
+    f, nb, c = saxpy.saxpy, nbpeer.saxpy, capipeer.saxpy
+    c_saxpy = lambda: c(0.5, x, y)  # one callable: the C-API line and the floor's term
+    return lambda: f(0.5, x, y), [("nanobind %s `saxpy(a, x, y)`" % NANOBIND, lambda: nb(0.5, x, y)),
+                                  ("C-API `saxpy(a, x, y)`, buffer protocol", c_saxpy),
+                                  (FLOOR, [(+1, c_saxpy)] + _into_go())]
 
 
 def row_f_dpnp():
@@ -197,10 +221,15 @@ PY_ROWS = {
 
 
 def run_py_row(name, rounds, smoke):
-    """In the row's own process: time usmbridge and its peers alternately."""
+    """In the row's own process: time usmbridge and its peers alternately
+    (a floor's terms each as a side), and print the row's results (JSON)."""
     title, setup, _ = PY_ROWS[name]
     ours, peers = setup()
-    fns = [ours] + [fn for _, fn in peers]
+    terms = [[(+1, peer)] if callable(peer) else peer for _, peer in peers]
+    fns = [ours]  # every callable to time, each once
+    for fn in (fn for peer in terms for _, fn in peer):
+        if not any(fn is g for g in fns):
+            fns.append(fn)
     for fn in fns:  # warm up; also proves every side works
         fn()
     # Size a round to ~0.1 s of the slowest side (a fixed tiny count in smoke).
@@ -213,8 +242,12 @@ def run_py_row(name, rounds, smoke):
     for _ in range(rounds):
         for i, fn in enumerate(fns):
             best[i] = min(best[i], timeit.timeit(fn, number=n) / n)
-    json.dump([{"row": title, "peer": label, "peer_ns": best[i + 1] * 1e9, "ours_ns": best[0] * 1e9}
-               for i, (label, _) in enumerate(peers)], sys.stdout)
+
+    def time_of(fn):
+        return best[next(i for i, g in enumerate(fns) if g is fn)]
+    json.dump([{"row": title, "peer": label, "ours_ns": best[0] * 1e9,
+                "peer_ns": sum(sign * time_of(fn) for sign, fn in peer) * 1e9}
+               for (label, _), peer in zip(peers, terms)], sys.stdout)
 
 
 # ---- Go rows: one go test -bench run each ---------------------------------
@@ -294,7 +327,21 @@ pyext makes the `Array` view, checks the element type and the
 constraints and calls the function; the buffer is released after the
 call. Its peers take the same array with the same signature and do
 nothing: nanobind's, and a plain C-API function, which is the least any
-extension can spend on the argument.""",
+extension can spend on the argument. The floor is the least a Go
+function can spend on it: that C-API function's time plus one call into
+Go (`benchmod.nothing()` less `capipeer.nothing()`), the three timed in
+the row's rounds (see the peers below).""",
+    "saxpy_numpy": """\
+`saxpy.saxpy(a, x, y)` of examples/saxpy (built by
+`python -m usmbridge.build`) on two NumPy arrays of 16 float32, so that
+the call is timed rather than the loop: the C half reads x and y (y
+writable) and calls into Go once, where saxpy runs its loop over their
+memory. Its peers compute the same y += a*x: nanobind's `saxpy`, and a
+C-API `saxpy` that reads x and y through the buffer protocol with `f`'s
+checks and runs the loop in C, the least a C extension spends. The floor
+is that C-API `saxpy`'s time plus one call into Go, as `f_numpy`'s;
+`benchmod` is loaded beside `saxpy` for it (two Go runtimes in one
+process, which docs/extensions.md says coexist).""",
     "f_dpnp": """\
 The same `f` with a dpnp array of 1024 float32 in USM on the OpenCL CPU
 device. USM arrays are Go's: C hands the object to Go, which reads its
@@ -405,12 +452,29 @@ PEERS_TEXT = """\
   `requirements-test.txt` pins. Its caster calls the argument's
   `__dlpack__(max_version=...)` and reads the capsule (for NumPy too: the
   buffer protocol is its fallback).
-- **C API** (`python/bench/peers/capipeer.c`): a `METH_O` function that
-  calls `PyObject_GetBuffer(x, PyBUF_RECORDS_RO)`, checks the format,
+- **nanobind's `saxpy`** (the same file): `float a` and x and y bound as
+  `nb::ndarray<const float, ...>` and `nb::ndarray<float, ...>` (1-D,
+  C-contiguous, `.noconvert()`), the lengths checked, y += a*x in C++.
+- **C API** (`python/bench/peers/capipeer.c`): `f`, a `METH_O` function
+  that calls `PyObject_GetBuffer(x, PyBUF_RECORDS_RO)`, checks the format,
   the item size, one dimension and C order (`PyBuffer_IsContiguous`), and
   calls `PyBuffer_Release`: the least a C extension spends on such an
-  argument. Its `nothing()` (`METH_NOARGS`) is the cost of any call of a
-  C function.
+  argument. Its `saxpy(a, x, y)` (`METH_FASTCALL`) reads a float, x the
+  same way and y writable (`PyBUF_RECORDS`), with `f`'s checks and equal
+  lengths, computes y += a*x in C and releases both. Its `nothing()`
+  (`METH_NOARGS`) is the cost of any call of a C function.
+- **floors** (the lines `floor: C-API buffer read + one call into Go`):
+  the least a Go function can spend on the row's arguments. A Go function
+  called from Python is a C function that reads the arguments, for which
+  nothing spends less than the C-API peer, and then calls into Go once, a
+  C-to-Go callback that a Python thread pays on every call. So the floor
+  is the C-API peer's time (`capipeer.f(x)`, `capipeer.saxpy(a, x, y)`)
+  plus one call into Go: `benchmod.nothing()`, a Go function that does
+  nothing, less `capipeer.nothing()`, a C function that does nothing.
+  Each of the three is timed as a side in the row's alternating rounds,
+  and the floor is the signed sum of their best rounds; its ratio is
+  usmbridge / floor, how far usmbridge is from what any Go function must
+  spend.
 - **dpnp's own calls** (`__sycl_usm_array_interface__`, `__dlpack__`,
   `dpnp.asarray`, `dpnp.tensor.from_dlpack`) and **NumPy's**
   (`numpy.from_dlpack`), for the rows whose work is theirs.
