@@ -8,6 +8,12 @@
 #   scripts/bench.sh --smoke                      # one short round per row (scripts/test.sh)
 #   scripts/bench.sh f_numpy f_dpnp               # only the rows named
 #   scripts/bench.sh --write docs/performance.md  # every row, and the page made of them
+#   scripts/bench.sh --write docs/performance.md --accept-regressions
+#
+# --write compares the new ratios with the page's: a row whose ratio is
+# more than 10% above the page's is printed, the exit status is 1 and the
+# page is kept as it was, unless --accept-regressions is given (then the
+# page is written anyway).
 #
 # What it builds, each the way its users build it:
 # - usmbridge._ext, from python/ext with `python -m usmbridge.build`

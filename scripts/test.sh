@@ -64,6 +64,12 @@ run env CGO_ENABLED=0 go test -count=1 -shuffle=on -timeout 30m ./...
 # pybridge again with every C API call checked for a pending Python
 # exception (internal/pyapi, errcheck.go): such a call fails the run.
 run env CGO_ENABLED=0 go test -count=1 -tags usmbridge_errcheck ./pybridge/
+# The performance table's page and its regression check
+# (python/bench/test_bench_page.py): pure Python, nothing built; pytest
+# is the venv's (requirements-dpctl.txt, scripts/setup-40-python.sh).
+if [ -n "${USMBRIDGE_PYTHON:-}" ]; then
+	run "$USMBRIDGE_PYTHON" -m pytest -q -p no:cacheprovider python/bench
+fi
 if [ "$quick" = 0 ]; then
 	run env CGO_ENABLED=1 go test -count=1 -shuffle=on -race ./...
 	# Smoke-run every benchmark once so they cannot rot.

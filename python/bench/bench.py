@@ -3,7 +3,8 @@
     scripts/bench.sh                  # builds what the rows time, then runs this
     scripts/bench.sh --smoke          # one short round per row (CI: the rows cannot rot)
     scripts/bench.sh ROW...           # only these rows (names as in ROWS below)
-    scripts/bench.sh --write PATH     # also write the page (docs/performance.md)
+    scripts/bench.sh --write PATH     # also write the page (docs/performance.md),
+                                      # unless a row's ratio regressed against it
 
 Each row runs in a process of its own (a Python row in `python bench.py
 --row NAME`, a Go row as one `go test -bench` run), so no row warms or
@@ -18,6 +19,12 @@ first lines name the CPU the numbers belong to and the Go, Python, NumPy
 and nanobind that made them. After the table, the rows' times are split
 into their pieces (bench_floor.py).
 
+With --write PATH and PATH present, the new ratios are held to the page's
+(regressions()): a (row, peer) whose ratio grew by more than 10% is
+printed, the exit status is 1 and PATH is kept as it was, unless
+--accept-regressions is given (then PATH is written, and the status does
+not count them).
+
 Environment (scripts/bench.sh sets the first three): USMBRIDGE_LIB (the
 usmbridge._ext to load), USMBRIDGE_BENCH_DIR (where benchmod and its peers
 nbpeer and capipeer were built), USMBRIDGE_BENCH_NANOBIND (nanobind's
@@ -28,6 +35,7 @@ default 9, 1 with --smoke).
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -498,11 +506,18 @@ machine and the Go, Python, NumPy and nanobind that made the numbers.
 `python/bench/bench_floor.py` then splits the rows into their pieces, one
 process per part.
 
+`--write` holds the new ratios to those of the page it would replace: a
+row whose ratio is more than 10% above the page's is printed with both
+ratios, the command exits 1 and the page is kept, unless
+`--accept-regressions` is given (then the page is written). Rows skipped
+or failed on either side, and rows only one side has, are not compared.
+
 ```sh
 scripts/bench.sh                      # every row (a few minutes)
 scripts/bench.sh f_numpy f_dpnp       # only the rows named
 scripts/bench.sh --smoke              # one short round per row (scripts/test.sh)
-scripts/bench.sh --write docs/performance.md   # every row, and this page
+scripts/bench.sh --write docs/performance.md   # every row, and this page unless a ratio regressed
+scripts/bench.sh --write docs/performance.md --accept-regressions   # and this page even so
 ```"""
 
 
@@ -605,6 +620,7 @@ def fmt_time(ns):
 
 TABLE_HEAD = ["| row | peer is | peer | usmbridge | ratio | usmbridge − peer | allocs peer / usmbridge |",
               "|---|---|---:|---:|---:|---:|---|"]
+TABLE_COLUMNS = 7
 
 
 def table_line(r):
@@ -616,6 +632,48 @@ def table_line(r):
     return "| %s | %s | %s | %s | %.2f | %s | %s |" % (
         r["row"], r["peer"], fmt_time(r["peer_ns"]), fmt_time(r["ours_ns"]), r["ours_ns"] / r["peer_ns"],
         fmt_time(r["ours_ns"] - r["peer_ns"]), allocs)
+
+
+# A (row, peer) whose ratio grew by more than this against the page is a
+# regression (regressions()).
+REGRESSION = 0.10
+
+
+def table_ratios(lines):
+    """{(row title, peer label): ratio} of the table rows among lines (a
+    page's lines, or table_line()s), in their order. Only the ratio column
+    is read, so times in other units (µs against ns) do not matter; the
+    head, and rows skipped or failed (no ratio), are left out."""
+    ratios = {}
+    for line in lines:
+        line = line.strip()
+        if not (line.startswith("|") and line.endswith("|")):
+            continue
+        cells = [c.strip() for c in line[1:-1].split("|")]
+        if len(cells) != TABLE_COLUMNS:
+            continue  # not this table's, or a message with a "|" in it
+        try:
+            ratio = float(cells[4])
+        except ValueError:
+            continue  # the head, its rule, a skipped or failed row
+        if math.isfinite(ratio):
+            ratios[(cells[0], cells[1])] = ratio
+    return ratios
+
+
+def regressions(old_page, new_lines, tolerance=REGRESSION):
+    """The rows of new_lines (this run's table_line()s) that regressed
+    against old_page (the text of the page they would replace): for each
+    (row title, peer label) with a ratio on both sides, new > old × (1 +
+    tolerance). Ratios (usmbridge / peer), not times, are compared: they
+    travel between runs and machines, absolute times do not. Rows skipped
+    or failed on either side, and rows only one side has, are not
+    compared. Returns [(row, peer, old ratio, new ratio)], in new_lines'
+    order. The ratios are the page's, rounded to two decimals, so a ratio
+    near 0.05 or below moves by more than 10% with its last digit."""
+    old = table_ratios(old_page.splitlines())
+    return [(row, peer, old[(row, peer)], ratio) for (row, peer), ratio in table_ratios(new_lines).items()
+            if (row, peer) in old and old[(row, peer)] > 0 and ratio > old[(row, peer)] * (1 + tolerance)]
 
 
 def run_rows(wanted, rounds, smoke, head, emit):
@@ -671,7 +729,10 @@ def main(argv):
     ap = argparse.ArgumentParser(prog="scripts/bench.sh", description="The performance table (docs/performance.md).")
     ap.add_argument("rows", nargs="*", help="rows to run (default: all): %s" % ", ".join(ALL_ROWS))
     ap.add_argument("--smoke", action="store_true", help="one short round per row")
-    ap.add_argument("--write", metavar="PATH", help="also write the page (docs/performance.md) there")
+    ap.add_argument("--write", metavar="PATH", help="also write the page (docs/performance.md) there, unless a row's "
+                    "ratio is more than %d%% above that of the page already there" % round(REGRESSION * 100))
+    ap.add_argument("--accept-regressions", action="store_true",
+                    help="with --write: write the page even where ratios regressed (they are still printed)")
     ap.add_argument("--row", help=argparse.SUPPRESS)  # a child: one Python row
     a = ap.parse_args(argv)
     rounds = int(os.environ.get("USMBRIDGE_BENCH_ROUNDS", "1" if a.smoke else "9"))
@@ -681,6 +742,8 @@ def main(argv):
     unknown = [r for r in a.rows if r not in ALL_ROWS]
     if unknown:
         ap.error("unknown row %s (rows: %s)" % (", ".join(unknown), ", ".join(ALL_ROWS)))
+    if a.accept_regressions and not a.write:
+        ap.error("--accept-regressions goes with --write PATH")
 
     def emit(line):
         print(line)
@@ -699,11 +762,25 @@ def main(argv):
         print()
         print(text)
     if a.write:
+        worse = []
+        if os.path.exists(a.write):
+            with open(a.write) as f:
+                worse = regressions(f.read(), lines)
+        if worse:
+            print()
+            print("ratios more than %d%% above %s's (row | peer: old -> new):" % (round(REGRESSION * 100), a.write))
+            for row, peer, old, new in worse:
+                print("  %s | %s: %.2f -> %.2f (%+.0f%%)" % (row, peer, old, new, (new / old - 1) * 100))
+        print()
+        if worse and not a.accept_regressions:
+            print("kept %s: %d ratio(s) regressed; rerun on an idle machine, or pass --accept-regressions "
+                  "to write it anyway" % (a.write, len(worse)))
+            return 1
         command = " ".join(["scripts/bench.sh"] + argv)
         with open(a.write, "w") as f:
             f.write(page(command, cpu, versions, lines, floors, ran, measured))
-        print()
-        print("wrote %s" % a.write)
+        print("wrote %s%s" % (a.write, " with %d regressed ratio(s) accepted (--accept-regressions)" % len(worse)
+                                       if worse else ""))
     return status
 
 
