@@ -77,5 +77,5 @@ func callDeleter(fn, self uintptr) {
 		versionedDeleter(self)
 		return
 	}
-	ffi.Fn(fn).Call(self)
+	ffi.Fn(fn).Call1(self)
 }

@@ -275,7 +275,7 @@ func (g *GIL) syclQueueOf(q usm.Queue) (o Object, why, err error) {
 	if ty.queueMake == 0 {
 		return Object{}, nil, nil
 	}
-	p := ty.queueMake.Call(dq.Ref()) // copies the ref: the object owns its own
+	p := ty.queueMake.Call1(dq.Ref()) // copies the ref: the object owns its own
 	if p == 0 {
 		return Object{}, nil, g.fetch("SyclQueue_Make")
 	}

@@ -547,7 +547,7 @@ func (g *GIL) waitProducerQueue(x Object) error {
 	if err != nil {
 		return err
 	}
-	ref := ty.queueRef.Call(q)
+	ref := ty.queueRef.Call1(q)
 	// The wait may be long: other Python threads run meanwhile (the one
 	// that completes the producer's work may be one of them). q stays
 	// referenced, so its ref stays valid.
@@ -677,7 +677,7 @@ func (g *GIL) streamQueue(stream Object) usm.Queue {
 	if ty.queueRef == 0 {
 		return nil
 	}
-	ref := ty.queueRef.Call(stream.p)
+	ref := ty.queueRef.Call1(stream.p)
 	if ref == 0 {
 		return nil
 	}

@@ -179,7 +179,7 @@ func (py *Python) queuePin(g *GIL, d *dpctl.Backend, obj uintptr) *dpctl.PinnedQ
 	if ty.queueRef == 0 {
 		return nil
 	}
-	py.noteQueue(g, d, obj, ty.queueRef.Call(obj))
+	py.noteQueue(g, d, obj, ty.queueRef.Call1(obj))
 	return py.dpQueues.lookupPin(obj)
 }
 

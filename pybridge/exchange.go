@@ -207,7 +207,7 @@ func (g *GIL) takeExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpa
 	// Python Go (usmbridge's own table does), which can move this stack.
 	blk := cmem.Alloc(8)
 	defer cmem.Free(blk, 8)
-	r := int32(ffi.Fn(t.ManagedTensorFromPyObjectNoSync).Call(x.p, blk))
+	r := int32(ffi.Fn(t.ManagedTensorFromPyObjectNoSync).Call2(x.p, blk))
 	out := *(*uintptr)(cmem.Ptr(blk))
 	if r == 0 && out != 0 && g.api().ErrOccurred() != 0 {
 		// Success with an exception set is a failure (CPython refuses
@@ -252,7 +252,7 @@ func (g *GIL) waitWorkStream(t *dlabi.ExchangeAPI, dev dlabi.Device) error {
 	}
 	blk := cmem.Alloc(8) // C memory, as in takeExchange
 	defer cmem.Free(blk, 8)
-	r := int32(ffi.Fn(t.CurrentWorkStream).Call(uintptr(dev.Type), uintptr(dev.ID), blk))
+	r := int32(ffi.Fn(t.CurrentWorkStream).Call3(uintptr(dev.Type), uintptr(dev.ID), blk))
 	s := *(*uintptr)(cmem.Ptr(blk))
 	if r != 0 || g.api().ErrOccurred() != 0 { // success with an exception set fails too
 		if g.api().ErrOccurred() != 0 {

@@ -111,7 +111,7 @@ func (g *GIL) streamObject(d *dpctl.Backend, local int) uintptr {
 	if err != nil {
 		return 0
 	}
-	o = g.dpctlTypes().queueMake.Call(q.Ref()) // copies the ref: the object owns its own
+	o = g.dpctlTypes().queueMake.Call1(q.Ref()) // copies the ref: the object owns its own
 	if o == 0 {
 		g.api().ErrClear()
 		return 0

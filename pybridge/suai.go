@@ -765,7 +765,7 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		}
 		var ref uintptr
 		if ty.queueRef != 0 {
-			ref = ty.queueRef.Call(so)
+			ref = ty.queueRef.Call1(so)
 		} else {
 			var err error
 			if ref, err = g.addressofRef(so); err != nil {
@@ -779,7 +779,7 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 	}
 	if ty.context != 0 && t == ty.context {
 		if ty.contextRef != 0 {
-			return syclobj.UnsafeContextRef(ty.contextRef.Call(so)), nil
+			return syclobj.UnsafeContextRef(ty.contextRef.Call1(so)), nil
 		}
 		ref, err := g.addressofRef(so)
 		if err != nil {

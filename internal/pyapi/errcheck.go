@@ -31,11 +31,11 @@ var pending struct {
 const ErrCheck = true
 
 func (a *API) noPending(fn string) {
-	if a.gilCheck.Call() == 0 {
+	if a.gilCheck.Call0() == 0 {
 		record(fn + " called without the GIL")
 		return // PyErr_Occurred itself needs a thread state
 	}
-	if a.errOccurred.Call() == 0 {
+	if a.errOccurred.Call0() == 0 {
 		return
 	}
 	record(fn + " called with a Python exception pending")

@@ -227,7 +227,7 @@ func Load(lib *ffi.Lib) (*API, error) {
 	a.layout = a.checkLayout()
 	a.minor = -1
 	if v, err := lib.Lookup("Py_GetVersion"); err == nil {
-		a.minor = parseMinor(GoString(v.Call())) // callable before Py_Initialize
+		a.minor = parseMinor(GoString(v.Call0())) // callable before Py_Initialize
 	}
 	_, err := lib.Lookup("_Py_RefTotal") // only Py_REF_DEBUG builds have it
 	refDebug := err == nil
@@ -281,18 +281,18 @@ func GoString(c uintptr) string {
 
 // --- life cycle (no GIL needed before initialisation) ---
 
-func (a *API) InitializeEx(initsigs int) { a.pyInitializeEx.Call(uintptr(initsigs)) }
-func (a *API) IsInitialized() bool       { return a.pyIsInitialized.Call() != 0 }
-func (a *API) SaveThread() uintptr       { return a.evalSaveThread.Call() }
-func (a *API) RestoreThread(ts uintptr)  { a.evalRestoreThread.Call(ts) }
+func (a *API) InitializeEx(initsigs int) { a.pyInitializeEx.Call1(uintptr(initsigs)) }
+func (a *API) IsInitialized() bool       { return a.pyIsInitialized.Call0() != 0 }
+func (a *API) SaveThread() uintptr       { return a.evalSaveThread.Call0() }
+func (a *API) RestoreThread(ts uintptr)  { a.evalRestoreThread.Call1(ts) }
 
 // GILEnsure may be called without the GIL; the OS thread must stay the
 // same until the matching GILRelease.
-func (a *API) GILEnsure() uintptr    { return a.gilEnsure.Call() }
-func (a *API) GILRelease(st uintptr) { a.gilRelease.Call(st) }
+func (a *API) GILEnsure() uintptr    { return a.gilEnsure.Call0() }
+func (a *API) GILRelease(st uintptr) { a.gilRelease.Call1(st) }
 
 // GILCheck reports whether this OS thread holds the GIL (any thread may ask).
-func (a *API) GILCheck() bool { return a.gilCheck.Call() != 0 }
+func (a *API) GILCheck() bool { return a.gilCheck.Call0() != 0 }
 
 // IncRef adds a reference to o (NULL is ignored, as by Py_IncRef). With
 // fastRefs it is Py_INCREF itself, ob_refcnt++, which is what the macro
@@ -305,7 +305,7 @@ func (a *API) IncRef(o uintptr) {
 		}
 		return
 	}
-	a.incRef.Call(o)
+	a.incRef.Call1(o)
 }
 
 // DecRef drops a reference (NULL is ignored). With fastRefs a count above
@@ -322,13 +322,13 @@ func (a *API) DecRef(o uintptr) {
 			return
 		}
 	}
-	a.decRef.Call(o)
+	a.decRef.Call1(o)
 }
 
 // IncRefCall and DecRefCall always call Py_IncRef/Py_DecRef (for tests
 // that compare them with the in-memory forms).
-func (a *API) IncRefCall(o uintptr) { a.incRef.Call(o) }
-func (a *API) DecRefCall(o uintptr) { a.decRef.Call(o) }
+func (a *API) IncRefCall(o uintptr) { a.incRef.Call1(o) }
+func (a *API) DecRefCall(o uintptr) { a.decRef.Call1(o) }
 
 // FastRefs reports whether IncRef/DecRef work in memory.
 func (a *API) FastRefs() bool { return a.fastRefs }
@@ -349,7 +349,7 @@ func (a *API) TypeFlags(t uintptr) uint64 {
 }
 
 // TypeFlagsCall is TypeFlags through PyType_GetFlags, never from memory.
-func (a *API) TypeFlagsCall(t uintptr) uint64 { return uint64(a.typeGetFlags.Call(t)) }
+func (a *API) TypeFlagsCall(t uintptr) uint64 { return uint64(a.typeGetFlags.Call1(t)) }
 
 // SeqSize returns the length of a tuple or list (the caller has checked
 // the type).
@@ -393,7 +393,7 @@ func TypeObjectName(t uintptr) string { return GoString(*(*uintptr)(cmem.Ptr(t +
 func (a *API) Import(name string) uintptr {
 	a.noPending("Import")
 	b := cstr(name)
-	r := a.importModule.Call(p(b))
+	r := a.importModule.Call1(p(b))
 	runtime.KeepAlive(b)
 	return r
 }
@@ -401,7 +401,7 @@ func (a *API) Import(name string) uintptr {
 func (a *API) GetAttrString(o uintptr, name string) uintptr {
 	a.noPending("GetAttrString")
 	b := cstr(name)
-	r := a.getAttrString.Call(o, p(b))
+	r := a.getAttrString.Call2(o, p(b))
 	runtime.KeepAlive(b)
 	return r
 }
@@ -409,13 +409,13 @@ func (a *API) GetAttrString(o uintptr, name string) uintptr {
 // GetAttrC is GetAttrString with a NUL-terminated name in static memory.
 func (a *API) GetAttrC(o uintptr, name *byte) uintptr {
 	a.noPending("GetAttrC")
-	return a.getAttrString.Call(o, p(name))
+	return a.getAttrString.Call2(o, p(name))
 }
 
 func (a *API) SetAttrString(o uintptr, name string, v uintptr) int {
 	a.noPending("SetAttrString")
 	b := cstr(name)
-	r := int(int32(a.setAttrString.Call(o, p(b), v)))
+	r := int(int32(a.setAttrString.Call3(o, p(b), v)))
 	runtime.KeepAlive(b)
 	return r
 }
@@ -432,13 +432,13 @@ func (a *API) LookupAttr(o, name uintptr) (uintptr, int) {
 		// Python code, and that Go code, which can move this stack.
 		blk := cmem.Alloc(8)
 		defer cmem.Free(blk, 8)
-		r := int(int32(fn.Call(o, name, blk)))
+		r := int(int32(fn.Call3(o, name, blk)))
 		if r > 0 {
 			return *(*uintptr)(cmem.Ptr(blk)), 1
 		}
 		return 0, r
 	}
-	v := a.getAttr.Call(o, name)
+	v := a.getAttr.Call2(o, name)
 	if v != 0 {
 		return v, 1
 	}
@@ -462,38 +462,38 @@ func (a *API) optionalAttrFn() ffi.Fn {
 func (a *API) HasAttrString(o uintptr, name string) bool {
 	a.noPending("HasAttrString")
 	b := cstr(name)
-	r := a.hasAttrString.Call(o, p(b)) != 0
+	r := a.hasAttrString.Call2(o, p(b)) != 0
 	runtime.KeepAlive(b)
 	return r
 }
 
 func (a *API) Call(callable, args, kwargs uintptr) uintptr {
 	a.noPending("Call")
-	return a.call.Call(callable, args, kwargs)
+	return a.call.Call3(callable, args, kwargs)
 }
 func (a *API) CallObject(callable, args uintptr) uintptr {
 	a.noPending("CallObject")
-	return a.callObject.Call(callable, args)
+	return a.callObject.Call2(callable, args)
 }
 func (a *API) Str(o uintptr) uintptr {
 	a.noPending("Str")
-	return a.str.Call(o)
+	return a.str.Call1(o)
 }
 func (a *API) Repr(o uintptr) uintptr {
 	a.noPending("Repr")
-	return a.repr.Call(o)
+	return a.repr.Call1(o)
 }
 func (a *API) IsTrue(o uintptr) int {
 	a.noPending("IsTrue")
-	return int(int32(a.isTrue.Call(o)))
+	return int(int32(a.isTrue.Call1(o)))
 }
 func (a *API) Callable(o uintptr) bool {
 	a.noPending("Callable")
-	return a.callableCheck.Call(o) != 0
+	return a.callableCheck.Call1(o) != 0
 }
 func (a *API) Length(o uintptr) int {
 	a.noPending("Length")
-	return int(int64(a.length.Call(o)))
+	return int(int64(a.length.Call1(o)))
 }
 
 // CallOneArg calls callable(arg) (PyObject_CallOneArg, or a 1-tuple and
@@ -505,13 +505,13 @@ func (a *API) Length(o uintptr) int {
 // six. args holds borrowed references.
 func (a *API) VectorcallMethod(name uintptr, args []uintptr, nargs int, kwnames uintptr) uintptr {
 	a.noPending("VectorcallMethod")
-	return a.vectorcallMethod.Call(name, uintptr(unsafe.Pointer(&args[0])), uintptr(nargs), kwnames)
+	return a.vectorcallMethod.Call4(name, uintptr(unsafe.Pointer(&args[0])), uintptr(nargs), kwnames)
 }
 
 func (a *API) CallOneArg(callable, arg uintptr) uintptr {
 	a.noPending("CallOneArg")
 	if a.callOneArg != 0 {
-		return a.callOneArg.Call(callable, arg)
+		return a.callOneArg.Call2(callable, arg)
 	}
 	t := a.TupleNew(1)
 	if t == 0 {
@@ -526,39 +526,39 @@ func (a *API) CallOneArg(callable, arg uintptr) uintptr {
 
 func (a *API) IsInstance(o, cls uintptr) int {
 	a.noPending("IsInstance")
-	return int(int32(a.isInstance.Call(o, cls)))
+	return int(int32(a.isInstance.Call2(o, cls)))
 }
 
 // --- containers ---
 
 func (a *API) TupleNew(n int) uintptr {
 	a.noPending("TupleNew")
-	return a.tupleNew.Call(uintptr(n))
+	return a.tupleNew.Call1(uintptr(n))
 }
 
 // TupleSetItem steals v.
 func (a *API) TupleSetItem(t uintptr, i int, v uintptr) int {
 	a.noPending("TupleSetItem")
-	return int(int32(a.tupleSetItem.Call(t, uintptr(i), v)))
+	return int(int32(a.tupleSetItem.Call3(t, uintptr(i), v)))
 }
 func (a *API) TupleGetItem(t uintptr, i int) uintptr {
 	a.noPending("TupleGetItem")
-	return a.tupleGetItem.Call(t, uintptr(i))
+	return a.tupleGetItem.Call2(t, uintptr(i))
 }
 func (a *API) ListGetItem(l uintptr, i int) uintptr {
 	a.noPending("ListGetItem")
-	return a.listGetItem.Call(l, uintptr(i))
+	return a.listGetItem.Call2(l, uintptr(i))
 }
 func (a *API) DictNew() uintptr {
 	a.noPending("DictNew")
-	return a.dictNew.Call()
+	return a.dictNew.Call0()
 }
 
 // DictSetItemString does not steal v.
 func (a *API) DictSetItemString(d uintptr, k string, v uintptr) int {
 	a.noPending("DictSetItemString")
 	b := cstr(k)
-	r := int(int32(a.dictSetItemString.Call(d, p(b), v)))
+	r := int(int32(a.dictSetItemString.Call3(d, p(b), v)))
 	runtime.KeepAlive(b)
 	return r
 }
@@ -568,7 +568,7 @@ func (a *API) DictSetItemString(d uintptr, k string, v uintptr) int {
 // swallows that). d may be a dict subclass: its __getitem__ is not called.
 func (a *API) DictGetItemWithError(d, k uintptr) uintptr {
 	a.noPending("DictGetItemWithError")
-	return a.dictGetItemWithError.Call(d, k)
+	return a.dictGetItemWithError.Call2(d, k)
 }
 
 // ListAsTuple returns a new tuple of the items of a list (or list
@@ -576,14 +576,14 @@ func (a *API) DictGetItemWithError(d, k uintptr) uintptr {
 // Python code.
 func (a *API) ListAsTuple(l uintptr) uintptr {
 	a.noPending("ListAsTuple")
-	return a.listAsTuple.Call(l)
+	return a.listAsTuple.Call1(l)
 }
 
 // DictGetItemString returns d[k] borrowed, or 0 (no error set) if absent.
 func (a *API) DictGetItemString(d uintptr, k string) uintptr {
 	a.noPending("DictGetItemString")
 	b := cstr(k)
-	r := a.dictGetItemString.Call(d, p(b))
+	r := a.dictGetItemString.Call2(d, p(b))
 	runtime.KeepAlive(b)
 	return r
 }
@@ -592,11 +592,11 @@ func (a *API) DictGetItemString(d uintptr, k string) uintptr {
 
 func (a *API) LongFromInt64(v int64) uintptr {
 	a.noPending("LongFromInt64")
-	return a.longFromLongLong.Call(uintptr(v))
+	return a.longFromLongLong.Call1(uintptr(v))
 }
 func (a *API) LongFromUint64(v uint64) uintptr {
 	a.noPending("LongFromUint64")
-	return a.longFromULongLong.Call(uintptr(v))
+	return a.longFromULongLong.Call1(uintptr(v))
 }
 
 // Layout of int objects on 3.10 and 3.11 (PyLongObject): ob_size holds the
@@ -694,7 +694,7 @@ func (a *API) checkASCIILayout() {
 		if fast != c.ascii || u == 0 || (fast && (p != u || n != len(c.s) || string(cmem.Bytes(p, uintptr(n))) != c.s)) {
 			ok = false
 		}
-		a.decRef.Call(o)
+		a.decRef.Call1(o)
 		if !ok {
 			break
 		}
@@ -715,7 +715,7 @@ func (a *API) checkDictLayout() {
 		a.ErrClear()
 		return
 	}
-	defer a.decRef.Call(d)
+	defer a.decRef.Call1(d)
 	ok := true
 	for i, k := range []string{"a", "b", "c"} {
 		if *(*int64)(cmem.Ptr(d + offObSize)) != int64(i) || a.Length(d) != i {
@@ -764,7 +764,7 @@ func (a *API) checkLongLayout() {
 		}
 		got, fast := a.LongValue(o)
 		want := a.LongAsInt64(o)
-		a.decRef.Call(o)
+		a.decRef.Call1(o)
 		if fast != c.fast || (fast && got != want) || want != c.v {
 			ok = false
 			break
@@ -782,28 +782,28 @@ func (a *API) FastDicts() bool { return a.fastDicts }
 // while the str lives, or 0 with an error set.
 func (a *API) UnicodeUTF8(o uintptr) uintptr {
 	a.noPending("UnicodeUTF8")
-	return a.unicodeAsUTF8.Call(o)
+	return a.unicodeAsUTF8.Call1(o)
 }
 
 // LongAsInt64 returns -1 with an error set on failure.
 func (a *API) LongAsInt64(o uintptr) int64 {
 	a.noPending("LongAsInt64")
-	return int64(a.longAsLongLong.Call(o))
+	return int64(a.longAsLongLong.Call1(o))
 }
 func (a *API) LongAsUint64(o uintptr) uint64 {
 	a.noPending("LongAsUint64")
-	return uint64(a.longAsULongLong.Call(o))
+	return uint64(a.longAsULongLong.Call1(o))
 }
 func (a *API) NumberIndex(o uintptr) uintptr {
 	a.noPending("NumberIndex")
-	return a.numberIndex.Call(o)
+	return a.numberIndex.Call1(o)
 }
 
 // IndexCheck reports whether o's type has __index__ (PyIndex_Check); it
 // runs no Python code.
 func (a *API) IndexCheck(o uintptr) bool {
 	a.noPending("IndexCheck")
-	return a.indexCheck.Call(o) != 0
+	return a.indexCheck.Call1(o) != 0
 }
 
 // LongAsInt64Overflow is PyLong_AsLongLongAndOverflow: the value of an int
@@ -818,15 +818,15 @@ func (a *API) LongAsInt64Overflow(o uintptr) (v int64, overflow int) {
 	blk := cmem.Alloc(8)
 	defer cmem.Free(blk, 8)
 	*(*int32)(cmem.Ptr(blk)) = 0
-	v = int64(a.longAsLongLongAndOverflow.Call(o, blk))
+	v = int64(a.longAsLongLongAndOverflow.Call2(o, blk))
 	return v, int(*(*int32)(cmem.Ptr(blk)))
 }
 func (a *API) BoolFromLong(v bool) uintptr {
 	a.noPending("BoolFromLong")
 	if v {
-		return a.boolFromLong.Call(1)
+		return a.boolFromLong.Call1(1)
 	}
-	return a.boolFromLong.Call(0)
+	return a.boolFromLong.Call1(0)
 }
 func (a *API) FloatFromDouble(v float64) uintptr {
 	a.noPending("FloatFromDouble")
@@ -840,7 +840,7 @@ func (a *API) FloatAsDouble(o uintptr) float64 {
 func (a *API) UnicodeFromString(s string) uintptr {
 	a.noPending("UnicodeFromString")
 	b := cstr(s)
-	r := a.unicodeFromStringAndSize.Call(p(b), uintptr(len(s)))
+	r := a.unicodeFromStringAndSize.Call2(p(b), uintptr(len(s)))
 	runtime.KeepAlive(b)
 	return r
 }
@@ -867,7 +867,7 @@ func (a *API) UnicodeUTF8AndSize(o uintptr) (data uintptr, n int, ok bool) {
 	}
 	blk := cmem.Alloc(8)
 	defer cmem.Free(blk, 8)
-	c := a.unicodeAsUTF8AndSize.Call(o, blk)
+	c := a.unicodeAsUTF8AndSize.Call2(o, blk)
 	if c == 0 {
 		return 0, 0, false
 	}
@@ -879,26 +879,26 @@ func (a *API) UnicodeUTF8AndSize(o uintptr) (data uintptr, n int, ok bool) {
 // CapsuleNew: name must be static (it is kept, not copied).
 func (a *API) CapsuleNew(ptr uintptr, name *byte, destructor uintptr) uintptr {
 	a.noPending("CapsuleNew")
-	return a.capsuleNew.Call(ptr, p(name), destructor)
+	return a.capsuleNew.Call3(ptr, p(name), destructor)
 }
 func (a *API) CapsuleGetPointer(c uintptr, name *byte) uintptr {
 	a.noPending("CapsuleGetPointer")
-	return a.capsuleGetPointer.Call(c, p(name))
+	return a.capsuleGetPointer.Call2(c, p(name))
 }
 
 // CapsuleGetName returns the name pointer (0 for an unnamed capsule).
-func (a *API) CapsuleGetName(c uintptr) uintptr { return a.capsuleGetName.Call(c) }
+func (a *API) CapsuleGetName(c uintptr) uintptr { return a.capsuleGetName.Call1(c) }
 
 // CapsuleSetName: name must be static.
 func (a *API) CapsuleSetName(c uintptr, name *byte) int {
 	a.noPending("CapsuleSetName")
-	return int(int32(a.capsuleSetName.Call(c, p(name))))
+	return int(int32(a.capsuleSetName.Call2(c, p(name))))
 }
 
 // --- errors ---
 
-func (a *API) ErrOccurred() uintptr { return a.errOccurred.Call() }
-func (a *API) ErrClear()            { a.errClear.Call() }
+func (a *API) ErrOccurred() uintptr { return a.errOccurred.Call0() }
+func (a *API) ErrClear()            { a.errClear.Call0() }
 
 // ErrSetString raises exc with msg, every byte of it: PyErr_SetString
 // reads a C string, which ends at the first NUL, and a decoding error of
@@ -907,20 +907,20 @@ func (a *API) ErrClear()            { a.errClear.Call() }
 // raised with PyErr_SetObject.
 func (a *API) ErrSetString(exc uintptr, msg string) {
 	b := cstr(msg)
-	s := a.unicodeDecodeUTF8.Call(p(b), uintptr(len(msg)), p(errorsReplace))
+	s := a.unicodeDecodeUTF8.Call3(p(b), uintptr(len(msg)), p(errorsReplace))
 	runtime.KeepAlive(b)
 	if s == 0 {
 		return // MemoryError is set
 	}
-	a.errSetObject.Call(exc, s)
+	a.errSetObject.Call2(exc, s)
 	a.DecRef(s)
 }
 
 var errorsReplace = cstr("replace")
 
-func (a *API) ErrWriteUnraisable(o uintptr) { a.errWriteUnraisable.Call(o) }
+func (a *API) ErrWriteUnraisable(o uintptr) { a.errWriteUnraisable.Call1(o) }
 func (a *API) ErrGivenMatches(given, exc uintptr) bool {
-	return a.errGivenMatches.Call(given, exc) != 0
+	return a.errGivenMatches.Call2(given, exc) != 0
 }
 
 // ErrTake removes the current exception and returns its type and value
@@ -930,7 +930,7 @@ func (a *API) ErrGivenMatches(given, exc uintptr) bool {
 // that ErrRestore can raise the same exception with its traceback.
 func (a *API) ErrTake() (typ, val uintptr) {
 	if a.errGetRaised != 0 {
-		v := a.errGetRaised.Call()
+		v := a.errGetRaised.Call0()
 		if v == 0 {
 			return 0, 0
 		}
@@ -941,11 +941,11 @@ func (a *API) ErrTake() (typ, val uintptr) {
 	// Out-parameters live in C memory: Go stacks may move during a call.
 	blk := cmem.Alloc(24)
 	defer cmem.Free(blk, 24)
-	a.errFetch.Call(blk, blk+8, blk+16)
+	a.errFetch.Call3(blk, blk+8, blk+16)
 	if *(*uintptr)(cmem.Ptr(blk)) == 0 {
 		return 0, 0
 	}
-	a.errNormalize.Call(blk, blk+8, blk+16)
+	a.errNormalize.Call3(blk, blk+8, blk+16)
 	t, v, tb := *(*uintptr)(cmem.Ptr(blk)), *(*uintptr)(cmem.Ptr(blk + 8)), *(*uintptr)(cmem.Ptr(blk + 16))
 	if v == 0 {
 		v = a.None
@@ -953,7 +953,7 @@ func (a *API) ErrTake() (typ, val uintptr) {
 	}
 	if tb != 0 {
 		if v != a.None {
-			a.exceptionSetTraceback.Call(v, tb) // takes its own reference
+			a.exceptionSetTraceback.Call2(v, tb) // takes its own reference
 		}
 		a.DecRef(tb)
 	}
@@ -965,15 +965,15 @@ func (a *API) ErrTake() (typ, val uintptr) {
 // reference to exc.
 func (a *API) ErrRestore(exc uintptr) {
 	if a.errSetRaised != 0 {
-		a.errSetRaised.Call(exc)
+		a.errSetRaised.Call1(exc)
 		return
 	}
 	t := a.Type(exc)
 	a.IncRef(t)
-	tb := a.exceptionGetTraceback.Call(exc) // a new reference, or NULL
-	a.errRestore.Call(t, exc, tb)           // steals all three
+	tb := a.exceptionGetTraceback.Call1(exc) // a new reference, or NULL
+	a.errRestore.Call3(t, exc, tb)           // steals all three
 }
 
 // ExceptionSetCause sets exc.__cause__ = cause (and __suppress_context__);
 // it steals the reference to cause.
-func (a *API) ExceptionSetCause(exc, cause uintptr) { a.exceptionSetCause.Call(exc, cause) }
+func (a *API) ExceptionSetCause(exc, cause uintptr) { a.exceptionSetCause.Call2(exc, cause) }

@@ -161,22 +161,22 @@ func (a *API) WaitFns() (barrier, wait, del uintptr) {
 }
 
 // QueueCreate makes a queue on ctx and dev (default handler, properties 0).
-func (a *API) QueueCreate(ctx, dev uintptr) uintptr { return a.queueCreate.Call(ctx, dev, 0, 0) }
+func (a *API) QueueCreate(ctx, dev uintptr) uintptr { return a.queueCreate.Call4(ctx, dev, 0, 0) }
 
 // QueueCreateWith makes a queue on ctx and dev with the default handler
 // and props (DPCTLQueuePropertyType bits, e.g. QueueInOrder); 0 on failure.
 func (a *API) QueueCreateWith(ctx, dev uintptr, props int) uintptr {
-	return a.queueCreate.Call(ctx, dev, 0, uintptr(props))
+	return a.queueCreate.Call4(ctx, dev, 0, uintptr(props))
 }
 
 // QueueCreateForDevice makes a queue in dev's cached (default) context,
 // with the default handler and props (DPCTLQueuePropertyType bits, e.g.
 // QueueInOrder).
 func (a *API) QueueCreateForDevice(dev uintptr, props int) uintptr {
-	return a.queueCreateForDevice.Call(dev, 0, uintptr(props))
+	return a.queueCreateForDevice.Call3(dev, 0, uintptr(props))
 }
-func (a *API) QueueCopy(q uintptr) uintptr       { return a.queueCopy.Call(q) }
-func (a *API) QueueDelete(q uintptr)             { a.queueDelete.Call(q) }
+func (a *API) QueueCopy(q uintptr) uintptr       { return a.queueCopy.Call1(q) }
+func (a *API) QueueDelete(q uintptr)             { a.queueDelete.Call1(q) }
 func (a *API) QueueGetContext(q uintptr) uintptr { return a.queueGetContext.Call1(q) }
 func (a *API) QueueGetDevice(q uintptr) uintptr  { return a.queueGetDevice.Call1(q) }
 
@@ -185,7 +185,7 @@ func (a *API) QueueSubmitBarrier(q uintptr) uintptr { return a.queueSubmitBarrie
 
 // QueueMemcpy returns the copy's event, 0 on failure.
 func (a *API) QueueMemcpy(q, dst, src, n uintptr) uintptr {
-	return a.queueMemcpy.Call(q, dst, src, n)
+	return a.queueMemcpy.Call4(q, dst, src, n)
 }
 func (a *API) EventWait(ev uintptr)   { a.eventWait.Call1(ev) }
 func (a *API) EventDelete(ev uintptr) { a.eventDelete.Call1(ev) }
@@ -201,61 +201,61 @@ func (a *API) USMGetPointerType(ptr, ctx uintptr) int {
 // USMGetPointerDevice returns a new device ref; only after
 // USMGetPointerType said the pointer is USM of ctx.
 func (a *API) USMGetPointerDevice(ptr, ctx uintptr) uintptr {
-	return a.usmGetPointerDevice.Call(ptr, ctx)
+	return a.usmGetPointerDevice.Call2(ptr, ctx)
 }
-func (a *API) MallocShared(size, q uintptr) uintptr { return a.mallocShared.Call(size, q) }
-func (a *API) MallocDevice(size, q uintptr) uintptr { return a.mallocDevice.Call(size, q) }
-func (a *API) MallocHost(size, q uintptr) uintptr   { return a.mallocHost.Call(size, q) }
-func (a *API) FreeWithQueue(ptr, q uintptr)         { a.freeWithQueue.Call(ptr, q) }
+func (a *API) MallocShared(size, q uintptr) uintptr { return a.mallocShared.Call2(size, q) }
+func (a *API) MallocDevice(size, q uintptr) uintptr { return a.mallocDevice.Call2(size, q) }
+func (a *API) MallocHost(size, q uintptr) uintptr   { return a.mallocHost.Call2(size, q) }
+func (a *API) FreeWithQueue(ptr, q uintptr)         { a.freeWithQueue.Call2(ptr, q) }
 
 // --- contexts, devices, platforms ---
 
 func (a *API) ContextAreEq(c1, c2 uintptr) bool      { return cbool(a.contextAreEq.Call2(c1, c2)) }
 func (a *API) ContextDelete(ctx uintptr)             { a.contextDelete.Call1(ctx) }
-func (a *API) ContextGetDevices(ctx uintptr) uintptr { return a.contextGetDevices.Call(ctx) }
+func (a *API) ContextGetDevices(ctx uintptr) uintptr { return a.contextGetDevices.Call1(ctx) }
 func (a *API) DeviceHasAspect(dev uintptr, aspect int) bool {
-	return cbool(a.deviceHasAspect.Call(dev, uintptr(aspect)))
+	return cbool(a.deviceHasAspect.Call2(dev, uintptr(aspect)))
 }
 func (a *API) DeviceDelete(dev uintptr)                  { a.deviceDelete.Call1(dev) }
-func (a *API) DeviceGetParentDevice(dev uintptr) uintptr { return a.deviceGetParent.Call(dev) }
-func (a *API) DeviceGetPlatform(dev uintptr) uintptr     { return a.deviceGetPlatform.Call(dev) }
+func (a *API) DeviceGetParentDevice(dev uintptr) uintptr { return a.deviceGetParent.Call1(dev) }
+func (a *API) DeviceGetPlatform(dev uintptr) uintptr     { return a.deviceGetPlatform.Call1(dev) }
 func (a *API) DeviceAreEq(d1, d2 uintptr) bool           { return cbool(a.deviceAreEq.Call2(d1, d2)) }
 
 // DeviceGetBackend returns one of the Backend* constants.
-func (a *API) DeviceGetBackend(dev uintptr) int { return cint(a.deviceGetBackend.Call(dev)) }
+func (a *API) DeviceGetBackend(dev uintptr) int { return cint(a.deviceGetBackend.Call1(dev)) }
 
 // DeviceGetDeviceType returns one of the Device* constants.
-func (a *API) DeviceGetDeviceType(dev uintptr) int { return cint(a.deviceGetType.Call(dev)) }
+func (a *API) DeviceGetDeviceType(dev uintptr) int { return cint(a.deviceGetType.Call1(dev)) }
 
 // DeviceGetName returns the device's name; the C string dpctl allocates
 // for it is deleted here.
 func (a *API) DeviceGetName(dev uintptr) string {
-	c := a.deviceGetName.Call(dev)
+	c := a.deviceGetName.Call1(dev)
 	if c == 0 {
 		return ""
 	}
-	defer a.cstringDelete.Call(c)
+	defer a.cstringDelete.Call1(c)
 	return goString(c)
 }
 func (a *API) PlatformGetDefaultContext(p uintptr) uintptr {
-	return a.platformGetDefaultContext.Call(p)
+	return a.platformGetDefaultContext.Call1(p)
 }
-func (a *API) PlatformDelete(p uintptr) { a.platformDelete.Call(p) }
+func (a *API) PlatformDelete(p uintptr) { a.platformDelete.Call1(p) }
 
 // --- the device manager and device vectors ---
 
 // DeviceMgrGetDevices returns a new vector of the root devices that match
 // mask (Backend* | Device* bits), in sycl::device::get_devices() order.
-func (a *API) DeviceMgrGetDevices(mask int) uintptr { return a.mgrGetDevices.Call(uintptr(mask)) }
+func (a *API) DeviceMgrGetDevices(mask int) uintptr { return a.mgrGetDevices.Call1(uintptr(mask)) }
 
 // DeviceMgrGetCachedContext returns a new ref to dpctl's cached context of
 // dev.
-func (a *API) DeviceMgrGetCachedContext(dev uintptr) uintptr { return a.mgrGetCachedContext.Call(dev) }
-func (a *API) DeviceVectorSize(v uintptr) int                { return int(a.vectorSize.Call(v)) }
+func (a *API) DeviceMgrGetCachedContext(dev uintptr) uintptr { return a.mgrGetCachedContext.Call1(dev) }
+func (a *API) DeviceVectorSize(v uintptr) int                { return int(a.vectorSize.Call1(v)) }
 
 // DeviceVectorGetAt returns a new device ref.
-func (a *API) DeviceVectorGetAt(v uintptr, i int) uintptr { return a.vectorGetAt.Call(v, uintptr(i)) }
-func (a *API) DeviceVectorDelete(v uintptr)               { a.vectorDelete.Call(v) }
+func (a *API) DeviceVectorGetAt(v uintptr, i int) uintptr { return a.vectorGetAt.Call2(v, uintptr(i)) }
+func (a *API) DeviceVectorDelete(v uintptr)               { a.vectorDelete.Call1(v) }
 
 // goString copies a NUL-terminated C string.
 func goString(c uintptr) string {

@@ -74,7 +74,7 @@ func (i Interop) Present() bool {
 func (i Interop) MakeOpenCLContext(h uintptr, keepOwnership bool) uintptr {
 	var handler [4]uintptr // std::function<void(exception_list)>{}: 32 bytes
 	var devices [3]uintptr // std::vector<device>{}: 24 bytes
-	buf := i.OperatorNew.Call(objectSize)
+	buf := i.OperatorNew.Call1(objectSize)
 	if buf == 0 {
 		return 0
 	}
@@ -82,7 +82,7 @@ func (i Interop) MakeOpenCLContext(h uintptr, keepOwnership bool) uintptr {
 	if keepOwnership {
 		keep = 1
 	}
-	i.MakeContext.Call(buf, h, uintptr(unsafe.Pointer(&handler)), backendOpenCL, keep, uintptr(unsafe.Pointer(&devices)))
+	i.MakeContext.Call6(buf, h, uintptr(unsafe.Pointer(&handler)), backendOpenCL, keep, uintptr(unsafe.Pointer(&devices)))
 	return buf
 }
 
@@ -98,11 +98,11 @@ func (i Interop) MakeOpenCLContext(h uintptr, keepOwnership bool) uintptr {
 func (i Interop) MakeOpenCLQueue(h, ctx uintptr) uintptr {
 	var handler [4]uintptr // std::function<void(exception_list)>{}
 	var props [8]uintptr   // property_list{}
-	buf := i.OperatorNew.Call(objectSize)
+	buf := i.OperatorNew.Call1(objectSize)
 	if buf == 0 {
 		return 0
 	}
 	const keepOwnership = 1
-	i.MakeQueue.Call(buf, h, 0, ctx, 0, keepOwnership, uintptr(unsafe.Pointer(&props)), uintptr(unsafe.Pointer(&handler)), backendOpenCL)
+	i.MakeQueue.Call9(buf, h, 0, ctx, 0, keepOwnership, uintptr(unsafe.Pointer(&props)), uintptr(unsafe.Pointer(&handler)), backendOpenCL)
 	return buf
 }

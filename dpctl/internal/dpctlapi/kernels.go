@@ -70,26 +70,26 @@ func (k Kernels) Present() bool {
 // BundleFromOCLSource builds NUL-terminated OpenCL C source for ctx and
 // dev with NUL-terminated options; 0 on failure (only OpenCL contexts).
 func (k Kernels) BundleFromOCLSource(ctx, dev uintptr, src, opts []byte) uintptr {
-	return k.bundleFromOCLSource.Call(ctx, dev, uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&opts[0])))
+	return k.bundleFromOCLSource.Call4(ctx, dev, uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&opts[0])))
 }
 
 // BundleFromSpirv builds a SPIR-V module for ctx and dev; 0 on failure.
 func (k Kernels) BundleFromSpirv(ctx, dev uintptr, il, opts []byte) uintptr {
-	return k.bundleFromSpirv.Call(ctx, dev, uintptr(unsafe.Pointer(&il[0])), uintptr(len(il)), uintptr(unsafe.Pointer(&opts[0])))
+	return k.bundleFromSpirv.Call5(ctx, dev, uintptr(unsafe.Pointer(&il[0])), uintptr(len(il)), uintptr(unsafe.Pointer(&opts[0])))
 }
 
 // BundleGetKernel returns a new kernel ref of a NUL-terminated name, 0
 // if the bundle has none.
 func (k Kernels) BundleGetKernel(kb uintptr, name []byte) uintptr {
-	return k.bundleGetKernel.Call(kb, uintptr(unsafe.Pointer(&name[0])))
+	return k.bundleGetKernel.Call2(kb, uintptr(unsafe.Pointer(&name[0])))
 }
 
-func (k Kernels) BundleDelete(kb uintptr)           { k.bundleDelete.Call(kb) }
+func (k Kernels) BundleDelete(kb uintptr)           { k.bundleDelete.Call1(kb) }
 func (k Kernels) KernelNumArgs(kr uintptr) int      { return int(k.kernelNumArgs.Call1(kr)) }
-func (k Kernels) KernelDelete(kr uintptr)           { k.kernelDelete.Call(kr) }
+func (k Kernels) KernelDelete(kr uintptr)           { k.kernelDelete.Call1(kr) }
 func (k Kernels) EventWait(ev uintptr)              { k.eventWait.Call1(ev) }
 func (k Kernels) EventDelete(ev uintptr)            { k.eventDelete.Call1(ev) }
-func (k Kernels) ContextGetBackend(ctx uintptr) int { return cint(k.contextGetBackend.Call(ctx)) }
+func (k Kernels) ContextGetBackend(ctx uintptr) int { return cint(k.contextGetBackend.Call1(ctx)) }
 
 // Launch is the memory DPCTLQueue_Submit(ND)Range reads, kept by the
 // caller (one per kernel) so a launch allocates nothing: Args[i] points
@@ -129,5 +129,5 @@ func (k Kernels) HasQueueGetNative() bool { return k.queueGetNative.Present() }
 // retained for the caller).
 func (k Kernels) QueueGetNative(q uintptr) uintptr {
 	desc := new(int32)
-	return k.queueGetNative.Call(q, uintptr(unsafe.Pointer(desc)))
+	return k.queueGetNative.Call2(q, uintptr(unsafe.Pointer(desc)))
 }

@@ -35,8 +35,8 @@ func (a *API) Native() Native { return a.native }
 func (n Native) Present() bool { return n.GetBackend.Present() && n.GetNative.Present() }
 
 // ContextGetBackend returns one of the Backend* constants.
-func (n Native) ContextGetBackend(ctx uintptr) int { return cint(n.GetBackend.Call(ctx)) }
+func (n Native) ContextGetBackend(ctx uintptr) int { return cint(n.GetBackend.Call1(ctx)) }
 
 // ContextGetNative returns the native handle of ctx (see Native for when
 // it may be called).
-func (n Native) ContextGetNative(ctx uintptr) uintptr { return n.GetNative.Call(ctx) }
+func (n Native) ContextGetNative(ctx uintptr) uintptr { return n.GetNative.Call1(ctx) }

@@ -43,14 +43,14 @@ func (o Ordering) SubmitBarrier(q uintptr) uintptr { return o.submitBarrier.Call
 // The event is owned by the caller, 0 on failure.
 func (o Ordering) SubmitBarrierForEvents(q uintptr, deps []uintptr) uintptr {
 	if len(deps) == 0 {
-		return o.submitBarrierForEvents.Call(q, 0, 0)
+		return o.submitBarrierForEvents.Call3(q, 0, 0)
 	}
-	return o.submitBarrierForEvents.Call(q, uintptr(unsafe.Pointer(&deps[0])), uintptr(len(deps)))
+	return o.submitBarrierForEvents.Call3(q, uintptr(unsafe.Pointer(&deps[0])), uintptr(len(deps)))
 }
 
 // QueueAreEq reports whether two refs are the same sycl::queue
 // (DPCTLQueue_AreEq).
-func (o Ordering) QueueAreEq(q1, q2 uintptr) bool { return cbool(o.queueAreEq.Call(q1, q2)) }
+func (o Ordering) QueueAreEq(q1, q2 uintptr) bool { return cbool(o.queueAreEq.Call2(q1, q2)) }
 
 // QueueIsInOrder reports whether q runs its commands in submission order
 // (DPCTLQueue_IsInOrder).

@@ -161,27 +161,27 @@ func (l *Lib) HasInitDrivers() bool { return l.initDrivers.Present() }
 func (l *Lib) InitDriversGPU() ([]Driver, error) {
 	desc := &zeInitDriverTypeDesc{header: header{stype: stypeInitDriverTypeDesc}, flags: initDriverTypeFlagGPU}
 	var n uint32
-	if err := check("zeInitDrivers", l.initDrivers.Call(uintptr(unsafe.Pointer(&n)), 0, uintptr(unsafe.Pointer(desc)))); err != nil || n == 0 {
+	if err := check("zeInitDrivers", l.initDrivers.Call3(uintptr(unsafe.Pointer(&n)), 0, uintptr(unsafe.Pointer(desc)))); err != nil || n == 0 {
 		return nil, err
 	}
 	hs := make([]Driver, n)
-	if err := check("zeInitDrivers", l.initDrivers.Call(uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&hs[0])), uintptr(unsafe.Pointer(desc)))); err != nil {
+	if err := check("zeInitDrivers", l.initDrivers.Call3(uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&hs[0])), uintptr(unsafe.Pointer(desc)))); err != nil {
 		return nil, err
 	}
 	return hs[:min(int(n), len(hs))], nil
 }
 
 // Init runs zeInit with no flags (all driver types).
-func (l *Lib) Init() error { return check("zeInit", l.init.Call(0)) }
+func (l *Lib) Init() error { return check("zeInit", l.init.Call1(0)) }
 
 // DriverGet lists the drivers after Init (zeDriverGet).
 func (l *Lib) DriverGet() ([]Driver, error) {
 	var n uint32
-	if err := check("zeDriverGet", l.driverGet.Call(uintptr(unsafe.Pointer(&n)), 0)); err != nil || n == 0 {
+	if err := check("zeDriverGet", l.driverGet.Call2(uintptr(unsafe.Pointer(&n)), 0)); err != nil || n == 0 {
 		return nil, err
 	}
 	hs := make([]Driver, n)
-	if err := check("zeDriverGet", l.driverGet.Call(uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&hs[0])))); err != nil {
+	if err := check("zeDriverGet", l.driverGet.Call2(uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&hs[0])))); err != nil {
 		return nil, err
 	}
 	return hs[:min(int(n), len(hs))], nil
@@ -201,17 +201,17 @@ type DriverProperties struct {
 func (l *Lib) DriverProperties(d Driver) (DriverProperties, error) {
 	var dp DriverProperties
 	p := &zeDriverProperties{header: header{stype: stypeDriverProperties}}
-	if err := check("zeDriverGetProperties", l.driverGetProperties.Call(uintptr(d), uintptr(unsafe.Pointer(p)))); err != nil {
+	if err := check("zeDriverGetProperties", l.driverGetProperties.Call2(uintptr(d), uintptr(unsafe.Pointer(p)))); err != nil {
 		return dp, err
 	}
 	dp.UUID, dp.Version = p.uuid, p.driverVersion
 	v := new(uint32)
-	if err := check("zeDriverGetApiVersion", l.driverGetAPIVersion.Call(uintptr(d), uintptr(unsafe.Pointer(v)))); err != nil {
+	if err := check("zeDriverGetApiVersion", l.driverGetAPIVersion.Call2(uintptr(d), uintptr(unsafe.Pointer(v)))); err != nil {
 		return dp, err
 	}
 	dp.APIVersion = *v
 	ip := &zeDriverIpcProperties{header: header{stype: stypeDriverIpcProperties}}
-	if err := check("zeDriverGetIpcProperties", l.driverGetIpcProperties.Call(uintptr(d), uintptr(unsafe.Pointer(ip)))); err != nil {
+	if err := check("zeDriverGetIpcProperties", l.driverGetIpcProperties.Call2(uintptr(d), uintptr(unsafe.Pointer(ip)))); err != nil {
 		return dp, err
 	}
 	dp.IPCFlags = ip.flags
@@ -227,18 +227,18 @@ func (l *Lib) DriverExtensionFunction(d Driver, name string) (ffi.Fn, error) {
 	}
 	cname := append([]byte(name), 0)
 	fn := new(ffi.Fn)
-	err := checkf("zeDriverGetExtensionFunctionAddress", l.driverGetExtensionFunctionAddress.Call(uintptr(d), uintptr(unsafe.Pointer(&cname[0])), uintptr(unsafe.Pointer(fn))), func() string { return name })
+	err := checkf("zeDriverGetExtensionFunctionAddress", l.driverGetExtensionFunctionAddress.Call3(uintptr(d), uintptr(unsafe.Pointer(&cname[0])), uintptr(unsafe.Pointer(fn))), func() string { return name })
 	return *fn, err
 }
 
 // DeviceGet lists a driver's root devices (zeDeviceGet).
 func (l *Lib) DeviceGet(d Driver) ([]Device, error) {
 	var n uint32
-	if err := check("zeDeviceGet", l.deviceGet.Call(uintptr(d), uintptr(unsafe.Pointer(&n)), 0)); err != nil || n == 0 {
+	if err := check("zeDeviceGet", l.deviceGet.Call3(uintptr(d), uintptr(unsafe.Pointer(&n)), 0)); err != nil || n == 0 {
 		return nil, err
 	}
 	hs := make([]Device, n)
-	if err := check("zeDeviceGet", l.deviceGet.Call(uintptr(d), uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&hs[0])))); err != nil {
+	if err := check("zeDeviceGet", l.deviceGet.Call3(uintptr(d), uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&hs[0])))); err != nil {
 		return nil, err
 	}
 	return hs[:min(int(n), len(hs))], nil
@@ -257,7 +257,7 @@ type DeviceProperties struct {
 // DeviceProperties reads a device's properties (zeDeviceGetProperties).
 func (l *Lib) DeviceProperties(dev Device) (DeviceProperties, error) {
 	dp := &zeDeviceProperties{header: header{stype: stypeDeviceProperties}}
-	if err := check("zeDeviceGetProperties", l.deviceGetProperties.Call(uintptr(dev), uintptr(unsafe.Pointer(dp)))); err != nil {
+	if err := check("zeDeviceGetProperties", l.deviceGetProperties.Call2(uintptr(dev), uintptr(unsafe.Pointer(dp)))); err != nil {
 		return DeviceProperties{}, err
 	}
 	name := dp.name[:]
@@ -274,13 +274,13 @@ func (l *Lib) DeviceProperties(dev Device) (DeviceProperties, error) {
 func (l *Lib) ContextCreate(d Driver) (Context, error) {
 	desc := &zeContextDesc{header: header{stype: stypeContextDesc}}
 	c := new(Context)
-	err := check("zeContextCreate", l.contextCreate.Call(uintptr(d), uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(c))))
+	err := check("zeContextCreate", l.contextCreate.Call3(uintptr(d), uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(c))))
 	return *c, err
 }
 
 // ContextDestroy destroys a context (zeContextDestroy).
 func (l *Lib) ContextDestroy(c Context) error {
-	return check("zeContextDestroy", l.contextDestroy.Call(uintptr(c)))
+	return check("zeContextDestroy", l.contextDestroy.Call1(uintptr(c)))
 }
 
 // allocScratch holds the descriptors and the out-pointer of an allocation
@@ -309,27 +309,27 @@ func allocated(op string, r uintptr, p, size, alignment uintptr) (uintptr, error
 // MemAllocHost allocates host USM (zeMemAllocHost).
 func (l *Lib) MemAllocHost(c Context, size, alignment uintptr) (uintptr, error) {
 	s := newAllocScratch()
-	r := l.memAllocHost.Call(uintptr(c), uintptr(unsafe.Pointer(&s.host)), size, alignment, uintptr(unsafe.Pointer(&s.p)))
+	r := l.memAllocHost.Call5(uintptr(c), uintptr(unsafe.Pointer(&s.host)), size, alignment, uintptr(unsafe.Pointer(&s.p)))
 	return allocated("zeMemAllocHost", r, s.p, size, alignment)
 }
 
 // MemAllocDevice allocates device USM on dev (zeMemAllocDevice).
 func (l *Lib) MemAllocDevice(c Context, dev Device, size, alignment uintptr) (uintptr, error) {
 	s := newAllocScratch()
-	r := l.memAllocDevice.Call(uintptr(c), uintptr(unsafe.Pointer(&s.dev)), size, alignment, uintptr(dev), uintptr(unsafe.Pointer(&s.p)))
+	r := l.memAllocDevice.Call6(uintptr(c), uintptr(unsafe.Pointer(&s.dev)), size, alignment, uintptr(dev), uintptr(unsafe.Pointer(&s.p)))
 	return allocated("zeMemAllocDevice", r, s.p, size, alignment)
 }
 
 // MemAllocShared allocates shared USM (zeMemAllocShared); dev may be 0.
 func (l *Lib) MemAllocShared(c Context, dev Device, size, alignment uintptr) (uintptr, error) {
 	s := newAllocScratch()
-	r := l.memAllocShared.Call(uintptr(c), uintptr(unsafe.Pointer(&s.dev)), uintptr(unsafe.Pointer(&s.host)), size, alignment, uintptr(dev), uintptr(unsafe.Pointer(&s.p)))
+	r := l.memAllocShared.Call7(uintptr(c), uintptr(unsafe.Pointer(&s.dev)), uintptr(unsafe.Pointer(&s.host)), size, alignment, uintptr(dev), uintptr(unsafe.Pointer(&s.p)))
 	return allocated("zeMemAllocShared", r, s.p, size, alignment)
 }
 
 // MemFree frees USM (zeMemFree).
 func (l *Lib) MemFree(c Context, p uintptr) error {
-	return checkf("zeMemFree", l.memFree.Call(uintptr(c), p), func() string { return "pointer " + hexPtr(p) })
+	return checkf("zeMemFree", l.memFree.Call2(uintptr(c), p), func() string { return "pointer " + hexPtr(p) })
 }
 
 // Memory types (ze_memory_type_t).
@@ -353,7 +353,7 @@ type AllocProperties struct {
 // driver does not know is MemoryTypeUnknown with no error.
 func (l *Lib) MemAllocProperties(c Context, p uintptr) (AllocProperties, error) {
 	s := &queryScratch{props: zeMemoryAllocationProperties{header: header{stype: stypeMemoryAllocationProps}}}
-	if err := check("zeMemGetAllocProperties", l.memGetAllocProperties.Call(uintptr(c), p, uintptr(unsafe.Pointer(&s.props)), uintptr(unsafe.Pointer(&s.dev)))); err != nil {
+	if err := check("zeMemGetAllocProperties", l.memGetAllocProperties.Call4(uintptr(c), p, uintptr(unsafe.Pointer(&s.props)), uintptr(unsafe.Pointer(&s.dev)))); err != nil {
 		return AllocProperties{}, err
 	}
 	return AllocProperties{Type: s.props.typ, ID: s.props.id, PageSize: s.props.pageSize, Device: s.dev}, nil
@@ -364,7 +364,7 @@ func (l *Lib) MemAllocProperties(c Context, p uintptr) (AllocProperties, error) 
 // know (Intel's: ZE_RESULT_ERROR_UNKNOWN).
 func (l *Lib) MemAddressRange(c Context, p uintptr) (base, size uintptr, err error) {
 	s := new([2]uintptr)
-	if err := checkf("zeMemGetAddressRange", l.memGetAddressRange.Call(uintptr(c), p, uintptr(unsafe.Pointer(&s[0])), uintptr(unsafe.Pointer(&s[1]))), func() string { return "pointer " + hexPtr(p) }); err != nil {
+	if err := checkf("zeMemGetAddressRange", l.memGetAddressRange.Call4(uintptr(c), p, uintptr(unsafe.Pointer(&s[0])), uintptr(unsafe.Pointer(&s[1]))), func() string { return "pointer " + hexPtr(p) }); err != nil {
 		return 0, 0, err
 	}
 	return s[0], s[1], nil
@@ -390,14 +390,14 @@ type MemInfo struct {
 // for any error (a query never fails loudly).
 func (l *Lib) MemQuery(c Context, p uintptr) (info MemInfo, ok bool) {
 	s := &queryScratch{props: zeMemoryAllocationProperties{header: header{stype: stypeMemoryAllocationProps}}}
-	if Status(uint32(l.memGetAllocProperties.Call(uintptr(c), p, uintptr(unsafe.Pointer(&s.props)), uintptr(unsafe.Pointer(&s.dev))))) != Success {
+	if Status(uint32(l.memGetAllocProperties.Call4(uintptr(c), p, uintptr(unsafe.Pointer(&s.props)), uintptr(unsafe.Pointer(&s.dev))))) != Success {
 		return info, false
 	}
 	info.Type, info.Device = s.props.typ, s.dev
 	if info.Type == MemoryTypeUnknown {
 		return info, false
 	}
-	if Status(uint32(l.memGetAddressRange.Call(uintptr(c), p, uintptr(unsafe.Pointer(&s.base)), uintptr(unsafe.Pointer(&s.size))))) == Success {
+	if Status(uint32(l.memGetAddressRange.Call4(uintptr(c), p, uintptr(unsafe.Pointer(&s.base)), uintptr(unsafe.Pointer(&s.size))))) == Success {
 		info.Base, info.Size = s.base, s.size
 	}
 	return info, true
@@ -406,7 +406,7 @@ func (l *Lib) MemQuery(c Context, p uintptr) (info MemInfo, ok bool) {
 // MemGetIpcHandle exports the allocation at base (zeMemGetIpcHandle).
 func (l *Lib) MemGetIpcHandle(c Context, base uintptr) (IPCHandle, error) {
 	h := new(IPCHandle)
-	err := checkf("zeMemGetIpcHandle", l.memGetIpcHandle.Call(uintptr(c), base, uintptr(unsafe.Pointer(h))), func() string { return "pointer " + hexPtr(base) })
+	err := checkf("zeMemGetIpcHandle", l.memGetIpcHandle.Call3(uintptr(c), base, uintptr(unsafe.Pointer(h))), func() string { return "pointer " + hexPtr(base) })
 	return *h, err
 }
 
@@ -434,7 +434,7 @@ func (l *Lib) MemOpenIpcHandle(c Context, dev Device, h IPCHandle) (uintptr, err
 // MemCloseIpcHandle unmaps memory opened from a handle
 // (zeMemCloseIpcHandle).
 func (l *Lib) MemCloseIpcHandle(c Context, p uintptr) error {
-	return checkf("zeMemCloseIpcHandle", l.memCloseIpcHandle.Call(uintptr(c), p), func() string { return "pointer " + hexPtr(p) })
+	return checkf("zeMemCloseIpcHandle", l.memCloseIpcHandle.Call2(uintptr(c), p), func() string { return "pointer " + hexPtr(p) })
 }
 
 // --- command queues and lists ---
@@ -447,7 +447,7 @@ func (l *Lib) CommandQueueCreate(c Context, dev Device, mode QueueMode) (Command
 	}
 	desc := &zeCommandQueueDesc{header: header{stype: stypeCommandQueueDesc}, mode: uint32(mode)}
 	q := new(CommandQueue)
-	err := check("zeCommandQueueCreate", l.commandQueueCreate.Call(uintptr(c), uintptr(dev), uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(q))))
+	err := check("zeCommandQueueCreate", l.commandQueueCreate.Call4(uintptr(c), uintptr(dev), uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(q))))
 	return *q, err
 }
 
@@ -456,7 +456,7 @@ func (l *Lib) CommandQueueDestroy(q CommandQueue) error {
 	if !l.commandQueueDestroy.Present() {
 		return absent("zeCommandQueueDestroy")
 	}
-	return check("zeCommandQueueDestroy", l.commandQueueDestroy.Call(uintptr(q)))
+	return check("zeCommandQueueDestroy", l.commandQueueDestroy.Call1(uintptr(q)))
 }
 
 // CommandQueueExecute submits closed regular lists
@@ -466,13 +466,13 @@ func (l *Lib) CommandQueueExecute(q CommandQueue, lists []CommandList) error {
 		return absent("zeCommandQueueExecuteCommandLists")
 	}
 	n, p := sliceArg(lists)
-	return check("zeCommandQueueExecuteCommandLists", l.commandQueueExecuteCommandLists.Call(uintptr(q), n, p, 0))
+	return check("zeCommandQueueExecuteCommandLists", l.commandQueueExecuteCommandLists.Call4(uintptr(q), n, p, 0))
 }
 
 // CommandQueueSynchronize waits for a queue (zeCommandQueueSynchronize);
 // with a finite timeout, NotReady means not yet done.
 func (l *Lib) CommandQueueSynchronize(q CommandQueue, timeout uint64) error {
-	return check("zeCommandQueueSynchronize", l.commandQueueSynchronize.Call(uintptr(q), uintptr(timeout)))
+	return check("zeCommandQueueSynchronize", l.commandQueueSynchronize.Call2(uintptr(q), uintptr(timeout)))
 }
 
 // CommandListCreate creates a regular list (zeCommandListCreate).
@@ -482,7 +482,7 @@ func (l *Lib) CommandListCreate(c Context, dev Device) (CommandList, error) {
 	}
 	desc := &zeCommandListDesc{header: header{stype: stypeCommandListDesc}}
 	cl := new(CommandList)
-	err := check("zeCommandListCreate", l.commandListCreate.Call(uintptr(c), uintptr(dev), uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(cl))))
+	err := check("zeCommandListCreate", l.commandListCreate.Call4(uintptr(c), uintptr(dev), uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(cl))))
 	return *cl, err
 }
 
@@ -491,7 +491,7 @@ func (l *Lib) CommandListCreate(c Context, dev Device) (CommandList, error) {
 func (l *Lib) CommandListCreateImmediate(c Context, dev Device, mode QueueMode) (CommandList, error) {
 	desc := &zeCommandQueueDesc{header: header{stype: stypeCommandQueueDesc}, mode: uint32(mode)}
 	cl := new(CommandList)
-	err := check("zeCommandListCreateImmediate", l.commandListCreateImmediate.Call(uintptr(c), uintptr(dev), uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(cl))))
+	err := check("zeCommandListCreateImmediate", l.commandListCreateImmediate.Call4(uintptr(c), uintptr(dev), uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(cl))))
 	return *cl, err
 }
 
@@ -500,7 +500,7 @@ func (l *Lib) CommandListClose(cl CommandList) error {
 	if !l.commandListClose.Present() {
 		return absent("zeCommandListClose")
 	}
-	return check("zeCommandListClose", l.commandListClose.Call(uintptr(cl)))
+	return check("zeCommandListClose", l.commandListClose.Call1(uintptr(cl)))
 }
 
 // CommandListReset empties a regular list.
@@ -508,19 +508,19 @@ func (l *Lib) CommandListReset(cl CommandList) error {
 	if !l.commandListReset.Present() {
 		return absent("zeCommandListReset")
 	}
-	return check("zeCommandListReset", l.commandListReset.Call(uintptr(cl)))
+	return check("zeCommandListReset", l.commandListReset.Call1(uintptr(cl)))
 }
 
 // CommandListDestroy destroys a list.
 func (l *Lib) CommandListDestroy(cl CommandList) error {
-	return check("zeCommandListDestroy", l.commandListDestroy.Call(uintptr(cl)))
+	return check("zeCommandListDestroy", l.commandListDestroy.Call1(uintptr(cl)))
 }
 
 // AppendMemoryCopy appends a copy of n bytes that signals signal (may be
 // 0) after the wait events (zeCommandListAppendMemoryCopy).
 func (l *Lib) AppendMemoryCopy(cl CommandList, dst, src, n uintptr, signal Event, wait []Event) error {
 	nw, pw := sliceArg(wait)
-	return checkf("zeCommandListAppendMemoryCopy", l.commandListAppendMemoryCopy.Call(uintptr(cl), dst, src, n, uintptr(signal), nw, pw),
+	return checkf("zeCommandListAppendMemoryCopy", l.commandListAppendMemoryCopy.Call7(uintptr(cl), dst, src, n, uintptr(signal), nw, pw),
 		func() string { return "copy of " + utoa(n) + " bytes from " + hexPtr(src) + " to " + hexPtr(dst) })
 }
 
@@ -531,13 +531,13 @@ func (l *Lib) AppendMemoryFill(cl CommandList, dst uintptr, pattern []byte, n ui
 		return absent("zeCommandListAppendMemoryFill")
 	}
 	nw, pw := sliceArg(wait)
-	return check("zeCommandListAppendMemoryFill", l.commandListAppendMemoryFill.Call(uintptr(cl), dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, uintptr(signal), nw, pw))
+	return check("zeCommandListAppendMemoryFill", l.commandListAppendMemoryFill.Call8(uintptr(cl), dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, uintptr(signal), nw, pw))
 }
 
 // AppendBarrier appends a barrier (zeCommandListAppendBarrier).
 func (l *Lib) AppendBarrier(cl CommandList, signal Event, wait []Event) error {
 	nw, pw := sliceArg(wait)
-	return check("zeCommandListAppendBarrier", l.commandListAppendBarrier.Call(uintptr(cl), uintptr(signal), nw, pw))
+	return check("zeCommandListAppendBarrier", l.commandListAppendBarrier.Call4(uintptr(cl), uintptr(signal), nw, pw))
 }
 
 // HasCommandListHostSynchronize reports whether the loader exports
@@ -548,7 +548,7 @@ func (l *Lib) HasCommandListHostSynchronize() bool { return l.commandListHostSyn
 // (zeCommandListHostSynchronize). Check HasCommandListHostSynchronize
 // first.
 func (l *Lib) CommandListHostSynchronize(cl CommandList, timeout uint64) error {
-	return check("zeCommandListHostSynchronize", l.commandListHostSynchronize.Call(uintptr(cl), uintptr(timeout)))
+	return check("zeCommandListHostSynchronize", l.commandListHostSynchronize.Call2(uintptr(cl), uintptr(timeout)))
 }
 
 // --- events ---
@@ -562,13 +562,13 @@ func (l *Lib) EventPoolCreate(c Context, count uint32, hostVisible bool, devs []
 	}
 	nd, pd := sliceArg(devs)
 	p := new(EventPool)
-	err := check("zeEventPoolCreate", l.eventPoolCreate.Call(uintptr(c), uintptr(unsafe.Pointer(desc)), nd, pd, uintptr(unsafe.Pointer(p))))
+	err := check("zeEventPoolCreate", l.eventPoolCreate.Call5(uintptr(c), uintptr(unsafe.Pointer(desc)), nd, pd, uintptr(unsafe.Pointer(p))))
 	return *p, err
 }
 
 // EventPoolDestroy destroys a pool (zeEventPoolDestroy).
 func (l *Lib) EventPoolDestroy(p EventPool) error {
-	return check("zeEventPoolDestroy", l.eventPoolDestroy.Call(uintptr(p)))
+	return check("zeEventPoolDestroy", l.eventPoolDestroy.Call1(uintptr(p)))
 }
 
 // EventCreate creates the event at index with host scope for signal and
@@ -576,13 +576,13 @@ func (l *Lib) EventPoolDestroy(p EventPool) error {
 func (l *Lib) EventCreate(p EventPool, index uint32) (Event, error) {
 	desc := &zeEventDesc{header: header{stype: stypeEventDesc}, index: index, signal: eventScopeFlagHost, wait: eventScopeFlagHost}
 	e := new(Event)
-	err := check("zeEventCreate", l.eventCreate.Call(uintptr(p), uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(e))))
+	err := check("zeEventCreate", l.eventCreate.Call3(uintptr(p), uintptr(unsafe.Pointer(desc)), uintptr(unsafe.Pointer(e))))
 	return *e, err
 }
 
 // EventDestroy destroys an event (zeEventDestroy).
 func (l *Lib) EventDestroy(e Event) error {
-	return check("zeEventDestroy", l.eventDestroy.Call(uintptr(e)))
+	return check("zeEventDestroy", l.eventDestroy.Call1(uintptr(e)))
 }
 
 // EventHostSignal signals an event from the host (zeEventHostSignal).
@@ -590,7 +590,7 @@ func (l *Lib) EventHostSignal(e Event) error {
 	if !l.eventHostSignal.Present() {
 		return absent("zeEventHostSignal")
 	}
-	return check("zeEventHostSignal", l.eventHostSignal.Call(uintptr(e)))
+	return check("zeEventHostSignal", l.eventHostSignal.Call1(uintptr(e)))
 }
 
 // EventHostSynchronize waits for an event (zeEventHostSynchronize); with

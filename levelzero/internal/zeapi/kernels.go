@@ -98,7 +98,7 @@ func (l *Lib) DirectHandles(c Context) bool {
 		return false
 	}
 	out := new(uintptr)
-	r := l.kern.translateHandle.Call(zelHandleContext, uintptr(c), uintptr(unsafe.Pointer(out)))
+	r := l.kern.translateHandle.Call3(zelHandleContext, uintptr(c), uintptr(unsafe.Pointer(out)))
 	return Status(uint32(r)) == Success && *out == uintptr(c)
 }
 
@@ -119,11 +119,11 @@ func (l *Lib) ModuleCreate(c Context, dev Device, spirv, flags []byte, withLog b
 	if withLog {
 		logp = uintptr(unsafe.Pointer(&s.log))
 	}
-	r := l.kern.moduleCreate.Call(uintptr(c), uintptr(dev), uintptr(unsafe.Pointer(&s.desc)), uintptr(unsafe.Pointer(&s.m)), logp)
+	r := l.kern.moduleCreate.Call5(uintptr(c), uintptr(dev), uintptr(unsafe.Pointer(&s.desc)), uintptr(unsafe.Pointer(&s.m)), logp)
 	var text string
 	if s.log != 0 {
 		text = l.buildLog(s.log)
-		l.kern.buildLogDestroy.Call(uintptr(s.log))
+		l.kern.buildLogDestroy.Call1(uintptr(s.log))
 	}
 	if err := check("zeModuleCreate", r); err != nil {
 		return 0, text, err
@@ -133,11 +133,11 @@ func (l *Lib) ModuleCreate(c Context, dev Device, spirv, flags []byte, withLog b
 
 func (l *Lib) buildLog(h BuildLog) string {
 	n := new(uintptr)
-	if Status(uint32(l.kern.buildLogGetString.Call(uintptr(h), uintptr(unsafe.Pointer(n)), 0))) != Success || *n == 0 {
+	if Status(uint32(l.kern.buildLogGetString.Call3(uintptr(h), uintptr(unsafe.Pointer(n)), 0))) != Success || *n == 0 {
 		return ""
 	}
 	buf := make([]byte, *n)
-	if Status(uint32(l.kern.buildLogGetString.Call(uintptr(h), uintptr(unsafe.Pointer(n)), uintptr(unsafe.Pointer(&buf[0]))))) != Success {
+	if Status(uint32(l.kern.buildLogGetString.Call3(uintptr(h), uintptr(unsafe.Pointer(n)), uintptr(unsafe.Pointer(&buf[0]))))) != Success {
 		return ""
 	}
 	if i := bytes.IndexByte(buf, 0); i >= 0 {
@@ -148,7 +148,7 @@ func (l *Lib) buildLog(h BuildLog) string {
 
 // ModuleDestroy destroys a module (zeModuleDestroy).
 func (l *Lib) ModuleDestroy(m Module) error {
-	return check("zeModuleDestroy", l.kern.moduleDestroy.Call(uintptr(m)))
+	return check("zeModuleDestroy", l.kern.moduleDestroy.Call1(uintptr(m)))
 }
 
 // KernelCreate makes the kernel of a NUL-terminated name (zeKernelCreate)
@@ -160,11 +160,11 @@ func (l *Lib) KernelCreate(m Module, name []byte) (Kernel, int, error) {
 		props zeKernelProperties
 	}{desc: zeKernelDesc{header: header{stype: stypeKernelDesc}, pKernelName: uintptr(unsafe.Pointer(&name[0]))},
 		props: zeKernelProperties{header: header{stype: stypeKernelProperties}}}
-	if err := check("zeKernelCreate", l.kern.kernelCreate.Call(uintptr(m), uintptr(unsafe.Pointer(&s.desc)), uintptr(unsafe.Pointer(&s.k)))); err != nil {
+	if err := check("zeKernelCreate", l.kern.kernelCreate.Call3(uintptr(m), uintptr(unsafe.Pointer(&s.desc)), uintptr(unsafe.Pointer(&s.k)))); err != nil {
 		return 0, 0, err
 	}
-	if err := check("zeKernelGetProperties", l.kern.kernelGetProperties.Call(uintptr(s.k), uintptr(unsafe.Pointer(&s.props)))); err != nil {
-		l.kern.kernelDestroy.Call(uintptr(s.k))
+	if err := check("zeKernelGetProperties", l.kern.kernelGetProperties.Call2(uintptr(s.k), uintptr(unsafe.Pointer(&s.props)))); err != nil {
+		l.kern.kernelDestroy.Call1(uintptr(s.k))
 		return 0, 0, err
 	}
 	return s.k, int(s.props.numKernelArgs), nil
@@ -172,7 +172,7 @@ func (l *Lib) KernelCreate(m Module, name []byte) (Kernel, int, error) {
 
 // KernelDestroy destroys a kernel (zeKernelDestroy).
 func (l *Lib) KernelDestroy(k Kernel) error {
-	return check("zeKernelDestroy", l.kern.kernelDestroy.Call(uintptr(k)))
+	return check("zeKernelDestroy", l.kern.kernelDestroy.Call1(uintptr(k)))
 }
 
 // KernelSetGroupSize sets the work-group size (zeKernelSetGroupSize).

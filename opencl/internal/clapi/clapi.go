@@ -120,11 +120,11 @@ func cString(b []byte) string {
 // none, which is returned as an empty list.
 func (l *Lib) PlatformIDs() ([]Platform, error) {
 	var n uint32
-	if err := check("clGetPlatformIDs", l.getPlatformIDs.Call(0, 0, uintptr(unsafe.Pointer(&n)))); err != nil || n == 0 {
+	if err := check("clGetPlatformIDs", l.getPlatformIDs.Call3(0, 0, uintptr(unsafe.Pointer(&n)))); err != nil || n == 0 {
 		return nil, err
 	}
 	ids := make([]Platform, n)
-	if err := check("clGetPlatformIDs", l.getPlatformIDs.Call(uintptr(n), uintptr(unsafe.Pointer(&ids[0])), uintptr(unsafe.Pointer(&n)))); err != nil {
+	if err := check("clGetPlatformIDs", l.getPlatformIDs.Call3(uintptr(n), uintptr(unsafe.Pointer(&ids[0])), uintptr(unsafe.Pointer(&n)))); err != nil {
 		return nil, err
 	}
 	return ids[:min(int(n), len(ids))], nil
@@ -138,11 +138,11 @@ func (l *Lib) PlatformInfo(p Platform, param uint32) (string, error) {
 // infoString runs the size-then-data protocol of the cl*Info functions.
 func infoString(op string, fn ffi.Fn, obj uintptr, param uint32) (string, error) {
 	var n uintptr
-	if err := check(op, fn.Call(obj, uintptr(param), 0, 0, uintptr(unsafe.Pointer(&n)))); err != nil || n == 0 {
+	if err := check(op, fn.Call5(obj, uintptr(param), 0, 0, uintptr(unsafe.Pointer(&n)))); err != nil || n == 0 {
 		return "", err
 	}
 	buf := make([]byte, n)
-	if err := check(op, fn.Call(obj, uintptr(param), n, uintptr(unsafe.Pointer(&buf[0])), 0)); err != nil {
+	if err := check(op, fn.Call5(obj, uintptr(param), n, uintptr(unsafe.Pointer(&buf[0])), 0)); err != nil {
 		return "", err
 	}
 	return cString(buf), nil
@@ -152,11 +152,11 @@ func infoString(op string, fn ffi.Fn, obj uintptr, param uint32) (string, error)
 // (clGetDeviceIDs). A platform without such devices is DeviceNotFound.
 func (l *Lib) DeviceIDs(p Platform, types uint64) ([]Device, error) {
 	var n uint32
-	if err := check("clGetDeviceIDs", l.getDeviceIDs.Call(uintptr(p), uintptr(types), 0, 0, uintptr(unsafe.Pointer(&n)))); err != nil || n == 0 {
+	if err := check("clGetDeviceIDs", l.getDeviceIDs.Call5(uintptr(p), uintptr(types), 0, 0, uintptr(unsafe.Pointer(&n)))); err != nil || n == 0 {
 		return nil, err
 	}
 	ids := make([]Device, n)
-	if err := check("clGetDeviceIDs", l.getDeviceIDs.Call(uintptr(p), uintptr(types), uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0)); err != nil {
+	if err := check("clGetDeviceIDs", l.getDeviceIDs.Call5(uintptr(p), uintptr(types), uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0)); err != nil {
 		return nil, err
 	}
 	return ids, nil
@@ -171,7 +171,7 @@ func (l *Lib) DeviceInfoString(d Device, param uint32) (string, error) {
 // (clGetDeviceInfo).
 func (l *Lib) DeviceInfoUint(d Device, param uint32) (uint64, error) {
 	v := new(uint64)
-	err := check("clGetDeviceInfo", l.getDeviceInfo.Call(uintptr(d), uintptr(param), 8, uintptr(unsafe.Pointer(v)), 0))
+	err := check("clGetDeviceInfo", l.getDeviceInfo.Call5(uintptr(d), uintptr(param), 8, uintptr(unsafe.Pointer(v)), 0))
 	return *v, err
 }
 
@@ -180,7 +180,7 @@ func (l *Lib) DeviceInfoUint(d Device, param uint32) (uint64, error) {
 func (l *Lib) CreateContext(p Platform, devs []Device) (Context, error) {
 	props := []uintptr{ContextPlatform, uintptr(p), 0}
 	var errc int32
-	c := l.createContext.Call(uintptr(unsafe.Pointer(&props[0])), uintptr(len(devs)), uintptr(unsafe.Pointer(&devs[0])), 0, 0, uintptr(unsafe.Pointer(&errc)))
+	c := l.createContext.Call6(uintptr(unsafe.Pointer(&props[0])), uintptr(len(devs)), uintptr(unsafe.Pointer(&devs[0])), 0, 0, uintptr(unsafe.Pointer(&errc)))
 	if errc != 0 || c == 0 {
 		return 0, fail("clCreateContext", errc, OutOfResources)
 	}
@@ -189,32 +189,32 @@ func (l *Lib) CreateContext(p Platform, devs []Device) (Context, error) {
 
 // RetainContext adds a reference (clRetainContext).
 func (l *Lib) RetainContext(c Context) error {
-	return check("clRetainContext", l.retainContext.Call(uintptr(c)))
+	return check("clRetainContext", l.retainContext.Call1(uintptr(c)))
 }
 
 // ReleaseContext drops a reference (clReleaseContext).
 func (l *Lib) ReleaseContext(c Context) error {
-	return check("clReleaseContext", l.releaseContext.Call(uintptr(c)))
+	return check("clReleaseContext", l.releaseContext.Call1(uintptr(c)))
 }
 
 // ContextReferenceCount reads CL_CONTEXT_REFERENCE_COUNT.
 func (l *Lib) ContextReferenceCount(c Context) (uint32, error) {
 	n := new(uint32)
-	err := check("clGetContextInfo", l.getContextInfo.Call(uintptr(c), ContextReferenceCount, 4, uintptr(unsafe.Pointer(n)), 0))
+	err := check("clGetContextInfo", l.getContextInfo.Call5(uintptr(c), ContextReferenceCount, 4, uintptr(unsafe.Pointer(n)), 0))
 	return *n, err
 }
 
 // ContextDevices reads CL_CONTEXT_DEVICES.
 func (l *Lib) ContextDevices(c Context) ([]Device, error) {
 	var n uintptr
-	if err := check("clGetContextInfo", l.getContextInfo.Call(uintptr(c), ContextDevices, 0, 0, uintptr(unsafe.Pointer(&n)))); err != nil || n == 0 {
+	if err := check("clGetContextInfo", l.getContextInfo.Call5(uintptr(c), ContextDevices, 0, 0, uintptr(unsafe.Pointer(&n)))); err != nil || n == 0 {
 		return nil, err
 	}
 	devs := make([]Device, n/unsafe.Sizeof(Device(0)))
 	if len(devs) == 0 {
 		return nil, nil
 	}
-	err := check("clGetContextInfo", l.getContextInfo.Call(uintptr(c), ContextDevices, uintptr(len(devs))*unsafe.Sizeof(Device(0)), uintptr(unsafe.Pointer(&devs[0])), 0))
+	err := check("clGetContextInfo", l.getContextInfo.Call5(uintptr(c), ContextDevices, uintptr(len(devs))*unsafe.Sizeof(Device(0)), uintptr(unsafe.Pointer(&devs[0])), 0))
 	return devs, err
 }
 
@@ -222,7 +222,7 @@ func (l *Lib) ContextDevices(c Context) ([]Device, error) {
 // (clCreateCommandQueue).
 func (l *Lib) CreateCommandQueue(c Context, d Device) (Queue, error) {
 	var errc int32
-	q := l.createCommandQueue.Call(uintptr(c), uintptr(d), 0, uintptr(unsafe.Pointer(&errc)))
+	q := l.createCommandQueue.Call4(uintptr(c), uintptr(d), 0, uintptr(unsafe.Pointer(&errc)))
 	if errc != 0 || q == 0 {
 		return 0, fail("clCreateCommandQueue", errc, OutOfResources)
 	}
@@ -231,30 +231,30 @@ func (l *Lib) CreateCommandQueue(c Context, d Device) (Queue, error) {
 
 // RetainCommandQueue adds a reference (clRetainCommandQueue).
 func (l *Lib) RetainCommandQueue(q Queue) error {
-	return check("clRetainCommandQueue", l.retainCommandQueue.Call(uintptr(q)))
+	return check("clRetainCommandQueue", l.retainCommandQueue.Call1(uintptr(q)))
 }
 
 // ReleaseCommandQueue drops a reference (clReleaseCommandQueue).
 func (l *Lib) ReleaseCommandQueue(q Queue) error {
-	return check("clReleaseCommandQueue", l.releaseCommandQueue.Call(uintptr(q)))
+	return check("clReleaseCommandQueue", l.releaseCommandQueue.Call1(uintptr(q)))
 }
 
 // QueueDevice reads CL_QUEUE_DEVICE.
 func (l *Lib) QueueDevice(q Queue) (Device, error) {
 	d := new(Device)
-	err := check("clGetCommandQueueInfo", l.getCommandQueueInfo.Call(uintptr(q), QueueDevice, 8, uintptr(unsafe.Pointer(d)), 0))
+	err := check("clGetCommandQueueInfo", l.getCommandQueueInfo.Call5(uintptr(q), QueueDevice, 8, uintptr(unsafe.Pointer(d)), 0))
 	return *d, err
 }
 
 // QueueReferenceCount reads CL_QUEUE_REFERENCE_COUNT.
 func (l *Lib) QueueReferenceCount(q Queue) (uint32, error) {
 	n := new(uint32)
-	err := check("clGetCommandQueueInfo", l.getCommandQueueInfo.Call(uintptr(q), QueueReferenceCount, 4, uintptr(unsafe.Pointer(n)), 0))
+	err := check("clGetCommandQueueInfo", l.getCommandQueueInfo.Call5(uintptr(q), QueueReferenceCount, 4, uintptr(unsafe.Pointer(n)), 0))
 	return *n, err
 }
 
 // Finish waits for every enqueued command (clFinish).
-func (l *Lib) Finish(q Queue) error { return check("clFinish", l.finish.Call(uintptr(q))) }
+func (l *Lib) Finish(q Queue) error { return check("clFinish", l.finish.Call1(uintptr(q))) }
 
 // HasSVM reports whether the loader has clSVMAlloc and clSVMFree
 // (OpenCL 2.0).
@@ -263,18 +263,18 @@ func (l *Lib) HasSVM() bool { return l.svmAlloc.Present() && l.svmFree.Present()
 // SVMAlloc allocates shared virtual memory (clSVMAlloc); 0 on failure, for
 // which the runtime gives no status. Check HasSVM first.
 func (l *Lib) SVMAlloc(c Context, flags uint64, size uintptr, alignment uint32) uintptr {
-	return l.svmAlloc.Call(uintptr(c), uintptr(flags), size, uintptr(alignment))
+	return l.svmAlloc.Call4(uintptr(c), uintptr(flags), size, uintptr(alignment))
 }
 
 // SVMFree frees SVM without waiting for commands that use it (clSVMFree).
-func (l *Lib) SVMFree(c Context, p uintptr) { l.svmFree.Call(uintptr(c), p) }
+func (l *Lib) SVMFree(c Context, p uintptr) { l.svmFree.Call2(uintptr(c), p) }
 
 // EnqueueSVMMemcpy copies n bytes (clEnqueueSVMMemcpy).
 func (l *Lib) EnqueueSVMMemcpy(q Queue, blocking bool, dst, src, n uintptr) error {
 	if !l.enqueueSVMMemcpy.Present() {
 		return &Error{Op: "clEnqueueSVMMemcpy", Status: InvalidOperation, Detail: "the loader does not export it"}
 	}
-	return check("clEnqueueSVMMemcpy", l.enqueueSVMMemcpy.Call(uintptr(q), boolArg(blocking), dst, src, n, 0, 0, 0))
+	return check("clEnqueueSVMMemcpy", l.enqueueSVMMemcpy.Call8(uintptr(q), boolArg(blocking), dst, src, n, 0, 0, 0))
 }
 
 // EnqueueSVMMemFill enqueues a fill with a repeated, non-empty pattern,
@@ -283,5 +283,5 @@ func (l *Lib) EnqueueSVMMemFill(q Queue, dst uintptr, pattern []byte, n uintptr)
 	if !l.enqueueSVMMemFill.Present() {
 		return &Error{Op: "clEnqueueSVMMemFill", Status: InvalidOperation, Detail: "the loader does not export it"}
 	}
-	return check("clEnqueueSVMMemFill", l.enqueueSVMMemFill.Call(uintptr(q), dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, 0, 0, 0))
+	return check("clEnqueueSVMMemFill", l.enqueueSVMMemFill.Call8(uintptr(q), dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, 0, 0, 0))
 }

@@ -26,7 +26,7 @@ func waitList(wait []Event) (n, p uintptr) {
 func (l *Lib) EnqueueMarker(q Queue, wait []Event) (Event, error) {
 	var ev Event
 	n, p := waitList(wait)
-	err := check("clEnqueueMarkerWithWaitList", l.enqueueMarkerWithWaitList.Call(uintptr(q), n, p, uintptr(unsafe.Pointer(&ev))))
+	err := check("clEnqueueMarkerWithWaitList", l.enqueueMarkerWithWaitList.Call4(uintptr(q), n, p, uintptr(unsafe.Pointer(&ev))))
 	return ev, err
 }
 
@@ -36,7 +36,7 @@ func (l *Lib) EnqueueMarker(q Queue, wait []Event) (Event, error) {
 // HasOrdering first.
 func (l *Lib) EnqueueBarrier(q Queue, wait []Event) error {
 	n, p := waitList(wait)
-	return check("clEnqueueBarrierWithWaitList", l.enqueueBarrierWithWaitList.Call(uintptr(q), n, p, 0))
+	return check("clEnqueueBarrierWithWaitList", l.enqueueBarrierWithWaitList.Call4(uintptr(q), n, p, 0))
 }
 
 // ReleaseEvent drops a reference (clReleaseEvent).
@@ -52,7 +52,7 @@ func (l *Lib) Flush(q Queue) error { return check("clFlush", l.flush.Call1(uintp
 // QueueContext reads CL_QUEUE_CONTEXT (not retained).
 func (l *Lib) QueueContext(q Queue) (Context, error) {
 	c := new(Context)
-	err := check("clGetCommandQueueInfo", l.getCommandQueueInfo.Call(uintptr(q), QueueContext, 8, uintptr(unsafe.Pointer(c)), 0))
+	err := check("clGetCommandQueueInfo", l.getCommandQueueInfo.Call5(uintptr(q), QueueContext, 8, uintptr(unsafe.Pointer(c)), 0))
 	return *c, err
 }
 
@@ -60,7 +60,7 @@ func (l *Lib) QueueContext(q Queue) (Context, error) {
 // execution enabled.
 func (l *Lib) QueueOutOfOrder(q Queue) (bool, error) {
 	v := new(uint64)
-	err := check("clGetCommandQueueInfo", l.getCommandQueueInfo.Call(uintptr(q), QueueProperties, 8, uintptr(unsafe.Pointer(v)), 0))
+	err := check("clGetCommandQueueInfo", l.getCommandQueueInfo.Call5(uintptr(q), QueueProperties, 8, uintptr(unsafe.Pointer(v)), 0))
 	return *v&QueueOutOfOrderExecModeEnable != 0, err
 }
 
@@ -68,7 +68,7 @@ func (l *Lib) QueueOutOfOrder(q Queue) (bool, error) {
 // (clCreateCommandQueue); the tests make out-of-order queues with it.
 func (l *Lib) CreateCommandQueueWith(c Context, d Device, props uint64) (Queue, error) {
 	var errc int32
-	q := l.createCommandQueue.Call(uintptr(c), uintptr(d), uintptr(props), uintptr(unsafe.Pointer(&errc)))
+	q := l.createCommandQueue.Call4(uintptr(c), uintptr(d), uintptr(props), uintptr(unsafe.Pointer(&errc)))
 	if errc != 0 || q == 0 {
 		return 0, fail("clCreateCommandQueue", errc, OutOfResources)
 	}
@@ -82,7 +82,7 @@ func (l *Lib) CreateUserEvent(c Context) (Event, error) {
 		return 0, &Error{Op: "clCreateUserEvent", Status: InvalidOperation, Detail: "the loader does not export it"}
 	}
 	var errc int32
-	e := l.createUserEvent.Call(uintptr(c), uintptr(unsafe.Pointer(&errc)))
+	e := l.createUserEvent.Call2(uintptr(c), uintptr(unsafe.Pointer(&errc)))
 	if errc != 0 || e == 0 {
 		return 0, fail("clCreateUserEvent", errc, OutOfResources)
 	}
@@ -92,5 +92,5 @@ func (l *Lib) CreateUserEvent(c Context) (Event, error) {
 // SetUserEventStatus completes (status 0) or fails (negative) a user
 // event (clSetUserEventStatus; tests only).
 func (l *Lib) SetUserEventStatus(e Event, status int32) error {
-	return check("clSetUserEventStatus", l.setUserEventStatus.Call(uintptr(e), uintptr(uint32(status))))
+	return check("clSetUserEventStatus", l.setUserEventStatus.Call2(uintptr(e), uintptr(uint32(status))))
 }

@@ -75,7 +75,7 @@ func (l *Lib) CreateProgramWithSource(c Context, src string) (Program, error) {
 		n    uintptr
 		errc int32
 	}{p: unsafe.StringData(src), n: uintptr(len(src))}
-	p := l.prog.createProgramWithSource.Call(uintptr(c), 1, uintptr(unsafe.Pointer(&s.p)), uintptr(unsafe.Pointer(&s.n)), uintptr(unsafe.Pointer(&s.errc)))
+	p := l.prog.createProgramWithSource.Call5(uintptr(c), 1, uintptr(unsafe.Pointer(&s.p)), uintptr(unsafe.Pointer(&s.n)), uintptr(unsafe.Pointer(&s.errc)))
 	if s.errc != 0 || p == 0 {
 		return 0, fail("clCreateProgramWithSource", s.errc, OutOfResources)
 	}
@@ -86,7 +86,7 @@ func (l *Lib) CreateProgramWithSource(c Context, src string) (Program, error) {
 // (clCreateProgramWithIL). Check HasIL first.
 func (l *Lib) CreateProgramWithIL(c Context, il []byte) (Program, error) {
 	errc := new(int32)
-	p := l.prog.createProgramWithIL.Call(uintptr(c), uintptr(unsafe.Pointer(&il[0])), uintptr(len(il)), uintptr(unsafe.Pointer(errc)))
+	p := l.prog.createProgramWithIL.Call4(uintptr(c), uintptr(unsafe.Pointer(&il[0])), uintptr(len(il)), uintptr(unsafe.Pointer(errc)))
 	if *errc != 0 || p == 0 {
 		return 0, fail("clCreateProgramWithIL", *errc, OutOfResources)
 	}
@@ -97,18 +97,18 @@ func (l *Lib) CreateProgramWithIL(c Context, il []byte) (Program, error) {
 // string (clBuildProgram, no callback: it returns when done).
 func (l *Lib) BuildProgram(p Program, d Device, options []byte) error {
 	dev := &d
-	return check("clBuildProgram", l.prog.buildProgram.Call(uintptr(p), 1, uintptr(unsafe.Pointer(dev)), uintptr(unsafe.Pointer(&options[0])), 0, 0))
+	return check("clBuildProgram", l.prog.buildProgram.Call6(uintptr(p), 1, uintptr(unsafe.Pointer(dev)), uintptr(unsafe.Pointer(&options[0])), 0, 0))
 }
 
 // BuildLog reads the build log of p for d (CL_PROGRAM_BUILD_LOG).
 func (l *Lib) BuildLog(p Program, d Device) string {
 	var n uintptr
 	fn := l.prog.getProgramBuildInfo
-	if fn.Call(uintptr(p), uintptr(d), ProgramBuildLog, 0, 0, uintptr(unsafe.Pointer(&n))) != 0 || n == 0 {
+	if fn.Call6(uintptr(p), uintptr(d), ProgramBuildLog, 0, 0, uintptr(unsafe.Pointer(&n))) != 0 || n == 0 {
 		return ""
 	}
 	buf := make([]byte, n)
-	if fn.Call(uintptr(p), uintptr(d), ProgramBuildLog, n, uintptr(unsafe.Pointer(&buf[0])), 0) != 0 {
+	if fn.Call6(uintptr(p), uintptr(d), ProgramBuildLog, n, uintptr(unsafe.Pointer(&buf[0])), 0) != 0 {
 		return ""
 	}
 	return cString(buf)
@@ -116,13 +116,13 @@ func (l *Lib) BuildLog(p Program, d Device) string {
 
 // ReleaseProgram drops a reference (clReleaseProgram).
 func (l *Lib) ReleaseProgram(p Program) error {
-	return check("clReleaseProgram", l.prog.releaseProgram.Call(uintptr(p)))
+	return check("clReleaseProgram", l.prog.releaseProgram.Call1(uintptr(p)))
 }
 
 // CreateKernel makes the kernel of a NUL-terminated name (clCreateKernel).
 func (l *Lib) CreateKernel(p Program, name []byte) (Kernel, error) {
 	errc := new(int32)
-	k := l.prog.createKernel.Call(uintptr(p), uintptr(unsafe.Pointer(&name[0])), uintptr(unsafe.Pointer(errc)))
+	k := l.prog.createKernel.Call3(uintptr(p), uintptr(unsafe.Pointer(&name[0])), uintptr(unsafe.Pointer(errc)))
 	if *errc != 0 || k == 0 {
 		return 0, fail("clCreateKernel", *errc, InvalidKernelName)
 	}
@@ -131,13 +131,13 @@ func (l *Lib) CreateKernel(p Program, name []byte) (Kernel, error) {
 
 // ReleaseKernel drops a reference (clReleaseKernel).
 func (l *Lib) ReleaseKernel(k Kernel) error {
-	return check("clReleaseKernel", l.prog.releaseKernel.Call(uintptr(k)))
+	return check("clReleaseKernel", l.prog.releaseKernel.Call1(uintptr(k)))
 }
 
 // KernelNumArgs reads CL_KERNEL_NUM_ARGS.
 func (l *Lib) KernelNumArgs(k Kernel) (int, error) {
 	n := new(uint32)
-	err := check("clGetKernelInfo", l.prog.getKernelInfo.Call(uintptr(k), KernelNumArgs, 4, uintptr(unsafe.Pointer(n)), 0))
+	err := check("clGetKernelInfo", l.prog.getKernelInfo.Call5(uintptr(k), KernelNumArgs, 4, uintptr(unsafe.Pointer(n)), 0))
 	return int(*n), err
 }
 
@@ -185,5 +185,5 @@ func (l *Lib) WaitForEvent(slot *Event) error {
 
 // RetainEvent adds a reference (clRetainEvent).
 func (l *Lib) RetainEvent(e Event) error {
-	return check("clRetainEvent", l.prog.retainEvent.Call(uintptr(e)))
+	return check("clRetainEvent", l.prog.retainEvent.Call1(uintptr(e)))
 }

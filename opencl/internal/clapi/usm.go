@@ -28,7 +28,7 @@ func strPtr(s string) uintptr {
 // NUL-terminated constants so no C string has to be built.
 func (l *Lib) USM(p Platform) USM {
 	get := func(name string) ffi.Fn {
-		return ffi.Fn(l.getExtensionFunctionAddressForPlatform.Call(uintptr(p), strPtr(name)))
+		return ffi.Fn(l.getExtensionFunctionAddressForPlatform.Call2(uintptr(p), strPtr(name)))
 	}
 	return USM{
 		hostMemAlloc:    get("clHostMemAllocINTEL\x00"),
@@ -57,21 +57,21 @@ func (u USM) CanQuery() bool { return u.getMemAllocInfo.Present() }
 // HostMemAlloc allocates host USM (clHostMemAllocINTEL, no properties).
 func (u USM) HostMemAlloc(c Context, size uintptr, alignment uint32) (uintptr, error) {
 	var errc int32
-	p := u.hostMemAlloc.Call(uintptr(c), 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
+	p := u.hostMemAlloc.Call5(uintptr(c), 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
 	return allocated("clHostMemAllocINTEL", p, errc)
 }
 
 // DeviceMemAlloc allocates device USM (clDeviceMemAllocINTEL).
 func (u USM) DeviceMemAlloc(c Context, d Device, size uintptr, alignment uint32) (uintptr, error) {
 	var errc int32
-	p := u.deviceMemAlloc.Call(uintptr(c), uintptr(d), 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
+	p := u.deviceMemAlloc.Call6(uintptr(c), uintptr(d), 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
 	return allocated("clDeviceMemAllocINTEL", p, errc)
 }
 
 // SharedMemAlloc allocates shared USM (clSharedMemAllocINTEL).
 func (u USM) SharedMemAlloc(c Context, d Device, size uintptr, alignment uint32) (uintptr, error) {
 	var errc int32
-	p := u.sharedMemAlloc.Call(uintptr(c), uintptr(d), 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
+	p := u.sharedMemAlloc.Call6(uintptr(c), uintptr(d), 0, size, uintptr(alignment), uintptr(unsafe.Pointer(&errc)))
 	return allocated("clSharedMemAllocINTEL", p, errc)
 }
 
@@ -85,7 +85,7 @@ func allocated(op string, p uintptr, errc int32) (uintptr, error) {
 // MemBlockingFree frees USM after the commands that may use it
 // (clMemBlockingFreeINTEL).
 func (u USM) MemBlockingFree(c Context, p uintptr) error {
-	return check("clMemBlockingFreeINTEL", u.memBlockingFree.Call(uintptr(c), p))
+	return check("clMemBlockingFreeINTEL", u.memBlockingFree.Call2(uintptr(c), p))
 }
 
 // MemAllocInfo is what clGetMemAllocInfoINTEL reports about a pointer.
@@ -133,7 +133,7 @@ func (u USM) MemAllocInfo(c Context, p uintptr, withDevice bool) (MemAllocInfo, 
 
 // EnqueueMemcpy copies n bytes (clEnqueueMemcpyINTEL, no event).
 func (u USM) EnqueueMemcpy(q Queue, blocking bool, dst, src, n uintptr) error {
-	return check("clEnqueueMemcpyINTEL", u.enqueueMemcpy.Call(uintptr(q), boolArg(blocking), dst, src, n, 0, 0, 0))
+	return check("clEnqueueMemcpyINTEL", u.enqueueMemcpy.Call8(uintptr(q), boolArg(blocking), dst, src, n, 0, 0, 0))
 }
 
 // CanFill reports whether clEnqueueMemFillINTEL is there.
@@ -142,7 +142,7 @@ func (u USM) CanFill() bool { return u.enqueueMemFill.Present() }
 // EnqueueMemFill enqueues a fill with a repeated, non-empty pattern, which
 // the runtime copies (clEnqueueMemFillINTEL). Check CanFill first.
 func (u USM) EnqueueMemFill(q Queue, dst uintptr, pattern []byte, n uintptr) error {
-	return check("clEnqueueMemFillINTEL", u.enqueueMemFill.Call(uintptr(q), dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, 0, 0, 0))
+	return check("clEnqueueMemFillINTEL", u.enqueueMemFill.Call8(uintptr(q), dst, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), n, 0, 0, 0))
 }
 
 // CanSetArgs reports whether clSetKernelArgMemPointerINTEL is there.
