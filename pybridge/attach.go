@@ -156,10 +156,14 @@ func (g *GIL) ReadArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 		}
 		return &t.Array, nil
 	}
-	if a.HasAttrString(a.Type(o.p), "__sycl_usm_array_interface__") {
+	name, err := g.suaiAttrName()
+	if err != nil {
+		return nil, err
+	}
+	if a.HasAttr(a.Type(o.p), name) {
 		// The type has the attribute; an instance in host memory may not
 		// (AttributeError): then it is a DLPack producer like any other.
-		if d := a.GetAttrC(o.p, cSUAI); d != 0 {
+		if d := a.GetAttr(o.p, name); d != 0 {
 			s, err := g.readSUAIDictOf(o, Object{d}) // read before dpctl is loaded
 			if err != nil {
 				return nil, err

@@ -66,6 +66,9 @@ type Python struct {
 
 	keysMu sync.Mutex
 	keys   []uintptr // str objects of suaiKeyNames; see suaiKeyObjects
+	// suaiName is the str "__sycl_usm_array_interface__", made with keys
+	// (0 until then); see suaiAttrName.
+	suaiName atomic.Uintptr
 	// getters are operator.itemgetter of all SUAI keys, and of all but
 	// "offset" (0 if they could not be made); see suaiValues.
 	getters     [2]uintptr

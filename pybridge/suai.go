@@ -173,6 +173,10 @@ func (g *GIL) suaiKeyObjects() ([]uintptr, error) {
 	if py.keys != nil {
 		return py.keys, nil
 	}
+	name := a.UnicodeFromString("__sycl_usm_array_interface__")
+	if name == 0 {
+		return nil, g.fetch("pybridge.ReadSUAI")
+	}
 	keys := make([]uintptr, 0, numKeys)
 	for _, n := range suaiKeyNames {
 		k := a.UnicodeFromString(n)
@@ -180,12 +184,27 @@ func (g *GIL) suaiKeyObjects() ([]uintptr, error) {
 			for _, k := range keys {
 				a.DecRef(k)
 			}
+			a.DecRef(name)
 			return nil, g.fetch("pybridge.ReadSUAI")
 		}
 		keys = append(keys, k) // kept for the life of the interpreter
 	}
 	py.keys = keys
+	py.suaiName.Store(name) // kept for the life of the interpreter
 	return keys, nil
+}
+
+// suaiAttrName returns the str "__sycl_usm_array_interface__", made once
+// per interpreter (with the keys): reading the attribute by a C string
+// made a str on every read, and hashed it.
+func (g *GIL) suaiAttrName() (uintptr, error) {
+	if n := g.py.suaiName.Load(); n != 0 {
+		return n, nil
+	}
+	if _, err := g.suaiKeyObjects(); err != nil {
+		return 0, err
+	}
+	return g.py.suaiName.Load(), nil
 }
 
 // suaiGetters returns the itemgetters of suaiValues, made once per
@@ -420,7 +439,11 @@ func (s *suaiDict) Release(g *GIL) {
 // raised by the attribute's getter, or while looking a key up, propagates.
 func (g *GIL) readSUAI(obj Object) (*suaiDict, error) {
 	a := g.api()
-	d := a.GetAttrC(obj.p, cSUAI)
+	name, err := g.suaiAttrName()
+	if err != nil {
+		return nil, err
+	}
+	d := a.GetAttr(obj.p, name)
 	if d == 0 {
 		return nil, g.suaiAttrError(obj)
 	}

@@ -18,7 +18,7 @@ import (
 var called = []string{
 	"Py_InitializeEx", "Py_IsInitialized", "PyEval_SaveThread", "PyEval_RestoreThread",
 	"PyGILState_Ensure", "PyGILState_Release", "PyGILState_Check", "Py_IncRef", "Py_DecRef", "PyImport_ImportModule",
-	"PyObject_GetAttrString", "PyObject_SetAttrString", "PyObject_HasAttrString",
+	"PyObject_GetAttrString", "PyObject_SetAttrString", "PyObject_HasAttrString", "PyObject_GetAttr", "PyObject_HasAttr",
 	"PyObject_Call", "PyObject_CallObject", "PyObject_Str", "PyObject_Repr", "PyObject_IsTrue",
 	"PyObject_IsInstance", "PyCallable_Check", "PyObject_Size", "PyType_GetFlags",
 	"PyTuple_New", "PyTuple_SetItem", "PyTuple_GetItem", "PyList_GetItem", "PyDict_New",
@@ -33,13 +33,13 @@ var called = []string{
 }
 
 // Exceptions before 3.12, and after; attributes that may be missing
-// (3.7 to 3.12, 3.13 on, and the plain lookup where neither exists).
+// (3.7 to 3.12, 3.13 on; PyObject_GetAttr, which every CPython has, is the
+// lookup where neither exists).
 var (
 	fetchFamily  = []string{"PyErr_Fetch", "PyErr_NormalizeException", "PyErr_Restore", "PyException_GetTraceback", "PyException_SetTraceback"}
 	raisedFamily = []string{"PyErr_GetRaisedException", "PyErr_SetRaisedException"}
 	lookupOld    = []string{"_PyObject_LookupAttr"}
 	lookupNew    = []string{"PyObject_GetOptionalAttr"}
-	lookupPlain  = []string{"PyObject_GetAttr"}
 )
 
 func objects() []string {
@@ -68,13 +68,13 @@ func TestLoadRequiresOnlyWhatIsCalled(t *testing.T) {
 		{name: "called, 3.11 exceptions", funcs: slices.Concat(called, fetchFamily, lookupOld), vars: objects()},
 		{name: "called, 3.12 exceptions", funcs: slices.Concat(called, raisedFamily, lookupOld), vars: objects()},
 		{name: "3.13 attribute lookup", funcs: slices.Concat(called, raisedFamily, lookupNew), vars: objects()},
-		{name: "plain attribute lookup", funcs: slices.Concat(called, raisedFamily, lookupPlain), vars: objects()},
+		{name: "plain attribute lookup", funcs: slices.Concat(called, raisedFamily), vars: objects()},
 		{name: "no exception family", funcs: slices.Concat(called, lookupOld), vars: objects(), missing: fetchFamily},
 		{
 			name:    "no attribute lookup, half of the 3.12 family",
 			funcs:   slices.Concat(called, raisedFamily[:1]),
 			vars:    objects(),
-			missing: slices.Concat(lookupPlain, raisedFamily[1:]),
+			missing: raisedFamily[1:],
 		},
 		{
 			name:  "two required missing",
