@@ -53,3 +53,41 @@ func BenchmarkSUAIIngest(b *testing.B) {
 		}
 	})
 }
+
+// An import of a dpnp array's SUAI allocates a bounded number of times:
+// the Array, its shape, its Owner, the SUAI reader, the syclobj and the
+// extent's query. A native call that takes a variadic slice (one
+// allocation each: ffi.Fn.Call) or a name built per read shows up here as
+// an extra allocation (BenchmarkSUAIIngest times the same import).
+func TestSUAIImportAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	py, _ := withDpctl(t)
+	run(t, py, "x_allocs = dpt.arange(1024, dtype='f4', sycl_queue=q)")
+	if err := py.Do(func(g *GIL) error {
+		x, err := g.Eval("x_allocs")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(x)
+		var importErr error
+		n := testing.AllocsPerRun(100, func() {
+			arr, err := g.AsArray(x, nil)
+			if err != nil {
+				importErr = err
+				return
+			}
+			arr.Owner.Release()
+		})
+		if importErr != nil {
+			return importErr
+		}
+		if n > 6 {
+			t.Errorf("an import of a dpnp array's SUAI: %v allocations, want <= 6", n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

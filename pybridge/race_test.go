@@ -1,0 +1,5 @@
+//go:build race
+
+package pybridge
+
+const raceEnabled = true
