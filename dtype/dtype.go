@@ -84,13 +84,20 @@ func widths(c dlabi.TypeCode) []uint8 {
 
 // Valid reports whether t is an element type (the zero Type is not).
 func (t Type) Valid() bool {
-	for _, b := range widths(t.code) {
-		if b == t.bits {
-			return !t.swapped || t.bits > 8
+	return t.bits%8 == 0 && int(t.bits/8) < len(hasWidth[0]) && hasWidth[t.code][t.bits/8] && (!t.swapped || t.bits > 8)
+}
+
+// hasWidth[c][n] reports whether n bytes is a width of code c (widths):
+// Valid is asked on every element access (Size), and a table answers
+// without building widths' slice and walking it.
+var hasWidth = func() (w [256][17]bool) {
+	for c := range w {
+		for _, b := range widths(dlabi.TypeCode(c)) {
+			w[c][b/8] = true
 		}
 	}
-	return false
-}
+	return w
+}()
 
 // Size is the item size in bytes; 0 for an invalid Type.
 func (t Type) Size() int {

@@ -92,12 +92,19 @@ func (a *arg) strides(gen uint32) (out []int64) {
 	return out
 }
 
+// len and sliceOf lock the frame themselves, without with's closure and
+// defer: a host loop asks for them on every call (examples/saxpy), and
+// neither can panic while the lock is held.
 func (a *arg) len(gen uint32) (n int) {
-	a.with(gen, func(a *arg) {
-		if a != nil {
-			n = lenOf(&a.arr)
-		}
-	})
+	if a == nil || a.frame == nil {
+		return 0
+	}
+	c := a.frame
+	c.mu.Lock()
+	if a.gen == gen && !a.none {
+		n = lenOf(&a.arr)
+	}
+	c.mu.Unlock()
 	return n
 }
 
@@ -115,19 +122,35 @@ func (a *arg) usm(gen uint32) (out *usm.Array) {
 	return out
 }
 
-func sliceOf[T usm.Element](a *arg, gen uint32) (out []T) {
-	a.with(gen, func(a *arg) {
-		if a == nil || !a.arr.Memory.Kind.HostAccessible() || !contiguous(&a.arr) {
-			return
-		}
-		n := lenOf(&a.arr)
-		if n == 0 {
-			out = []T{}
-			return
-		}
-		out = unsafe.Slice((*T)(cmem.Ptr(lowest(&a.arr))), n)
-	})
-	return out
+func sliceOf[T usm.Element](a *arg, gen uint32) []T {
+	if a == nil || a.frame == nil {
+		return nil
+	}
+	c := a.frame
+	c.mu.Lock()
+	p, n, ok := a.hostSpan(gen)
+	c.mu.Unlock()
+	switch {
+	case !ok:
+		return nil
+	case n == 0:
+		return []T{}
+	}
+	return unsafe.Slice((*T)(cmem.Ptr(p)), n)
+}
+
+// hostSpan is the lowest element's address and the element count of a
+// live argument the host reads as one run of memory (C or Fortran
+// order); ok false for anything else. The caller holds the frame's lock.
+func (a *arg) hostSpan(gen uint32) (p uintptr, n int, ok bool) {
+	if a.gen != gen || a.none || !a.arr.Memory.Kind.HostAccessible() {
+		return 0, 0, false
+	}
+	st := a.arr.EffectiveStrides()
+	if !isContiguous(a.arr.Shape, st, false) && !isContiguous(a.arr.Shape, st, true) {
+		return 0, 0, false
+	}
+	return lowest(&a.arr), lenOf(&a.arr), true
 }
 
 // IsNone reports whether the argument was None (or omitted) for an Optional
@@ -285,10 +308,6 @@ func lowest(a *usm.Array) uintptr {
 		}
 	}
 	return p
-}
-
-func contiguous(a *usm.Array) bool {
-	return isContiguous(a.Shape, a.EffectiveStrides(), false) || isContiguous(a.Shape, a.EffectiveStrides(), true)
 }
 
 // isContiguous reports whether the elements are laid out without gaps in C
