@@ -91,3 +91,44 @@ func TestSUAIImportAllocations(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+type countingOwner struct{ released int }
+
+func (o *countingOwner) Retain() bool { return true }
+func (o *countingOwner) Release()     { o.released++ }
+
+// ReleaseOwner drops an import's reference to the object at once (the
+// object's count is back where it was), leaves nil alone and releases any
+// other Owner as usual, once each.
+func TestReleaseOwner(t *testing.T) {
+	py, _ := withDpctl(t)
+	run(t, py, "x_owner = dpt.arange(8, dtype='f4', sycl_queue=q)")
+	if err := py.Do(func(g *GIL) error {
+		x, err := g.Eval("x_owner")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(x)
+		before := g.refCount(x)
+		arr, err := g.AsArray(x, nil)
+		if err != nil {
+			return err
+		}
+		if g.refCount(x) != before+1 {
+			t.Errorf("the import holds %d references more, want 1", g.refCount(x)-before)
+		}
+		g.ReleaseOwner(arr.Owner)
+		if g.refCount(x) != before {
+			t.Errorf("after ReleaseOwner the object has %d references, want %d", g.refCount(x), before)
+		}
+		g.ReleaseOwner(nil)
+		other := &countingOwner{}
+		g.ReleaseOwner(other)
+		if other.released != 1 {
+			t.Errorf("another Owner was released %d times, want 1", other.released)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/usmbridge/usmbridge/internal/refcount"
+	"github.com/usmbridge/usmbridge/usm"
 )
 
 // pyRef is a strong reference to a Python object that lives outside the
@@ -67,6 +68,22 @@ func (r *pyRef) Release() {
 func (r *pyRef) ReleaseHeld(g *GIL) {
 	if r.refs.Release() {
 		g.api().DecRef(r.p)
+	}
+}
+
+// ReleaseOwner releases o, the Owner of an array (an import's: ReadArray,
+// AsArray, FromDLPack), for a caller that holds the GIL: a Python
+// reference pybridge took is dropped at once, without the two C calls
+// Owner.Release makes to learn whether it may (Py_IsInitialized,
+// PyGILState_Check); any other Owner is released as usual. An extension
+// call drops what it imported this way as it returns.
+func (g *GIL) ReleaseOwner(o usm.Owner) {
+	if r, ok := o.(*pyRef); ok {
+		r.ReleaseHeld(g)
+		return
+	}
+	if o != nil {
+		o.Release()
 	}
 }
 

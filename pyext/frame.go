@@ -50,6 +50,9 @@ type frame struct {
 	c     cHalf
 	py    *pybridge.Python
 	owned []usm.Owner // what Go imported for the call, released after it
+	// gil is the handle the imports ran with (nil before the first): end,
+	// which runs with the GIL, drops what they owned through it.
+	gil *pybridge.GIL
 
 	mu sync.Mutex // guards every arg's gen, held and view
 }
@@ -113,7 +116,7 @@ func (c *frame) end() {
 		a.decoded = false
 	}
 	for _, o := range c.owned {
-		o.Release()
+		c.gil.ReleaseOwner(o)
 	}
 	clear(c.owned)
 	c.owned = c.owned[:0]
@@ -146,7 +149,7 @@ func (c *frame) importObject(p uintptr) (*usm.Array, error) {
 	var arr *usm.Array
 	err := c.py.DoHeld(func(g *pybridge.GIL) error { // decoding: before the function runs, with the GIL
 		a, err := g.ReadArray(pybridge.UnsafeObject(p), nil)
-		arr = a
+		arr, c.gil = a, g
 		return err
 	})
 	if err != nil {
