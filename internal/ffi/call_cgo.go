@@ -24,10 +24,31 @@ static uintptr_t ffi_call15(uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t 
 {
 	return ((ffi_fn15)fn)(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14);
 }
+
+typedef int32_t (*ffi_status6)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t);
+
+// ffi_status6_each calls fn with each row of args in turn, n rows of six,
+// until one returns a nonzero status; it returns that row's index (n if
+// none did) in the high 32 bits and its status in the low ones (an out
+// parameter would put a Go variable on the heap on every call).
+static int64_t ffi_status6_each(uintptr_t fn, const uintptr_t *args, int32_t n)
+{
+	for (int32_t k = 0; k < n; k++) {
+		const uintptr_t *a = args + 6 * k;
+		int32_t s = ((ffi_status6)fn)(a[0], a[1], a[2], a[3], a[4], a[5]);
+		if (s != 0)
+			return ((int64_t)k << 32) | (uint32_t)s;
+	}
+	return (int64_t)n << 32;
+}
 */
 import "C"
 
-import "github.com/ebitengine/purego"
+import (
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
 
 // maxArgs is what the trampoline passes; more go through SyscallN.
 const maxArgs = 15
@@ -91,4 +112,10 @@ func call9(fn uintptr, a0, a1, a2, a3, a4, a5, a6, a7, a8 uintptr) uintptr {
 
 func call10(fn uintptr, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 uintptr) uintptr {
 	return uintptr(C.ffi_call15(C.uintptr_t(fn), C.uintptr_t(a0), C.uintptr_t(a1), C.uintptr_t(a2), C.uintptr_t(a3), C.uintptr_t(a4), C.uintptr_t(a5), C.uintptr_t(a6), C.uintptr_t(a7), C.uintptr_t(a8), C.uintptr_t(a9), 0, 0, 0, 0, 0))
+}
+
+// status6Each is Fn.Status6Each with cgo: every call in one crossing.
+func status6Each(fn uintptr, args *[MaxStatusCalls][6]uintptr, n int) (int, int32) {
+	r := int64(C.ffi_status6_each(C.uintptr_t(fn), (*C.uintptr_t)(unsafe.Pointer(&args[0][0])), C.int32_t(n)))
+	return int(r >> 32), int32(uint32(r))
 }

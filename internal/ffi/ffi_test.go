@@ -2,6 +2,7 @@ package ffi
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -137,4 +138,29 @@ func TestCallN(t *testing.T) {
 		p := uintptr(unsafe.Pointer(&x[0]))
 		assert.Zero(t, testing.AllocsPerRun(100, func() { memcmp.Call3(p, p, 2) }))
 	}
+}
+
+// Status6Each calls row by row and stops at the first nonzero status,
+// saying where (memcmp: 0 for equal bytes); with cgo it allocates
+// nothing.
+func TestStatus6Each(t *testing.T) {
+	l, err := OpenLib(RTLDNow|RTLDLocal, "libc.so.6")
+	require.NoError(t, err)
+	var memcmp Fn
+	require.NoError(t, l.Resolve(Required(&memcmp, "memcmp")))
+	a, b := []byte("ab"), []byte("ac")
+	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	rows := [MaxStatusCalls][6]uintptr{{pa, pb, 1}, {pa, pa, 2}, {pa, pb, 2}, {pa, pb, 1}}
+	at, s := memcmp.Status6Each(&rows, 4)
+	assert.Equal(t, 2, at, "the first nonzero status is the third row's")
+	assert.Less(t, s, int32(0), "memcmp(\"ab\", \"ac\", 2) is negative")
+	at, s = memcmp.Status6Each(&rows, 2)
+	assert.Equal(t, 2, at)
+	assert.Zero(t, s)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if cgoEnabled {
+		assert.Zero(t, testing.AllocsPerRun(100, func() { memcmp.Status6Each(&rows, 2) }))
+	}
+	assert.Panics(t, func() { memcmp.Status6Each(&rows, MaxStatusCalls+1) })
 }

@@ -72,3 +72,26 @@ func (f Fn) Call9(a0, a1, a2, a3, a4, a5, a6, a7, a8 uintptr) uintptr {
 func (f Fn) Call10(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 uintptr) uintptr {
 	return call10(uintptr(f), a0, a1, a2, a3, a4, a5, a6, a7, a8, a9)
 }
+
+// MaxStatusCalls is how many calls Status6Each makes at most.
+const MaxStatusCalls = 4
+
+// Status6Each calls f, a C function of six integer arguments that
+// returns a 32-bit status (0: success), with each of the first n rows of
+// args in turn, and stops at the first nonzero status: it returns that
+// call's index (n if every call returned 0) and its status. With cgo the
+// calls take one crossing into C between them, not one each: a query of
+// several facts of one object (clGetMemAllocInfoINTEL's kind, base and
+// size of an allocation) costs one transition. What the calls read or
+// write through addresses in args must be C memory or Go heap memory kept
+// alive until they return (runtime.KeepAlive), never a stack variable: a
+// stack that grows on the way into C moves it, and the addresses, mere
+// integers, do not follow.
+//
+//go:uintptrescapes
+func (f Fn) Status6Each(args *[MaxStatusCalls][6]uintptr, n int) (int, int32) {
+	if n < 0 || n > MaxStatusCalls {
+		panic("ffi.Status6Each: n out of range")
+	}
+	return status6Each(uintptr(f), args, n)
+}

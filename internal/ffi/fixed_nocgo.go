@@ -60,3 +60,15 @@ func call10(fn uintptr, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 uintptr) uintptr 
 	r, _, _ := purego.SyscallN(fn, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9)
 	return r
 }
+
+// status6Each is Fn.Status6Each without cgo: one SyscallN per call.
+func status6Each(fn uintptr, args *[MaxStatusCalls][6]uintptr, n int) (int, int32) {
+	for k := range n {
+		a := &args[k]
+		r, _, _ := purego.SyscallN(fn, a[0], a[1], a[2], a[3], a[4], a[5])
+		if s := int32(uint32(r)); s != 0 {
+			return k, s
+		}
+	}
+	return n, 0
+}

@@ -1,6 +1,7 @@
 package clapi
 
 import (
+	"runtime"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/ffi"
@@ -97,39 +98,58 @@ type MemAllocInfo struct {
 
 // MemAllocInfo classifies p (interior pointers included). Memory the
 // runtime does not know is MemTypeUnknownINTEL with no error; the other
-// fields are then zero. The four results share one heap block, so the
-// query costs a single allocation. Device is asked only if withDevice: a
-// caller that knows the answer (a context of one device) saves a call
-// into the runtime.
+// fields are then zero. The calls' rows and their results share one heap
+// block (allocInfoBlock), so the query costs a single allocation, and one
+// crossing into C. Device is asked only if withDevice: a caller that
+// knows the answer (a context of one device) saves a call into the
+// runtime.
 func (u USM) MemAllocInfo(c Context, p uintptr, withDevice bool) (MemAllocInfo, error) {
 	const op = "clGetMemAllocInfoINTEL"
-	out := new(struct {
-		typ  uint32 // cl_unified_shared_memory_type_intel is a cl_uint
-		_    uint32
-		base uintptr
-		size uintptr
-		dev  Device
-	})
-	if err := check(op, u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocTypeINTEL, 4, uintptr(unsafe.Pointer(&out.typ)), 0)); err != nil {
-		return MemAllocInfo{}, err
+	b := newAllocInfoBlock()
+	// The facts in one crossing into C (ffi.Fn.Status6Each): the kind,
+	// then base and size (and the device), which the runtime answers with
+	// NULL and 0, not an error, for memory it does not know.
+	b.args = [ffi.MaxStatusCalls][6]uintptr{
+		{uintptr(c), p, MemAllocTypeINTEL, 4, uintptr(unsafe.Pointer(&b.typ)), 0},
+		{uintptr(c), p, MemAllocBasePtrINTEL, 8, uintptr(unsafe.Pointer(&b.base)), 0},
+		{uintptr(c), p, MemAllocSizeINTEL, 8, uintptr(unsafe.Pointer(&b.size)), 0},
+		{uintptr(c), p, MemAllocDeviceINTEL, 8, uintptr(unsafe.Pointer(&b.dev)), 0},
 	}
-	if out.typ == MemTypeUnknownINTEL {
-		return MemAllocInfo{Type: out.typ}, nil
+	n := 3
+	if withDevice {
+		n = 4
 	}
-	if err := check(op, u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocBasePtrINTEL, 8, uintptr(unsafe.Pointer(&out.base)), 0)); err != nil {
-		return MemAllocInfo{}, err
+	at, s := u.getMemAllocInfo.Status6Each(&b.args, n)
+	runtime.KeepAlive(b)
+	switch {
+	case at == 0:
+		return MemAllocInfo{}, check(op, uintptr(uint32(s)))
+	case b.typ == MemTypeUnknownINTEL: // whatever the other queries said
+		return MemAllocInfo{Type: b.typ}, nil
+	case at < n:
+		return MemAllocInfo{}, check(op, uintptr(uint32(s)))
 	}
-	if err := check(op, u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocSizeINTEL, 8, uintptr(unsafe.Pointer(&out.size)), 0)); err != nil {
-		return MemAllocInfo{}, err
-	}
-	if !withDevice {
-		return MemAllocInfo{Type: out.typ, Base: out.base, Size: out.size}, nil
-	}
-	if err := check(op, u.getMemAllocInfo.Call6(uintptr(c), p, MemAllocDeviceINTEL, 8, uintptr(unsafe.Pointer(&out.dev)), 0)); err != nil {
-		return MemAllocInfo{}, err
-	}
-	return MemAllocInfo{Type: out.typ, Base: out.base, Size: out.size, Device: out.dev}, nil
+	return MemAllocInfo{Type: b.typ, Base: b.base, Size: b.size, Device: b.dev}, nil
 }
+
+// allocInfoBlock is MemAllocInfo's memory: the rows of its calls and
+// what they write through the addresses in them.
+type allocInfoBlock struct {
+	args [ffi.MaxStatusCalls][6]uintptr
+	typ  uint32 // cl_unified_shared_memory_type_intel is a cl_uint
+	_    uint32
+	base uintptr
+	size uintptr
+	dev  Device
+}
+
+// newAllocInfoBlock makes the block on the heap, which a function the
+// compiler does not inline guarantees: the calls write through addresses
+// taken as integers, which a goroutine stack that grew (and moved) would
+// leave pointing at its old place.
+//
+//go:noinline
+func newAllocInfoBlock() *allocInfoBlock { return new(allocInfoBlock) }
 
 // EnqueueMemcpy copies n bytes (clEnqueueMemcpyINTEL, no event).
 func (u USM) EnqueueMemcpy(q Queue, blocking bool, dst, src, n uintptr) error {
