@@ -91,12 +91,13 @@ func TestSanitized(t *testing.T) {
 	// alone finds no device in a child with the preload; and dpnp's own
 	// kernels (dpnp.ones(4) + y) compute garbage under it, so the tests
 	// that combine results with dpnp arithmetic run in the plain runs only.
+	// (By name with -k: --deselect takes node ids relative to pytest's
+	// rootdir, which is not the directory it runs in, and deselected
+	// nothing.)
 	run("python suite", pkg, nil, "tests", "--ignore=tests/test_jax.py", "--ignore=tests/test_fork.py",
-		"--deselect=tests/test_main.py::test_hidden_runtime_gets_the_line_that_brings_it",
-		"--deselect=tests/test_device_queue.py::test_from_dlpack_binds_to_the_queue_named")
+		"-k", "not test_hidden_runtime_gets_the_line_that_brings_it and not test_from_dlpack_binds_to_the_queue_named")
 	run("extmod", filepath.Join(pkg, "..", "test"), []string{"PYTHONPATH=" + dir}, "extmod",
-		"--deselect=extmod/test_api.py::test_results_on_the_callers_queue",
-		"--deselect=extmod/test_api.py::test_a_queue_as_the_device")
+		"-k", "not test_results_on_the_callers_queue and not test_a_queue_as_the_device")
 }
 
 // tail is the last n lines of s.
