@@ -70,9 +70,6 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 	if !k.Present() {
 		return nil, errkind.New(errkind.NotSupported, op, b.api.Path()+" lacks the kernel bundle and submit entry points")
 	}
-	if strings.IndexByte(src.OpenCLC, 0) >= 0 || strings.IndexByte(src.Options, 0) >= 0 {
-		return nil, errkind.New(errkind.Value, op, "the source or options hold a NUL byte")
-	}
 	key := progKey{il: len(src.SPIRV) > 0, src: src.OpenCLC, flags: src.Options}
 	if key.il {
 		key.src = unsafe.String(&src.SPIRV[0], len(src.SPIRV)) // for the lookups only

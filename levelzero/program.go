@@ -71,9 +71,6 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 	if len(src.SPIRV) == 0 {
 		return nil, errkind.New(errkind.NotSupported, op, "Level Zero builds SPIR-V modules only; compile the OpenCL C to SPIR-V (scripts/spirv.sh)")
 	}
-	if strings.IndexByte(src.Options, 0) >= 0 {
-		return nil, errkind.New(errkind.Value, op, "the options hold a NUL byte")
-	}
 	if !api.HasKernels() {
 		return nil, errkind.New(errkind.NotSupported, op, "the Level Zero loader lacks the module and kernel entry points")
 	}

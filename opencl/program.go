@@ -84,9 +84,6 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 	if len(src.SPIRV) > 0 && !l.HasIL() {
 		return nil, errkind.New(errkind.NotSupported, op, "the OpenCL loader has no clCreateProgramWithIL (OpenCL < 2.1): build OpenCL C instead")
 	}
-	if strings.IndexByte(src.OpenCLC, 0) >= 0 || strings.IndexByte(src.Options, 0) >= 0 {
-		return nil, errkind.New(errkind.Value, op, "the source or options hold a NUL byte")
-	}
 	if _, err := q.lock(op); err != nil {
 		return nil, err
 	}
