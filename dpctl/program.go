@@ -4,7 +4,6 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/evtable"
 	"github.com/usmbridge/usmbridge/internal/live"
+	"github.com/usmbridge/usmbridge/internal/programs"
 	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -39,17 +39,12 @@ var (
 // Backend keeps them for the process otherwise).
 func Live() map[string]int64 { return counters.Snapshot() }
 
-type progKey struct {
-	il         bool
-	src, flags string
-}
-
-// programs is the Backend's cache: programs by source, each for one
-// context and device (compared with DPCTLContext_AreEq and
-// DPCTLDevice_AreEq).
-type programs struct {
+// progCache is the Backend's cache: programs by key (Dev 0: SYCL devices
+// are told apart by the runtime), each for one context and device
+// (compared with DPCTLContext_AreEq and DPCTLDevice_AreEq).
+type progCache struct {
 	mu sync.Mutex
-	by map[progKey][]*Program
+	by map[programs.Key][]*Program
 }
 
 // BuildProgram returns the program src builds for the queue's context and
@@ -70,10 +65,7 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 	if !k.Present() {
 		return nil, errkind.New(errkind.NotSupported, op, b.api.Path()+" lacks the kernel bundle and submit entry points")
 	}
-	key := progKey{il: len(src.SPIRV) > 0, src: src.OpenCLC, flags: src.Options}
-	if key.il {
-		key.src = unsafe.String(&src.SPIRV[0], len(src.SPIRV)) // for the lookups only
-	}
+	key := programs.LookupKey(0, src.OpenCLC, src.SPIRV, src.Options)
 	q.progMu.Lock()
 	defer q.progMu.Unlock()
 	if p := q.progs[key]; p != nil && !p.isClosed() {
@@ -97,7 +89,7 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 		return nil, err
 	}
 	if q.progs == nil {
-		q.progs = map[progKey]*Program{}
+		q.progs = map[programs.Key]*Program{}
 	}
 	key = p.key // the kept copy
 	q.progs[key] = p
@@ -106,7 +98,7 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 
 // get returns the kept program of key for ctx and dev, or builds it; it
 // takes ctx and dev (kept by a new program, deleted otherwise).
-func (ps *programs) get(b *Backend, q *Queue, key progKey, ctx, dev uintptr, src usm.ProgramSource) (*Program, error) {
+func (ps *progCache) get(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.ProgramSource) (*Program, error) {
 	a := b.api
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
@@ -117,7 +109,7 @@ func (ps *programs) get(b *Backend, q *Queue, key progKey, ctx, dev uintptr, src
 			return p, nil
 		}
 	}
-	key.src, key.flags = strings.Clone(key.src), strings.Clone(key.flags)
+	key = key.Keep()
 	p, err := build(b, q, key, ctx, dev, src)
 	if err != nil {
 		a.ContextDelete(ctx)
@@ -125,13 +117,13 @@ func (ps *programs) get(b *Backend, q *Queue, key progKey, ctx, dev uintptr, src
 		return nil, err
 	}
 	if ps.by == nil {
-		ps.by = map[progKey][]*Program{}
+		ps.by = map[programs.Key][]*Program{}
 	}
 	ps.by[key] = append(ps.by[key], p)
 	return p, nil
 }
 
-func (ps *programs) remove(p *Program) {
+func (ps *progCache) remove(p *Program) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	l := ps.by[p.key]
@@ -146,25 +138,25 @@ func (ps *programs) remove(p *Program) {
 	}
 }
 
-func build(b *Backend, q *Queue, key progKey, ctx, dev uintptr, src usm.ProgramSource) (*Program, error) {
+func build(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.ProgramSource) (*Program, error) {
 	k := b.api.Kernels()
-	opts := append([]byte(key.flags), 0)
+	opts := key.CFlags()
 	var kb uintptr
 	be := k.ContextGetBackend(ctx)
-	if key.il {
+	if key.IL {
 		if be != dpctlapi.BackendOpenCL && be != dpctlapi.BackendLevelZero {
 			return nil, errkind.New(errkind.NotSupported, "DPCTLKernelBundle_CreateFromSpirv", "dpctl builds SPIR-V on OpenCL and Level Zero contexts only")
 		}
-		kb = k.BundleFromSpirv(ctx, dev, []byte(key.src), opts)
+		kb = k.BundleFromSpirv(ctx, dev, []byte(key.Src), opts)
 	} else {
 		if be != dpctlapi.BackendOpenCL {
 			return nil, errkind.New(errkind.NotSupported, "DPCTLKernelBundle_CreateFromOCLSource", "dpctl builds OpenCL C on OpenCL contexts only: give SPIR-V (scripts/spirv.sh makes it from OpenCL C)")
 		}
-		kb = k.BundleFromOCLSource(ctx, dev, append([]byte(key.src), 0), opts)
+		kb = k.BundleFromOCLSource(ctx, dev, append([]byte(key.Src), 0), opts)
 	}
 	if kb == 0 {
 		op := "DPCTLKernelBundle_CreateFromOCLSource"
-		if key.il {
+		if key.IL {
 			op = "DPCTLKernelBundle_CreateFromSpirv"
 		}
 		be := &usm.BuildError{Op: op, Err: errors.New("dpctl returned no kernel bundle")}
@@ -173,7 +165,7 @@ func build(b *Backend, q *Queue, key progKey, ctx, dev uintptr, src usm.ProgramS
 		}
 		return nil, be
 	}
-	p := &Program{b: b, key: key, kb: kb, ctx: ctx, dev: dev, kernels: map[string]*usm.Kernel{}}
+	p := &Program{b: b, key: key, kb: kb, ctx: ctx, dev: dev}
 	livePrograms.Add(1)
 	return p, nil
 }
@@ -210,13 +202,13 @@ func (b *Backend) nativeBuildLog(q *Queue, src usm.ProgramSource) string {
 // usm.Program; Close releases its kernels and the bundle once.
 type Program struct {
 	b        *Backend
-	key      progKey
+	key      programs.Key
 	kb       uintptr // DPCTLSyclKernelBundleRef (owned)
 	ctx, dev uintptr // its context and device (owned)
 
-	mu      sync.Mutex
+	mu      sync.Mutex // held across kernels' use and the program's Close
 	closed  bool
-	kernels map[string]*usm.Kernel
+	kernels programs.Kernels[*usm.Kernel]
 }
 
 var _ usm.Program = (*Program)(nil)
@@ -233,27 +225,21 @@ func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 	const op = "dpctl.Program.Kernel"
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
-		return nil, errkind.New(errkind.Value, op, "the program is closed")
-	}
-	if k := p.kernels[name]; k != nil {
-		return k, nil
-	}
-	if strings.IndexByte(name, 0) >= 0 {
-		return nil, errkind.New(errkind.Value, op, "the kernel name holds a NUL byte")
-	}
-	ka := p.b.api.Kernels()
-	kr := ka.BundleGetKernel(p.kb, append([]byte(name), 0))
-	if kr == 0 {
-		return nil, errkind.New(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the program")
-	}
-	n := ka.KernelNumArgs(kr)
-	kl := &kernel{prog: p, name: name, ref: kr, l: dpctlapi.Launch{
-		Args: make([]uintptr, n), Types: make([]int32, n), Vals: make([]uint64, n)}}
-	liveKernels.Add(1)
-	k := usm.NewKernel(name, n, kl)
-	p.kernels[name] = k
-	return k, nil
+	return p.kernels.Get(op, name, func(cname []byte) (*usm.Kernel, error) {
+		if p.closed {
+			return nil, errkind.New(errkind.Value, op, "the program is closed")
+		}
+		ka := p.b.api.Kernels()
+		kr := ka.BundleGetKernel(p.kb, cname)
+		if kr == 0 {
+			return nil, errkind.New(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the program")
+		}
+		n := ka.KernelNumArgs(kr)
+		kl := &kernel{prog: p, name: name, ref: kr, l: dpctlapi.Launch{
+			Args: make([]uintptr, n), Types: make([]int32, n), Vals: make([]uint64, n)}}
+		liveKernels.Add(1)
+		return usm.NewKernel(name, n, kl), nil
+	})
 }
 
 // Close releases the kernels and the bundle once, after launches in
@@ -269,11 +255,8 @@ func (p *Program) Close() error {
 	if p.closed {
 		return nil
 	}
-	for name, k := range p.kernels {
-		if err := k.Close(); err != nil {
-			return err
-		}
-		delete(p.kernels, name)
+	if err := p.kernels.Close(); err != nil {
+		return err
 	}
 	a := p.b.api
 	a.Kernels().BundleDelete(p.kb)

@@ -2,13 +2,13 @@ package opencl
 
 import (
 	"strconv"
-	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/evtable"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/programs"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -20,39 +20,9 @@ import (
 // until the Backend closes, a queue from elsewhere (UnsafeAdoptQueue,
 // UnsafeBorrowQueue) those built through it until it closes.
 
-// progCache holds the programs built in one context.
-type progCache struct {
-	mu     sync.Mutex
-	progs  map[progKey]*Program
-	closed bool
-}
-
-type progKey struct {
-	dev        clapi.Device
-	il         bool
-	src, flags string
-}
-
-// close releases every program of the cache; later builds are refused.
-func (c *progCache) close() error {
-	if c == nil {
-		return nil
-	}
-	c.mu.Lock()
-	c.closed = true
-	ps := make([]*Program, 0, len(c.progs))
-	for _, p := range c.progs {
-		ps = append(ps, p)
-	}
-	c.mu.Unlock()
-	var first error
-	for _, p := range ps {
-		if err := p.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
+// progCache holds the programs built in one context; its Close releases
+// them all and refuses later builds.
+type progCache = programs.Cache[*Program]
 
 // cache returns the program cache of the queue's context.
 func (q *Queue) cache() *progCache {
@@ -88,44 +58,28 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 		return nil, err
 	}
 	defer q.h.RUnlock()
-	key := progKey{dev: q.ndev, il: len(src.SPIRV) > 0, src: src.OpenCLC, flags: src.Options}
-	if key.il {
-		key.src = unsafe.String(&src.SPIRV[0], len(src.SPIRV)) // for the lookup only
-	}
 	c := q.cache()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, errkind.New(errkind.Value, op, "the queue's context is closed")
-	}
-	if p := c.progs[key]; p != nil {
-		return p, nil
-	}
-	key.src, key.flags = strings.Clone(key.src), strings.Clone(key.flags)
-	p, err := buildProgram(l, q, key)
+	p, err := c.Get(op, programs.LookupKey(uintptr(q.ndev), src.OpenCLC, src.SPIRV, src.Options), func(key programs.Key) (*Program, error) {
+		return buildProgram(l, q, c, key)
+	})
 	if err != nil {
-		return nil, err
+		return nil, err // a nil *Program in the interface would not be nil
 	}
-	p.cache = c
-	if c.progs == nil {
-		c.progs = map[progKey]*Program{}
-	}
-	c.progs[key] = p
 	return p, nil
 }
 
-func buildProgram(l *clapi.Lib, q *Queue, key progKey) (*Program, error) {
+func buildProgram(l *clapi.Lib, q *Queue, c *progCache, key programs.Key) (*Program, error) {
 	var id clapi.Program
 	var err error
-	if key.il {
-		id, err = l.CreateProgramWithIL(q.nctx, []byte(key.src))
+	if key.IL {
+		id, err = l.CreateProgramWithIL(q.nctx, []byte(key.Src))
 	} else {
-		id, err = l.CreateProgramWithSource(q.nctx, key.src)
+		id, err = l.CreateProgramWithSource(q.nctx, key.Src)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := l.BuildProgram(id, q.ndev, append([]byte(key.flags), 0)); err != nil {
+	if err := l.BuildProgram(id, q.ndev, key.CFlags()); err != nil {
 		log := l.BuildLog(id, q.ndev)
 		_ = l.ReleaseProgram(id)
 		return nil, &usm.BuildError{Op: "clBuildProgram", Log: log, Err: err}
@@ -134,7 +88,7 @@ func buildProgram(l *clapi.Lib, q *Queue, key progKey) (*Program, error) {
 	if state == nil {
 		state = made.state(q.nctx) // a queue from elsewhere on a context made here
 	}
-	p := &Program{key: key, ctx: q.nctx, dev: q.ndev, platform: q.platform, state: state, kernels: map[string]*usm.Kernel{}}
+	p := &Program{cache: c, key: key, ctx: q.nctx, dev: q.ndev, platform: q.platform, state: state}
 	p.h.Init(uintptr(id), "cl_program", livePrograms)
 	return p, nil
 }
@@ -145,14 +99,14 @@ func buildProgram(l *clapi.Lib, q *Queue, key progKey) (*Program, error) {
 type Program struct {
 	h        ffi.Handle
 	cache    *progCache
-	key      progKey
+	key      programs.Key
 	ctx      clapi.Context
 	dev      clapi.Device
 	platform *platform // nil if unknown
 	state    *ctxState // the Backend context's records (SVM), or nil
 
-	mu      sync.Mutex
-	kernels map[string]*usm.Kernel
+	mu      sync.Mutex // held across kernels' use and the program's Close
+	kernels programs.Kernels[*usm.Kernel]
 }
 
 var _ usm.Program = (*Program)(nil)
@@ -163,32 +117,26 @@ func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 	const op = "opencl.Program.Kernel"
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if k := p.kernels[name]; k != nil {
-		return k, nil
-	}
-	pid, err := p.h.RLock(op)
-	if err != nil {
-		return nil, err
-	}
-	defer p.h.RUnlock()
-	if strings.IndexByte(name, 0) >= 0 {
-		return nil, errkind.New(errkind.Value, op, "the kernel name holds a NUL byte")
-	}
-	l, _ := lib()
-	kid, err := l.CreateKernel(clapi.Program(pid), append([]byte(name), 0))
-	if err != nil {
-		return nil, errkind.Wrap(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the program", err)
-	}
-	n, err := l.KernelNumArgs(kid)
-	if err != nil {
-		_ = l.ReleaseKernel(kid)
-		return nil, err
-	}
-	kl := &kernel{prog: p, name: name, vals: make([]uint64, n), svm: make([]bool, n)}
-	kl.h.Init(uintptr(kid), "cl_kernel", liveKernels)
-	k := usm.NewKernel(name, n, kl)
-	p.kernels[name] = k
-	return k, nil
+	return p.kernels.Get(op, name, func(cname []byte) (*usm.Kernel, error) {
+		pid, err := p.h.RLock(op)
+		if err != nil {
+			return nil, err
+		}
+		defer p.h.RUnlock()
+		l, _ := lib()
+		kid, err := l.CreateKernel(clapi.Program(pid), cname)
+		if err != nil {
+			return nil, errkind.Wrap(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the program", err)
+		}
+		n, err := l.KernelNumArgs(kid)
+		if err != nil {
+			_ = l.ReleaseKernel(kid)
+			return nil, err
+		}
+		kl := &kernel{prog: p, name: name, vals: make([]uint64, n), svm: make([]bool, n)}
+		kl.h.Init(uintptr(kid), "cl_kernel", liveKernels)
+		return usm.NewKernel(name, n, kl), nil
+	})
 }
 
 // Close releases the program's kernels and the program (clReleaseKernel,
@@ -198,20 +146,11 @@ func (p *Program) Close() error {
 	if p == nil {
 		return nil
 	}
-	if c := p.cache; c != nil {
-		c.mu.Lock()
-		if c.progs[p.key] == p {
-			delete(c.progs, p.key)
-		}
-		c.mu.Unlock()
-	}
+	p.cache.Drop(p.key, p)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for name, k := range p.kernels {
-		if err := k.Close(); err != nil {
-			return err
-		}
-		delete(p.kernels, name)
+	if err := p.kernels.Close(); err != nil {
+		return err
 	}
 	return p.h.Close(func(id uintptr) error {
 		l, _ := lib()
