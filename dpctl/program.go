@@ -275,10 +275,10 @@ type kernel struct {
 	name   string
 	ref    uintptr // DPCTLSyclKernelRef (owned); 0 once closed
 	l      dpctlapi.Launch
-	used   []uint64 // ids of this package's events among the deps
-	lastOK *Queue   // the last queue found to be of the program's context and device
-	ooo    bool     // lastOK is out of order
-	bar    uintptr  // the barrier event of this launch on an out-of-order queue
+	pins   evtable.Pins // this Backend's events among the deps
+	lastOK *Queue       // the last queue found to be of the program's context and device
+	ooo    bool         // lastOK is out of order
+	bar    uintptr      // the barrier event of this launch on an out-of-order queue
 }
 
 var argTypes = map[dtype.Type]int32{
@@ -337,23 +337,15 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 		k.l.Vals[i] = x.Bits()
 		k.l.Args[i], k.l.Types[i] = uintptr(unsafe.Pointer(&k.l.Vals[i])), t
 	}
-	k.l.Deps, k.used = k.l.Deps[:0], k.used[:0]
+	k.l.Deps = k.l.Deps[:0]
 	defer k.doneDeps()
 	events := p.b.events
-	for i, e := range after {
-		src, id := e.Source()
-		if src != usm.EventSource(events) {
-			if err := e.Wait(); err != nil {
-				return usm.Event{}, errkind.Wrap(errkind.Value, op, "event "+strconv.Itoa(i)+" of another runtime", err)
-			}
-			continue
-		}
-		ev, ok := events.t.Use(id)
-		if !ok {
-			return usm.Event{}, errkind.New(errkind.Value, op, "event "+strconv.Itoa(i)+" was released")
-		}
-		k.used = append(k.used, id)
+	err := evtable.Follow(events.t, usm.EventSource(events), after, &k.pins, op, func(_ int, ev uintptr) error {
 		k.l.Deps = append(k.l.Deps, ev)
+		return nil
+	})
+	if err != nil {
+		return usm.Event{}, err
 	}
 	if k.ooo {
 		// An out-of-order queue orders by events only: the launch depends
@@ -380,12 +372,7 @@ func (k *kernel) doneDeps() {
 		k.prog.b.api.EventDelete(k.bar)
 		k.bar = 0
 	}
-	for _, id := range k.used {
-		if ev, rel := k.prog.b.events.t.Done(id); rel {
-			k.prog.b.api.Kernels().EventDelete(ev)
-		}
-	}
-	k.used = k.used[:0]
+	k.prog.b.events.t.Unpin(&k.pins, func(ev uintptr) { k.prog.b.api.Kernels().EventDelete(ev) })
 	clear(k.l.Deps)
 }
 

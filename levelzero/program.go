@@ -168,7 +168,7 @@ type kernel struct {
 	count zeapi.GroupCount
 	last  usm.Range // the range group and count were set for
 	waits []zeapi.Event
-	used  []uint64
+	pins  evtable.Pins // this package's events the launch follows
 }
 
 // Launch implements usm.Launcher: q must be an immediate command list of
@@ -222,33 +222,22 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 			return usm.Event{}, errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name), err)
 		}
 	}
-	k.waits, k.used = k.waits[:0], k.used[:0]
+	k.waits = k.waits[:0]
 	defer k.doneWaits()
-	for i, e := range after {
-		src, id := e.Source()
-		if src != usm.EventSource(events) {
-			if err := e.Wait(); err != nil {
-				return usm.Event{}, errkind.Wrap(errkind.Value, op, "event "+strconv.Itoa(i)+" of another runtime", err)
-			}
-			continue
-		}
-		le, ok := events.t.Use(id)
-		if !ok {
-			return usm.Event{}, errValue(op, "event "+strconv.Itoa(i)+" was released")
-		}
-		k.used = append(k.used, id)
+	err = evtable.Follow(events.t, usm.EventSource(events), after, &k.pins, op, func(_ int, le launchEvent) error {
 		eh, err := le.ev.rlock(op)
 		if err != nil {
-			return usm.Event{}, err
+			return err
 		}
-		le.ev.h.RUnlock() // the pin (Use) keeps it alive until doneWaits
+		le.ev.h.RUnlock() // the pin (Follow) keeps it alive until doneWaits
 		if le.ctx.Native() != p.ctx.Native() {
-			if err := api.EventHostSynchronize(eh, zeapi.Infinite); err != nil {
-				return usm.Event{}, err
-			}
-			continue
+			return api.EventHostSynchronize(eh, zeapi.Infinite)
 		}
 		k.waits = append(k.waits, eh)
+		return nil
+	})
+	if err != nil {
+		return usm.Event{}, err
 	}
 	ev, err := p.cache.evs.get(p.ctx)
 	if err != nil {
@@ -307,12 +296,7 @@ func (k *kernel) setRange(kh zeapi.Kernel, r usm.Range) error {
 }
 
 func (k *kernel) doneWaits() {
-	for _, id := range k.used {
-		if le, rel := events.t.Done(id); rel {
-			le.cache.evs.put(le.ev, false)
-		}
-	}
-	k.used = k.used[:0]
+	events.t.Unpin(&k.pins, func(le launchEvent) { le.cache.evs.put(le.ev, false) })
 	clear(k.waits)
 }
 

@@ -171,7 +171,7 @@ type kernel struct {
 	vals  []uint64      // scalar argument values
 	svm   []bool        // which pointer arguments are SVM
 	nd    clapi.NDRange // global and local sizes, wait list, event out
-	used  []uint64      // ids of this package's events in the wait list
+	pins  evtable.Pins  // this package's events the launch follows
 	mtype uint32        // clGetMemAllocInfoINTEL's answer
 }
 
@@ -205,36 +205,25 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 	if err := k.setArgs(l, clapi.Kernel(kid), args); err != nil {
 		return usm.Event{}, err
 	}
-	k.nd.Wait, k.used = k.nd.Wait[:0], k.used[:0]
+	k.nd.Wait = k.nd.Wait[:0]
 	defer k.doneWaits(l)
-	for i, e := range after {
-		src, id := e.Source()
-		if src != usm.EventSource(events) {
-			if err := e.Wait(); err != nil {
-				return usm.Event{}, errkind.Wrap(errkind.Value, op, "event "+strconv.Itoa(i)+" of another runtime", err)
-			}
-			continue
-		}
-		h, ok := events.t.Use(id)
-		if !ok {
-			return usm.Event{}, errkind.New(errkind.Value, op, "event "+strconv.Itoa(i)+" was released")
-		}
-		k.used = append(k.used, id)
+	err = evtable.Follow(events.t, usm.EventSource(events), after, &k.pins, op, func(_ int, h *clEvent) error {
 		if h.ctx != k.prog.ctx { // events order queues of one context only
-			if err := l.WaitForEvent(&h.ev); err != nil { // h is a box (below): no allocation
-				return usm.Event{}, err
-			}
-			continue
+			return l.WaitForEvent(&h.ev) // h is a box (below): no allocation
 		}
 		if h.q != clapi.Queue(qid) {
 			// Another queue may wait for an event of a queue only once
 			// that queue was flushed (docs/native.md); the event holds a
 			// reference to its queue, so the handle is live.
 			if err := l.Flush(h.q); err != nil {
-				return usm.Event{}, err
+				return err
 			}
 		}
 		k.nd.Wait = append(k.nd.Wait, h.ev)
+		return nil
+	})
+	if err != nil {
+		return usm.Event{}, err
 	}
 	for i := range r.Dims {
 		k.nd.Global[i], k.nd.Local[i] = uintptr(r.Global[i]), uintptr(r.Local[i])
@@ -308,12 +297,9 @@ func (k *kernel) pointerKind(l *clapi.Lib, u clapi.USM, p uintptr) (svm bool, er
 }
 
 func (k *kernel) doneWaits(l *clapi.Lib) {
-	for _, id := range k.used {
-		if h, rel := events.t.Done(id); rel {
-			_ = events.release(l, h) // the launch's outcome stands; a failed release leaves a cl_event
-		}
-	}
-	k.used = k.used[:0]
+	events.t.Unpin(&k.pins, func(h *clEvent) {
+		_ = events.release(l, h) // the launch's outcome stands; a failed release leaves a cl_event
+	})
 	clear(k.nd.Wait)
 }
 
