@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dpctl/internal/dpctlapi"
@@ -68,7 +69,7 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 	key := programs.LookupKey(0, src.OpenCLC, src.SPIRV, src.Options)
 	q.progMu.Lock()
 	defer q.progMu.Unlock()
-	if p := q.progs[key]; p != nil && !p.isClosed() {
+	if p := q.progs[key]; p != nil && !p.closed.Load() {
 		return p, nil
 	}
 	defer runtime.KeepAlive(q)
@@ -206,27 +207,18 @@ type Program struct {
 	kb       uintptr // DPCTLSyclKernelBundleRef (owned)
 	ctx, dev uintptr // its context and device (owned)
 
-	mu      sync.Mutex // held across kernels' use and the program's Close
-	closed  bool
 	kernels programs.Kernels[*usm.Kernel]
+	closed  atomic.Bool // set under the kernels' lock (their Close)
 }
 
 var _ usm.Program = (*Program)(nil)
-
-func (p *Program) isClosed() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.closed
-}
 
 // Kernel returns the kernel of that name (DPCTLKernelBundle_GetKernel,
 // once per name); a name the bundle lacks is a usm.ErrValue error.
 func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 	const op = "dpctl.Program.Kernel"
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	return p.kernels.Get(op, name, func(cname []byte) (*usm.Kernel, error) {
-		if p.closed {
+		if p.closed.Load() {
 			return nil, errkind.New(errkind.Value, op, "the program is closed")
 		}
 		ka := p.b.api.Kernels()
@@ -250,21 +242,18 @@ func (p *Program) Close() error {
 		return nil
 	}
 	p.b.progs.remove(p)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
+	return p.kernels.Close(func() error {
+		if p.closed.Load() {
+			return nil
+		}
+		a := p.b.api
+		a.Kernels().BundleDelete(p.kb)
+		a.ContextDelete(p.ctx)
+		a.DeviceDelete(p.dev)
+		p.closed.Store(true)
+		livePrograms.Add(-1)
 		return nil
-	}
-	if err := p.kernels.Close(); err != nil {
-		return err
-	}
-	a := p.b.api
-	a.Kernels().BundleDelete(p.kb)
-	a.ContextDelete(p.ctx)
-	a.DeviceDelete(p.dev)
-	p.closed = true
-	livePrograms.Add(-1)
-	return nil
+	})
 }
 
 // kernel is a DPCTLSyclKernelRef as usm.Kernel drives it (usm.Launcher).

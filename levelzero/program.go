@@ -102,7 +102,6 @@ type Program struct {
 	key   programs.Key
 	cache *progCache
 
-	mu      sync.Mutex // held across kernels' use and the program's Close
 	kernels programs.Kernels[*usm.Kernel]
 }
 
@@ -112,8 +111,6 @@ var _ usm.Program = (*Program)(nil)
 // name); a name the module lacks is a usm.ErrValue error.
 func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 	const op = "levelzero.Program.Kernel"
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	return p.kernels.Get(op, name, func(cname []byte) (*usm.Kernel, error) {
 		mh, err := p.h.RLock(op)
 		if err != nil {
@@ -138,17 +135,14 @@ func (p *Program) Close() error {
 		return nil
 	}
 	p.cache.progs.Drop(p.key, p)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.kernels.Close(); err != nil {
-		return err
-	}
-	return p.h.Close(func(raw uintptr) error {
-		if err := api.ModuleDestroy(zeapi.Module(raw)); err != nil {
-			return err
-		}
-		p.ctx.children.Add(-1)
-		return nil
+	return p.kernels.Close(func() error {
+		return p.h.Close(func(raw uintptr) error {
+			if err := api.ModuleDestroy(zeapi.Module(raw)); err != nil {
+				return err
+			}
+			p.ctx.children.Add(-1)
+			return nil
+		})
 	})
 }
 

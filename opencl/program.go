@@ -105,7 +105,6 @@ type Program struct {
 	platform *platform // nil if unknown
 	state    *ctxState // the Backend context's records (SVM), or nil
 
-	mu      sync.Mutex // held across kernels' use and the program's Close
 	kernels programs.Kernels[*usm.Kernel]
 }
 
@@ -115,8 +114,6 @@ var _ usm.Program = (*Program)(nil)
 // A name the program lacks is a usm.ErrValue error.
 func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 	const op = "opencl.Program.Kernel"
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	return p.kernels.Get(op, name, func(cname []byte) (*usm.Kernel, error) {
 		pid, err := p.h.RLock(op)
 		if err != nil {
@@ -147,14 +144,11 @@ func (p *Program) Close() error {
 		return nil
 	}
 	p.cache.Drop(p.key, p)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.kernels.Close(); err != nil {
-		return err
-	}
-	return p.h.Close(func(id uintptr) error {
-		l, _ := lib()
-		return l.ReleaseProgram(clapi.Program(id))
+	return p.kernels.Close(func() error {
+		return p.h.Close(func(id uintptr) error {
+			l, _ := lib()
+			return l.ReleaseProgram(clapi.Program(id))
+		})
 	})
 }
 

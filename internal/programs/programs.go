@@ -120,15 +120,19 @@ func (c *Cache[P]) Close() error {
 }
 
 // Kernels are a program's kernels by name, each made once (K is
-// *usm.Kernel). The program's lock guards them: it is held across Get,
-// and across Close and the release of the program itself, so no kernel
-// is made meanwhile.
-type Kernels[K Program] struct{ m map[string]K }
+// *usm.Kernel). Get and Close are serialised: no kernel is made while the
+// program is released. The zero Kernels is empty.
+type Kernels[K Program] struct {
+	mu sync.Mutex
+	m  map[string]K
+}
 
 // Get returns the kernel of that name, or the one create makes of the name
 // NUL-terminated (as the runtimes take it), which is then kept. A name
 // holding a NUL byte is an ErrValue error (op names the caller).
 func (ks *Kernels[K]) Get(op, name string, create func(cname []byte) (K, error)) (K, error) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
 	if k, ok := ks.m[name]; ok {
 		return k, nil
 	}
@@ -147,14 +151,18 @@ func (ks *Kernels[K]) Get(op, name string, create func(cname []byte) (K, error))
 	return k, nil
 }
 
-// Close closes the kernels, before their program is released; it stops
-// at the first that fails, which stays with those not yet closed.
-func (ks *Kernels[K]) Close() error {
+// Close closes the kernels, then runs release (the program's own native
+// release), since a kernel goes before its program. It stops at the
+// first failure: a kernel that fails stays with those not yet closed, and
+// release does not run.
+func (ks *Kernels[K]) Close(release func() error) error {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
 	for name, k := range ks.m {
 		if err := k.Close(); err != nil {
 			return err
 		}
 		delete(ks.m, name)
 	}
-	return nil
+	return release()
 }

@@ -116,12 +116,16 @@ func TestKernels(t *testing.T) {
 	bad := errors.New("release failed")
 	k3, err := ks.Get("op", "fill", func([]byte) (*prog, error) { return &prog{fail: bad}, nil })
 	require.NoError(t, err)
-	assert.ErrorIs(t, ks.Close(), bad)
+	released := 0
+	release := func() error { released++; return nil }
+	assert.ErrorIs(t, ks.Close(release), bad)
+	assert.Zero(t, released, "the program stays while a kernel does")
 	k3.fail = nil
-	require.NoError(t, ks.Close(), "what failed stays, and is closed by the next Close")
+	require.NoError(t, ks.Close(release), "what failed stays, and is closed by the next Close")
 	assert.Equal(t, 1, k1.closed)
 	assert.Equal(t, 1, k3.closed)
-	require.NoError(t, ks.Close())
+	assert.Equal(t, 1, released, "the program goes after its kernels")
+	require.NoError(t, ks.Close(release))
 	assert.Equal(t, 1, k1.closed, "once")
 	k4, err := ks.Get("op", "saxpy", create)
 	require.NoError(t, err)
