@@ -41,12 +41,7 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 		require.NoError(b, api.KernelSetGroupSize(raw, 1, 1, 1))
 		ctx, err := bk.Context(0)
 		require.NoError(b, err)
-		pool, err := newEventPool(ctx, 1, true)
-		require.NoError(b, err)
-		defer func() { require.NoError(b, pool.close()) }()
-		ev, err := pool.newEvent(0)
-		require.NoError(b, err)
-		defer func() { require.NoError(b, ev.close()) }()
+		ev := hostEvent(b, ctx)
 		b.ReportAllocs()
 		b.ResetTimer()
 		if rc := Status(uint32(launch.Call(uintptr(appendFn), uintptr(sync), uintptr(reset), q.(*Queue).Native(), uintptr(raw), ev.h.Raw(), uintptr(b.N)))); rc != zeapi.Success {

@@ -177,12 +177,7 @@ func TestKernelAfterEvents(t *testing.T) {
 			other, err := newImmediateList(ctx, dev, zeapi.QueueModeAsynchronous)
 			require.NoError(t, err)
 			defer func() { require.NoError(t, other.Close()) }()
-			gates, err := newEventPool(ctx, 1, true)
-			require.NoError(t, err)
-			defer func() { require.NoError(t, gates.close()) }()
-			gate, err := gates.newEvent(0)
-			require.NoError(t, err)
-			defer func() { require.NoError(t, gate.close()) }()
+			gate := hostEvent(t, ctx)
 
 			p, err := usm.BuildProgram(held, usm.ProgramSource{SPIRV: spv})
 			require.NoError(t, err)
