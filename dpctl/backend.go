@@ -38,7 +38,7 @@ type Backend struct {
 	interop dpctlapi.Interop // SYCL contexts from native ones (interop.go)
 	lent    lentObjects      // the native objects lent to SYCL so far
 
-	progs  programs     // programs built for its queues (program.go)
+	progs  progCache    // programs built for its queues (program.go)
 	events *eventSource // launch events
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/testutil"
-	"github.com/usmbridge/usmbridge/usm"
 )
 
 // BenchmarkLaunchEmpty: the launch of an empty kernel over one work-item,
@@ -22,25 +21,8 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 	_, bk := loaded(b)
 	q, err := bk.Queue(oclCPU(b, bk))
 	require.NoError(b, err)
-	p, err := usm.BuildProgram(q, kernelSrc)
-	require.NoError(b, err)
-	k, err := p.Kernel("empty")
-	require.NoError(b, err)
-	b.Run("go", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			ev, err := k.Launch(q, usm.NDRange(1), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := ev.Wait(); err != nil {
-				b.Fatal(err)
-			}
-			if err := ev.Close(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	p, k := testutil.BuildKernel(b, q, kernelSrc, "empty")
+	testutil.BenchLaunch(b, k, q)
 	b.Run("c-submit", func(b *testing.B) {
 		peer, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDLocal, testutil.BuildLaunchPeer(b))
 		require.NoError(b, err)

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dpctl/internal/dpctlapi"
@@ -13,6 +13,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/evtable"
 	"github.com/usmbridge/usmbridge/internal/live"
+	"github.com/usmbridge/usmbridge/internal/programs"
 	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -39,17 +40,12 @@ var (
 // Backend keeps them for the process otherwise).
 func Live() map[string]int64 { return counters.Snapshot() }
 
-type progKey struct {
-	il         bool
-	src, flags string
-}
-
-// programs is the Backend's cache: programs by source, each for one
-// context and device (compared with DPCTLContext_AreEq and
-// DPCTLDevice_AreEq).
-type programs struct {
+// progCache is the Backend's cache: programs by key (Dev 0: SYCL devices
+// are told apart by the runtime), each for one context and device
+// (compared with DPCTLContext_AreEq and DPCTLDevice_AreEq).
+type progCache struct {
 	mu sync.Mutex
-	by map[progKey][]*Program
+	by map[programs.Key][]*Program
 }
 
 // BuildProgram returns the program src builds for the queue's context and
@@ -70,16 +66,10 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 	if !k.Present() {
 		return nil, errkind.New(errkind.NotSupported, op, b.api.Path()+" lacks the kernel bundle and submit entry points")
 	}
-	if strings.IndexByte(src.OpenCLC, 0) >= 0 || strings.IndexByte(src.Options, 0) >= 0 {
-		return nil, errkind.New(errkind.Value, op, "the source or options hold a NUL byte")
-	}
-	key := progKey{il: len(src.SPIRV) > 0, src: src.OpenCLC, flags: src.Options}
-	if key.il {
-		key.src = unsafe.String(&src.SPIRV[0], len(src.SPIRV)) // for the lookups only
-	}
+	key := programs.LookupKey(0, src.OpenCLC, src.SPIRV, src.Options)
 	q.progMu.Lock()
 	defer q.progMu.Unlock()
-	if p := q.progs[key]; p != nil && !p.isClosed() {
+	if p := q.progs[key]; p != nil && !p.closed.Load() {
 		return p, nil
 	}
 	defer runtime.KeepAlive(q)
@@ -100,7 +90,7 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 		return nil, err
 	}
 	if q.progs == nil {
-		q.progs = map[progKey]*Program{}
+		q.progs = map[programs.Key]*Program{}
 	}
 	key = p.key // the kept copy
 	q.progs[key] = p
@@ -109,7 +99,7 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 
 // get returns the kept program of key for ctx and dev, or builds it; it
 // takes ctx and dev (kept by a new program, deleted otherwise).
-func (ps *programs) get(b *Backend, q *Queue, key progKey, ctx, dev uintptr, src usm.ProgramSource) (*Program, error) {
+func (ps *progCache) get(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.ProgramSource) (*Program, error) {
 	a := b.api
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
@@ -120,7 +110,7 @@ func (ps *programs) get(b *Backend, q *Queue, key progKey, ctx, dev uintptr, src
 			return p, nil
 		}
 	}
-	key.src, key.flags = strings.Clone(key.src), strings.Clone(key.flags)
+	key = key.Keep()
 	p, err := build(b, q, key, ctx, dev, src)
 	if err != nil {
 		a.ContextDelete(ctx)
@@ -128,13 +118,13 @@ func (ps *programs) get(b *Backend, q *Queue, key progKey, ctx, dev uintptr, src
 		return nil, err
 	}
 	if ps.by == nil {
-		ps.by = map[progKey][]*Program{}
+		ps.by = map[programs.Key][]*Program{}
 	}
 	ps.by[key] = append(ps.by[key], p)
 	return p, nil
 }
 
-func (ps *programs) remove(p *Program) {
+func (ps *progCache) remove(p *Program) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	l := ps.by[p.key]
@@ -149,25 +139,25 @@ func (ps *programs) remove(p *Program) {
 	}
 }
 
-func build(b *Backend, q *Queue, key progKey, ctx, dev uintptr, src usm.ProgramSource) (*Program, error) {
+func build(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.ProgramSource) (*Program, error) {
 	k := b.api.Kernels()
-	opts := append([]byte(key.flags), 0)
+	opts := key.CFlags()
 	var kb uintptr
 	be := k.ContextGetBackend(ctx)
-	if key.il {
+	if key.IL {
 		if be != dpctlapi.BackendOpenCL && be != dpctlapi.BackendLevelZero {
 			return nil, errkind.New(errkind.NotSupported, "DPCTLKernelBundle_CreateFromSpirv", "dpctl builds SPIR-V on OpenCL and Level Zero contexts only")
 		}
-		kb = k.BundleFromSpirv(ctx, dev, []byte(key.src), opts)
+		kb = k.BundleFromSpirv(ctx, dev, []byte(key.Src), opts)
 	} else {
 		if be != dpctlapi.BackendOpenCL {
 			return nil, errkind.New(errkind.NotSupported, "DPCTLKernelBundle_CreateFromOCLSource", "dpctl builds OpenCL C on OpenCL contexts only: give SPIR-V (scripts/spirv.sh makes it from OpenCL C)")
 		}
-		kb = k.BundleFromOCLSource(ctx, dev, append([]byte(key.src), 0), opts)
+		kb = k.BundleFromOCLSource(ctx, dev, append([]byte(key.Src), 0), opts)
 	}
 	if kb == 0 {
 		op := "DPCTLKernelBundle_CreateFromOCLSource"
-		if key.il {
+		if key.IL {
 			op = "DPCTLKernelBundle_CreateFromSpirv"
 		}
 		be := &usm.BuildError{Op: op, Err: errors.New("dpctl returned no kernel bundle")}
@@ -176,7 +166,7 @@ func build(b *Backend, q *Queue, key progKey, ctx, dev uintptr, src usm.ProgramS
 		}
 		return nil, be
 	}
-	p := &Program{b: b, key: key, kb: kb, ctx: ctx, dev: dev, kernels: map[string]*usm.Kernel{}}
+	p := &Program{b: b, key: key, kb: kb, ctx: ctx, dev: dev}
 	livePrograms.Add(1)
 	return p, nil
 }
@@ -213,50 +203,35 @@ func (b *Backend) nativeBuildLog(q *Queue, src usm.ProgramSource) string {
 // usm.Program; Close releases its kernels and the bundle once.
 type Program struct {
 	b        *Backend
-	key      progKey
+	key      programs.Key
 	kb       uintptr // DPCTLSyclKernelBundleRef (owned)
 	ctx, dev uintptr // its context and device (owned)
 
-	mu      sync.Mutex
-	closed  bool
-	kernels map[string]*usm.Kernel
+	kernels programs.Kernels[*usm.Kernel]
+	closed  atomic.Bool // set under the kernels' lock (their Close)
 }
 
 var _ usm.Program = (*Program)(nil)
-
-func (p *Program) isClosed() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.closed
-}
 
 // Kernel returns the kernel of that name (DPCTLKernelBundle_GetKernel,
 // once per name); a name the bundle lacks is a usm.ErrValue error.
 func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 	const op = "dpctl.Program.Kernel"
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil, errkind.New(errkind.Value, op, "the program is closed")
-	}
-	if k := p.kernels[name]; k != nil {
-		return k, nil
-	}
-	if strings.IndexByte(name, 0) >= 0 {
-		return nil, errkind.New(errkind.Value, op, "the kernel name holds a NUL byte")
-	}
-	ka := p.b.api.Kernels()
-	kr := ka.BundleGetKernel(p.kb, append([]byte(name), 0))
-	if kr == 0 {
-		return nil, errkind.New(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the program")
-	}
-	n := ka.KernelNumArgs(kr)
-	kl := &kernel{prog: p, name: name, ref: kr, l: dpctlapi.Launch{
-		Args: make([]uintptr, n), Types: make([]int32, n), Vals: make([]uint64, n)}}
-	liveKernels.Add(1)
-	k := usm.NewKernel(name, n, kl)
-	p.kernels[name] = k
-	return k, nil
+	return p.kernels.Get(op, name, func(cname []byte) (*usm.Kernel, error) {
+		if p.closed.Load() {
+			return nil, errkind.New(errkind.Value, op, "the program is closed")
+		}
+		ka := p.b.api.Kernels()
+		kr := ka.BundleGetKernel(p.kb, cname)
+		if kr == 0 {
+			return nil, errkind.New(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the program")
+		}
+		n := ka.KernelNumArgs(kr)
+		kl := &kernel{prog: p, name: name, ref: kr, l: dpctlapi.Launch{
+			Args: make([]uintptr, n), Types: make([]int32, n), Vals: make([]uint64, n)}}
+		liveKernels.Add(1)
+		return usm.NewKernel(name, n, kl), nil
+	})
 }
 
 // Close releases the kernels and the bundle once, after launches in
@@ -267,24 +242,18 @@ func (p *Program) Close() error {
 		return nil
 	}
 	p.b.progs.remove(p)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil
-	}
-	for name, k := range p.kernels {
-		if err := k.Close(); err != nil {
-			return err
+	return p.kernels.Close(func() error {
+		if p.closed.Load() {
+			return nil
 		}
-		delete(p.kernels, name)
-	}
-	a := p.b.api
-	a.Kernels().BundleDelete(p.kb)
-	a.ContextDelete(p.ctx)
-	a.DeviceDelete(p.dev)
-	p.closed = true
-	livePrograms.Add(-1)
-	return nil
+		a := p.b.api
+		a.Kernels().BundleDelete(p.kb)
+		a.ContextDelete(p.ctx)
+		a.DeviceDelete(p.dev)
+		p.closed.Store(true)
+		livePrograms.Add(-1)
+		return nil
+	})
 }
 
 // kernel is a DPCTLSyclKernelRef as usm.Kernel drives it (usm.Launcher).
@@ -295,10 +264,10 @@ type kernel struct {
 	name   string
 	ref    uintptr // DPCTLSyclKernelRef (owned); 0 once closed
 	l      dpctlapi.Launch
-	used   []uint64 // ids of this package's events among the deps
-	lastOK *Queue   // the last queue found to be of the program's context and device
-	ooo    bool     // lastOK is out of order
-	bar    uintptr  // the barrier event of this launch on an out-of-order queue
+	pins   evtable.Pins // this Backend's events among the deps
+	lastOK *Queue       // the last queue found to be of the program's context and device
+	ooo    bool         // lastOK is out of order
+	bar    uintptr      // the barrier event of this launch on an out-of-order queue
 }
 
 var argTypes = map[dtype.Type]int32{
@@ -357,23 +326,15 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 		k.l.Vals[i] = x.Bits()
 		k.l.Args[i], k.l.Types[i] = uintptr(unsafe.Pointer(&k.l.Vals[i])), t
 	}
-	k.l.Deps, k.used = k.l.Deps[:0], k.used[:0]
+	k.l.Deps = k.l.Deps[:0]
 	defer k.doneDeps()
 	events := p.b.events
-	for i, e := range after {
-		src, id := e.Source()
-		if src != usm.EventSource(events) {
-			if err := e.Wait(); err != nil {
-				return usm.Event{}, errkind.Wrap(errkind.Value, op, "event "+strconv.Itoa(i)+" of another runtime", err)
-			}
-			continue
-		}
-		ev, ok := events.t.Use(id)
-		if !ok {
-			return usm.Event{}, errkind.New(errkind.Value, op, "event "+strconv.Itoa(i)+" was released")
-		}
-		k.used = append(k.used, id)
+	err := evtable.Follow(events.t, usm.EventSource(events), after, &k.pins, op, func(_ int, ev uintptr) error {
 		k.l.Deps = append(k.l.Deps, ev)
+		return nil
+	})
+	if err != nil {
+		return usm.Event{}, err
 	}
 	if k.ooo {
 		// An out-of-order queue orders by events only: the launch depends
@@ -400,12 +361,7 @@ func (k *kernel) doneDeps() {
 		k.prog.b.api.EventDelete(k.bar)
 		k.bar = 0
 	}
-	for _, id := range k.used {
-		if ev, rel := k.prog.b.events.t.Done(id); rel {
-			k.prog.b.api.Kernels().EventDelete(ev)
-		}
-	}
-	k.used = k.used[:0]
+	k.prog.b.events.t.Unpin(&k.pins, func(ev uintptr) { k.prog.b.api.Kernels().EventDelete(ev) })
 	clear(k.l.Deps)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/dpctl/internal/dpctlapi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/programs"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -24,7 +25,7 @@ type Queue struct {
 	defaultCtx atomic.Int32
 	// progs remembers the programs built for the queue (program.go).
 	progMu sync.Mutex
-	progs  map[progKey]*Program
+	progs  map[programs.Key]*Program
 }
 
 // ownQueue wraps a queue ref the backend owns: it is deleted once the

@@ -1,6 +1,8 @@
 package levelzero
 
 import (
+	"testing"
+
 	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 )
 
@@ -65,4 +67,30 @@ func (e *event) signalled() (bool, error) {
 	default:
 		return false, &Error{Op: "zeEventQueryStatus", Status: s}
 	}
+}
+
+// hostEvent returns a host-visible event, the one of its own pool of ctx
+// (a gate a test signals from the host, a launch's event); both are
+// closed when tb ends, and must close cleanly.
+func hostEvent(tb testing.TB, ctx *Context) *event {
+	tb.Helper()
+	pool, err := newEventPool(ctx, 1, true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := pool.close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	ev, err := pool.newEvent(0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := ev.close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return ev
 }

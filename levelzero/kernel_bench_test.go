@@ -24,25 +24,8 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 	bk := newBackend(b)
 	q, err := bk.Queue(0)
 	require.NoError(b, err)
-	p, err := usm.BuildProgram(q, usm.ProgramSource{SPIRV: testutil.SPIRV(b)})
-	require.NoError(b, err)
-	k, err := p.Kernel("empty")
-	require.NoError(b, err)
-	b.Run("go", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			ev, err := k.Launch(q, usm.NDRange(1), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := ev.Wait(); err != nil {
-				b.Fatal(err)
-			}
-			if err := ev.Close(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	p, k := testutil.BuildKernel(b, q, usm.ProgramSource{SPIRV: testutil.SPIRV(b)}, "empty")
+	testutil.BenchLaunch(b, k, q)
 	b.Run("c-append", func(b *testing.B) {
 		peer, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDLocal, testutil.BuildLaunchPeer(b))
 		require.NoError(b, err)
@@ -58,12 +41,7 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 		require.NoError(b, api.KernelSetGroupSize(raw, 1, 1, 1))
 		ctx, err := bk.Context(0)
 		require.NoError(b, err)
-		pool, err := newEventPool(ctx, 1, true)
-		require.NoError(b, err)
-		defer func() { require.NoError(b, pool.close()) }()
-		ev, err := pool.newEvent(0)
-		require.NoError(b, err)
-		defer func() { require.NoError(b, ev.close()) }()
+		ev := hostEvent(b, ctx)
 		b.ReportAllocs()
 		b.ResetTimer()
 		if rc := Status(uint32(launch.Call(uintptr(appendFn), uintptr(sync), uintptr(reset), q.(*Queue).Native(), uintptr(raw), ev.h.Raw(), uintptr(b.N)))); rc != zeapi.Success {
@@ -79,26 +57,9 @@ func TestKernelLaunchAllocatesNothing(t *testing.T) {
 	b := newBackend(t)
 	q, err := b.Queue(0)
 	require.NoError(t, err)
-	p, err := usm.BuildProgram(q, usm.ProgramSource{SPIRV: testutil.SPIRV(t)})
-	require.NoError(t, err)
-	k, err := p.Kernel("fill")
-	require.NoError(t, err)
+	_, k := testutil.BuildKernel(t, q, usm.ProgramSource{SPIRV: testutil.SPIRV(t)}, "fill")
 	yp, _ := floats(t, b, 0, 64)
-	args := []usm.Arg{usm.Pointer(yp), usm.Scalar(float32(2))}
-	launch := func() {
-		ev, err := k.Launch(q, usm.NDRange(64), nil, args...)
-		if err == nil {
-			err = ev.Wait()
-		}
-		if err == nil {
-			err = ev.Close()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	launch()
-	n := testing.AllocsPerRun(50, launch)
+	n := testutil.LaunchAllocs(t, k, q, usm.NDRange(64), usm.Pointer(yp), usm.Scalar(float32(2)))
 	if cgoEnabled {
 		require.Zero(t, n)
 	} else {

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/usm"
@@ -24,12 +23,7 @@ import (
 
 func floats(t *testing.T, b *Backend, dev, n int) (uintptr, []float32) {
 	t.Helper()
-	a, err := b.Alloc(dev, usm.KindShared, uintptr(n)*4)
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, a.Free()) })
-	s := unsafe.Slice((*float32)(cmem.Ptr(a.Pointer())), n)
-	clear(s)
-	return a.Pointer(), s
+	return testutil.SharedFloats(t, b, dev, n)
 }
 
 func TestKernelSPIRV(t *testing.T) {
@@ -183,12 +177,7 @@ func TestKernelAfterEvents(t *testing.T) {
 			other, err := newImmediateList(ctx, dev, zeapi.QueueModeAsynchronous)
 			require.NoError(t, err)
 			defer func() { require.NoError(t, other.Close()) }()
-			gates, err := newEventPool(ctx, 1, true)
-			require.NoError(t, err)
-			defer func() { require.NoError(t, gates.close()) }()
-			gate, err := gates.newEvent(0)
-			require.NoError(t, err)
-			defer func() { require.NoError(t, gate.close()) }()
+			gate := hostEvent(t, ctx)
 
 			p, err := usm.BuildProgram(held, usm.ProgramSource{SPIRV: spv})
 			require.NoError(t, err)

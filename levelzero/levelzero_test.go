@@ -469,16 +469,7 @@ func must(t *testing.T, err error) {
 func TestEventAcrossGoroutines(t *testing.T) {
 	b := newBackend(t)
 	ctx, _ := b.Context(0)
-	pool, err := newEventPool(ctx, 1, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.close()
-	ev, err := pool.newEvent(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ev.close()
+	ev := hostEvent(t, ctx)
 	wantCallError(t, ev.hostSynchronize(zeapi.Poll), "zeEventHostSynchronize", zeapi.NotReady)
 	wantCallError(t, ev.hostSynchronize(uint64(time.Millisecond)), "zeEventHostSynchronize", zeapi.NotReady)
 	start := time.Now()

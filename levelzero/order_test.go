@@ -47,12 +47,7 @@ func orderCase(t *testing.T, mode string) {
 		must(t, err)
 		defer func() { must(t, c.Close()) }()
 	}
-	gates, err := newEventPool(ctx, 1, true)
-	must(t, err)
-	defer func() { must(t, gates.close()) }()
-	gate, err := gates.newEvent(0)
-	must(t, err)
-	defer func() { must(t, gate.close()) }()
+	gate := hostEvent(t, ctx)
 
 	const n = 4096
 	rounds := 1

@@ -2,13 +2,13 @@ package levelzero
 
 import (
 	"strconv"
-	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/evtable"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/programs"
 	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -24,15 +24,8 @@ import (
 // progCache holds the programs built in one context, and the events of
 // its launches.
 type progCache struct {
-	mu     sync.Mutex
-	progs  map[progKey]*Program
-	closed bool
-	evs    launchEvents
-}
-
-type progKey struct {
-	dev        zeapi.Device
-	src, flags string
+	progs programs.Cache[*Program]
+	evs   launchEvents
 }
 
 // close releases every program of the context and the launch events; it
@@ -41,17 +34,8 @@ func (c *progCache) close() error {
 	if n := c.evs.held(); n > 0 {
 		return errValue("levelzero.Context.Close", itoa(n)+" kernel launch events are not closed, or their launches not done")
 	}
-	c.mu.Lock()
-	c.closed = true
-	ps := make([]*Program, 0, len(c.progs))
-	for _, p := range c.progs {
-		ps = append(ps, p)
-	}
-	c.mu.Unlock()
-	for _, p := range ps {
-		if err := p.Close(); err != nil {
-			return err
-		}
+	if err := c.progs.Close(); err != nil {
+		return err
 	}
 	return c.evs.close()
 }
@@ -71,9 +55,6 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 	if len(src.SPIRV) == 0 {
 		return nil, errkind.New(errkind.NotSupported, op, "Level Zero builds SPIR-V modules only; compile the OpenCL C to SPIR-V (scripts/spirv.sh)")
 	}
-	if strings.IndexByte(src.Options, 0) >= 0 {
-		return nil, errkind.New(errkind.Value, op, "the options hold a NUL byte")
-	}
 	if !api.HasKernels() {
 		return nil, errkind.New(errkind.NotSupported, op, "the Level Zero loader lacks the module and kernel entry points")
 	}
@@ -90,31 +71,23 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 	}
 	defer q.ctx.unlock()
 	c := &q.ctx.progs
-	key := progKey{dev: q.dev.h, src: unsafe.String(&src.SPIRV[0], len(src.SPIRV)), flags: src.Options}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, errValue(op, "the queue's context is closed")
-	}
-	if p := c.progs[key]; p != nil {
-		return p, nil
-	}
-	key.src, key.flags = strings.Clone(key.src), strings.Clone(key.flags)
-	direct := api.DirectHandles(ch)
-	m, log, err := api.ModuleCreate(ch, q.dev.h, []byte(key.src), append([]byte(key.flags), 0), direct)
-	if err != nil {
-		if !direct {
-			log = "(no build log: the Level Zero loader wraps handles, and does not wrap the log of a failed build; docs/native.md)"
+	p, err := c.progs.Get(op, programs.LookupKey(uintptr(q.dev.h), "", src.SPIRV, src.Options), func(key programs.Key) (*Program, error) {
+		direct := api.DirectHandles(ch)
+		m, log, err := api.ModuleCreate(ch, q.dev.h, []byte(key.Src), key.CFlags(), direct)
+		if err != nil {
+			if !direct {
+				log = "(no build log: the Level Zero loader wraps handles, and does not wrap the log of a failed build; docs/native.md)"
+			}
+			return nil, &usm.BuildError{Op: "zeModuleCreate", Log: log, Err: err}
 		}
-		return nil, &usm.BuildError{Op: "zeModuleCreate", Log: log, Err: err}
+		p := &Program{ctx: q.ctx, dev: q.dev, key: key, cache: c}
+		p.h.Init(uintptr(m), "ze_module_handle_t", livePrograms)
+		q.ctx.children.Add(1)
+		return p, nil
+	})
+	if err != nil {
+		return nil, err // a nil *Program in the interface would not be nil
 	}
-	p := &Program{ctx: q.ctx, dev: q.dev, key: key, cache: c, kernels: map[string]*usm.Kernel{}}
-	p.h.Init(uintptr(m), "ze_module_handle_t", livePrograms)
-	q.ctx.children.Add(1)
-	if c.progs == nil {
-		c.progs = map[progKey]*Program{}
-	}
-	c.progs[key] = p
 	return p, nil
 }
 
@@ -126,11 +99,10 @@ type Program struct {
 	h     ffi.Handle
 	ctx   *Context
 	dev   *device
-	key   progKey
+	key   programs.Key
 	cache *progCache
 
-	mu      sync.Mutex
-	kernels map[string]*usm.Kernel
+	kernels programs.Kernels[*usm.Kernel]
 }
 
 var _ usm.Program = (*Program)(nil)
@@ -139,28 +111,20 @@ var _ usm.Program = (*Program)(nil)
 // name); a name the module lacks is a usm.ErrValue error.
 func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 	const op = "levelzero.Program.Kernel"
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if k := p.kernels[name]; k != nil {
-		return k, nil
-	}
-	mh, err := p.h.RLock(op)
-	if err != nil {
-		return nil, err
-	}
-	defer p.h.RUnlock()
-	if strings.IndexByte(name, 0) >= 0 {
-		return nil, errValue(op, "the kernel name holds a NUL byte")
-	}
-	kh, n, err := api.KernelCreate(zeapi.Module(mh), append([]byte(name), 0))
-	if err != nil {
-		return nil, errkind.Wrap(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the module", err)
-	}
-	kl := &kernel{prog: p, name: name, vals: make([]uint64, n), q: new(zeapi.TypeQuery)}
-	kl.h.Init(uintptr(kh), "ze_kernel_handle_t", liveKernels)
-	k := usm.NewKernel(name, n, kl)
-	p.kernels[name] = k
-	return k, nil
+	return p.kernels.Get(op, name, func(cname []byte) (*usm.Kernel, error) {
+		mh, err := p.h.RLock(op)
+		if err != nil {
+			return nil, err
+		}
+		defer p.h.RUnlock()
+		kh, n, err := api.KernelCreate(zeapi.Module(mh), cname)
+		if err != nil {
+			return nil, errkind.Wrap(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the module", err)
+		}
+		kl := &kernel{prog: p, name: name, vals: make([]uint64, n), q: new(zeapi.TypeQuery)}
+		kl.h.Init(uintptr(kh), "ze_kernel_handle_t", liveKernels)
+		return usm.NewKernel(name, n, kl), nil
+	})
 }
 
 // Close releases the kernels and the module (zeKernelDestroy,
@@ -170,25 +134,15 @@ func (p *Program) Close() error {
 	if p == nil {
 		return nil
 	}
-	p.cache.mu.Lock()
-	if p.cache.progs[p.key] == p {
-		delete(p.cache.progs, p.key)
-	}
-	p.cache.mu.Unlock()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for name, k := range p.kernels {
-		if err := k.Close(); err != nil {
-			return err
-		}
-		delete(p.kernels, name)
-	}
-	return p.h.Close(func(raw uintptr) error {
-		if err := api.ModuleDestroy(zeapi.Module(raw)); err != nil {
-			return err
-		}
-		p.ctx.children.Add(-1)
-		return nil
+	p.cache.progs.Drop(p.key, p)
+	return p.kernels.Close(func() error {
+		return p.h.Close(func(raw uintptr) error {
+			if err := api.ModuleDestroy(zeapi.Module(raw)); err != nil {
+				return err
+			}
+			p.ctx.children.Add(-1)
+			return nil
+		})
 	})
 }
 
@@ -208,7 +162,7 @@ type kernel struct {
 	count zeapi.GroupCount
 	last  usm.Range // the range group and count were set for
 	waits []zeapi.Event
-	used  []uint64
+	pins  evtable.Pins // this package's events the launch follows
 }
 
 // Launch implements usm.Launcher: q must be an immediate command list of
@@ -262,33 +216,22 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 			return usm.Event{}, errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name), err)
 		}
 	}
-	k.waits, k.used = k.waits[:0], k.used[:0]
+	k.waits = k.waits[:0]
 	defer k.doneWaits()
-	for i, e := range after {
-		src, id := e.Source()
-		if src != usm.EventSource(events) {
-			if err := e.Wait(); err != nil {
-				return usm.Event{}, errkind.Wrap(errkind.Value, op, "event "+strconv.Itoa(i)+" of another runtime", err)
-			}
-			continue
-		}
-		le, ok := events.t.Use(id)
-		if !ok {
-			return usm.Event{}, errValue(op, "event "+strconv.Itoa(i)+" was released")
-		}
-		k.used = append(k.used, id)
+	err = evtable.Follow(events.t, usm.EventSource(events), after, &k.pins, op, func(_ int, le launchEvent) error {
 		eh, err := le.ev.rlock(op)
 		if err != nil {
-			return usm.Event{}, err
+			return err
 		}
-		le.ev.h.RUnlock() // the pin (Use) keeps it alive until doneWaits
+		le.ev.h.RUnlock() // the pin (Follow) keeps it alive until doneWaits
 		if le.ctx.Native() != p.ctx.Native() {
-			if err := api.EventHostSynchronize(eh, zeapi.Infinite); err != nil {
-				return usm.Event{}, err
-			}
-			continue
+			return api.EventHostSynchronize(eh, zeapi.Infinite)
 		}
 		k.waits = append(k.waits, eh)
+		return nil
+	})
+	if err != nil {
+		return usm.Event{}, err
 	}
 	ev, err := p.cache.evs.get(p.ctx)
 	if err != nil {
@@ -347,12 +290,7 @@ func (k *kernel) setRange(kh zeapi.Kernel, r usm.Range) error {
 }
 
 func (k *kernel) doneWaits() {
-	for _, id := range k.used {
-		if le, rel := events.t.Done(id); rel {
-			le.cache.evs.put(le.ev, false)
-		}
-	}
-	k.used = k.used[:0]
+	events.t.Unpin(&k.pins, func(le launchEvent) { le.cache.evs.put(le.ev, false) })
 	clear(k.waits)
 }
 

@@ -96,7 +96,7 @@ func (b *Backend) release() error {
 	var first error
 	for _, p := range b.plats {
 		// Programs first: each holds a reference to the context.
-		if err := p.ctx.s.progs.close(); err != nil && first == nil {
+		if err := p.ctx.s.progs.Close(); err != nil && first == nil {
 			first = err
 		}
 		for _, d := range p.devs {

@@ -19,25 +19,8 @@ import (
 // on each OpenCL runtime.
 func BenchmarkLaunchEmpty(b *testing.B) {
 	benchEach(b, func(b *testing.B, r rt) {
-		p, err := usm.BuildProgram(r.q, kernelSrc)
-		require.NoError(b, err)
-		k, err := p.Kernel("empty")
-		require.NoError(b, err)
-		b.Run("go", func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				ev, err := k.Launch(r.q, usm.NDRange(1), nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := ev.Wait(); err != nil {
-					b.Fatal(err)
-				}
-				if err := ev.Close(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		p, k := testutil.BuildKernel(b, r.q, kernelSrc, "empty")
+		testutil.BenchLaunch(b, k, r.q)
 		b.Run("c-enqueue", func(b *testing.B) {
 			peer, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDLocal, testutil.BuildLaunchPeer(b))
 			require.NoError(b, err)
@@ -65,26 +48,9 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 // argument slices.
 func TestKernelLaunchAllocatesNothing(t *testing.T) {
 	each(t, func(t *testing.T, r rt) {
-		p, err := usm.BuildProgram(r.q, kernelSrc)
-		require.NoError(t, err)
-		k, err := p.Kernel("fill")
-		require.NoError(t, err)
+		_, k := testutil.BuildKernel(t, r.q, kernelSrc, "fill")
 		yp, _ := floats(t, r, 64)
-		args := []usm.Arg{usm.Pointer(yp), usm.Scalar(float32(2))}
-		launch := func() {
-			ev, err := k.Launch(r.q, usm.NDRange(64), nil, args...)
-			if err == nil {
-				err = ev.Wait()
-			}
-			if err == nil {
-				err = ev.Close()
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		launch()
-		n := testing.AllocsPerRun(50, launch)
+		n := testutil.LaunchAllocs(t, k, r.q, usm.NDRange(64), usm.Pointer(yp), usm.Scalar(float32(2)))
 		if cgoEnabled {
 			require.Zero(t, n)
 		} else {

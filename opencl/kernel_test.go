@@ -23,12 +23,7 @@ var kernelSrc = usm.ProgramSource{OpenCLC: testutil.KernelSource()}
 // when the test ends.
 func floats(t *testing.T, r rt, n int) (uintptr, []float32) {
 	t.Helper()
-	a, err := r.b.Alloc(r.local, usm.KindShared, uintptr(n)*4)
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, a.Free()) })
-	s := unsafe.Slice((*float32)(cmem.Ptr(a.Pointer())), n)
-	clear(s)
-	return a.Pointer(), s
+	return testutil.SharedFloats(t, r.b, r.local, n)
 }
 
 // TestKernelSaxpy builds the OpenCL C source once per context and device,

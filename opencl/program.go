@@ -2,13 +2,13 @@ package opencl
 
 import (
 	"strconv"
-	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/evtable"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/programs"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -20,39 +20,9 @@ import (
 // until the Backend closes, a queue from elsewhere (UnsafeAdoptQueue,
 // UnsafeBorrowQueue) those built through it until it closes.
 
-// progCache holds the programs built in one context.
-type progCache struct {
-	mu     sync.Mutex
-	progs  map[progKey]*Program
-	closed bool
-}
-
-type progKey struct {
-	dev        clapi.Device
-	il         bool
-	src, flags string
-}
-
-// close releases every program of the cache; later builds are refused.
-func (c *progCache) close() error {
-	if c == nil {
-		return nil
-	}
-	c.mu.Lock()
-	c.closed = true
-	ps := make([]*Program, 0, len(c.progs))
-	for _, p := range c.progs {
-		ps = append(ps, p)
-	}
-	c.mu.Unlock()
-	var first error
-	for _, p := range ps {
-		if err := p.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
+// progCache holds the programs built in one context; its Close releases
+// them all and refuses later builds.
+type progCache = programs.Cache[*Program]
 
 // cache returns the program cache of the queue's context.
 func (q *Queue) cache() *progCache {
@@ -84,51 +54,32 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 	if len(src.SPIRV) > 0 && !l.HasIL() {
 		return nil, errkind.New(errkind.NotSupported, op, "the OpenCL loader has no clCreateProgramWithIL (OpenCL < 2.1): build OpenCL C instead")
 	}
-	if strings.IndexByte(src.OpenCLC, 0) >= 0 || strings.IndexByte(src.Options, 0) >= 0 {
-		return nil, errkind.New(errkind.Value, op, "the source or options hold a NUL byte")
-	}
 	if _, err := q.lock(op); err != nil {
 		return nil, err
 	}
 	defer q.h.RUnlock()
-	key := progKey{dev: q.ndev, il: len(src.SPIRV) > 0, src: src.OpenCLC, flags: src.Options}
-	if key.il {
-		key.src = unsafe.String(&src.SPIRV[0], len(src.SPIRV)) // for the lookup only
-	}
 	c := q.cache()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, errkind.New(errkind.Value, op, "the queue's context is closed")
-	}
-	if p := c.progs[key]; p != nil {
-		return p, nil
-	}
-	key.src, key.flags = strings.Clone(key.src), strings.Clone(key.flags)
-	p, err := buildProgram(l, q, key)
+	p, err := c.Get(op, programs.LookupKey(uintptr(q.ndev), src.OpenCLC, src.SPIRV, src.Options), func(key programs.Key) (*Program, error) {
+		return buildProgram(l, q, c, key)
+	})
 	if err != nil {
-		return nil, err
+		return nil, err // a nil *Program in the interface would not be nil
 	}
-	p.cache = c
-	if c.progs == nil {
-		c.progs = map[progKey]*Program{}
-	}
-	c.progs[key] = p
 	return p, nil
 }
 
-func buildProgram(l *clapi.Lib, q *Queue, key progKey) (*Program, error) {
+func buildProgram(l *clapi.Lib, q *Queue, c *progCache, key programs.Key) (*Program, error) {
 	var id clapi.Program
 	var err error
-	if key.il {
-		id, err = l.CreateProgramWithIL(q.nctx, []byte(key.src))
+	if key.IL {
+		id, err = l.CreateProgramWithIL(q.nctx, []byte(key.Src))
 	} else {
-		id, err = l.CreateProgramWithSource(q.nctx, key.src)
+		id, err = l.CreateProgramWithSource(q.nctx, key.Src)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := l.BuildProgram(id, q.ndev, append([]byte(key.flags), 0)); err != nil {
+	if err := l.BuildProgram(id, q.ndev, key.CFlags()); err != nil {
 		log := l.BuildLog(id, q.ndev)
 		_ = l.ReleaseProgram(id)
 		return nil, &usm.BuildError{Op: "clBuildProgram", Log: log, Err: err}
@@ -137,7 +88,7 @@ func buildProgram(l *clapi.Lib, q *Queue, key progKey) (*Program, error) {
 	if state == nil {
 		state = made.state(q.nctx) // a queue from elsewhere on a context made here
 	}
-	p := &Program{key: key, ctx: q.nctx, dev: q.ndev, platform: q.platform, state: state, kernels: map[string]*usm.Kernel{}}
+	p := &Program{cache: c, key: key, ctx: q.nctx, dev: q.ndev, platform: q.platform, state: state}
 	p.h.Init(uintptr(id), "cl_program", livePrograms)
 	return p, nil
 }
@@ -148,14 +99,13 @@ func buildProgram(l *clapi.Lib, q *Queue, key progKey) (*Program, error) {
 type Program struct {
 	h        ffi.Handle
 	cache    *progCache
-	key      progKey
+	key      programs.Key
 	ctx      clapi.Context
 	dev      clapi.Device
 	platform *platform // nil if unknown
 	state    *ctxState // the Backend context's records (SVM), or nil
 
-	mu      sync.Mutex
-	kernels map[string]*usm.Kernel
+	kernels programs.Kernels[*usm.Kernel]
 }
 
 var _ usm.Program = (*Program)(nil)
@@ -164,34 +114,26 @@ var _ usm.Program = (*Program)(nil)
 // A name the program lacks is a usm.ErrValue error.
 func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 	const op = "opencl.Program.Kernel"
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if k := p.kernels[name]; k != nil {
-		return k, nil
-	}
-	pid, err := p.h.RLock(op)
-	if err != nil {
-		return nil, err
-	}
-	defer p.h.RUnlock()
-	if strings.IndexByte(name, 0) >= 0 {
-		return nil, errkind.New(errkind.Value, op, "the kernel name holds a NUL byte")
-	}
-	l, _ := lib()
-	kid, err := l.CreateKernel(clapi.Program(pid), append([]byte(name), 0))
-	if err != nil {
-		return nil, errkind.Wrap(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the program", err)
-	}
-	n, err := l.KernelNumArgs(kid)
-	if err != nil {
-		_ = l.ReleaseKernel(kid)
-		return nil, err
-	}
-	kl := &kernel{prog: p, name: name, vals: make([]uint64, n), svm: make([]bool, n)}
-	kl.h.Init(uintptr(kid), "cl_kernel", liveKernels)
-	k := usm.NewKernel(name, n, kl)
-	p.kernels[name] = k
-	return k, nil
+	return p.kernels.Get(op, name, func(cname []byte) (*usm.Kernel, error) {
+		pid, err := p.h.RLock(op)
+		if err != nil {
+			return nil, err
+		}
+		defer p.h.RUnlock()
+		l, _ := lib()
+		kid, err := l.CreateKernel(clapi.Program(pid), cname)
+		if err != nil {
+			return nil, errkind.Wrap(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the program", err)
+		}
+		n, err := l.KernelNumArgs(kid)
+		if err != nil {
+			_ = l.ReleaseKernel(kid)
+			return nil, err
+		}
+		kl := &kernel{prog: p, name: name, vals: make([]uint64, n), svm: make([]bool, n)}
+		kl.h.Init(uintptr(kid), "cl_kernel", liveKernels)
+		return usm.NewKernel(name, n, kl), nil
+	})
 }
 
 // Close releases the program's kernels and the program (clReleaseKernel,
@@ -201,24 +143,12 @@ func (p *Program) Close() error {
 	if p == nil {
 		return nil
 	}
-	if c := p.cache; c != nil {
-		c.mu.Lock()
-		if c.progs[p.key] == p {
-			delete(c.progs, p.key)
-		}
-		c.mu.Unlock()
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for name, k := range p.kernels {
-		if err := k.Close(); err != nil {
-			return err
-		}
-		delete(p.kernels, name)
-	}
-	return p.h.Close(func(id uintptr) error {
-		l, _ := lib()
-		return l.ReleaseProgram(clapi.Program(id))
+	p.cache.Drop(p.key, p)
+	return p.kernels.Close(func() error {
+		return p.h.Close(func(id uintptr) error {
+			l, _ := lib()
+			return l.ReleaseProgram(clapi.Program(id))
+		})
 	})
 }
 
@@ -235,7 +165,7 @@ type kernel struct {
 	vals  []uint64      // scalar argument values
 	svm   []bool        // which pointer arguments are SVM
 	nd    clapi.NDRange // global and local sizes, wait list, event out
-	used  []uint64      // ids of this package's events in the wait list
+	pins  evtable.Pins  // this package's events the launch follows
 	mtype uint32        // clGetMemAllocInfoINTEL's answer
 }
 
@@ -269,36 +199,25 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 	if err := k.setArgs(l, clapi.Kernel(kid), args); err != nil {
 		return usm.Event{}, err
 	}
-	k.nd.Wait, k.used = k.nd.Wait[:0], k.used[:0]
+	k.nd.Wait = k.nd.Wait[:0]
 	defer k.doneWaits(l)
-	for i, e := range after {
-		src, id := e.Source()
-		if src != usm.EventSource(events) {
-			if err := e.Wait(); err != nil {
-				return usm.Event{}, errkind.Wrap(errkind.Value, op, "event "+strconv.Itoa(i)+" of another runtime", err)
-			}
-			continue
-		}
-		h, ok := events.t.Use(id)
-		if !ok {
-			return usm.Event{}, errkind.New(errkind.Value, op, "event "+strconv.Itoa(i)+" was released")
-		}
-		k.used = append(k.used, id)
+	err = evtable.Follow(events.t, usm.EventSource(events), after, &k.pins, op, func(_ int, h *clEvent) error {
 		if h.ctx != k.prog.ctx { // events order queues of one context only
-			if err := l.WaitForEvent(&h.ev); err != nil { // h is a box (below): no allocation
-				return usm.Event{}, err
-			}
-			continue
+			return l.WaitForEvent(&h.ev) // h is a box (below): no allocation
 		}
 		if h.q != clapi.Queue(qid) {
 			// Another queue may wait for an event of a queue only once
 			// that queue was flushed (docs/native.md); the event holds a
 			// reference to its queue, so the handle is live.
 			if err := l.Flush(h.q); err != nil {
-				return usm.Event{}, err
+				return err
 			}
 		}
 		k.nd.Wait = append(k.nd.Wait, h.ev)
+		return nil
+	})
+	if err != nil {
+		return usm.Event{}, err
 	}
 	for i := range r.Dims {
 		k.nd.Global[i], k.nd.Local[i] = uintptr(r.Global[i]), uintptr(r.Local[i])
@@ -372,12 +291,9 @@ func (k *kernel) pointerKind(l *clapi.Lib, u clapi.USM, p uintptr) (svm bool, er
 }
 
 func (k *kernel) doneWaits(l *clapi.Lib) {
-	for _, id := range k.used {
-		if h, rel := events.t.Done(id); rel {
-			_ = events.release(l, h) // the launch's outcome stands; a failed release leaves a cl_event
-		}
-	}
-	k.used = k.used[:0]
+	events.t.Unpin(&k.pins, func(h *clEvent) {
+		_ = events.release(l, h) // the launch's outcome stands; a failed release leaves a cl_event
+	})
 	clear(k.nd.Wait)
 }
 

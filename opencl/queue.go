@@ -193,7 +193,7 @@ func (q *Queue) Close() error {
 func (q *Queue) close() error {
 	if q.ctx == nil && q.progs != nil {
 		// Programs built through the queue go first: they hold the context.
-		if err := q.progs.close(); err != nil {
+		if err := q.progs.Close(); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package usm
 import (
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/usmbridge/usmbridge/dtype"
@@ -24,14 +25,20 @@ type ProgramSource struct {
 	Options string
 }
 
-// Check reports a source that is neither or both of OpenCL C and SPIR-V
-// (ErrValue).
+// Check reports a source that is neither or both of OpenCL C and SPIR-V,
+// or whose OpenCL C or options hold a NUL byte (every runtime takes them
+// as C strings): ErrValue.
 func (s ProgramSource) Check() error {
+	const op = "usm.BuildProgram"
 	switch {
 	case s.OpenCLC == "" && len(s.SPIRV) == 0:
-		return errkind.New(errkind.Value, "usm.BuildProgram", "the program has neither OpenCL C source nor SPIR-V")
+		return errkind.New(errkind.Value, op, "the program has neither OpenCL C source nor SPIR-V")
 	case s.OpenCLC != "" && len(s.SPIRV) != 0:
-		return errkind.New(errkind.Value, "usm.BuildProgram", "the program has both OpenCL C source and SPIR-V; give one")
+		return errkind.New(errkind.Value, op, "the program has both OpenCL C source and SPIR-V; give one")
+	case strings.IndexByte(s.OpenCLC, 0) >= 0:
+		return errkind.New(errkind.Value, op, "the OpenCL C source holds a NUL byte")
+	case strings.IndexByte(s.Options, 0) >= 0:
+		return errkind.New(errkind.Value, op, "the options hold a NUL byte")
 	}
 	return nil
 }

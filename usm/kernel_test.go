@@ -141,6 +141,11 @@ func TestBuildProgramRefusals(t *testing.T) {
 	assert.ErrorIs(t, err, usm.ErrValue, "no source")
 	_, err = usm.BuildProgram(q, usm.ProgramSource{OpenCLC: "x", SPIRV: []byte{1}})
 	assert.ErrorIs(t, err, usm.ErrValue, "two sources")
+	_, err = usm.BuildProgram(q, usm.ProgramSource{OpenCLC: "kernel void k(void) {}\x00"})
+	assert.ErrorIs(t, err, usm.ErrValue, "a NUL byte in the source")
+	_, err = usm.BuildProgram(q, usm.ProgramSource{SPIRV: []byte{0x03, 0x02, 0x23, 0x07, 0}, Options: "-O2\x00"})
+	assert.ErrorIs(t, err, usm.ErrValue, "a NUL byte in the options")
+	assert.NoError(t, usm.ProgramSource{SPIRV: []byte{0x03, 0x02, 0x23, 0x07, 0}}.Check(), "SPIR-V is binary: NUL bytes are its own")
 	_, err = usm.BuildProgram(nil, usm.ProgramSource{OpenCLC: "x"})
 	assert.ErrorIs(t, err, usm.ErrNotSupported)
 	be := &usm.BuildError{Op: "clBuildProgram", Log: "line 1: error", Err: errors.New("failed")}

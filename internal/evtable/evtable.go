@@ -6,12 +6,16 @@
 // a second Close of an Event (or a Close of a copy) never reaches the
 // runtime. A waiter pins its slot (Use, Done), so an event released while
 // someone waits on it is handed back to the runtime by the last waiter
-// instead of under it.
+// instead of under it. A launch goes through the events it follows with
+// Follow, which waits on the host for those of other runtimes and pins
+// its own table's until Unpin: one rule for every backend.
 package evtable
 
 import (
+	"strconv"
 	"sync"
 
+	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/live"
 )
 
@@ -145,4 +149,58 @@ func (t *Table[T]) find(id uint64) *slot[T] {
 		return nil
 	}
 	return s
+}
+
+// Event is an event a launch follows, as Follow sees it: usm.Event's
+// methods (evtable imports nothing above internal/, so usm.Event is a
+// type argument; S is usm.EventSource).
+type Event[S comparable] interface {
+	Source() (S, uint64)
+	Wait() error
+}
+
+// Pins are the ids of a table's events that one launch follows, pinned
+// (Use) from Follow until Unpin. A launcher keeps its Pins, so a launch
+// allocates nothing once they have grown to its longest list.
+type Pins []uint64
+
+// Follow goes through the events a launch follows, in order. One of
+// another source than self (another runtime's, another Backend's) is
+// waited for on the host, there and then. One of self, whose table t is,
+// is pinned, its id added to pins, and handed to own with its index: own
+// puts it on the launch's wait list, or waits for it itself. A released
+// event of t is an ErrValue error, as is a failed wait for another's (op
+// names the launch). Whatever Follow returns, the caller ends the pins
+// with Unpin once the runtime no longer reads the wait list.
+func Follow[T any, S comparable, E Event[S]](t *Table[T], self S, after []E, pins *Pins, op string, own func(i int, h T) error) error {
+	for i, e := range after {
+		src, id := e.Source()
+		if src != self {
+			if err := e.Wait(); err != nil {
+				return errkind.Wrap(errkind.Value, op, "event "+strconv.Itoa(i)+" of another runtime", err)
+			}
+			continue
+		}
+		h, ok := t.Use(id)
+		if !ok {
+			return errkind.New(errkind.Value, op, "event "+strconv.Itoa(i)+" was released")
+		}
+		*pins = append(*pins, id)
+		if err := own(i, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Unpin ends a launch's pins (Done): each event released meanwhile, whose
+// last user the launch was, goes to release. pins is then empty, for the
+// next launch.
+func (t *Table[T]) Unpin(pins *Pins, release func(h T)) {
+	for _, id := range *pins {
+		if h, rel := t.Done(id); rel {
+			release(h)
+		}
+	}
+	*pins = (*pins)[:0]
 }

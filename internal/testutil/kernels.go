@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"unsafe"
 
+	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/usm"
 )
 
 // KernelSource returns testdata/kernels.cl: the OpenCL C kernels the
@@ -81,4 +84,83 @@ func BuildLaunchPeer(tb testing.TB) string {
 		tb.Fatalf("building the launch peer: %v\n%s", err, b)
 	}
 	return out
+}
+
+// BuildKernel builds src for q's context and device (usm.BuildProgram)
+// and returns the program with its kernel of that name; either failing
+// fails tb.
+func BuildKernel(tb testing.TB, q usm.Queue, src usm.ProgramSource, name string) (usm.Program, *usm.Kernel) {
+	tb.Helper()
+	p, err := usm.BuildProgram(q, src)
+	if err != nil {
+		tb.Fatalf("building the program: %v", err)
+	}
+	k, err := p.Kernel(name)
+	if err != nil {
+		tb.Fatalf("kernel %q: %v", name, err)
+	}
+	return p, k
+}
+
+// SharedFloats allocates n float32 of shared memory on device dev of a,
+// freed when tb ends, and returns its address and the memory as a slice,
+// zeroed.
+func SharedFloats(tb testing.TB, a usm.Allocator, dev, n int) (uintptr, []float32) {
+	tb.Helper()
+	m, err := a.Alloc(dev, usm.KindShared, uintptr(n)*4)
+	if err != nil {
+		tb.Fatalf("allocating %d float32: %v", n, err)
+	}
+	tb.Cleanup(func() {
+		if err := m.Free(); err != nil {
+			tb.Errorf("freeing %d float32: %v", n, err)
+		}
+	})
+	s := unsafe.Slice((*float32)(cmem.Ptr(m.Pointer())), n)
+	clear(s)
+	return m.Pointer(), s
+}
+
+// LaunchWait launches k on q over r with args, waits for the launch and
+// closes its event: one launch, as the launch benchmarks time it and the
+// allocation tests count it.
+func LaunchWait(k *usm.Kernel, q usm.Queue, r usm.Range, args ...usm.Arg) error {
+	ev, err := k.Launch(q, r, nil, args...)
+	if err != nil {
+		return err
+	}
+	if err := ev.Wait(); err != nil {
+		return err
+	}
+	return ev.Close()
+}
+
+// BenchLaunch is the "go" half of every backend's BenchmarkLaunchEmpty:
+// k, the empty kernel, launched on q over one work-item through
+// usm.Kernel, waited for and its event closed, per iteration. The other
+// half is the same launch written in C against the runtime
+// (testdata/launchpeer.c), each backend's own.
+func BenchLaunch(b *testing.B, k *usm.Kernel, q usm.Queue) {
+	b.Run("go", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := LaunchWait(k, q, usm.NDRange(1)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// LaunchAllocs returns the allocations of one LaunchWait, averaged over
+// 50, after a first launch that grows the kernel's memory and the event
+// tables to it. A failed launch fails tb.
+func LaunchAllocs(tb testing.TB, k *usm.Kernel, q usm.Queue, r usm.Range, args ...usm.Arg) float64 {
+	tb.Helper()
+	launch := func() {
+		if err := LaunchWait(k, q, r, args...); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	launch()
+	return testing.AllocsPerRun(50, launch)
 }
