@@ -169,10 +169,7 @@ func TestDocsPython(t *testing.T) {
 	if raceEnabled {
 		t.Skip("runs without -race only: the blocks run in other processes")
 	}
-	py := os.Getenv("USMBRIDGE_PYTHON")
-	if py == "" {
-		testutil.Runtime(t, testutil.Python, errkind.New(errkind.NotAvailable, "docs", "USMBRIDGE_PYTHON is not set"))
-	}
+	py := testutil.ProjectPython(t)
 	// The docs show NumPy, dpctl and dpnp on an opencl:cpu device, and jax
 	// and tvm-ffi: the project's .venv has them all.
 	if err := exec.Command(py, "-c", "import numpy, dpctl, dpnp, jax, tvm_ffi; dpctl.SyclDevice('opencl:cpu')").Run(); err != nil {

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"os"
 	"os/exec"
 	"testing"
 
@@ -54,11 +53,5 @@ func TestNativeModule(t *testing.T) {
 	if out, err := exec.Command(py, "-c", "import dpctl, dpnp; dpctl.SyclDevice('opencl:cpu')").CombinedOutput(); err != nil {
 		testutil.Runtime(t, testutil.Dpctl, errkind.Wrap(errkind.NotAvailable, "test", "dpctl and dpnp with an opencl:cpu device: "+string(out), err))
 	}
-	cmd := exec.Command(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "nativemod/test_nativemod.py")
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("pytest: %v", err)
-	}
+	testutil.Pytest(t, py, "", []string{"PYTHONPATH=" + dir}, "nativemod/test_nativemod.py")
 }

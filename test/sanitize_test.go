@@ -31,10 +31,7 @@ func TestSanitized(t *testing.T) {
 	if raceEnabled {
 		t.Skip("runs without -race only: it tests other processes") // and -asan and -race do not mix
 	}
-	py := os.Getenv("USMBRIDGE_PYTHON")
-	if py == "" {
-		testutil.Runtime(t, testutil.Python, errkind.New(errkind.NotAvailable, "sanitize", "USMBRIDGE_PYTHON is not set"))
-	}
+	py := testutil.ProjectPython(t)
 	cc, err := exec.LookPath("gcc")
 	if err != nil {
 		testutil.Runtime(t, testutil.CCompiler, errkind.Wrap(errkind.NotAvailable, "sanitize", "no gcc for the sanitizer runtimes", err))

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 )
 
@@ -21,14 +20,9 @@ import (
 // refused, so a stub that typed everything Any would fail (issue 29,
 // item 6).
 func TestStubs(t *testing.T) {
-	py := os.Getenv("USMBRIDGE_PYTHON")
-	if py != "" {
-		if err := exec.Command(py, "-c", "import mypy").Run(); err != nil {
-			testutil.Runtime(t, testutil.Python, errkind.Wrap(errkind.NotAvailable, "stubs", "mypy is not installed (requirements-test.txt)", err))
-		}
-	}
+	testutil.Imports(t, testutil.ProjectPython(t), testutil.Python, "mypy")
 	dir := t.TempDir()
-	py = buildModule(t, dir, "--stubs", "../examples/saxpy")
+	py := buildModule(t, dir, "--stubs", "../examples/saxpy")
 	buildModule(t, dir, "--stubs", "extmod")
 	buildModule(t, dir, "--stubs", "../examples/linalg")
 	stubs, _ := filepath.Glob(filepath.Join(dir, "*.pyi"))

@@ -16,6 +16,20 @@
 // runtime (a comma-separated list, or "all"), the same error fails the test:
 // CI sets it for every runtime it installs, so a green run means the real
 // runtimes ran. Any other error always fails.
+//
+// # Go extension modules and their Python tests
+//
+// Tests of Go extension modules (the examples', test/'s, python/ext's)
+// build them with the command users run, `python -m usmbridge.build`, and
+// run Python tests against them, with the same skips (ProjectPython alone
+// where nothing is built):
+//
+//	py := testutil.ModulePython(t) // $USMBRIDGE_PYTHON and a C compiler
+//	testutil.Imports(t, py, testutil.Dpctl, "pytest", "dpctl", "dpnp")
+//	dir := t.TempDir()
+//	testutil.BuildModule(t, py, dir, ".")
+//	out := testutil.Pytest(t, py, "", []string{"PYTHONPATH=" + dir}, "test_x.py")
+//	testutil.AllRan(t, out) // no test skipped
 package testutil
 
 import (

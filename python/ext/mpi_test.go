@@ -30,12 +30,7 @@ func TestMPI(t *testing.T) {
 	if _, err := os.Stat(mpiexec); err != nil {
 		testutil.Runtime(t, testutil.MPI, errkind.Wrap(errkind.NotAvailable, "ext", "no mpiexec", err))
 	}
-	py := os.Getenv("USMBRIDGE_PYTHON")
-	if py != "" {
-		if err := exec.Command(py, "-c", "import mpi4py.MPI").Run(); err != nil {
-			testutil.Runtime(t, testutil.MPI, errkind.Wrap(errkind.NotAvailable, "ext", "mpi4py not importable", err))
-		}
-	}
+	testutil.Imports(t, testutil.ProjectPython(t), testutil.MPI, "mpi4py.MPI")
 	py, lib := buildExtension(t, "mpi4py.MPI")
 	pkg, err := filepath.Abs(pythonDir)
 	if err != nil {
