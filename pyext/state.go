@@ -181,15 +181,6 @@ func (e *panicError) Error() string { return fmt.Sprintf("Go panic in %s(): %v",
 
 var userPanics atomic.Int64
 
-// recoverUser stops a panic of a Go function Python called and makes it
-// the call's error, with the stack on standard error: a bug in the
-// function, which must not take the process down.
-func recoverUser(fn string, errp *error) {
-	if v := recover(); v != nil {
-		*errp = userPanic(fn, v)
-	}
-}
-
 // userPanic is the error of a Go function's panic v, counted and logged
 // with its stack (the deferred caller recovered it).
 func userPanic(fn string, v any) error {
