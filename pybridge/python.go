@@ -345,11 +345,15 @@ var gilTurns = make(chan struct{}, 32)
 // back, and an exception left pending becomes the error, as in Do. A
 // thread that does not hold the GIL gets an error and fn does not run.
 func (py *Python) DoHeld(fn func(g *GIL) error) (err error) {
-	if !py.api.GILCheck() {
+	held, pending := py.api.GILCheckPending() // one crossing: an extension call makes one per array it imports
+	if !held {
 		return errors.New("pybridge.DoHeld: the calling thread does not hold the GIL") // no kind: RuntimeError
 	}
 	g := &py.gil
-	aside := g.setAside()
+	var aside uintptr
+	if pending != 0 {
+		aside = g.takePending()
+	}
 	defer g.putBack(aside, &err)
 	g.dropReleased()
 	return fn(g)
@@ -358,12 +362,17 @@ func (py *Python) DoHeld(fn func(g *GIL) error) (err error) {
 // setAside takes the pending Python exception, if any (0 if none), so
 // that the calls that follow run with none; putBack restores it.
 func (g *GIL) setAside() uintptr {
-	a := g.api()
-	if a.ErrOccurred() == 0 {
+	if g.api().ErrOccurred() == 0 {
 		return 0
 	}
-	t, v := a.ErrTake()
-	a.DecRef(t)
+	return g.takePending()
+}
+
+// takePending is setAside for a caller that knows an exception is
+// pending.
+func (g *GIL) takePending() uintptr {
+	t, v := g.api().ErrTake()
+	g.api().DecRef(t)
 	return v
 }
 

@@ -41,6 +41,22 @@ static int64_t ffi_status6_each(uintptr_t fn, const uintptr_t *args, int32_t n)
 	}
 	return (int64_t)n << 32;
 }
+
+// ffi_call0_then calls f, which returns a C int, and g only if f returned
+// nonzero: both results (g's 0 when it was not called). Only f's int is
+// read: the bits of the register above it are not the callee's to set.
+typedef struct {
+	int32_t f;
+	uintptr_t g;
+} ffi_pair;
+
+static ffi_pair ffi_call0_then(uintptr_t f, uintptr_t g)
+{
+	ffi_pair r = {((int32_t(*)(void))f)(), 0};
+	if (r.f != 0)
+		r.g = ((uintptr_t(*)(void))g)();
+	return r;
+}
 */
 import "C"
 
@@ -118,4 +134,10 @@ func call10(fn uintptr, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 uintptr) uintptr 
 func status6Each(fn uintptr, args *[MaxStatusCalls][6]uintptr, n int) (int, int32) {
 	r := int64(C.ffi_status6_each(C.uintptr_t(fn), (*C.uintptr_t)(unsafe.Pointer(&args[0][0])), C.int32_t(n)))
 	return int(r >> 32), int32(uint32(r))
+}
+
+// call0Then is Fn.Call0Then with cgo: both calls in one crossing.
+func call0Then(f, g uintptr) (int32, uintptr) {
+	r := C.ffi_call0_then(C.uintptr_t(f), C.uintptr_t(g))
+	return int32(r.f), uintptr(r.g)
 }

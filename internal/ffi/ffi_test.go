@@ -2,6 +2,7 @@ package ffi
 
 import (
 	"errors"
+	"os"
 	"runtime"
 	"testing"
 	"unsafe"
@@ -163,4 +164,19 @@ func TestStatus6Each(t *testing.T) {
 		assert.Zero(t, testing.AllocsPerRun(100, func() { memcmp.Status6Each(&rows, 2) }))
 	}
 	assert.Panics(t, func() { memcmp.Status6Each(&rows, MaxStatusCalls+1) })
+}
+
+// Call0Then calls the second function only when the first returned
+// nonzero, and gives both results.
+func TestCall0Then(t *testing.T) {
+	l, err := OpenLib(RTLDNow|RTLDLocal, "libc.so.6")
+	require.NoError(t, err)
+	var getpid, getppid, schedYield Fn
+	require.NoError(t, l.Resolve(Required(&getpid, "getpid"), Required(&getppid, "getppid"), Required(&schedYield, "sched_yield")))
+	f, g := getpid.Call0Then(getppid)
+	assert.Equal(t, int32(os.Getpid()), f)
+	assert.Equal(t, uintptr(os.Getppid()), g)
+	f, g = schedYield.Call0Then(getpid) // sched_yield returns 0: getpid is not called
+	assert.Zero(t, f)
+	assert.Zero(t, g)
 }

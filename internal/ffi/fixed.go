@@ -95,3 +95,11 @@ func (f Fn) Status6Each(args *[MaxStatusCalls][6]uintptr, n int) (int, int32) {
 	}
 	return status6Each(uintptr(f), args, n)
 }
+
+// Call0Then calls f, a C function of no arguments that returns an int,
+// and then g, another of no arguments, only if f returned nonzero: a
+// check and the read it guards (whether the thread holds the GIL, then
+// whether an exception is pending, which only a thread that holds it may
+// ask) in one crossing into C with cgo. It returns f's int and g's
+// result (0 where g was not called).
+func (f Fn) Call0Then(g Fn) (int32, uintptr) { return call0Then(uintptr(f), uintptr(g)) }

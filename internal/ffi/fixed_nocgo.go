@@ -72,3 +72,13 @@ func status6Each(fn uintptr, args *[MaxStatusCalls][6]uintptr, n int) (int, int3
 	}
 	return n, 0
 }
+
+// call0Then is Fn.Call0Then without cgo: two SyscallN.
+func call0Then(f, g uintptr) (int32, uintptr) {
+	r, _, _ := purego.SyscallN(f)
+	if int32(uint32(r)) == 0 {
+		return 0, 0
+	}
+	r2, _, _ := purego.SyscallN(g)
+	return int32(uint32(r)), r2
+}

@@ -293,6 +293,14 @@ func (a *API) GILRelease(st uintptr) { a.gilRelease.Call1(st) }
 // GILCheck reports whether this OS thread holds the GIL (any thread may ask).
 func (a *API) GILCheck() bool { return a.gilCheck.Call0() != 0 }
 
+// GILCheckPending is GILCheck, then, for a thread that holds the GIL,
+// ErrOccurred (which only such a thread may call): the pending exception
+// type or 0. One crossing into C with cgo (ffi.Fn.Call0Then).
+func (a *API) GILCheckPending() (held bool, pending uintptr) {
+	h, p := a.gilCheck.Call0Then(a.errOccurred)
+	return h != 0, p
+}
+
 // IncRef adds a reference to o (NULL is ignored, as by Py_IncRef). With
 // fastRefs it is Py_INCREF itself, ob_refcnt++, which is what the macro
 // compiles to on a 3.10/3.11 release build: the GIL, which the caller

@@ -1,0 +1,5 @@
+//go:build cgo
+
+package pybridge
+
+const cgoEnabled = true
