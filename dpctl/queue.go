@@ -53,13 +53,9 @@ func (q *Queue) Ref() uintptr { return q.ref }
 // exception escape.
 func (q *Queue) Wait() error {
 	defer runtime.KeepAlive(q)
-	a := q.b.api
-	ev := a.QueueSubmitBarrier(q.ref)
-	if ev == 0 {
+	if !q.b.api.QueueBarrierWait(q.ref) {
 		return errkind.New(errkind.Value, "dpctl.Queue.Wait", "DPCTLQueue_SubmitBarrier failed")
 	}
-	a.EventWait(ev)
-	a.EventDelete(ev)
 	return nil
 }
 

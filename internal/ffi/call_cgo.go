@@ -57,6 +57,18 @@ static ffi_pair ffi_call0_then(uintptr_t f, uintptr_t g)
 		r.g = ((uintptr_t(*)(void))g)();
 	return r;
 }
+
+// ffi_call1_use calls f(a) and, when it returns a handle (nonzero), use
+// then release with it: the handle, 0 if f made none.
+static uintptr_t ffi_call1_use(uintptr_t f, uintptr_t use, uintptr_t release, uintptr_t a)
+{
+	uintptr_t h = ((uintptr_t(*)(uintptr_t))f)(a);
+	if (h != 0) {
+		((void (*)(uintptr_t))use)(h);
+		((void (*)(uintptr_t))release)(h);
+	}
+	return h;
+}
 */
 import "C"
 
@@ -140,4 +152,9 @@ func status6Each(fn uintptr, args *[MaxStatusCalls][6]uintptr, n int) (int, int3
 func call0Then(f, g uintptr) (int32, uintptr) {
 	r := C.ffi_call0_then(C.uintptr_t(f), C.uintptr_t(g))
 	return int32(r.f), uintptr(r.g)
+}
+
+// call1Use is Fn.Call1Use with cgo: the three calls in one crossing.
+func call1Use(f, use, release, a uintptr) uintptr {
+	return uintptr(C.ffi_call1_use(C.uintptr_t(f), C.uintptr_t(use), C.uintptr_t(release), C.uintptr_t(a)))
 }

@@ -180,3 +180,20 @@ func TestCall0Then(t *testing.T) {
 	assert.Zero(t, f)
 	assert.Zero(t, g)
 }
+
+// Call1Use hands the handle f made to use (and then release), and calls
+// neither when f made none: strdup's copy goes to putenv, which getenv
+// then finds; getenv of a missing variable makes no handle, and abort is
+// not called.
+func TestCall1Use(t *testing.T) {
+	l, err := OpenLib(RTLDNow|RTLDLocal, "libc.so.6")
+	require.NoError(t, err)
+	var strdup, putenv, strlen, getenv, abort Fn
+	require.NoError(t, l.Resolve(Required(&strdup, "strdup"), Required(&putenv, "putenv"), Required(&strlen, "strlen"),
+		Required(&getenv, "getenv"), Required(&abort, "abort")))
+	set, name, missing := []byte("USMBRIDGE_CALL1USE_TEST=yes\x00"), []byte("USMBRIDGE_CALL1USE_TEST\x00"), []byte("USMBRIDGE_NO_SUCH_VARIABLE\x00")
+	h := strdup.Call1Use(putenv, strlen, uintptr(unsafe.Pointer(&set[0]))) // putenv keeps the copy
+	require.NotZero(t, h)
+	assert.NotZero(t, getenv.Call1(uintptr(unsafe.Pointer(&name[0]))), "use ran with the handle")
+	assert.Zero(t, getenv.Call1Use(abort, abort, uintptr(unsafe.Pointer(&missing[0]))))
+}

@@ -103,3 +103,15 @@ func (f Fn) Status6Each(args *[MaxStatusCalls][6]uintptr, n int) (int, int32) {
 // ask) in one crossing into C with cgo. It returns f's int and g's
 // result (0 where g was not called).
 func (f Fn) Call0Then(g Fn) (int32, uintptr) { return call0Then(uintptr(f), uintptr(g)) }
+
+// Call1Use calls f, a C function of one integer argument that returns a
+// handle (0 for none), and, when it returned one, use and then release,
+// C functions of that handle whose results are not read: a handle made,
+// used and let go (an event submitted, waited for and deleted: a wait on
+// a queue) in one crossing into C with cgo. It returns the handle, which
+// is released already (0: f made none).
+//
+//go:uintptrescapes
+func (f Fn) Call1Use(use, release Fn, a uintptr) uintptr {
+	return call1Use(uintptr(f), uintptr(use), uintptr(release), a)
+}

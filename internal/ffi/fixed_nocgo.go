@@ -82,3 +82,13 @@ func call0Then(f, g uintptr) (int32, uintptr) {
 	r2, _, _ := purego.SyscallN(g)
 	return int32(uint32(r)), r2
 }
+
+// call1Use is Fn.Call1Use without cgo: three SyscallN.
+func call1Use(f, use, release, a uintptr) uintptr {
+	h, _, _ := purego.SyscallN(f, a)
+	if h != 0 {
+		purego.SyscallN(use, h)
+		purego.SyscallN(release, h)
+	}
+	return h
+}

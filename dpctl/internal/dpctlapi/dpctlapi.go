@@ -187,7 +187,14 @@ func (a *API) QueueSubmitBarrier(q uintptr) uintptr { return a.queueSubmitBarrie
 func (a *API) QueueMemcpy(q, dst, src, n uintptr) uintptr {
 	return a.queueMemcpy.Call4(q, dst, src, n)
 }
-func (a *API) EventWait(ev uintptr)   { a.eventWait.Call1(ev) }
+func (a *API) EventWait(ev uintptr) { a.eventWait.Call1(ev) }
+
+// QueueBarrierWait submits a barrier to q, waits for its event and
+// deletes it, in one crossing into C with cgo: false if the barrier could
+// not be submitted (nothing was waited for).
+func (a *API) QueueBarrierWait(q uintptr) bool {
+	return a.queueSubmitBarrier.Call1Use(a.eventWait, a.eventDelete, q) != 0
+}
 func (a *API) EventDelete(ev uintptr) { a.eventDelete.Call1(ev) }
 
 // --- USM ---
