@@ -373,6 +373,7 @@ static Array *array_alloc(int32_t ndim)
 }
 
 static int array_over(const void *p, int versioned, PyObject *cap, Array **out);
+static int array_over_in(const void *p, int versioned, PyObject *cap, Array **pre, Array **out);
 static void take_tensor(Array *a, void *p, int versioned);
 
 /* set_view copies v into a, shape and strides into a's dims, and starts
@@ -2129,19 +2130,34 @@ static int take_capsule(PyObject *cap, hold *h, ubx_value *val)
  * tensor is read; NULL for a tensor already handed to us. */
 static int array_over(const void *p, int versioned, PyObject *cap, Array **out)
 {
+	return array_over_in(p, versioned, cap, NULL, out);
+}
+
+/* array_over_in is array_over with an Array made before the capsule was
+ * taken (*pre, owning nothing, room for INLINE_NDIM dimensions; NULL for
+ * none): used when the tensor fits, it allocates nothing, so no collector
+ * runs and the capsule needs no second look; it then takes *pre (NULL
+ * after). */
+static int array_over_in(const void *p, int versioned, PyObject *cap, Array **pre, Array **out)
+{
 	const ub_dl_tensor *t = versioned ? &((const ub_dl_managed_versioned *)p)->dl_tensor
 					  : &((const ub_dl_managed *)p)->dl_tensor;
 	int32_t n = t->ndim;
 	if (n < 0 || n > UBX_MAX_NDIM)
 		return 0;
-	Array *a = array_alloc(n);
-	if (a == NULL)
-		return -1;
-	void *again;
-	int v_again;
-	if (cap != NULL && (!capsule_tensor(cap, &again, &v_again) || again != p || v_again != versioned)) {
-		Py_DECREF(a);
-		return 0; /* taken meanwhile: Go says so */
+	Array *a;
+	if (pre != NULL && *pre != NULL && n <= INLINE_NDIM) {
+		a = *pre;
+		*pre = NULL;
+	} else {
+		if ((a = array_alloc(n)) == NULL)
+			return -1;
+		void *again;
+		int v_again;
+		if (cap != NULL && (!capsule_tensor(cap, &again, &v_again) || again != p || v_again != versioned)) {
+			Py_DECREF(a);
+			return 0; /* taken meanwhile: Go says so */
+		}
 	}
 	/* The producer's ndim is read again there: the capacity bounds it. */
 	if (!ubx_import_host(p, versioned, &a->v, a->dims, n > INLINE_NDIM ? n : INLINE_NDIM)) {
@@ -2730,14 +2746,23 @@ static PyObject *call_from_dlpack(PyObject *self, PyObject *const *args, Py_ssiz
 		return NULL;
 	if (r == 0)
 		return go_array(go_from_dlpack, x, NULL, NULL);
-	PyObject *cap = call_dlpack(x);
-	if (cap == NULL)
+	/* The Array is made before the capsule is taken: made after, it could
+	 * run the collector, whose finalisers may consume the capsule, and the
+	 * capsule would need a second look (array_over_in). */
+	Array *pre = array_alloc(0);
+	if (pre == NULL)
 		return NULL;
+	PyObject *cap = call_dlpack(x);
+	if (cap == NULL) {
+		Py_DECREF(pre);
+		return NULL;
+	}
 	void *p;
 	int versioned;
 	Array *a = NULL;
 	PyObject *out = NULL;
-	r = capsule_tensor(cap, &p, &versioned) ? array_over(p, versioned, cap, &a) : 0;
+	r = capsule_tensor(cap, &p, &versioned) ? array_over_in(p, versioned, cap, &pre, &a) : 0;
+	Py_XDECREF(pre); /* not used: the tensor has more dimensions, or Go decides */
 	if (r > 0) {
 		if (PyCapsule_SetName(cap, versioned ? used_versioned : used_legacy) < 0) {
 			Py_DECREF(a);
