@@ -221,13 +221,16 @@ CASES = {
         del a; gc.collect()
         assert refs(x) == r0, "numpy's deleter ran once, at del"
         """,
-    # The collector runs a finaliser while C makes the Array (the
-    # allocation right after the producer returned its capsule: the
-    # threshold is set so), and the finaliser consumes the capsule as
-    # another consumer would: it takes the tensor, renames the capsule and
-    # calls the deleter. C looks at the capsule again before it reads the
-    # tensor, so Go refuses the consumed capsule; taking the tensor anyway
-    # made an Array over it and called its deleter a second time.
+    # The collector runs a finaliser at the first allocation after the
+    # producer returned its capsule (the threshold is set so), and the
+    # finaliser consumes the capsule as another consumer would: it takes
+    # the tensor, renames the capsule and calls the deleter. C makes the
+    # Array before it takes the capsule, so for a tensor of up to eight
+    # dimensions nothing is allocated in between; one of nine needs a
+    # larger Array, made after, and C looks at the capsule again before it
+    # reads the tensor, so Go refuses the consumed capsule. Taking the
+    # tensor anyway made an Array over it and called its deleter a second
+    # time.
     "capsule consumed during the import": """
         from dlstructs import ManagedVersioned
         api = ctypes.pythonapi
@@ -241,16 +244,16 @@ CASES = {
         deletes = []
         deleter = DELETER(deletes.append)
         x = np.arange(6.0)
-        shape = (ctypes.c_int64 * 1)(6)
         tensors = []
-        def capsule():
+        def capsule(ndim):
+            shape = (ctypes.c_int64 * ndim)(*([1] * (ndim - 1) + [6]))
             m = ManagedVersioned()
             m.version[0] = 1
             m.deleter = ctypes.cast(deleter, ctypes.c_void_p)
-            m.dl_tensor.data, m.dl_tensor.device_type, m.dl_tensor.ndim = x.ctypes.data, 1, 1
+            m.dl_tensor.data, m.dl_tensor.device_type, m.dl_tensor.ndim = x.ctypes.data, 1, ndim
             m.dl_tensor.dtype = 2 | (64 << 8) | (1 << 16)  # float64
-            m.dl_tensor.shape = shape
-            tensors.append(m)
+            m.dl_tensor.shape = ctypes.cast(shape, type(m.dl_tensor.shape))
+            tensors.append((m, shape))
             return api.PyCapsule_New(ctypes.addressof(m), b"dltensor_versioned", None)
         stolen = []
         class Thief:
@@ -263,24 +266,32 @@ CASES = {
                     deleter(p)
                     stolen.append(1)
         class Producer:
+            def __init__(self, ndim):
+                self.ndim = ndim
             def __dlpack__(self, **kw):
-                cap = capsule()
+                cap = capsule(self.ndim)
                 Thief(cap)
                 gc.set_threshold(gc.get_count()[0])  # the next tracked allocation collects
                 return cap
             def __dlpack_device__(self):
                 return (1, 0)
-        for _ in range(5):
-            deletes.clear(); stolen.clear()
-            try:
-                a = ub.from_dlpack(Producer())
-            except ValueError:
-                assert stolen, "refused a capsule nobody took"
-            else:
-                assert not stolen, "an Array over a tensor another consumer took"
-                del a
-            gc.set_threshold(700); gc.collect()
-            assert len(deletes) == 1, "the deleter ran %d times" % len(deletes)
+        outcomes = set()
+        for ndim in (1, 9):
+            for _ in range(5):
+                deletes.clear(); stolen.clear()
+                try:
+                    a = ub.from_dlpack(Producer(ndim))
+                except ValueError:
+                    assert stolen, "refused a capsule nobody took"
+                    outcomes.add((ndim, "refused"))
+                else:
+                    assert not stolen, "an Array over a tensor another consumer took"
+                    assert a.shape[-1] == 6 and a.ndim == ndim
+                    outcomes.add((ndim, "imported"))
+                    del a
+                gc.set_threshold(700); gc.collect()
+                assert len(deletes) == 1, "the deleter ran %d times" % len(deletes)
+        assert (9, "refused") in outcomes, "the finaliser never ran between the capsule and the Array: %s" % outcomes
         """,
     # Many, all released by C.
     "many": """
