@@ -230,7 +230,8 @@ CASES = {
     # larger Array, made after, and C looks at the capsule again before it
     # reads the tensor, so Go refuses the consumed capsule. Taking the
     # tensor anyway made an Array over it and called its deleter a second
-    # time.
+    # time. (CPython 3.12 and later collect at the next eval breaker, not
+    # inside the allocation: there both are imported.)
     "capsule consumed during the import": """
         from dlstructs import ManagedVersioned
         api = ctypes.pythonapi
@@ -291,7 +292,8 @@ CASES = {
                     del a
                 gc.set_threshold(700); gc.collect()
                 assert len(deletes) == 1, "the deleter ran %d times" % len(deletes)
-        assert (9, "refused") in outcomes, "the finaliser never ran between the capsule and the Array: %s" % outcomes
+        if sys.version_info < (3, 12):  # 3.12 on collect at the next eval breaker, never inside an allocation
+            assert (9, "refused") in outcomes, "the finaliser never ran between the capsule and the Array: %s" % outcomes
         """,
     # Many, all released by C.
     "many": """
