@@ -76,30 +76,25 @@ func (g *GIL) ImportCapsule(c Object, reg *usm.Registry) (*dlpack.Tensor, error)
 	return g.importCapsule(c, reg)
 }
 
-// ArrayFromSUAI binds d, the __sycl_usm_array_interface__ dict the caller
-// read from obj, with reg (nil: dpctl's registry, importing dpctl if
-// needed), as AsArray does after reading the attribute. The array has no
-// Owner: the caller keeps obj alive for as long as the array is used. so is
-// the dpctl.SyclQueue or SyclContext the array was bound to (a new
-// reference; NULL for other syclobj forms), which a re-export names.
-func (g *GIL) ArrayFromSUAI(obj, d Object, reg *usm.Registry) (arr *usm.Array, so Object, err error) {
+// ArrayFromSUAI binds d, the __sycl_usm_array_interface__ the caller
+// read from obj (see SUAIDict; a zero d.Dict: obj has no such attribute),
+// with reg (nil: dpctl's registry, importing dpctl if needed), as AsArray
+// does after reading the attribute. The array has no Owner: the caller
+// keeps obj alive for as long as the array is used. so is the
+// dpctl.SyclQueue or SyclContext the array was bound to (a new reference;
+// NULL for other syclobj forms), which a re-export names.
+func (g *GIL) ArrayFromSUAI(obj Object, d *SUAIDict, reg *usm.Registry) (arr *usm.Array, so Object, err error) {
 	// The SUAI is read before dpctl is loaded: an object whose SUAI is
 	// missing or malformed is refused the same way with or without dpctl.
-	if d.isNil() {
+	if d.Dict.isNil() {
 		return nil, Object{}, g.noSUAIError(obj)
 	}
-	g.api().IncRef(d.p)
-	s, err := g.readSUAIDictOf(obj, d)
+	s, err := g.suaiOf(obj, d)
 	if err != nil {
 		return nil, Object{}, err
 	}
-	if reg == nil {
-		dp, err := g.dpctlUnderGIL()
-		if err != nil {
-			s.Release(g)
-			return nil, Object{}, err
-		}
-		reg = dp.Registry()
+	if reg, err = g.registryOr(reg, s); err != nil {
+		return nil, Object{}, err
 	}
 	arr, ref, err := g.bindSUAI(Object{}, s, reg, true) // the caller keeps obj alive
 	if err != nil {
@@ -111,6 +106,36 @@ func (g *GIL) ArrayFromSUAI(obj, d Object, reg *usm.Registry) (arr *usm.Array, s
 		ref.ReleaseHeld(g)
 	}
 	return arr, so, nil
+}
+
+// ReadSUAIArray is ReadArray for an object obj whose
+// __sycl_usm_array_interface__ the caller read into d (see SUAIDict): it
+// binds it with reg (nil: dpctl's registry), and the array's Owner holds
+// obj, as ReadArray's does.
+func (g *GIL) ReadSUAIArray(obj Object, d *SUAIDict, reg *usm.Registry) (*usm.Array, error) {
+	s, err := g.suaiOf(obj, d)
+	if err != nil {
+		return nil, err
+	}
+	if reg, err = g.registryOr(reg, s); err != nil {
+		return nil, err
+	}
+	arr, _, err := g.bindSUAI(obj, s, reg, false)
+	return arr, err
+}
+
+// registryOr is reg, or dpctl's registry when reg is nil; s, read before
+// dpctl was loaded, is released when that fails.
+func (g *GIL) registryOr(reg *usm.Registry, s *suaiDict) (*usm.Registry, error) {
+	if reg != nil {
+		return reg, nil
+	}
+	dp, err := g.dpctlUnderGIL()
+	if err != nil {
+		s.Release(g)
+		return nil, err
+	}
+	return dp.Registry(), nil
 }
 
 // Export is ToDLPack without the capsule: the managed tensor, which the
@@ -168,13 +193,8 @@ func (g *GIL) ReadArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 			if err != nil {
 				return nil, err
 			}
-			if reg == nil {
-				dp, err := g.dpctlUnderGIL()
-				if err != nil {
-					s.Release(g)
-					return nil, err
-				}
-				reg = dp.Registry()
+			if reg, err = g.registryOr(reg, s); err != nil {
+				return nil, err
 			}
 			arr, _, err := g.bindSUAI(o, s, reg, false)
 			return arr, err

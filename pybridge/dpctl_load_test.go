@@ -54,7 +54,7 @@ func TestAsArrayReadWithoutSUAIThenDpctl(t *testing.T) {
 				t.Fatal("reading the attribute of object() did not raise")
 			}
 			a.ErrClear()
-			_, _, err := g.ArrayFromSUAI(obj, Object{}, nil)
+			_, _, err := g.ArrayFromSUAI(obj, &SUAIDict{}, nil)
 			if !errors.Is(err, usm.ErrValue) || !strings.Contains(err.Error(), "does not expose `__sycl_usm_array_interface__`") {
 				t.Errorf("asarray of object(): %v, want dpctl's ValueError for a missing attribute", err)
 			}

@@ -46,6 +46,43 @@ const (
 
 var suaiKeyNames = [numKeys]string{"data", "shape", "strides", "typestr", "offset", "version", "syclobj"}
 
+// SUAIKeys are the keys of __sycl_usm_array_interface__ in the order of
+// SUAIDict.Values.
+func SUAIKeys() [numKeys]string { return suaiKeyNames }
+
+// SUAIDict is an object's __sycl_usm_array_interface__ as a caller that
+// read the attribute itself found it, for ArrayFromSUAI and
+// ReadSUAIArray. Dict is the attribute's value. When Looked, Dict is
+// exactly a dict (not a subclass) and Values holds its value at each of
+// SUAIKeys, looked up as dpctl's dict.get does (PyDict_GetItemWithError; a
+// zero Object where a key is absent): the values are then read as they
+// are, without another lookup. Otherwise (a dict subclass, or no dict at
+// all) Values is unused and Dict is read as ReadArray reads it. Every
+// reference is borrowed: the caller holds Dict and each value until the
+// call returns (a reference of its own to each value, not the dict's:
+// reading them may run Python code that changes the dict).
+type SUAIDict struct {
+	Dict   Object
+	Values [numKeys]Object
+	Looked bool
+}
+
+// suaiOf is readSUAIDictOf for what the caller read: the values of an
+// exact dict it looked up are taken as they are (borrowed), anything else
+// is read as readSUAIDictOf reads it.
+func (g *GIL) suaiOf(obj Object, d *SUAIDict) (*suaiDict, error) {
+	a := g.api()
+	if d.Looked && a.Type(d.Dict.p) == a.DictType {
+		s := &suaiDict{g: g, obj: obj.p, dict: d.Dict.p, borrowed: true}
+		for i, v := range d.Values {
+			s.vals[i] = v.p
+		}
+		return s, nil
+	}
+	a.IncRef(d.Dict.p)
+	return g.readSUAIDictOf(obj, d.Dict)
+}
+
 // keyIndex returns the index of a SUAI key, or -1.
 func keyIndex(key string) int {
 	switch key {
@@ -380,8 +417,8 @@ type suaiDict struct {
 	seqs     [3]uintptr       // tuples Data and Len read (owned): data, shape, strides
 	keep     []uintptr        // capsules _get_capsule returned (owned)
 	released bool
-	// borrowed: dict and got are the caller's (readSUAIFrom), which
-	// releases them after Release.
+	// borrowed: dict and vals are the caller's (suaiOf), which keeps
+	// them alive until after Release.
 	borrowed bool
 }
 
@@ -400,7 +437,7 @@ func (s *suaiDict) Release(g *GIL) {
 		s.seqs[i] = 0
 	}
 	switch {
-	case s.got != 0 && s.borrowed:
+	case s.borrowed:
 	case s.got != 0:
 		a.DecRef(s.got)
 	default:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/pybridge"
 )
 
 // The structs of ubx.h, as Go reads and writes them: the C half passes
@@ -34,6 +35,7 @@ const (
 	vArray
 	vObject
 	vInstance
+	vSUAI
 )
 
 // value mirrors ubx_value: one argument as C read it.
@@ -46,6 +48,24 @@ type value struct {
 	n    int64
 	obj  uintptr // PyObject*, borrowed
 	v    view
+	suai *suaiRead // vSUAI
+}
+
+// suaiRead mirrors ubx_suai: an argument's __sycl_usm_array_interface__ as
+// C read it (pybridge.SUAIDict's fields).
+type suaiRead struct {
+	dict   uintptr
+	vals   [len(pybridge.SUAIDict{}.Values)]uintptr
+	looked int32
+	_      int32
+}
+
+// to writes r into d, as pybridge reads it.
+func (r *suaiRead) to(d *pybridge.SUAIDict) {
+	d.Dict, d.Looked = pybridge.UnsafeObject(r.dict), r.looked != 0
+	for i, v := range r.vals {
+		d.Values[i] = pybridge.UnsafeObject(v)
+	}
 }
 
 // str is the value's string, copied.

@@ -24,7 +24,12 @@ func cLayout() map[string]uintptr {
 	var d C.ubx_module_def
 	var c C.ubx_class
 	var pr C.ubx_prop
+	var su C.ubx_suai
 	return map[string]uintptr{
+		"suai":                             unsafe.Sizeof(su),
+		"suai.vals":                        unsafe.Offsetof(su.vals),
+		"suai.looked":                      unsafe.Offsetof(su.looked),
+		"value.suai":                       unsafe.Offsetof(val.suai),
 		"ExchangeAPI":                      unsafe.Sizeof(x),
 		"ExchangeAPI.PrevAPI":              unsafe.Offsetof(x.header.prev_api),
 		"ExchangeAPI.Allocator":            unsafe.Offsetof(x.managed_tensor_allocator),

@@ -27,7 +27,10 @@ func TestABILayout(t *testing.T) {
 	var d cModule
 	var c cClass
 	var pr cProp
+	var su suaiRead
 	want := map[string]uintptr{
+		"suai": unsafe.Sizeof(su), "suai.vals": unsafe.Offsetof(su.vals), "suai.looked": unsafe.Offsetof(su.looked),
+		"value.suai":  unsafe.Offsetof(val.suai),
 		"ExchangeAPI": unsafe.Sizeof(x), "ExchangeAPI.PrevAPI": unsafe.Offsetof(x.PrevAPI),
 		"ExchangeAPI.Allocator":            unsafe.Offsetof(x.ManagedTensorAllocator),
 		"ExchangeAPI.FromPyObject":         unsafe.Offsetof(x.ManagedTensorFromPyObjectNoSync),

@@ -154,6 +154,10 @@ func fillTables() {
 		}
 	}
 	C.ubx_max_user_address = C.uint64_t(dlabi.MaxUserAddress)
+	keys := (*[C.UBX_SUAI_KEYS]*C.char)(unsafe.Pointer(&C.ubx_suai_keys))
+	for i, k := range pybridge.SUAIKeys() {
+		keys[i] = C.CString(k) // lives as long as the process
+	}
 	formats := (*[C.UBX_DTYPE_CODES][C.UBX_DTYPE_BYTES]*C.char)(unsafe.Pointer(&C.ubx_buffer_format))
 	for code := range formats {
 		for b := 1; b < len(formats[code]); b++ {
@@ -704,7 +708,9 @@ func ubx_go_asarray(obj, suai unsafe.Pointer, res *C.ubx_result) C.int {
 	return status(guard("asarray", func() error {
 		return ext.py.DoHeld(func(g *pybridge.GIL) error {
 			o := pybridge.UnsafeObject(uintptr(obj))
-			arr, so, err := g.ArrayFromSUAI(o, pybridge.UnsafeObject(uintptr(suai)), nil)
+			var d pybridge.SUAIDict
+			(*suaiRead)(suai).to(&d)
+			arr, so, err := g.ArrayFromSUAI(o, &d, nil)
 			if err != nil {
 				return err
 			}

@@ -312,7 +312,7 @@ func (c *frame) decodeArray(i int) (*arg, error) {
 			return nil, &ArgumentError{Func: c.fn.name, Param: spec.name, Reason: "cannot be read", kind: errkind.Value, Err: err}
 		}
 	default:
-		arr, err := c.importObject(v.obj)
+		arr, err := c.importObject(v)
 		if err != nil {
 			var exc *pybridge.Exception
 			if errors.As(err, &exc) && !errors.Is(err, errkind.Buffer) {

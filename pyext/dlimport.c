@@ -19,6 +19,7 @@ uint8_t ubx_dtype_size[UBX_DTYPE_CODES][UBX_DTYPE_BYTES];
 
 uint64_t ubx_max_user_address;
 const char *ubx_buffer_format[UBX_DTYPE_CODES][UBX_DTYPE_BYTES];
+const char *ubx_suai_keys[UBX_SUAI_KEYS];
 
 /* Overflow-checked int64 arithmetic, as usm's layout math. */
 static int mul_ok(int64_t a, int64_t b, int64_t *r)

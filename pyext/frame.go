@@ -141,14 +141,22 @@ func (c *frame) run(fn func() error) (err error) {
 	return err
 }
 
-// importObject reads an array argument C left to Go: a DLPack capsule, an
-// object with __sycl_usm_array_interface__, or any other DLPack producer
-// (a SYCL one is passed our queue as stream). What keeps its memory alive
+// importObject reads an array argument C left to Go: an object whose
+// __sycl_usm_array_interface__ C read (v.suai), a DLPack capsule, or any
+// other DLPack producer (a SYCL one is passed our queue as stream). What keeps its memory alive
 // is released when the call ends.
-func (c *frame) importObject(p uintptr) (*usm.Array, error) {
+func (c *frame) importObject(v *value) (*usm.Array, error) {
 	var arr *usm.Array
 	err := c.py.DoHeld(func(g *pybridge.GIL) error { // decoding: before the function runs, with the GIL
-		a, err := g.ReadArray(pybridge.UnsafeObject(p), nil)
+		var a *usm.Array
+		var err error
+		if v.kind == vSUAI {
+			var d pybridge.SUAIDict
+			v.suai.to(&d)
+			a, err = g.ReadSUAIArray(pybridge.UnsafeObject(v.obj), &d, nil)
+		} else {
+			a, err = g.ReadArray(pybridge.UnsafeObject(v.obj), nil)
+		}
 		arr, c.gil = a, g
 		return err
 	})

@@ -130,6 +130,7 @@ static struct PyModuleDef moddef;
 
 /* Interned names, made once per process (sub-interpreters are refused). */
 static PyObject *s_dlpack, *s_dlpack_device, *s_suai, *s_exchange, *s_exchange_int, *s_max_version;
+static PyObject *s_suai_keys[UBX_SUAI_KEYS]; /* ubx_suai_keys, interned */
 static PyObject *s_stream, *s_dl_device, *s_copy, *s_device, *s_syclobj, *s_dtype, *s_numpy, *s_dpnp_tensor, *s_dpctl_memory, *s_W, *s_array_open;
 static PyObject *kwnames_max_version, *max_version_value;
 
@@ -1745,6 +1746,8 @@ static int type_facts(PyTypeObject *tp, unsigned int *out)
  *    tensor C imported (its deleter runs once, when the hold is released);
  *  - HOLD_OBJECT: a reference to a NumPy array read in place (read_numpy):
  *    the array owns its memory;
+ *  - HOLD_SUAI: the argument's __sycl_usm_array_interface__ value and
+ *    its values, references (read_suai), which Go reads during the call;
  *  - HOLD_ARRAY: an Array that owns that buffer, tensor or NumPy array
  *    now, and one reference to it. A kept view (Go's Keep) and a result
  *    over the argument each own a reference of their own to this Array.
@@ -1761,13 +1764,26 @@ typedef struct {
 		} managed;        /* HOLD_MANAGED */
 		PyObject *array; /* HOLD_ARRAY: an Array, a reference the hold owns */
 		PyObject *obj;   /* HOLD_OBJECT: a NumPy array, a reference the hold owns */
+		ubx_suai suai;   /* HOLD_SUAI: dict is a reference the hold owns */
 	} u;
 	PyObject *capsule; /* a capsule C got from the argument, for Go (a reference) */
 	int64_t *dims;     /* the view's dims: inline, or malloc'd */
 	int64_t inline_dims[2 * INLINE_NDIM];
 } hold;
 
-enum { HOLD_NONE, HOLD_BUFFER, HOLD_MANAGED, HOLD_ARRAY, HOLD_OBJECT };
+enum { HOLD_NONE, HOLD_BUFFER, HOLD_MANAGED, HOLD_ARRAY, HOLD_OBJECT, HOLD_SUAI };
+
+/* suai_clear drops what read_suai took. */
+static void suai_clear(ubx_suai *s)
+{
+	if (s->looked)
+		for (int i = 0; i < UBX_SUAI_KEYS; i++)
+			Py_XDECREF((PyObject *)s->vals[i]);
+	s->looked = 0;
+	PyObject *d = s->dict;
+	s->dict = NULL;
+	Py_XDECREF(d);
+}
 
 static void hold_release(hold *h)
 {
@@ -1794,6 +1810,9 @@ static void hold_release(hold *h)
 		break;
 	case HOLD_OBJECT:
 		Py_DECREF(h->u.obj);
+		break;
+	case HOLD_SUAI:
+		suai_clear(&h->u.suai);
 		break;
 	}
 	h->kind = HOLD_NONE;
@@ -2217,6 +2236,59 @@ static PyObject *call_dlpack(PyObject *x)
 	return cap;
 }
 
+/* read_suai reads o.__sycl_usm_array_interface__ into *out for Go: the
+ * value (a new reference in out->dict), and when it is exactly a dict, its
+ * value at each of the keys Go reads, as dpctl's dict.get looks them up
+ * (new references too: Go's reading may run Python code, a value's
+ * __index__, that empties the dict). 1; 0 when o has no such attribute
+ * (AttributeError, cleared); -1 with what the getter or a key's lookup
+ * raised, as itself, as Go's reader raises it. Rules about the values are
+ * Go's (pybridge.SUAIDict): C only spares Go the lookups. suai_clear
+ * releases *out after 1. */
+static int read_suai(PyObject *o, ubx_suai *out)
+{
+	PyObject *d = PyObject_GetAttr(o, s_suai);
+	if (d == NULL) {
+		if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+			return -1;
+		PyErr_Clear();
+		return 0;
+	}
+	out->dict = d;
+	out->looked = 0;
+	out->pad = 0;
+	if (!PyDict_CheckExact(d))
+		return 1;
+	out->looked = 1;
+	for (int i = 0; i < UBX_SUAI_KEYS; i++)
+		out->vals[i] = NULL;
+	for (int i = 0; i < UBX_SUAI_KEYS; i++) {
+		/* A key's __eq__ may run Python code that changes the dict: each
+		 * value is taken as it is found. */
+		PyObject *v = PyDict_GetItemWithError(d, s_suai_keys[i]);
+		if (v == NULL && PyErr_Occurred()) {
+			suai_clear(out);
+			return -1;
+		}
+		out->vals[i] = Py_XNewRef(v);
+	}
+	return 1;
+}
+
+/* read_usm leaves a USM argument o to Go: its SUAI as read_suai read it
+ * (the hold keeps the dict for the call), or o itself when it has none
+ * (Go takes it as a DLPack producer). 0, or -1 with an exception. */
+static int read_usm(PyObject *o, hold *h, ubx_value *val)
+{
+	int r = read_suai(o, &h->u.suai);
+	if (r <= 0)
+		return r;
+	h->kind = HOLD_SUAI;
+	val->kind = UBX_V_SUAI;
+	val->suai = &h->u.suai;
+	return 0;
+}
+
 /* read_array reads an array argument: one of this module's Arrays as it is,
  * host memory through the buffer protocol or DLPack in C; anything else
  * (USM, SUAI, an exchange table) is left to Go as an object. 0, or -1 with
@@ -2239,10 +2311,10 @@ static int read_array(PyObject *o, int writable, hold *h, ubx_value *val)
 	if (type_facts(Py_TYPE(o), &f) < 0)
 		return -1;
 	if (f & FACT_SUAI) {
-		/* USM (Go reads its SUAI), unless the object says it is on the host
+		/* USM (Go binds its SUAI), unless the object says it is on the host
 		 * and has the buffer protocol (another module's host Array). */
 		if (!PyObject_CheckBuffer(o) || !(f & FACT_DLPACK_DEVICE))
-			return 0;
+			return read_usm(o, h, val);
 		PyObject *dev = PyObject_CallMethodNoArgs(o, s_dlpack_device);
 		if (dev == NULL)
 			return -1; /* the producer's exception, as itself */
@@ -2250,7 +2322,7 @@ static int read_array(PyObject *o, int writable, hold *h, ubx_value *val)
 		int host = pair(dev, &type, &id) && type == UB_DL_CPU;
 		Py_DECREF(dev);
 		if (!host)
-			return 0;
+			return read_usm(o, h, val);
 		return read_buffer(o, writable, (f & FACT_DLPACK) != 0, h, val) < 0 ? -1 : 0;
 	}
 	if (f & FACT_EXCHANGE)
@@ -2668,8 +2740,7 @@ done:
 
 /* ---- from_dlpack and asarray ------------------------------------------------- */
 
-static PyObject *go_array(int (*fn)(void *, void *, void *, ubx_result *), PyObject *a, PyObject *b,
-			  PyObject *c)
+static PyObject *go_array(int (*fn)(void *, void *, void *, ubx_result *), void *a, void *b, void *c)
 {
 	ubx_result r;
 	result_init(&r);
@@ -2777,20 +2848,18 @@ static PyObject *call_from_dlpack(PyObject *self, PyObject *const *args, Py_ssiz
 	return out;
 }
 
-/* asarray(obj, /): obj's __sycl_usm_array_interface__, read here once and
- * parsed and bound by Go with dpctl's rules. The Array holds obj. */
+/* asarray(obj, /): obj's __sycl_usm_array_interface__, read here once
+ * (read_suai) and parsed and bound by Go with dpctl's rules. The Array
+ * holds obj. */
 static PyObject *call_asarray(PyObject *self, PyObject *obj)
 {
 	if (forked())
 		return NULL;
-	PyObject *d = PyObject_GetAttr(obj, s_suai);
-	if (d == NULL) {
-		if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-			return NULL; /* what the getter raised, as itself */
-		PyErr_Clear();
-	}
-	PyObject *out = go_array(go_asarray, obj, d, NULL);
-	Py_XDECREF(d);
+	ubx_suai suai = {0};
+	if (read_suai(obj, &suai) < 0)
+		return NULL; /* what the getter or a lookup raised, as itself */
+	PyObject *out = go_array(go_asarray, obj, &suai, NULL);
+	suai_clear(&suai);
 	return out;
 }
 
@@ -2896,6 +2965,9 @@ static int module_exec(PyObject *m)
 	    intern(&s_numpy, "numpy") < 0 || intern(&s_dpnp_tensor, "dpnp.tensor") < 0 ||
 	    intern(&s_dpctl_memory, "dpctl.memory") < 0 || intern(&s_W, "W") < 0 || intern(&s_array_open, "array(") < 0)
 		return -1;
+	for (int i = 0; i < UBX_SUAI_KEYS; i++)
+		if (intern(&s_suai_keys[i], ubx_suai_keys[i]) < 0)
+			return -1;
 	if (kwnames_max_version == NULL) {
 		kwnames_max_version = PyTuple_Pack(1, s_max_version);
 		max_version_value = Py_BuildValue("(II)", def->max_major, def->max_minor);

@@ -127,6 +127,23 @@ extern uint64_t ubx_max_user_address;
  * (Go's buffer path then says why). Filled by Go with the tables above. */
 extern const char *ubx_buffer_format[UBX_DTYPE_CODES][UBX_DTYPE_BYTES];
 
+/* An object's __sycl_usm_array_interface__ as C read it, for Go
+ * (pybridge.SUAIDict, whose rules read it): dict, the attribute's value;
+ * when looked is 1, dict is exactly a dict and vals its value at each of
+ * ubx_suai_keys (NULL where the key is absent), looked up as dpctl's
+ * dict.get does. C holds a reference to each until Go returns. */
+#define UBX_SUAI_KEYS 7
+typedef struct {
+	void *dict;
+	void *vals[UBX_SUAI_KEYS];
+	int32_t looked;
+	int32_t pad;
+} ubx_suai;
+
+/* The keys of ubx_suai.vals, in order (pybridge.SUAIKeys), filled by Go
+ * with the tables above. */
+extern const char *ubx_suai_keys[UBX_SUAI_KEYS];
+
 /* ---- functions Python calls --------------------------------------------- */
 
 /* Parameter kinds: what C reads an argument as before Go sees it. */
@@ -230,6 +247,7 @@ enum {
 	UBX_V_ARRAY,  /* v: C read it (host memory, or one of this module's Arrays) */
 	UBX_V_OBJECT, /* obj: Go reads it (an array C did not read, or an object parameter) */
 	UBX_V_INSTANCE, /* i: the handle of the Go value an object of a class holds; obj the object */
+	UBX_V_SUAI,     /* suai: the argument's __sycl_usm_array_interface__, as C read it; obj the object */
 };
 
 typedef struct {
@@ -241,6 +259,7 @@ typedef struct {
 	int64_t n;     /* STR: its length */
 	void *obj;     /* the argument as given (borrowed) */
 	ubx_view v;    /* ARRAY; its memory lives as long as the call */
+	const ubx_suai *suai; /* SUAI; lives as long as the call */
 } ubx_value;
 
 /* Result kinds. */

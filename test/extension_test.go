@@ -31,8 +31,9 @@ func buildModule(t *testing.T, dir string, args ...string) string {
 // TestExtmod runs extmod's Python tests against extmod built by the command
 // users run: pyext's contract (arguments, results, errors, panics, threads;
 // test_extmod.py), the lifecycle of kept and returned arguments against a
-// model (test_lifecycle.py) and the soundness cases of issue 28
-// (test_soundness.py).
+// model (test_lifecycle.py), the soundness cases of issue 28
+// (test_soundness.py), and an argument's SUAI read by C and by Go held
+// equal (test_suai_read.py).
 func TestExtmod(t *testing.T) {
 	dir := t.TempDir()
 	py := buildModule(t, dir, "extmod")

@@ -14,6 +14,7 @@ import textwrap
 from test_hostile import PRELUDE
 
 PROPERTY = """
+import copy
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -82,6 +83,32 @@ def asarray(d):
     outcome(lambda: ub.asarray(S(d)))
     outcome(lambda: ub.asarray(new_per_read(d)))
 
+class SubDict(dict):
+    pass
+
+# What a caller sees of f(): the array's layout and memory, or the
+# exception's type and text.
+def seen(f):
+    try:
+        a = f()
+    except BaseException as e:
+        return ("raised", type(e).__name__, str(e))
+    s = a.__sycl_usm_array_interface__
+    return ("ok", s["shape"], s["strides"], s["typestr"], s["data"], s.get("offset", 0))
+
+# C looks the keys of an exact dict up (pyext/module.c, read_suai) and Go
+# reads the values; a dict subclass is looked up by Go alone
+# (pybridge.SUAIDict). Both must see the same SUAI: the same array, or the
+# same exception. Each side gets its own copy, as reading may change the
+# values (Clearer).
+@cfg
+@given(suai)
+def exact_dict_as_subclass(d):
+    memo = {id(q): q}
+    exact, sub = copy.deepcopy(d, dict(memo)), SubDict(copy.deepcopy(d, dict(memo)))
+    got, want = seen(lambda: ub.asarray(S(exact))), seen(lambda: ub.asarray(S(sub)))
+    assert got == want, (d, got, want)
+
 @cfg
 @given(values, values, values, values)
 def dlpack_keywords(mv, dev, copy, stream):
@@ -95,7 +122,7 @@ def from_dlpack(ret, dev):
     outcome(lambda: ub.from_dlpack(Producer(ret, dev)))
 
 panics = ub._stats()["panics"]
-for prop in (asarray, dlpack_keywords, from_dlpack):
+for prop in (asarray, exact_dict_as_subclass, dlpack_keywords, from_dlpack):
     prop()
 assert ub._stats()["panics"] == panics, ub._stats()
 print("property held")
