@@ -354,9 +354,12 @@ is that C-API `saxpy`'s time plus one call into Go, as `f_numpy`'s;
 process, which docs/extensions.md says coexist).""",
     "f_dpnp": """\
 The same `f` with a dpnp array of 1024 float32 in USM on the OpenCL CPU
-device. USM arrays are Go's: C hands the object to Go, which reads its
-`__sycl_usm_array_interface__`, parses it with dpctl's rules and binds
-the pointer to the SYCL context its `syclobj` names. Making that dict is
+device. USM arrays are Go's: C calls the array's
+`__sycl_usm_array_interface__` and looks the dict's keys up, and Go reads
+the values with dpctl's rules, binds the pointer to the SYCL context its
+`syclobj` names and checks the array lies inside its allocation (the
+OpenCL runtime's `clGetMemAllocInfoINTEL`, about a third of the own
+cost: RATIONALE.md, "Extent checks nobody else does"). Making that dict is
 dpnp's property, which every consumer of the protocol pays, so
 `usmbridge − peer` on the property's line is usmbridge's own cost (the
 target is at most 1 µs). dpnp's `__dlpack__` is what reading the array
