@@ -666,6 +666,12 @@ def table_ratios(lines):
     return ratios
 
 
+def page_cpu(text):
+    """The CPU a page names ("CPU: <name>, <n> CPUs; ..."), or None."""
+    m = re.search(r"^CPU: ([^;\n]*)", text, re.M)
+    return m.group(1) if m else None
+
+
 def regressions(old_page, new_lines, tolerance=REGRESSION):
     """The rows of new_lines (this run's table_line()s) that regressed
     against old_page (the text of the page they would replace): for each
@@ -734,8 +740,9 @@ def main(argv):
     ap = argparse.ArgumentParser(prog="scripts/bench.sh", description="The performance table (docs/performance.md).")
     ap.add_argument("rows", nargs="*", help="rows to run (default: all): %s" % ", ".join(ALL_ROWS))
     ap.add_argument("--smoke", action="store_true", help="one short round per row")
+    # argparse formats help with %: the percent sign is written %%.
     ap.add_argument("--write", metavar="PATH", help="also write the page (docs/performance.md) there, unless a row's "
-                    "ratio is more than %d%% above that of the page already there" % round(REGRESSION * 100))
+                    f"ratio is more than {round(REGRESSION * 100)}%% above that of the page already there")
     ap.add_argument("--accept-regressions", action="store_true",
                     help="with --write: write the page even where ratios regressed (they are still printed)")
     ap.add_argument("--row", help=argparse.SUPPRESS)  # a child: one Python row
@@ -767,12 +774,18 @@ def main(argv):
         print()
         print(text)
     if a.write:
-        worse = []
+        worse, old_cpu = [], None
         if os.path.exists(a.write):
             with open(a.write) as f:
-                worse = regressions(f.read(), lines)
+                old = f.read()
+            worse, old_cpu = regressions(old, lines), page_cpu(old)
         if worse:
             print()
+            if old_cpu is not None and old_cpu != page_cpu(cpu):
+                # Still refused: only the one who runs it can say the
+                # machine, not the code, moved the ratios.
+                print("%s was measured on another machine (%s; this run: %s): its ratios are that machine's"
+                      % (a.write, old_cpu, page_cpu(cpu)))
             print("ratios more than %d%% above %s's (row | peer: old -> new):" % (round(REGRESSION * 100), a.write))
             for row, peer, old, new in worse:
                 print("  %s | %s: %.2f -> %.2f (%+.0f%%)" % (row, peer, old, new, (new / old - 1) * 100))

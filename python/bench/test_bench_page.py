@@ -105,3 +105,10 @@ def test_current_page():
 def test_page_names_the_floor():
     assert "`%s`" % bench.FLOOR in bench.PEERS_TEXT
     assert "saxpy_numpy" in bench.ROW_NOTES
+
+
+def test_page_cpu():
+    """The CPU the regression check names when the page's is another."""
+    assert bench.page_cpu(old_page([line(F, NB, 100, 200)])) == "test, 2 CPUs"
+    assert bench.page_cpu(bench.cpu_line(9, False)) == bench.cpu_name()
+    assert bench.page_cpu("no CPU line") is None
