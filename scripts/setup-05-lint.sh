@@ -22,12 +22,12 @@ version=v2.15.0
 sum=h1:w94zf8HAYI7hm3164kwKsvZRuqXvY+YxeFoTbu1OLg8=
 bin="$PWD/.cache/bin"
 exe="$bin/golangci-lint"
-if ! [ -x "$exe" ] || ! "$exe" version 2>/dev/null | grep -qE "version v?${version#v}( |$)"; then
+if ! [ -x "$exe" ] || ! "$exe" version 2>/dev/null | grep -E "version v?${version#v}( |$)" >/dev/null; then
 	echo "setup-05-lint: building golangci-lint $version"
 	mkdir -p "$bin"
 	GOFLAGS= GOBIN="$bin" go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$version"
 fi
-if ! "$exe" version | grep -qF "mod sum: \"$sum\""; then
+if ! "$exe" version | grep -F "mod sum: \"$sum\"" >/dev/null; then
 	echo "setup-05-lint: $exe is not golangci-lint $version ($sum):" >&2
 	"$exe" version >&2
 	exit 1

@@ -27,7 +27,7 @@ exec 3>&1 1>&2
 pkgs=(ocl-icd-libopencl1 pocl-opencl-icd clinfo)
 missing=()
 for p in "${pkgs[@]}"; do
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'install ok installed' >/dev/null; then
 		missing+=("$p")
 	fi
 done

@@ -21,10 +21,17 @@ if [ "${#need[@]}" -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
 fi
 
-# Fail (so test.sh reports it) if the pieces are still not there.
+# Fail (so test.sh reports it) if the pieces are still not there. No
+# `grep -q` after a pipe: under pipefail, grep leaving at the first match
+# can kill the writer with SIGPIPE and fail the check that matched (it
+# did, now and then, with ldconfig's long list).
 test -e /usr/include/level_zero/ze_api.h
-ls /usr/lib/*/libze_loader.so.1 /usr/lib/libze_loader.so.1 2>/dev/null | grep -q . ||
-	{ PATH="$PATH:/sbin:/usr/sbin" ldconfig -p | grep -q 'libze_loader\.so\.1 '; }
+loader=""
+for f in /usr/lib/*/libze_loader.so.1 /usr/lib/libze_loader.so.1; do
+	[ -e "$f" ] && loader=$f
+done
+[ -n "$loader" ] ||
+	{ PATH="$PATH:/sbin:/usr/sbin" ldconfig -p | grep 'libze_loader\.so\.1 ' >/dev/null; }
 echo "setup-30-levelzero: loader $(dpkg-query -W -f='${Version}' libze1), headers in /usr/include/level_zero"
 
 # The tests find the loader by SONAME and build the fake driver themselves;
