@@ -14,6 +14,7 @@ import (
 // with a leading underscore exist only for type checkers.
 const stubHeader = `from typing import Any, ClassVar, Literal, Optional, Protocol, Tuple, Union
 
+import numpy as np
 from typing_extensions import Buffer
 
 class _DLPackProducer(Protocol):
@@ -53,7 +54,7 @@ class Array:
     @property
     def nbytes(self) -> int: ...
     @property
-    def dtype(self) -> Any: ...
+    def dtype(self) -> Union[np.dtype[Any], str]: ...
     @property
     def strides(self) -> Tuple[int, ...]: ...
     @property
