@@ -358,7 +358,7 @@ device. USM arrays are Go's: C calls the array's
 `__sycl_usm_array_interface__` and looks the dict's keys up, and Go reads
 the values with dpctl's rules, binds the pointer to the SYCL context its
 `syclobj` names and checks the array lies inside its allocation (the
-OpenCL runtime's `clGetMemAllocInfoINTEL`, about a third of the own
+OpenCL runtime's `clGetMemAllocInfoINTEL`, about a quarter of the own
 cost: RATIONALE.md, "Extent checks nobody else does"). Making that dict is
 dpnp's property, which every consumer of the protocol pays, so
 `usmbridge − peer` on the property's line is usmbridge's own cost (the
