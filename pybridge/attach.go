@@ -111,8 +111,13 @@ func (g *GIL) ArrayFromSUAI(obj Object, d *SUAIDict, reg *usm.Registry) (arr *us
 // ReadSUAIArray is ReadArray for an object obj whose
 // __sycl_usm_array_interface__ the caller read into d (see SUAIDict): it
 // binds it with reg (nil: dpctl's registry), and the array's Owner holds
-// obj, as ReadArray's does.
+// obj, as ReadArray's does. A zero d.Dict says reading the attribute
+// raised AttributeError (an instance in host memory): obj is then read as
+// any other DLPack producer, without asking for the attribute again.
 func (g *GIL) ReadSUAIArray(obj Object, d *SUAIDict, reg *usm.Registry) (*usm.Array, error) {
+	if d.Dict.isNil() {
+		return g.readDLPackArray(obj, reg)
+	}
 	s, err := g.suaiOf(obj, d)
 	if err != nil {
 		return nil, err
@@ -204,6 +209,12 @@ func (g *GIL) ReadArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 		}
 		a.ErrClear()
 	}
+	return g.readDLPackArray(o, reg)
+}
+
+// readDLPackArray is ReadArray of an object without
+// __sycl_usm_array_interface__: a DLPack producer, or a usm.ErrType error.
+func (g *GIL) readDLPackArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 	t, err := g.FromDLPack(o, FromDLPackOptions{Registry: reg})
 	if err != nil {
 		if errors.Is(err, errkind.Attribute) {

@@ -2276,16 +2276,24 @@ static int read_suai(PyObject *o, ubx_suai *out)
 }
 
 /* read_usm leaves a USM argument o to Go: its SUAI as read_suai read it
- * (the hold keeps the dict for the call), or o itself when it has none
- * (Go takes it as a DLPack producer). 0, or -1 with an exception. */
+ * (the hold keeps the dict for the call), or none (a NULL dict: the getter
+ * raised AttributeError, and Go takes o as a DLPack producer without
+ * calling it again). 0, or -1 with an exception. */
 static int read_usm(PyObject *o, hold *h, ubx_value *val)
 {
-	int r = read_suai(o, &h->u.suai);
-	if (r <= 0)
-		return r;
-	h->kind = HOLD_SUAI;
+	ubx_suai *s = &h->u.suai;
+	int r = read_suai(o, s);
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		s->dict = NULL; /* the hold holds nothing (HOLD_NONE) */
+		s->looked = 0;
+		s->pad = 0;
+	} else {
+		h->kind = HOLD_SUAI;
+	}
 	val->kind = UBX_V_SUAI;
-	val->suai = &h->u.suai;
+	val->suai = s;
 	return 0;
 }
 

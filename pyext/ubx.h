@@ -128,7 +128,8 @@ extern uint64_t ubx_max_user_address;
 extern const char *ubx_buffer_format[UBX_DTYPE_CODES][UBX_DTYPE_BYTES];
 
 /* An object's __sycl_usm_array_interface__ as C read it, for Go
- * (pybridge.SUAIDict, whose rules read it): dict, the attribute's value;
+ * (pybridge.SUAIDict, whose rules read it): dict, the attribute's value
+ * (NULL: reading it raised AttributeError, which C cleared);
  * when looked is 1, dict is exactly a dict and vals its value at each of
  * ubx_suai_keys (NULL where the key is absent), looked up as dpctl's
  * dict.get does. C holds a reference to each until Go returns. */

@@ -104,6 +104,37 @@ def test_exact_dict_as_subclass(recipe):
     assert seen(spoil(recipe)) == seen(spoil(recipe, SubDict))
 
 
+class HostOnly:
+    """A type with __sycl_usm_array_interface__ whose instance in host
+    memory has none (AttributeError) and is a DLPack producer; it counts
+    the getter's calls."""
+
+    calls = 0
+
+    def __init__(self, x):
+        self.x = x
+
+    @property
+    def __sycl_usm_array_interface__(self):
+        HostOnly.calls += 1
+        raise AttributeError("host memory")
+
+    def __dlpack__(self, **kw):
+        return self.x.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.x.__dlpack_device__()
+
+
+def test_attribute_error_reads_dlpack_once():
+    """An AttributeError from the getter makes the argument a DLPack
+    producer, and the getter is not asked again."""
+    import numpy as np
+    HostOnly.calls = 0
+    r = extmod.same(HostOnly(np.arange(6.0)))
+    assert r.shape == (6,) and HostOnly.calls == 1
+
+
 def test_outcomes():
     """The property is not vacuous: the good SUAI gives the array, a
     spoiled one the reader's error, a raising lookup its exception."""
