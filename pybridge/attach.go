@@ -194,14 +194,8 @@ func (g *GIL) ReadArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 		// The type has the attribute; an instance in host memory may not
 		// (AttributeError): then it is a DLPack producer like any other.
 		if d := a.GetAttr(o.p, name); d != 0 {
-			s, err := g.readSUAIDictOf(o, Object{d}) // read before dpctl is loaded
-			if err != nil {
-				return nil, err
-			}
-			if reg, err = g.registryOr(reg, s); err != nil {
-				return nil, err
-			}
-			arr, _, err := g.bindSUAI(o, s, reg, false)
+			arr, err := g.ReadSUAIArray(o, &SUAIDict{Dict: Object{d}}, reg) // borrows d
+			a.DecRef(d)
 			return arr, err
 		}
 		if !a.ErrGivenMatches(a.ErrOccurred(), a.Exc["AttributeError"]) {
