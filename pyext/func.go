@@ -60,8 +60,9 @@ func Optional() ParamOption {
 	return optionFunc(func(s *paramSpec) error { s.flags |= fOptional | fNone; return nil })
 }
 
-// KeywordOnly makes the parameter keyword-only (after * in Python); every
-// parameter after it must be keyword-only too.
+// KeywordOnly makes the parameter keyword-only, and every parameter after
+// it, as * does in a Python signature: f(x, out=None, *, n) is P("x"),
+// P("out", Optional(), KeywordOnly()), P("n").
 func KeywordOnly() ParamOption {
 	return optionFunc(func(s *paramSpec) error { s.flags |= fKwOnly; return nil })
 }
@@ -158,11 +159,10 @@ func define(m *Module, name, doc string, ps []Param, decs []decoder, opts []Func
 			errs = append(errs, "parameter "+p.name+" appears twice")
 		}
 		seen[p.name] = true
-		if s.flags&fKwOnly != 0 {
-			kwOnly = true
-		} else if kwOnly {
-			errs = append(errs, "parameter "+p.name+" follows a keyword-only parameter but is not keyword-only")
+		if kwOnly {
+			s.flags |= fKwOnly // after Python's *, every parameter is keyword-only
 		}
+		kwOnly = s.flags&fKwOnly != 0
 		f.params = append(f.params, s)
 	}
 	for i := 1; i < len(f.params); i++ {
