@@ -258,7 +258,7 @@ typedef struct {
 	const char *name;
 } prop_entry;
 
-/* The module's classes and their defs; made once per process, kept. */
+/* The module's classes and their defs; made by the first import, kept. */
 static PyTypeObject **class_types;
 static const ubx_class *class_defs;
 static int32_t nclasses;
@@ -560,12 +560,15 @@ int ubx_add_classes(PyObject *m, const ubx_module_def *def)
 	nclasses = def->nclasses;
 	for (int32_t k = 0; k < def->nclasses; k++) {
 		const ubx_class *c = &def->classes[k];
-		PyTypeObject *tp = make_class(m, c);
+		/* One class per process: a module made again after it left
+		 * sys.modules names the class the first one made, so that the
+		 * objects made before are still of it (their methods, and the
+		 * functions that take them, check the type against this one). */
+		PyTypeObject *tp = class_types[k] != NULL ? (PyTypeObject *)Py_NewRef((PyObject *)class_types[k]) : make_class(m, c);
 		if (tp == NULL)
 			return -1;
-		/* The latest module's class (a module made again after it left
-		 * sys.modules replaces it; objects of the old class keep theirs). */
-		Py_XSETREF(class_types[k], (PyTypeObject *)Py_NewRef((PyObject *)tp));
+		if (class_types[k] == NULL)
+			class_types[k] = (PyTypeObject *)Py_NewRef((PyObject *)tp);
 		const char *attr = strrchr(c->name, '.');
 		if (PyModule_AddObject(m, attr != NULL ? attr + 1 : c->name, (PyObject *)tp) < 0) {
 			Py_DECREF(tp);

@@ -200,6 +200,34 @@ def test_cleared_object_raises_type_error():
     assert r.returncode == 0 and "ok" in r.stdout, "exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr)
 
 
+# A module made again after it left sys.modules (del sys.modules[...],
+# then import) names the class the first import made: objects made before
+# are still of it, and their methods, their repr and the functions taking
+# them work with either module object. (Each import made a class of its
+# own, and objects of the first could no longer be used: "combine()
+# argument 'p' must be extmod.Plan, not extmod.Plan".)
+REIMPORT = """
+import importlib, sys
+import numpy as np
+import extmod as first
+p = first.Plan(2.0)
+del sys.modules["extmod"]
+second = importlib.import_module("extmod")
+assert second is not first, "the import made no new module"
+assert second.Plan is first.Plan
+assert repr(p) == 'Plan(2, name="plan")', repr(p)
+assert np.asarray(p.run(np.ones(2))).tolist() == [2.0, 2.0]
+assert second.combine(p).a == 2.0 and first.combine(second.Plan(1.0), p).a == 3.0
+print("ok")
+"""
+
+
+def test_a_module_imported_again_keeps_its_classes():
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(REIMPORT)], env=dict(os.environ), capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, "exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr)
+
+
 def test_repr_rows_align_under_the_first():
     # NumPy indents its rows under "array("; the Array's repr moves them
     # under "extmod.Array(" (issue 29: the docs showed them so, the repr
