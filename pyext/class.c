@@ -534,14 +534,26 @@ static PyTypeObject *make_class(PyObject *m, const ubx_class *c)
 		Py_DECREF(tp);
 		return NULL;
 	}
+	int eq = 0, hash = 0;
 	for (int32_t i = 0; i < c->nmethods; i++) {
 		if (add_method(tp, &c->methods[i], modname) < 0) {
 			Py_DECREF(modname);
 			Py_DECREF(tp);
 			return NULL;
 		}
+		const char *attr = strrchr(c->methods[i].name, '.');
+		attr = attr != NULL ? attr + 1 : c->methods[i].name;
+		eq |= strcmp(attr, "__eq__") == 0;
+		hash |= strcmp(attr, "__hash__") == 0;
 	}
 	Py_DECREF(modname);
+	/* A class that defines __eq__ and not __hash__ is unhashable, as a
+	 * Python class is: equal objects must hash alike, and the identity
+	 * hash it would keep does not. */
+	if (eq && !hash && PyObject_SetAttrString((PyObject *)tp, "__hash__", Py_None) < 0) {
+		Py_DECREF(tp);
+		return NULL;
+	}
 	return tp;
 }
 

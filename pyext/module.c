@@ -2701,6 +2701,36 @@ static void result_init(ubx_result *r)
 	r->syclobj = NULL;
 }
 
+/* operand_refused reports whether the argument C could not read (its
+ * TypeError pending) is the other operand of a binary special method,
+ * a == b or a + b: then the method returns NotImplemented, as a Python
+ * class's does, and Python tries the other operand's method (or, for ==
+ * and !=, compares identity) instead of raising. The error is cleared: a
+ * refused operand is the expected answer there. */
+static int operand_refused(const ubx_func *f, int32_t i)
+{
+	static const char *const binary[] = {
+	    "__eq__",       "__ne__",        "__lt__",       "__le__",      "__gt__",       "__ge__",
+	    "__add__",      "__radd__",      "__iadd__",     "__sub__",     "__rsub__",     "__isub__",
+	    "__mul__",      "__rmul__",      "__imul__",     "__matmul__",  "__rmatmul__",  "__imatmul__",
+	    "__truediv__",  "__rtruediv__",  "__itruediv__", "__floordiv__", "__rfloordiv__", "__ifloordiv__",
+	    "__mod__",      "__rmod__",      "__imod__",     "__divmod__",  "__rdivmod__",  "__pow__",
+	    "__rpow__",     "__ipow__",      "__lshift__",   "__rlshift__", "__ilshift__",  "__rshift__",
+	    "__rrshift__",  "__irshift__",   "__and__",      "__rand__",    "__iand__",     "__xor__",
+	    "__rxor__",     "__ixor__",      "__or__",       "__ror__",     "__ior__",      NULL};
+	if (i != 1 || !(f->params[0].flags & UBX_F_SELF) || !PyErr_ExceptionMatches(PyExc_TypeError))
+		return 0;
+	const char *attr = strrchr(f->name, '.');
+	attr = attr != NULL ? attr + 1 : f->name;
+	for (const char *const *op = binary; *op != NULL; op++) {
+		if (strcmp(attr, *op) == 0) {
+			PyErr_Clear();
+			return 1;
+		}
+	}
+	return 0;
+}
+
 PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
 	if (forked())
@@ -2731,6 +2761,8 @@ PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyOb
 		holds[i].capsule = NULL;
 		holds[i].dims = NULL;
 		if (read_arg(f, &f->params[i], bound[i], &holds[i], &vals[i]) < 0) {
+			if (operand_refused(f, i))
+				out = Py_NewRef(Py_NotImplemented);
 			i++;
 			goto done;
 		}

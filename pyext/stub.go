@@ -110,9 +110,23 @@ func stubOf(m *Module) string {
 				b.WriteString("    @" + p.name + ".setter\n    def " + p.name + "(self, value: " + stubParam(m, &v) + ") -> None: ...\n")
 			}
 		}
+		eq, hash := false, false
 		for _, f := range c.methods {
-			b.WriteString("    def " + f.member.attr + "(" + stubParams(m, f.params[1:], "self") + ") -> " + stubResult(m, f.result) + ":")
+			params := stubParams(m, f.params[1:], "self")
+			switch f.member.attr {
+			case "__eq__", "__ne__":
+				// Any operand: another type is NotImplemented (module.c's
+				// operand_refused), as object's signature says.
+				params = "self, " + f.params[1].name + ": object"
+				eq = eq || f.member.attr == "__eq__"
+			case "__hash__":
+				hash = true
+			}
+			b.WriteString("    def " + f.member.attr + "(" + params + ") -> " + stubResult(m, f.result) + ":")
 			writeBody(&b, "        ", docOf(f))
+		}
+		if eq && !hash { // class.c's make_class: __eq__ without __hash__ is unhashable
+			b.WriteString("    __hash__: ClassVar[None]  # type: ignore[assignment]\n")
 		}
 		if c.ctor == nil && len(c.props) == 0 && len(c.methods) == 0 && c.doc == "" {
 			b.WriteString("    ...\n")

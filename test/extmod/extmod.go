@@ -165,6 +165,10 @@ func definePlan(m *pyext.Module) {
 	tok := pyext.NewClass[token](m, "Token", "A value only Go makes.")
 	pyext.Property(tok, "id", "The token's number.", func(t *token) (int, error) { return t.id, nil })
 	pyext.Func1R(m, "token", "A new Token.", func(id int) (*token, error) { return &token{id: id}, nil }, pyext.P("id"))
+	// Binary special methods: another operand than the parameter takes is
+	// NotImplemented (test_classes.py).
+	pyext.Method1R(tok, "__eq__", "", func(t, u *token) (bool, error) { return t.id == u.id, nil }, pyext.P("other"))
+	pyext.Method1R(tok, "__add__", "", func(t *token, n int) (*token, error) { return &token{id: t.id + n}, nil }, pyext.P("n"))
 }
 
 type token struct{ id int }

@@ -200,6 +200,29 @@ def test_cleared_object_raises_type_error():
     assert r.returncode == 0 and "ok" in r.stdout, "exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr)
 
 
+# A binary special method defined in Go is one of Python's: an operand of
+# another type than its parameter takes is NotImplemented, so == and !=
+# fall back to identity (a == None is False, a in [1, a] is True) and +
+# raises Python's own TypeError; a class with __eq__ and no __hash__ is
+# unhashable. (The method raised "must be extmod.Token, not int" for
+# a == 3, and equal tokens hashed apart.)
+def test_binary_special_methods_return_not_implemented():
+    a, b = extmod.token(1), extmod.token(1)
+    assert a == b and not (a != b) and a != extmod.token(2)
+    assert a != 3 and not (a == None) and a != "x"  # noqa: E711
+    assert a in [1, "x", a] and [1, a].index(a) == 1
+    assert a.__eq__(object()) is NotImplemented
+    assert (a + 2).id == 3
+    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \+: 'extmod.Token' and 'str'"):
+        a + "x"
+    with pytest.raises(TypeError, match="unhashable type: 'extmod.Token'"):
+        hash(a)
+    assert extmod.Token.__hash__ is None
+    # Called by name, with the wrong number of arguments, it still says so.
+    with pytest.raises(TypeError):
+        a.__eq__()
+
+
 # A module made again after it left sys.modules (del sys.modules[...],
 # then import) names the class the first import made: objects made before
 # are still of it, and their methods, their repr and the functions taking
