@@ -415,7 +415,7 @@ type suaiDict struct {
 	got      uintptr          // the itemgetter's tuple (owned), holding vals; 0 if vals are owned one by one
 	vals     [numKeys]uintptr // the dict's values at the keys, 0 where absent
 	seqs     [3]uintptr       // tuples Data and Len read (owned): data, shape, strides
-	keep     []uintptr        // capsules _get_capsule returned (owned)
+	keep     []uintptr        // a _get_capsule method and the capsules it returned (owned)
 	released bool
 	// borrowed: dict and vals are the caller's (suaiOf), which keeps
 	// them alive until after Release.
@@ -810,7 +810,11 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 			if s.released {
 				return nil, errReleased()
 			}
-			return g.takeRefCapsule(so)
+			o, err := g.takeRefCapsule(so)
+			if err != nil {
+				return nil, &usm.ReadError{Kind: errkind.Value, Found: "the capsule", Err: err}
+			}
+			return o, nil
 		}), nil
 	}
 	ty := g.dpctlTypes()
@@ -847,25 +851,35 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		}
 		return syclobj.UnsafeContextRef(ref), nil
 	}
-	if a.HasAttrString(so, "_get_capsule") {
+	// dpctl asks hasattr(syclobj, "_get_capsule"): only AttributeError
+	// means "no"; any other exception of the lookup is the caller's.
+	n := g.py.internedName("_get_capsule")
+	if n == 0 {
+		return nil, g.fetch("_get_capsule")
+	}
+	m, found := a.LookupAttr(so, n)
+	if found < 0 {
+		return nil, g.fetch("_get_capsule")
+	}
+	if found > 0 {
+		s.keep = append(s.keep, m) // the bound method, called when the registry binds
 		return syclobj.FromCapsule(func() (syclobj.Obj, error) {
 			if s.released {
 				return nil, errReleased()
 			}
-			m := a.GetAttrC(so, cGetCapsule)
-			if m == 0 {
-				return nil, errkind.Wrap(errkind.Value, "pybridge.SUAI", "reading its _get_capsule raised", g.fetch("_get_capsule"))
-			}
 			c := a.CallObject(m, 0)
-			a.DecRef(m)
 			if c == 0 {
-				return nil, errkind.Wrap(errkind.Value, "pybridge.SUAI", "its _get_capsule() raised", g.fetch("_get_capsule()"))
+				return nil, g.fetch("_get_capsule()") // its own exception, as dpctl raises it
 			}
 			s.keep = append(s.keep, c)
 			if a.Type(c) != a.CapsuleType {
-				return nil, errkind.New(errkind.Value, "pybridge.SUAI", "its _get_capsule() returned "+g.objTypeName(Object{c})+", not a capsule")
+				return nil, &usm.ReadError{Kind: errkind.Value, Found: "_get_capsule() returned " + g.objTypeName(Object{c}) + ", not a capsule"}
 			}
-			return g.takeRefCapsule(c)
+			o, err := g.takeRefCapsule(c)
+			if err != nil {
+				return nil, &usm.ReadError{Kind: errkind.Value, Found: "_get_capsule()", Err: err}
+			}
+			return o, nil
 		}), nil
 	}
 	return nil, &usm.ReadError{Kind: errkind.Value, Found: g.objTypeName(Object{so})}

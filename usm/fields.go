@@ -46,7 +46,8 @@ type Fields interface {
 	// string is syclobj.ParseSelector's; a SyclQueue or SyclContext is a
 	// syclobj.QueueRef or ContextRef; an object with dpctl's _get_capsule
 	// method is syclobj.FromCapsule's, called when the registry binds the
-	// pointer. ErrValue: a value of no syclobj form (Err may give the
+	// pointer (its function returns a *ReadError for what it cannot read,
+	// and the method's own error as it is). ErrValue: a value of no syclobj form (Err may give the
 	// cause, e.g. a malformed filter selector).
 	Syclobj() (syclobj.Obj, error)
 	// Len reads the tuple or list at key ("shape", "strides") and returns

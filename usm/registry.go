@@ -245,6 +245,9 @@ type binding struct {
 
 func (r *Registry) bind(ptr uintptr, o syclobj.Obj) (binding, error) {
 	resolved, err := resolveSyclobj(o)
+	if err != nil && !isSyclobjError(err) {
+		return binding{}, err // the capsule source's own error (resolveSyclobj), as it is
+	}
 	if err != nil { // the error names the syclobj as given, not the nil it resolved to
 		return binding{}, &BindingError{Pointer: ptr, Syclobj: o, Err: err}
 	}

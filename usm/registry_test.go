@@ -221,13 +221,18 @@ func TestRegistryRefsWithoutBinder(t *testing.T) {
 		require.ErrorAs(t, err, &be)
 		assert.Contains(t, err.Error(), "dpctl")
 	}
-	// A failing _get_capsule is a BindingError too.
-	boom := errors.New("boom")
-	_, err := reg.Parse(suai(alloc.Pointer(), syclobj.FromCapsule(func() (syclobj.Obj, error) { return nil, boom }), 4))
+	// A capsule source that gives what it cannot read (a *ReadError) is a
+	// BindingError too; its own failure (an exception _get_capsule
+	// raised) is the parse's error as it is, as dpctl lets it through.
+	refused := &usm.ReadError{Kind: usm.ErrValue, Found: "_get_capsule() returned int, not a capsule"}
+	_, err := reg.Parse(suai(alloc.Pointer(), syclobj.FromCapsule(func() (syclobj.Obj, error) { return nil, refused }), 4))
 	var be *usm.BindingError
 	require.ErrorAs(t, err, &be)
-	assert.Contains(t, err.Error(), "boom")
+	assert.Contains(t, err.Error(), "returned int, not a capsule")
 	requireKind(t, err, usm.ErrValue)
+	boom := errors.New("boom")
+	_, err = reg.Parse(suai(alloc.Pointer(), syclobj.FromCapsule(func() (syclobj.Obj, error) { return nil, boom }), 4))
+	assert.Same(t, boom, err)
 }
 
 // fakeBackend is a backend with named devices; every pointer in

@@ -1,6 +1,7 @@
 package usm
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -100,7 +101,11 @@ func syclobjFromValue(v any) (syclobj.Obj, error) {
 }
 
 // resolveSyclobj reduces a capsule source to the ContextRef or QueueRef it
-// yields; other values are returned unchanged.
+// yields; other values are returned unchanged. The source's errors follow
+// the Fields rule: a *ReadError (what it gave is no capsule it can read)
+// becomes dpctl's ValueError naming the syclobj; any other error (an
+// exception its _get_capsule raised) is returned as it is, as dpctl lets
+// it through.
 func resolveSyclobj(o syclobj.Obj) (syclobj.Obj, error) {
 	cs, ok := o.(capsuleSource)
 	if !ok {
@@ -108,7 +113,11 @@ func resolveSyclobj(o syclobj.Obj) (syclobj.Obj, error) {
 	}
 	got, err := cs.GetCapsule()
 	if err != nil {
-		return nil, &syclobjError{Value: o, Reason: "it gives no SYCL context or queue", Err: err}
+		var re *ReadError
+		if !errors.As(err, &re) {
+			return nil, err
+		}
+		return nil, &syclobjError{Value: o, Reason: "it gives no SYCL context or queue: " + re.Found, Err: re.Err}
 	}
 	switch got.(type) {
 	case syclobj.ContextRef, syclobj.QueueRef:

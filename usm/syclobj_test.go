@@ -149,10 +149,12 @@ func TestResolveSyclobj(t *testing.T) {
 		{"nested CapsuleSource", func() (syclobj.Obj, error) {
 			return syclobj.FromCapsule(func() (syclobj.Obj, error) { return q, nil }), nil
 		}, "want a SyclContextRef or SyclQueueRef capsule"},
-		{"error", func() (syclobj.Obj, error) { return nil, errors.New("capsule already used") },
-			"it gives no SYCL context or queue: capsule already used"},
-		{"error with a value", func() (syclobj.Obj, error) { return q, errors.New("boom") },
-			"it gives no SYCL context or queue: boom"},
+		{"ReadError", func() (syclobj.Obj, error) {
+			return nil, &ReadError{Kind: ErrValue, Found: "_get_capsule()", Err: errors.New("capsule already used")}
+		}, "it gives no SYCL context or queue: _get_capsule(): capsule already used"},
+		{"ReadError with a value", func() (syclobj.Obj, error) {
+			return q, &ReadError{Kind: ErrValue, Found: "_get_capsule() returned int, not a capsule"}
+		}, "it gives no SYCL context or queue: _get_capsule() returned int, not a capsule"},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,17 +168,22 @@ func TestResolveSyclobj(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.msg)
 		})
 	}
-	// The cause stays reachable (a Python exception _get_capsule raised
-	// becomes the ValueError's __cause__), and lends no second kind.
-	cause := errkind.New(errkind.Type, "pybridge.SUAI", "its addressof_ref() did not return an address")
-	_, err := resolveSyclobj(syclobj.FromCapsule(func() (syclobj.Obj, error) { return nil, cause }))
+	// A ReadError's cause stays reachable and lends no second kind.
+	cause := errkind.New(errkind.Type, "pybridge.SUAI", "its capsule is named \"x\"")
+	_, err := resolveSyclobj(syclobj.FromCapsule(func() (syclobj.Obj, error) {
+		return nil, &ReadError{Kind: ErrValue, Found: "_get_capsule()", Err: cause}
+	}))
 	var e *errkind.Error
 	require.ErrorAs(t, err, &e)
 	assert.Same(t, cause, e)
 	assert.True(t, errors.Is(err, ErrValue))
 	assert.False(t, errors.Is(err, ErrType), "the cause's kind leaks through")
-	assert.Equal(t, "it gives no SYCL context or queue: pybridge.SUAI: its addressof_ref() did not return an address", err.Error())
-	assert.Equal(t, "it gives no SYCL context or queue: its addressof_ref() did not return an address", errkind.Message(err))
+	assert.Equal(t, "it gives no SYCL context or queue: _get_capsule(): its capsule is named \"x\"", errkind.Message(err))
+	// Any other error is the source's own (an exception _get_capsule
+	// raised): it is returned as it is, as dpctl lets it through.
+	own := errors.New("KeyError: 'none'")
+	_, err = resolveSyclobj(syclobj.FromCapsule(func() (syclobj.Obj, error) { return nil, own }))
+	assert.Same(t, own, err)
 }
 
 // childEnv selects the case a child process of a crash-class test runs.

@@ -163,6 +163,33 @@ def test_ints_are_read_by_value(base):
     assert a.shape == (1, 3) and a.strides == (3, 1)
 
 
+class Boom(Exception):
+    pass
+
+
+# A syclobj's own exceptions reach the caller as themselves, as dpctl's
+# hasattr(syclobj, "_get_capsule") and its call let them through: one its
+# attribute lookup raises (only AttributeError means "no such method")
+# and one the call raises, KeyboardInterrupt and MemoryError included.
+# (The lookup's were swallowed, and the call's became a ValueError.)
+@pytest.mark.parametrize("exc", [Boom("mine"), KeyError("none"), KeyboardInterrupt("ctrl-c"), MemoryError("m")],
+                         ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("where", ["lookup", "call"])
+def test_syclobj_exceptions_propagate(base, exc, where):
+    class Source:
+        if where == "lookup":
+            def __getattr__(self, name):
+                raise exc
+        else:
+            def _get_capsule(self):
+                raise exc
+
+    for consumer in (dpt.asarray, ub.asarray):  # dpctl's parser first: the behaviour to match
+        with pytest.raises(type(exc)) as info:
+            consumer(S(base(syclobj=Source())))
+        assert info.value is exc, consumer
+
+
 def test_typestr_with_nul(base):
     with pytest.raises(ValueError):
         ub.asarray(S(base(typestr="<f4\x00junk")))
