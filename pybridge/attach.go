@@ -190,7 +190,12 @@ func (g *GIL) ReadArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.HasAttr(a.Type(o.p), name) {
+	onType, found := a.LookupAttr(a.Type(o.p), name) // a metaclass's own exception is the caller's
+	if found < 0 {
+		return nil, g.fetch("")
+	}
+	a.DecRef(onType)
+	if found > 0 {
 		// The type has the attribute; an instance in host memory may not
 		// (AttributeError): then it is a DLPack producer like any other.
 		if d := a.GetAttr(o.p, name); d != 0 {

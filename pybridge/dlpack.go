@@ -24,7 +24,6 @@ var (
 	cDLTensorVersioned     = staticC("dltensor_versioned")
 	cUsedDLTensor          = staticC("used_dltensor")
 	cUsedDLTensorVersioned = staticC("used_dltensor_versioned")
-	cDunderDLPack          = staticC("__dlpack__")
 )
 
 // capsuleAPI is the interpreter whose capsules the destructor serves (one
@@ -211,13 +210,9 @@ func (g *GIL) FromDLPack(x Object, opts FromDLPackOptions) (*dlpack.Tensor, erro
 			}
 		}
 	}
-	meth := a.GetAttrC(x.p, cDunderDLPack)
-	if meth == 0 || !a.Callable(meth) || !a.HasAttrString(x.p, "__dlpack_device__") {
-		if meth != 0 {
-			a.DecRef(meth)
-		}
-		a.ErrClear()
-		return nil, g.notAProducer(x)
+	meth, err := g.producerMethods(x)
+	if err != nil {
+		return nil, err
 	}
 	defer a.DecRef(meth)
 	// Host memory asked onto a SYCL device: a host producer cannot make
@@ -326,6 +321,32 @@ func (g *GIL) maxVersionObject() (uintptr, error) {
 		return 0, err
 	}
 	return g.py.keepObject(key, o.p), nil
+}
+
+// producerMethods is x.__dlpack__, a new reference, when it is callable and
+// x has a __dlpack_device__ too; else notAProducer's error. As with dpctl's
+// getattr(x, name, None), only AttributeError means "has none": any other
+// exception of the lookups is the caller's, as it is.
+func (g *GIL) producerMethods(x Object) (uintptr, error) {
+	a := g.api()
+	var found [2]uintptr
+	defer func() { a.DecRef(found[0]); a.DecRef(found[1]) }() // DecRef ignores 0
+	for i, name := range [...]string{"__dlpack__", "__dlpack_device__"} {
+		n := g.py.internedName(name)
+		if n == 0 {
+			return 0, g.fetch(name)
+		}
+		var r int
+		if found[i], r = a.LookupAttr(x.p, n); r < 0 {
+			return 0, g.fetch(name)
+		}
+	}
+	if found[0] == 0 || found[1] == 0 || !a.Callable(found[0]) {
+		return 0, g.notAProducer(x)
+	}
+	meth := found[0]
+	found[0] = 0 // the caller's
+	return meth, nil
 }
 
 // notAProducer is FromDLPack's error for an x without a callable

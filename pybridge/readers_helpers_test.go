@@ -19,8 +19,14 @@ func (py *Python) runMode() interpMode { return py.mode }
 // refCount returns the reference count (for leak tests).
 func (g *GIL) refCount(o Object) int { return g.api().RefCount(o.p) }
 
-// hasAttr reports whether o has the attribute (errors count as no).
-func (g *GIL) hasAttr(o Object, name string) bool { return g.api().HasAttrString(o.p, name) }
+// hasAttr reports whether o has the attribute (AttributeError counts as
+// no; another exception fails the test's caller through the one left set).
+func (g *GIL) hasAttr(o Object, name string) bool {
+	n := g.py.internedName(name)
+	v, r := g.api().LookupAttr(o.p, n)
+	g.api().DecRef(v)
+	return r > 0
+}
 
 // toInt converts a Python int (or an object with __index__) to int64.
 func (g *GIL) toInt(o Object) (int64, error) {

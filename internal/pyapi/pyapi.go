@@ -44,7 +44,7 @@ const (
 type API struct {
 	pyInitializeEx, pyIsInitialized, evalSaveThread, evalRestoreThread ffi.Fn
 	gilEnsure, gilRelease, gilCheck, incRef, decRef, importModule      ffi.Fn
-	getAttrString, setAttrString, hasAttrString                        ffi.Fn
+	getAttrString, setAttrString                                       ffi.Fn
 	call, callObject, str, repr, isTrue, isInstance, callableCheck     ffi.Fn
 	length, typeGetFlags, tupleNew, tupleSetItem, tupleGetItem         ffi.Fn
 	listGetItem, dictNew, dictSetItemString, dictGetItemString         ffi.Fn
@@ -71,7 +71,6 @@ type API struct {
 	// (LookupAttr): PyObject_GetOptionalAttr (3.13+) or _PyObject_LookupAttr
 	// (3.7 to 3.12); PyObject_GetAttr only where neither exists.
 	getOptionalAttr, lookupAttrOld, getAttr ffi.Fn
-	hasAttr                                 ffi.Fn
 
 	floatFromDouble func(float64) uintptr
 	floatAsDouble   func(uintptr) float64
@@ -149,8 +148,7 @@ func Load(lib *ffi.Lib) (*API, error) {
 		ffi.Required(&a.incRef, "Py_IncRef"), ffi.Required(&a.decRef, "Py_DecRef"),
 		ffi.Required(&a.importModule, "PyImport_ImportModule"),
 		ffi.Required(&a.getAttrString, "PyObject_GetAttrString"), ffi.Required(&a.setAttrString, "PyObject_SetAttrString"),
-		ffi.Required(&a.hasAttrString, "PyObject_HasAttrString"),
-		ffi.Required(&a.getAttr, "PyObject_GetAttr"), ffi.Required(&a.hasAttr, "PyObject_HasAttr"),
+		ffi.Required(&a.getAttr, "PyObject_GetAttr"),
 		ffi.Required(&a.call, "PyObject_Call"), ffi.Required(&a.callObject, "PyObject_CallObject"),
 		ffi.Required(&a.str, "PyObject_Str"), ffi.Required(&a.repr, "PyObject_Repr"), ffi.Required(&a.isTrue, "PyObject_IsTrue"),
 		ffi.Required(&a.isInstance, "PyObject_IsInstance"), ffi.Required(&a.callableCheck, "PyCallable_Check"),
@@ -465,27 +463,12 @@ func (a *API) optionalAttrFn() ffi.Fn {
 	return a.lookupAttrOld
 }
 
-// HasAttrString never raises (it swallows errors, as in CPython).
 // GetAttr is PyObject_GetAttr: o.name for a str object name, a new
 // reference, or 0 with the exception. A name made once (a str object kept
 // by the caller) spares the str that GetAttrC builds on every call.
 func (a *API) GetAttr(o, name uintptr) uintptr {
 	a.noPending("GetAttr")
 	return a.getAttr.Call2(o, name)
-}
-
-// HasAttr is PyObject_HasAttr, HasAttrString for a str object name.
-func (a *API) HasAttr(o, name uintptr) bool {
-	a.noPending("HasAttr")
-	return a.hasAttr.Call2(o, name) != 0
-}
-
-func (a *API) HasAttrString(o uintptr, name string) bool {
-	a.noPending("HasAttrString")
-	b := cstr(name)
-	r := a.hasAttrString.Call2(o, p(b)) != 0
-	runtime.KeepAlive(b)
-	return r
 }
 
 func (a *API) Call(callable, args, kwargs uintptr) uintptr {

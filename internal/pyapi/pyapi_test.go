@@ -18,7 +18,7 @@ import (
 var called = []string{
 	"Py_InitializeEx", "Py_IsInitialized", "PyEval_SaveThread", "PyEval_RestoreThread",
 	"PyGILState_Ensure", "PyGILState_Release", "PyGILState_Check", "Py_IncRef", "Py_DecRef", "PyImport_ImportModule",
-	"PyObject_GetAttrString", "PyObject_SetAttrString", "PyObject_HasAttrString", "PyObject_GetAttr", "PyObject_HasAttr",
+	"PyObject_GetAttrString", "PyObject_SetAttrString", "PyObject_GetAttr",
 	"PyObject_Call", "PyObject_CallObject", "PyObject_Str", "PyObject_Repr", "PyObject_IsTrue",
 	"PyObject_IsInstance", "PyCallable_Check", "PyObject_Size", "PyType_GetFlags",
 	"PyTuple_New", "PyTuple_SetItem", "PyTuple_GetItem", "PyList_GetItem", "PyDict_New",

@@ -190,6 +190,35 @@ def test_syclobj_exceptions_propagate(base, exc, where):
         assert info.value is exc, consumer
 
 
+# A producer's own exception from the lookup of __dlpack__ or
+# __dlpack_device__ reaches the caller as itself, as from dpnp.tensor's
+# getattr(x, name, None) (it became "does not implement `__dlpack__`", an
+# AttributeError).
+@pytest.mark.parametrize("name", ["__dlpack__", "__dlpack_device__"])
+@pytest.mark.parametrize("device", [None, (14, 0)], ids=["where it is", "onto the device"])
+def test_producer_lookup_exceptions_propagate(name, device):
+    import numpy as np
+    exc = Boom(name)
+    host = np.arange(4.0)
+
+    def boom(self):
+        raise exc
+
+    class P:
+        def __dlpack__(self, **kw):
+            return host.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return (1, 0)
+    setattr(P, name, property(boom))
+    with pytest.raises(Boom) as peer:
+        dpt.from_dlpack(P())
+    assert peer.value is exc
+    with pytest.raises(Boom) as info:
+        ub.from_dlpack(P(), device=device)
+    assert info.value is exc
+
+
 def test_typestr_with_nul(base):
     with pytest.raises(ValueError):
         ub.asarray(S(base(typestr="<f4\x00junk")))
