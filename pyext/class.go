@@ -377,14 +377,26 @@ func (t *valueTable) remove(h int64) any {
 }
 
 // dropValue ends the Go side of an object: its value leaves the table and
-// is closed if it is an io.Closer. A panic in Close is recovered by the
-// caller's boundary.
-func dropValue(h int64) error {
+// is closed if it is an io.Closer. A panic in Close is the user's, named
+// by the class's method (Plan.Close), as a method's panic is.
+func dropValue(h int64) (err error) {
 	v := values.remove(h)
-	if c, ok := v.(interface{ Close() error }); ok {
-		return c.Close()
+	c, ok := v.(interface{ Close() error })
+	if !ok {
+		return nil
 	}
-	return nil
+	defer func() {
+		if p := recover(); p != nil {
+			name := "Close"
+			if ext.mod != nil {
+				if cl := ext.mod.classOf(reflect.TypeOf(v)); cl != nil {
+					name = cl.name + ".Close"
+				}
+			}
+			err = userPanic(name, p)
+		}
+	}()
+	return c.Close()
 }
 
 // decoderOf is the decoder of a parameter of Go type t: an object of one

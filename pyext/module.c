@@ -2447,8 +2447,15 @@ static int read_arg(const ubx_func *f, const ubx_param *p, PyObject *o, hold *h,
 		if (!PyFloat_Check(o) && !PyLong_Check(o) && Py_TYPE(o)->tp_as_number == NULL)
 			return arg_type_error(f, p, "float", o);
 		val->f = PyFloat_AsDouble(o);
-		if (val->f == -1.0 && PyErr_Occurred())
+		if (val->f == -1.0 && PyErr_Occurred()) {
+			if (PyLong_Check(o) && PyErr_ExceptionMatches(PyExc_OverflowError)) {
+				PyErr_Clear(); /* CPython's "int too large to convert to float", said again naming the parameter */
+				PyErr_Format(PyExc_OverflowError, "%s() argument '%s' is too large for a float", f->name,
+					     p->name);
+				return -1;
+			}
 			return arg_type_error_from(f, p, "float", o);
+		}
 		val->kind = UBX_V_FLOAT;
 		return 0;
 	case UBX_P_BOOL:

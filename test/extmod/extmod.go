@@ -105,8 +105,11 @@ var closedPlans atomic.Int64
 
 func (p *Plan) Close() error {
 	closedPlans.Add(1)
-	if p.name == "fail-close" {
+	switch p.name {
+	case "fail-close":
 		return errors.New("this plan fails to close")
+	case "panic-close":
+		panic("this plan panics in Close")
 	}
 	return nil
 }

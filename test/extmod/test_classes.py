@@ -112,6 +112,21 @@ def test_close_error_goes_to_the_unraisable_hook():
     assert len(seen) == 1 and "this plan fails to close" in str(seen[0].exc_value)
 
 
+# A panic in the Go value's Close is the user's, named by the class's
+# method as a method's panic is (it read "usmbridge: internal error: Go
+# panic in Close").
+def test_close_panic_names_the_class():
+    seen = []
+    old, sys.unraisablehook = sys.unraisablehook, seen.append
+    try:
+        p = extmod.Plan(1, name="panic-close")
+        del p
+    finally:
+        sys.unraisablehook = old
+    assert len(seen) == 1 and type(seen[0].exc_value) is RuntimeError
+    assert str(seen[0].exc_value) == "Go panic in Plan.Close(): this plan panics in Close"
+
+
 def test_objects_are_collected_and_leak_nothing():
     gc.collect()
     closed = extmod.closed_plans()

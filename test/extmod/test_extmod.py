@@ -26,6 +26,14 @@ def test_scalars():
         extmod.scalars(1, 1.0, True, b"x")
     with pytest.raises(OverflowError, match=r"argument 'i'"):
         extmod.scalars(2**70, 1.0, True)
+    with pytest.raises(OverflowError, match=r"scalars\(\) argument 'f' is too large for a float"):
+        extmod.scalars(1, 10**400, True)
+
+    class HugeFloat:
+        def __float__(self):
+            raise OverflowError("its own")
+    with pytest.raises(OverflowError, match="^its own$"):  # a __float__'s own exception, as itself
+        extmod.scalars(1, HugeFloat(), True)
     with pytest.raises(TypeError, match="got multiple values for argument 'i'"):
         extmod.scalars(1, 1.0, True, i=2)
     with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
