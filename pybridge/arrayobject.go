@@ -74,7 +74,7 @@ func (g *GIL) arrayModule(d dlabi.Device) (Object, error) {
 		if err == nil {
 			return m, nil
 		}
-		g.releaseError(err)
+		g.ReleaseError(err)
 		return g.importModule("dpctl.tensor")
 	}
 	return Object{}, errkind.New(errkind.Buffer, "pybridge.ArrayObject", "no Python array library holds memory of "+d.String())

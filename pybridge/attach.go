@@ -39,7 +39,7 @@ func (g *GIL) ExceptionOf(err error) Object {
 	a := g.api()
 	aside := g.setAside()
 	g.raise(err)
-	g.releaseError(err)
+	g.ReleaseError(err)
 	t, v := a.ErrTake()
 	if t != 0 {
 		a.DecRef(t)

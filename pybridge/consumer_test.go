@@ -112,7 +112,7 @@ func TestFromDLPackKeywordOrder(t *testing.T) {
 			if !errors.Is(err, usm.ErrType) {
 				t.Fatalf("got %v, want the retry's TypeError", err)
 			}
-			g.releaseError(err)
+			g.ReleaseError(err)
 			return nil
 		})
 		if err != nil {
@@ -272,7 +272,7 @@ dev = dpt.empty(0, sycl_queue=q).__dlpack_device__()
 					if !c.err(err) {
 						t.Errorf("error %v (%T)", err, err)
 					}
-					g.releaseError(err)
+					g.ReleaseError(err)
 					return nil
 				}
 				if err != nil {

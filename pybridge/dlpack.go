@@ -363,7 +363,7 @@ func (g *GIL) notAProducer(x Object) error {
 func (g *GIL) fromDLPackResult(x, meth, c Object, err error, stream Object, bindTo *dpctl.PinnedQueue, copyHere bool, opts FromDLPackOptions, onto *dlabi.Device) (*dlpack.Tensor, error) {
 	legacy := false
 	if err != nil && isPyKind(err, errkind.Type) {
-		g.releaseError(err) // handled: the retry decides
+		g.ReleaseError(err) // handled: the retry decides
 		legacyKw := map[string]any{}
 		if !stream.isNil() {
 			legacyKw["stream"] = stream
@@ -741,13 +741,13 @@ func (g *GIL) numpyAtLeast(major, minor int) bool {
 	a := g.api()
 	sys, err := g.importModule("sys")
 	if err != nil {
-		g.releaseError(err)
+		g.ReleaseError(err)
 		return false
 	}
 	defer g.DecRef(sys)
 	mods, err := g.getAttr(sys, "modules")
 	if err != nil {
-		g.releaseError(err)
+		g.ReleaseError(err)
 		return false
 	}
 	defer g.DecRef(mods)
@@ -759,7 +759,7 @@ func (g *GIL) numpyAtLeast(major, minor int) bool {
 	defer a.DecRef(np)
 	v, err := g.getAttr(Object{np}, "__version__")
 	if err != nil {
-		g.releaseError(err)
+		g.ReleaseError(err)
 		return false
 	}
 	defer g.DecRef(v)

@@ -38,7 +38,7 @@ sys.meta_path.insert(0, SlowDpctl())
 			o := eval(t, g, "type('V', (), {'__sycl_usm_array_interface__': {}})()")
 			defer g.DecRef(o)
 			_, err := g.AsArray(o, nil) // needs dpctl's registry
-			g.releaseError(err)
+			g.ReleaseError(err)
 			return nil
 		})
 		if err != nil {
@@ -85,7 +85,7 @@ class V:
 			} else {
 				g.DecRef(r)
 			}
-			g.releaseError(err)
+			g.ReleaseError(err)
 			return nil
 		}); err != nil {
 			t.Fatal(err)

@@ -32,7 +32,7 @@ type Exception struct {
 
 // heldException is the reference, separate from Exception so that a copy
 // of an Exception value shares it instead of outliving it. p is 0 once
-// the reference was dropped (GIL.releaseError, or after collection).
+// the reference was dropped (GIL.ReleaseError, or after collection).
 type heldException struct{ ref *excRef }
 
 type excRef struct{ p atomic.Uintptr }
@@ -80,14 +80,15 @@ func (e *Exception) object(g *GIL) Object {
 	return Object{p}
 }
 
-// releaseError drops the Python exception err carries at once, for a
+// ReleaseError drops the Python exception err carries at once, for a
 // caller that holds the GIL and is done with err: it raised it (Raise
 // gives Python its own reference) or handled it (a retry after a
-// TypeError). The object, its traceback and the frames the traceback
-// keeps alive then do not wait for Go's garbage collector. err still
+// TypeError, a callback's error logged and dropped). The object, its
+// traceback and the frames the traceback keeps alive then do not wait for
+// Go's garbage collector, which Python's memory does not prompt. err still
 // reads the same afterwards; raising it again raises a new exception of
 // the same class and message. Errors without one are ignored.
-func (g *GIL) releaseError(err error) {
+func (g *GIL) ReleaseError(err error) {
 	var pe *Exception
 	if errors.As(err, &pe) && pe.held != nil {
 		if p := pe.held.take(); p != 0 {

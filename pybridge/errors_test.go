@@ -216,7 +216,7 @@ def boom(): raise Big()
 }
 
 // An exception Go handled (the from_dlpack retry after a producer's
-// TypeError) or is done with (releaseError) is let go at once: its
+// TypeError) or is done with (ReleaseError) is let go at once: its
 // traceback keeps the producer's frames alive, so waiting for Go's
 // collector would keep arrays alive for as long as Go does not allocate.
 func TestHandledExceptionsAreReleasedAtOnce(t *testing.T) {
@@ -244,8 +244,8 @@ class Legacy:
 		got := raiseAndCatch(t, g, err, "first")
 		assert.True(t, truth(t, g, "isinstance(first, IndexError)"), "%v", got)
 		held := heldExceptions.Load() // raiseAndCatch holds what it caught
-		g.releaseError(err)
-		assert.Equal(t, held-1, heldExceptions.Load(), "releaseError let the exception go")
+		g.ReleaseError(err)
+		assert.Equal(t, held-1, heldExceptions.Load(), "ReleaseError let the exception go")
 		assert.Equal(t, "list index out of range", err.(*Exception).Message, "the Go error still reads the same") //nolint:errorlint // Eval returns the *Exception itself
 		raiseAndCatch(t, g, err, "second")
 		assert.True(t, truth(t, g, "isinstance(second, IndexError) and second is not first and str(second) == str(first)"),

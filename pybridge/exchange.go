@@ -195,7 +195,7 @@ func (g *GIL) typeAttr(typ uintptr, name string) (uintptr, error) {
 func (g *GIL) fromExchange(x Object, api uintptr, opts FromDLPackOptions) (t *dlpack.Tensor, fallback bool, err error) {
 	t, err = g.takeExchange(x, api, opts)
 	if err != nil && isPyKind(err, errkind.Buffer) && errors.As(err, new(*Exception)) {
-		g.releaseError(err)
+		g.ReleaseError(err)
 		return nil, true, nil
 	}
 	return t, false, err

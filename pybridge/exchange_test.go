@@ -75,7 +75,7 @@ func TestConcurrentExchange(t *testing.T) {
 				o, err := g.Eval("TOGO.get_nowait()")
 				switch {
 				case err != nil:
-					g.releaseError(err) // queue.Empty: export only
+					g.ReleaseError(err) // queue.Empty: export only
 				case g.objTypeName(o) == "PyCapsule":
 					defer g.DecRef(o)
 					tns, err := g.importCapsule(o, nil)
@@ -117,7 +117,7 @@ func TestConcurrentExchange(t *testing.T) {
 				defer g.DecRef(put)
 				r, err := g.call(put, []any{[]any{kind, c}}, nil)
 				if err != nil {
-					g.releaseError(err) // queue.Full: c is dropped here
+					g.ReleaseError(err) // queue.Full: c is dropped here
 					return nil
 				}
 				g.DecRef(r)

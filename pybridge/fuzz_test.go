@@ -398,7 +398,7 @@ func FuzzBoundary(f *testing.F) {
 						g.DecRef(o)
 					}
 					t.Logf("constructing %s: %v", e, err)
-					g.releaseError(err)
+					g.ReleaseError(err)
 					return nil
 				}
 				objs[i] = o
@@ -434,7 +434,7 @@ func FuzzBoundary(f *testing.F) {
 				if !documentedError(err) {
 					t.Errorf("%s(%s): undocumented error %T: %v", entry, strings.Join(exprs, "; "), err, err)
 				}
-				g.releaseError(err)
+				g.ReleaseError(err)
 			}
 			for _, o := range objs {
 				g.DecRef(o)

@@ -311,7 +311,7 @@ fake, raising = FakeQueue(), Raising()
 				got := "ok"
 				if err != nil {
 					got = exceptionName(err)
-					g.releaseError(err) // its traceback holds the raising frame, and so o
+					g.ReleaseError(err) // its traceback holds the raising frame, and so o
 				} else {
 					assert.Equal(t, uintptr(0x1000), ref)
 				}

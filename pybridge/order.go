@@ -135,14 +135,14 @@ func (g *GIL) dlpackDeviceOf(x Object) (dlabi.Device, bool) {
 	a := g.api()
 	r, err := g.callMethodKw(x, "__dlpack_device__", nil, nil)
 	if err != nil {
-		g.releaseError(err)
+		g.ReleaseError(err)
 		return dlabi.Device{}, false
 	}
 	defer g.DecRef(r)
 	p, ok, err := g.dlpackPair(r, "__dlpack_device__", "integers")
 	if err != nil || !ok {
 		if err != nil {
-			g.releaseError(err)
+			g.ReleaseError(err)
 		}
 		a.ErrClear()
 		return dlabi.Device{}, false

@@ -386,7 +386,7 @@ func (g *GIL) putBack(aside uintptr, err *error) {
 		if *err == nil {
 			*err = left
 		} else {
-			g.releaseError(left)
+			g.ReleaseError(left)
 		}
 	}
 	if aside != 0 {

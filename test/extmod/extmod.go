@@ -31,6 +31,8 @@ func Module(m *pyext.Module) error {
 	pyext.Func2R(m, "same", "Return x itself (its memory, as an Array).", same, pyext.P("x"), pyext.P("shape", pyext.Shape(2, -1), pyext.Default(pyext.AnyArray{})))
 	pyext.Func1R(m, "halves", "A Go slice of n halves, handed to Python.", halves, pyext.P("n"))
 	pyext.Func1(m, "call", "Call fn() and return what it raised.", call, pyext.P("fn"))
+	pyext.Func1R(m, "call_and_drop", "Call fn(), drop what it raised at once (ReleaseError), and say whether it raised.",
+		callAndDrop, pyext.P("fn"))
 	pyext.Func1(m, "fail", "Fail with a Go error of the kind named.", fail, pyext.P("kind"))
 	pyext.Func0(m, "panic", "Panic.", func() error { panic("boom") })
 	pyext.Func1(m, "sleep", "Sleep ms milliseconds with the GIL released.", sleep, pyext.P("ms"), pyext.ReleaseGIL())
@@ -252,6 +254,23 @@ func call(fn pybridge.Object) error {
 		}
 		return err
 	})
+}
+
+// callAndDrop handles a callback's exception and goes on, as a retry or a
+// logged failure does: ReleaseError lets the exception and what its
+// traceback keeps go now, not at Go's next collection.
+func callAndDrop(fn pybridge.Object) (raised bool, err error) {
+	err = pyext.Python().Do(func(g *pybridge.GIL) error {
+		r, err := g.Call(fn)
+		if err != nil {
+			raised = true
+			g.ReleaseError(err)
+			return nil
+		}
+		g.DecRef(r)
+		return nil
+	})
+	return raised, err
 }
 
 func fail(kind string) error {
