@@ -209,7 +209,8 @@ func (x AnyArray) USM() *usm.Array { return x.a.usm(x.gen) }
 func (x AnyArray) Keep() (*usm.Array, error) { return keep(x.a, x.gen) }
 
 // Device returns where the argument lives, with its queue (Host for host
-// memory): EmptyLike and Empty of it make arrays that combine with it.
+// memory and for None): EmptyLike and Empty of it make arrays that combine
+// with it. After the call it is the zero Device, which Empty refuses.
 func (x Array[T]) Device() Device { return x.a.device(x.gen) }
 
 // Device returns where the argument lives, with its queue (see
@@ -269,14 +270,23 @@ func NewArray(arr *usm.Array) Result {
 	return Result{kind: resultArray, arr: arr}
 }
 
-func (a *arg) device(gen uint32) (d Device) {
-	d = Host
-	a.with(gen, func(a *arg) {
-		if a != nil {
-			d = deviceOfArray(&a.arr)
-		}
-	})
-	return d
+// device is where the argument lives: Host for None, and the zero Device,
+// which Empty refuses, after the call (a stale view allocating on the
+// host would hide the mistake).
+func (a *arg) device(gen uint32) Device {
+	if a == nil || a.frame == nil {
+		return Device{}
+	}
+	c := a.frame
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case a.gen != gen:
+		return Device{}
+	case a.none:
+		return Host
+	}
+	return deviceOfArray(&a.arr)
 }
 
 func (a *arg) dtype(gen uint32) (t dtype.Type) {

@@ -48,6 +48,9 @@ var Host = Device{DL: dlpack.Device{Type: dlpack.CPU}, Index: -1}
 func (d Device) IsHost() bool { return d.DL.Type != dlpack.OneAPI }
 
 func (d Device) String() string {
+	if d.DL.Type == 0 {
+		return "none" // the zero Device
+	}
 	if d.IsHost() {
 		return "cpu"
 	}
@@ -108,6 +111,9 @@ func deviceOfArray(arr *usm.Array) Device {
 
 // emptyOf is Empty of the dtype dt and USM kind (for a SYCL device).
 func emptyOf(dt dlabi.DataType, d Device, kind usm.Kind, shape []int64) (*usm.Array, error) {
+	if d.DL.Type == 0 {
+		return nil, errkind.New(errkind.Value, "pyext.Empty", "no device: the zero Device (an argument's Device() after its call has returned)")
+	}
 	et, err := dtype.FromDataType(dt)
 	if err != nil {
 		return nil, err

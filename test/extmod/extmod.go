@@ -40,6 +40,13 @@ func Module(m *pyext.Module) error {
 	pyext.Func2(m, "from_goroutines", "Call fn(i) from n goroutines at once (the GIL released meanwhile); raise what the first that failed raised.",
 		fromGoroutines, pyext.P("fn"), pyext.P("n"), pyext.ReleaseGIL())
 	pyext.Func1(m, "keep", "Keep x past the call.", keep, pyext.P("x"))
+	pyext.Func1(m, "stash", "Store the view of x past the call (a mistake: Keep is the way).", func(x pyext.AnyArray) error {
+		stashed = x
+		return nil
+	}, pyext.P("x"))
+	pyext.Func0R(m, "empty_like_stashed", "Empty of the stashed view's Device(), after its call.", func() (*usm.Array, error) {
+		return pyext.Empty[float64](stashed.Device(), 2)
+	})
 	pyext.Func0R(m, "kept_sum", "Sum of the kept array (float64), read after the call that gave it.", keptSum)
 	pyext.Func0(m, "drop", "Release the kept array.", drop)
 	pyext.Func1R(m, "host_ramp", "0, 1, ..., n-1 as float64 in usmbridge's cpu backend.", hostRamp, pyext.P("n"))
@@ -328,6 +335,10 @@ func fromGoroutines(fn pybridge.Object, n int) error {
 }
 
 var kept *usm.Array
+
+// stashed is a view stored past its call (stash), which no longer says
+// where the memory is.
+var stashed pyext.AnyArray
 
 func keep(x pyext.AnyArray) error {
 	if kept != nil {

@@ -192,6 +192,15 @@ def test_keep_past_the_call():
         extmod.kept_sum()
 
 
+# A view stored past its call has no Device: Empty of it is refused, where
+# it allocated on the host (a dpnp argument's result would silently have
+# left its device).
+def test_a_stale_views_device_is_refused():
+    extmod.stash(np.arange(3.0))
+    with pytest.raises(ValueError, match="no device"):
+        extmod.empty_like_stashed()
+
+
 def test_cpu_backend_results_export_in_c():
     # An array of usmbridge's cpu backend, whose queue is never busy, is
     # exported by the C half alone: no export enters Go.
