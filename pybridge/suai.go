@@ -28,7 +28,6 @@ var (
 	cUsedQueueRef     = staticC("used_SyclQueueRef")
 	cUsedContextRef   = staticC("used_SyclContextRef")
 	cAddressofRef     = staticC("addressof_ref")
-	cGetCapsule       = staticC("_get_capsule")
 	errNoSUAIAttrKind = errkind.Value
 )
 
