@@ -247,6 +247,21 @@ func (g *GIL) raise(err error) {
 	}
 }
 
+// RaisedAsItself returns the Python exception err is, when raising err
+// raises that exception object as it is: err is an *Exception, or one
+// behind wrappers that add only context (no error kind of their own). An
+// error of usmbridge's (or a user's) that wraps an exception, giving it
+// another meaning, is not: raised, it is a new exception whose __cause__
+// is the wrapped one. Code that passes a producer's own exception through
+// untouched, and words everything else itself, asks this.
+func RaisedAsItself(err error) (*Exception, bool) {
+	pe, same := pythonOrigin(err)
+	if pe == nil || !same {
+		return nil, false
+	}
+	return pe, true
+}
+
 // pythonOrigin returns the Python exception err carries, if any, and
 // whether err means the same: no error in front of it in the chain states
 // an error kind of its own.

@@ -137,6 +137,39 @@ func TestGoErrorChainsThePythonCause(t *testing.T) {
 	}
 }
 
+// RaisedAsItself tells the exception Raise raises as that same object (an
+// *Exception, behind context-only wrappers) from one a Go error gives
+// another meaning (wrapped with a kind of its own), as raise decides.
+func TestRaisedAsItself(t *testing.T) {
+	py := embedded(t)
+	require.NoError(t, py.Do(func(g *GIL) error {
+		_, perr := g.Eval("{}['k']")
+		require.Error(t, perr)
+		defer g.ReleaseError(perr)
+		pe := perr.(*Exception) //nolint:errorlint // Eval returns the *Exception itself
+		for _, c := range []struct {
+			name string
+			err  error
+			same bool
+		}{
+			{"the exception", perr, true},
+			{"behind %w", fmt.Errorf("reading x: %w", perr), true},
+			{"wrapped with a kind", errkind.Wrap(errkind.Value, "op", "the producer failed", perr), false},
+			{"a Go error", errors.New("no exception"), false},
+			{"nil", nil, false},
+		} {
+			got, same := RaisedAsItself(c.err)
+			assert.Equal(t, c.same, same, c.name)
+			if c.same {
+				assert.Same(t, pe, got, c.name)
+			} else {
+				assert.Nil(t, got, c.name)
+			}
+		}
+		return nil
+	}))
+}
+
 // An exception Go made up (a C call failed without setting one) is raised
 // with its own message, not prefixed with its type.
 func TestMadeUpExceptionMessage(t *testing.T) {

@@ -314,15 +314,17 @@ func (c *frame) decodeArray(i int) (*arg, error) {
 	default:
 		arr, err := c.importObject(v)
 		if err != nil {
-			var exc *pybridge.Exception
-			if errors.As(err, &exc) && !errors.Is(err, errkind.Buffer) {
-				return nil, err // the producer's own exception, as itself
-			}
-			// The producer's BufferError says it cannot export the array
-			// (a dtype DLPack cannot carry: datetime64, ">f8", object):
-			// a TypeError naming the parameter, caused by it.
 			k := errkind.Of(err)
-			if k == nil || exc != nil {
+			if exc, own := pybridge.RaisedAsItself(err); own {
+				if !errors.Is(exc, errkind.Buffer) {
+					return nil, err // the producer's own exception, as itself
+				}
+				// The producer's BufferError says it cannot export the
+				// array (a dtype DLPack cannot carry: datetime64, ">f8",
+				// object): a TypeError naming the parameter, caused by it.
+				k = errkind.Type
+			}
+			if k == nil {
 				k = errkind.Type
 			}
 			return nil, &ArgumentError{Func: c.fn.name, Param: spec.name, Reason: "is not an array usmbridge can read", kind: k, Err: err}
