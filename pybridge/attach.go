@@ -216,7 +216,7 @@ func (g *GIL) ReadArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 func (g *GIL) readDLPackArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 	t, err := g.FromDLPack(o, FromDLPackOptions{Registry: reg})
 	if err != nil {
-		if errors.Is(err, errkind.Attribute) {
+		if _, own := RaisedAsItself(err); !own && errors.Is(err, errkind.Attribute) { // no producer methods (notAProducer), not its AttributeError
 			return nil, errkind.New(errkind.Type, "pybridge.ReadArray", "expected an array (the buffer protocol, DLPack or __sycl_usm_array_interface__), got "+g.objTypeName(o))
 		}
 		return nil, err

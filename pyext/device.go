@@ -316,9 +316,12 @@ func deviceOfDefault(v any) (Device, error) {
 
 // attrIfAny is o.name, or no object when o has no such attribute
 // (AttributeError); any other exception its lookup raised is the error.
+// The AttributeError is let go at once: it holds o (its obj), which would
+// otherwise wait for Go's collector.
 func attrIfAny(g *pybridge.GIL, o pybridge.Object, name string) (pybridge.Object, error) {
 	v, err := g.GetAttr(o, name)
 	if err != nil && errors.Is(err, errkind.Attribute) {
+		g.ReleaseError(err)
 		return pybridge.Object{}, nil
 	}
 	return v, err
