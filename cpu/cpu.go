@@ -118,7 +118,9 @@ func (b *Backend) free(base uintptr) error {
 }
 
 // Copy copies n bytes between host pointers (overlap allowed). Both ranges
-// must be non-NULL; the backend cannot check memory it did not allocate.
+// must be non-NULL, and a range that starts in an allocation of b must end
+// in it (an error otherwise); the backend cannot check memory it did not
+// allocate.
 func (b *Backend) Copy(dst, src, n uintptr) error {
 	if n == 0 {
 		return nil
@@ -126,7 +128,16 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 	if dst == 0 || src == 0 {
 		return errkind.New(errkind.Value, "cpu.Copy", "NULL pointer")
 	}
-	copy(cmem.Bytes(dst, n), cmem.Bytes(src, n))
+	for _, p := range [...]uintptr{dst, src} {
+		b.mu.RLock()
+		r, ok := b.regions.Find(p)
+		b.mu.RUnlock()
+		if ok && !spans.Holds(r.base, r.size, p, n) {
+			return errkind.New(errkind.Value, "cpu.Copy", strconv.FormatUint(uint64(n), 10)+" bytes at 0x"+strconv.FormatUint(uint64(p), 16)+
+				" overrun the allocation [0x"+strconv.FormatUint(uint64(r.base), 16)+", +"+strconv.FormatUint(uint64(r.size), 10)+")")
+		}
+	}
+	cmem.Move(dst, src, n)
 	return nil
 }
 

@@ -105,6 +105,31 @@ func TestCopyAndQueue(t *testing.T) {
 	assert.NoError(t, q.Wait())
 }
 
+// A copy that starts in an allocation must end in it: the backend knows
+// every extent it handed out (4 bytes past a 64-byte allocation were
+// written, 2**40 faulted). Written as a user's package writes it, through
+// Default and a pointer it relates (p+4, p): go1.26 stopped compiling such
+// a caller of an inlined Copy (internal compiler error, cmem.Move).
+func TestCopyStaysInItsAllocation(t *testing.T) {
+	host := cpu.Default()
+	a, err := host.AllocHost(64)
+	require.NoError(t, err)
+	defer a.Free()
+	p := a.Pointer()
+	require.NoError(t, host.Copy(p+4, p, 32))
+	require.NoError(t, host.Copy(p, p+32, 32), "up to the last byte")
+	for _, c := range []struct{ dst, src, n uintptr }{
+		{p + 4, p, 64}, // dst runs past the end
+		{p, p + 4, 64}, // src runs past the end
+		{p + 4, p, 1 << 40},
+		{p + 63, p, 2}, // the last byte and one past it
+	} {
+		err := host.Copy(c.dst, c.src, c.n)
+		require.ErrorIs(t, err, usm.ErrValue, "%+v", c)
+		assert.Contains(t, err.Error(), "overrun the allocation")
+	}
+}
+
 func TestDevicesAndSelector(t *testing.T) {
 	b := new(cpu.Backend)
 	assert.Equal(t, syclobj.Host, b.Name())

@@ -195,7 +195,7 @@ type copier interface {
 type hostCopier struct{}
 
 func (hostCopier) Copy(dst, src, n uintptr) error {
-	copy(cmem.Bytes(dst, n), cmem.Bytes(src, n))
+	cmem.Move(dst, src, n)
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/hugepage"
+	"github.com/usmbridge/usmbridge/internal/spans"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
@@ -336,7 +337,7 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 		p    uintptr
 		info usm.PointerInfo
 	}{{dst, di}, {src, si}} {
-		if x.info.Kind != usm.KindUnknown && x.info.HasExtent() && (x.p-x.info.Base > x.info.Size || n > x.info.Size-(x.p-x.info.Base)) {
+		if x.info.Kind != usm.KindUnknown && x.info.HasExtent() && !spans.Holds(x.info.Base, x.info.Size, x.p, n) {
 			return errkind.New(errkind.Value, "opencl.Backend.Copy", strconv.FormatUint(uint64(n), 10)+" bytes at 0x"+strconv.FormatUint(uint64(x.p), 16)+" overrun the allocation [0x"+strconv.FormatUint(uint64(x.info.Base), 16)+", +"+strconv.FormatUint(uint64(x.info.Size), 10)+")")
 		}
 	}
@@ -364,6 +365,6 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 			return err
 		}
 	}
-	copy(cmem.Bytes(dst, n), cmem.Bytes(src, n))
+	cmem.Move(dst, src, n)
 	return nil
 }

@@ -22,6 +22,18 @@ func Ptr(p uintptr) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
 }
 
+// Move copies n bytes from src to dst, both outside the Go heap (the
+// ranges may overlap). It is never inlined: go1.26's compiler, lowering
+// a copy between two such views inlined into a caller whose addresses it
+// can relate (host.Copy(p+4, p, n)), stops with an internal compiler error
+// ("disjointTypes: one of arguments is not a pointer"), which a user of a
+// backend's Copy would meet as a build failure.
+//
+//go:noinline
+func Move(dst, src, n uintptr) {
+	copy(Bytes(dst, n), Bytes(src, n))
+}
+
 // Bytes views n bytes at p (outside the Go heap) as a slice.
 func Bytes(p, n uintptr) []byte {
 	if n == 0 {

@@ -65,3 +65,10 @@ func (s *Set[T]) Len() int { return len(s.items) }
 
 // All yields the records in address order.
 func (s *Set[T]) All() iter.Seq[T] { return slices.Values(s.items) }
+
+// Holds reports whether the n bytes at p lie inside the allocation
+// [base, base+size), without overflow however large n or p are: a backend
+// checks a copy against the allocations it knows with it.
+func Holds(base, size, p, n uintptr) bool {
+	return p >= base && p-base <= size && n <= size-(p-base)
+}

@@ -39,3 +39,27 @@ func TestSet(t *testing.T) {
 	assert.False(t, ok)
 	assert.Equal(t, 3, s.Len())
 }
+
+// Holds is the range check of a copy: inside, at the edges, past the end,
+// before the start, and sizes that wrap an address.
+func TestHolds(t *testing.T) {
+	const max = ^uintptr(0)
+	for _, c := range []struct {
+		base, size, p, n uintptr
+		want             bool
+	}{
+		{0x1000, 64, 0x1000, 64, true},
+		{0x1000, 64, 0x1020, 32, true},
+		{0x1000, 64, 0x1040, 0, true}, // empty, at the end
+		{0x1000, 64, 0x1004, 64, false},
+		{0x1000, 64, 0x1041, 0, false},
+		{0x1000, 64, 0xfff, 1, false},
+		{0x1000, 64, 0x1004, max, false}, // p+n wraps
+		{0x1000, 0, 0x1000, 1, false},    // a size-0 allocation holds no byte
+		{max - 8, 8, max - 4, 4, true},
+	} {
+		if got := Holds(c.base, c.size, c.p, c.n); got != c.want {
+			t.Errorf("Holds(%#x, %d, %#x, %d) = %v, want %v", c.base, c.size, c.p, c.n, got, c.want)
+		}
+	}
+}
