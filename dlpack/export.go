@@ -93,6 +93,11 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 	if err != nil {
 		return Managed{}, exportErr(layoutKind(err), "invalid layout", err)
 	}
+	if a.Memory.HasExtent() { // a layout changed after NewArray may leave the allocation: no consumer reads past it
+		if err := a.CheckExtent(); err != nil {
+			return Managed{}, exportErr(errkind.Buffer, "", err)
+		}
+	}
 	version, versioned := dlabi.NegotiateVersion(opts.MaxVersion, ProducerVersion)
 	if !versioned && a.ReadOnly {
 		return Managed{}, exportErr(errkind.Buffer, "cannot export a read-only array as a legacy DLManagedTensor, which cannot signal read-only (ask for max_version >= (1, 0))", nil)

@@ -562,3 +562,45 @@ func TestLive(t *testing.T) {
 	tn.Release()
 	assert.Equal(t, before, dlpack.Live(), "the import released the export; nothing else changed")
 }
+
+// An Array's layout is its caller's to change after NewArray; one changed
+// to leave its allocation is refused by Export (BufferError, with the
+// *usm.ExtentError), by the typed accessors and by the copies, where the
+// backend knows the extent: no byte past the allocation reaches a consumer
+// or a slice. (Export handed out a tensor over 4000 bytes of a 64-byte
+// allocation; CopyToSlice and Values read them.)
+func TestLayoutLeavingItsAllocationIsRefused(t *testing.T) {
+	host := cpu.Default()
+	reg := usm.NewRegistry(host)
+	alloc, err := host.AllocHost(64)
+	require.NoError(t, err)
+	defer alloc.Free()
+	whole, err := reg.NewArray(alloc, dtype.Float32, []int64{16})
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name    string
+		shape   []int64
+		strides []int64
+		offset  int64
+	}{
+		{"longer", []int64{1000}, nil, 0},
+		{"backwards past the start", []int64{4}, []int64{-1}, 0},
+		{"offset past the end", []int64{1}, nil, 16},
+	} {
+		a := *whole
+		a.Shape, a.Strides, a.Offset = c.shape, c.strides, c.offset
+		var ee *usm.ExtentError
+		_, err := dlpack.Export(&a, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}})
+		require.ErrorIs(t, err, usm.ErrBuffer, c.name)
+		require.ErrorAs(t, err, &ee, c.name)
+		require.ErrorAs(t, usm.CopyToSlice(make([]float32, 1000), &a), &ee, c.name)
+		require.ErrorAs(t, usm.CopyFromSlice(&a, make([]float32, 1000)), &ee, c.name)
+		_, err = usm.Values[float32](&a)
+		require.ErrorAs(t, err, &ee, c.name)
+		_, err = usm.At[float32](&a, make([]int64, len(c.shape))...)
+		require.ErrorAs(t, err, &ee, c.name)
+	}
+	m, err := dlpack.Export(whole, dlpack.ExportOptions{MaxVersion: &dlpack.Version{Major: 1}})
+	require.NoError(t, err, "the array as NewArray made it")
+	m.Delete()
+}

@@ -61,7 +61,9 @@ func typeFor[T Element]() dtype.Type { return elementTypes[reflect.TypeFor[T]().
 
 // checkType refuses a T that is not the array's element type and a
 // byte-swapped element type (Go values are in host order), then validates
-// the layout so later offset arithmetic cannot overflow.
+// the layout so later offset arithmetic cannot overflow, and, where the
+// backend knows the allocation's extent, that the layout stays inside it
+// (an Array's fields are the caller's to change after NewArray).
 func checkType[T Element](op string, a *Array) error {
 	want := typeFor[T]()
 	got := a.DType
@@ -71,10 +73,7 @@ func checkType[T Element](op string, a *Array) error {
 	if !got.IsNative() {
 		return accessErr(errkind.Buffer, op, "the array's dtype is "+got.String()+"; Go values are in the host's byte order")
 	}
-	if _, err := a.Window(); err != nil {
-		return wrapLayout(err)
-	}
-	return nil
+	return a.CheckExtent()
 }
 
 func checkHost(op string, a *Array) error {
