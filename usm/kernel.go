@@ -348,6 +348,12 @@ func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, er
 	if q == nil {
 		return Event{}, errkind.New(errkind.Value, op, "no queue")
 	}
+	k.mu.Lock()
+	closed := k.closed
+	k.mu.Unlock()
+	if closed { // before the empty range's shortcut: a closed kernel launches nothing, however little
+		return Event{}, errkind.New(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is closed")
+	}
 	if r.empty() {
 		for _, e := range after {
 			if err := e.Wait(); err != nil {
@@ -369,7 +375,9 @@ func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, er
 }
 
 // Close releases the kernel, after a launch in progress; later launches
-// fail. A second Close does nothing.
+// fail. A second Close does nothing. A program hands out one Kernel per
+// name (Program.Kernel), so Close ends the name for every holder until the
+// program is built again; a program's own Close closes its kernels.
 func (k *Kernel) Close() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()

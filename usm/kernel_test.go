@@ -108,6 +108,8 @@ func TestKernelLaunchRules(t *testing.T) {
 	assert.Equal(t, 1, l.closed, "Close reaches the backend once")
 	_, err = k.Launch(q, usm.NDRange(4), nil, usm.Scalar(1), usm.Scalar(2))
 	assert.ErrorContains(t, err, "closed")
+	_, err = k.Launch(q, usm.NDRange(0), nil, usm.Scalar(1), usm.Scalar(2))
+	assert.ErrorContains(t, err, "closed", "an empty range on a closed kernel is refused too")
 }
 
 // A launch allocates nothing: its arguments and events go into the
