@@ -659,12 +659,26 @@ func fromDLPackOptions(g *pybridge.GIL, device, copyArg pybridge.Object) (pybrid
 		device = pybridge.Object{}
 		opts.Device = &d.DL
 	}
-	o, err := g.DLPackOptions(dlabi.Device{}, pybridge.Object{}, pybridge.Object{}, device, copyArg)
+	if device.Ptr() != 0 { // a DLPack pair, or nothing a device is
+		o, err := g.DLPackOptions(dlabi.Device{}, pybridge.Object{}, pybridge.Object{}, device, pybridge.Object{})
+		if err != nil {
+			if _, own := pybridge.RaisedAsItself(err); own {
+				return opts, err // raised by the pair's own code (an __index__)
+			}
+			// Said of from_dlpack's device, not of the __dlpack__ keyword
+			// the pair goes on to; a pair's own fault (an id beyond 32
+			// bits) stays its cause.
+			const want = "must be \"cpu\", a SYCL filter string, a DLPack (device_type, device_id) pair, a dpctl.SyclDevice or a dpctl.SyclQueue"
+			if k := errkind.Of(err); k != nil && k != errkind.Type {
+				return opts, &ArgumentError{Func: "from_dlpack", Param: "device", Reason: "is not a device usmbridge can use", kind: k, Err: err}
+			}
+			return opts, argErr(errkind.Type, "from_dlpack", "device", want)
+		}
+		opts.Device = o.Device
+	}
+	o, err := g.DLPackOptions(dlabi.Device{}, pybridge.Object{}, pybridge.Object{}, pybridge.Object{}, copyArg)
 	if err != nil {
 		return opts, err
-	}
-	if o.Device != nil {
-		opts.Device = o.Device
 	}
 	opts.Copy = o.Copy
 	return opts, nil

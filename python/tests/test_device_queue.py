@@ -43,3 +43,12 @@ def test_a_device_object_is_not_held_after_the_calls(make):
     for _ in range(50):
         ub.from_dlpack(x, device=dev)
     assert sys.getrefcount(dev) == before
+
+
+# A device= that is nothing a device is names from_dlpack's keyword, not
+# the __dlpack__ keyword (dl_device) the pair goes on to.
+@pytest.mark.parametrize("device", [3, (1,), 2.5])
+def test_a_bad_device_names_from_dlpacks_keyword(device):
+    with pytest.raises(TypeError, match=r"^from_dlpack\(\) argument 'device' must be \"cpu\"") as info:
+        ub.from_dlpack(np.arange(2.0), device=device)
+    assert "dl_device" not in str(info.value) and "__dlpack__" not in str(info.value)
