@@ -2360,6 +2360,39 @@ static int arg_type_error(const ubx_func *f, const ubx_param *p, const char *wan
 	return -1;
 }
 
+/* chain_cause makes ev, an exception fetched before the one now pending
+ * was raised, the pending one's __cause__ (and __context__), as `raise ...
+ * from ev` does. It steals ev (NULL: nothing to chain). */
+static void chain_cause(PyObject *ev)
+{
+	if (ev == NULL)
+		return;
+	PyObject *t2, *v2, *tb2;
+	PyErr_Fetch(&t2, &v2, &tb2);
+	PyErr_NormalizeException(&t2, &v2, &tb2);
+	if (v2 != NULL) {
+		PyException_SetContext(v2, Py_NewRef(ev));
+		PyException_SetCause(v2, ev); /* steals ev */
+	} else {
+		Py_DECREF(ev);
+	}
+	PyErr_Restore(t2, v2, tb2);
+}
+
+/* fetch_pending takes the pending exception, normalized and with its
+ * traceback, for chain_cause. */
+static PyObject *fetch_pending(void)
+{
+	PyObject *et, *ev, *tb;
+	PyErr_Fetch(&et, &ev, &tb);
+	PyErr_NormalizeException(&et, &ev, &tb);
+	if (tb != NULL && ev != NULL)
+		PyException_SetTraceback(ev, tb);
+	Py_XDECREF(et);
+	Py_XDECREF(tb);
+	return ev;
+}
+
 /* arg_type_error_from is arg_type_error for an argument whose own
  * conversion (__index__, __float__) raised TypeError: the new TypeError
  * names the parameter, and the object's exception is its __cause__, as
@@ -2368,26 +2401,9 @@ static int arg_type_error_from(const ubx_func *f, const ubx_param *p, const char
 {
 	if (!PyErr_ExceptionMatches(PyExc_TypeError))
 		return -1;
-	PyObject *et, *ev, *tb;
-	PyErr_Fetch(&et, &ev, &tb);
-	PyErr_NormalizeException(&et, &ev, &tb);
-	if (tb != NULL && ev != NULL)
-		PyException_SetTraceback(ev, tb);
-	Py_XDECREF(et);
-	Py_XDECREF(tb);
+	PyObject *ev = fetch_pending();
 	arg_type_error(f, p, want, got);
-	if (ev != NULL) {
-		PyObject *t2, *v2, *tb2;
-		PyErr_Fetch(&t2, &v2, &tb2);
-		PyErr_NormalizeException(&t2, &v2, &tb2);
-		if (v2 != NULL) {
-			PyException_SetContext(v2, Py_NewRef(ev));
-			PyException_SetCause(v2, ev); /* steals ev */
-		} else {
-			Py_DECREF(ev);
-		}
-		PyErr_Restore(t2, v2, tb2);
-	}
+	chain_cause(ev);
 	return -1;
 }
 
@@ -2434,9 +2450,10 @@ static int read_arg(const ubx_func *f, const ubx_param *p, PyObject *o, hold *h,
 		if (u == (unsigned long long)-1 && PyErr_Occurred()) {
 			if (!PyErr_ExceptionMatches(PyExc_OverflowError))
 				return -1;
-			PyErr_Clear(); /* said again, naming the parameter */
+			PyObject *ev = fetch_pending(); /* said again, naming the parameter, and chained */
 			PyErr_Format(PyExc_OverflowError, "%s() argument '%s' does not fit in a 64-bit unsigned integer",
 				     f->name, p->name);
+			chain_cause(ev);
 			return -1;
 		}
 		val->i = (int64_t)u;
@@ -2449,9 +2466,12 @@ static int read_arg(const ubx_func *f, const ubx_param *p, PyObject *o, hold *h,
 		val->f = PyFloat_AsDouble(o);
 		if (val->f == -1.0 && PyErr_Occurred()) {
 			if (PyLong_Check(o) && PyErr_ExceptionMatches(PyExc_OverflowError)) {
-				PyErr_Clear(); /* CPython's "int too large to convert to float", said again naming the parameter */
+				/* CPython's "int too large to convert to float", said
+				 * again naming the parameter, and chained. */
+				PyObject *ev = fetch_pending();
 				PyErr_Format(PyExc_OverflowError, "%s() argument '%s' is too large for a float", f->name,
 					     p->name);
+				chain_cause(ev);
 				return -1;
 			}
 			return arg_type_error_from(f, p, "float", o);

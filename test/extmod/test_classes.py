@@ -101,30 +101,23 @@ def test_the_same_value_is_the_same_object():
     assert extmod.closed_plans() == closed + 1, "the Go value is closed once, when its object goes"
 
 
-def test_close_error_goes_to_the_unraisable_hook():
+# An error from the Go value's Close, and a panic in it, go to the
+# unraisable hook; the panic is the user's, named by the class's method as
+# a method's panic is (it read "usmbridge: internal error: Go panic in
+# Close").
+@pytest.mark.parametrize("name,exc,msg", [
+    ("fail-close", RuntimeError, "this plan fails to close"),
+    ("panic-close", RuntimeError, "Go panic in Plan.Close(): this plan panics in Close"),
+])
+def test_close_failures_go_to_the_unraisable_hook(name, exc, msg):
     seen = []
     old, sys.unraisablehook = sys.unraisablehook, seen.append
     try:
-        p = extmod.Plan(1, name="fail-close")
+        p = extmod.Plan(1, name=name)
         del p
     finally:
         sys.unraisablehook = old
-    assert len(seen) == 1 and "this plan fails to close" in str(seen[0].exc_value)
-
-
-# A panic in the Go value's Close is the user's, named by the class's
-# method as a method's panic is (it read "usmbridge: internal error: Go
-# panic in Close").
-def test_close_panic_names_the_class():
-    seen = []
-    old, sys.unraisablehook = sys.unraisablehook, seen.append
-    try:
-        p = extmod.Plan(1, name="panic-close")
-        del p
-    finally:
-        sys.unraisablehook = old
-    assert len(seen) == 1 and type(seen[0].exc_value) is RuntimeError
-    assert str(seen[0].exc_value) == "Go panic in Plan.Close(): this plan panics in Close"
+    assert len(seen) == 1 and type(seen[0].exc_value) is exc and str(seen[0].exc_value) == msg, seen
 
 
 def test_objects_are_collected_and_leak_nothing():

@@ -27,8 +27,9 @@ def test_scalars():
         extmod.scalars(1, 1.0, True, b"x")
     with pytest.raises(OverflowError, match=r"argument 'i'"):
         extmod.scalars(2**70, 1.0, True)
-    with pytest.raises(OverflowError, match=r"scalars\(\) argument 'f' is too large for a float"):
+    with pytest.raises(OverflowError, match=r"scalars\(\) argument 'f' is too large for a float") as info:
         extmod.scalars(1, 10**400, True)
+    assert isinstance(info.value.__cause__, OverflowError), "CPython's own error is chained, not dropped"
 
     class HugeFloat:
         def __float__(self):
