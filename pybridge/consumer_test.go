@@ -313,3 +313,72 @@ dev = dpt.empty(0, sycl_queue=q).__dlpack_device__()
 		t.Errorf("leak: %+v, before %+v", s, before)
 	}
 }
+
+// What a producer's __dlpack_device__ raises when FromDLPack asks it (to
+// choose the stream) is the error, as itself: KeyboardInterrupt too. A
+// value that is not two integers is not an error there: __dlpack__ is
+// asked as usual.
+func TestFromDLPackDeviceExceptionIsItself(t *testing.T) {
+	py, _ := withDpctl(t)
+	run(t, py, `
+class DeviceRaises:
+    def __init__(self, exc): self.exc, self.x = exc, dpt.arange(3, dtype='f8', sycl_queue=q)
+    def __dlpack__(self, **kw): return self.x.__dlpack__(**kw)
+    def __dlpack_device__(self): raise self.exc
+class DeviceOdd(DeviceRaises):
+    def __dlpack_device__(self): return (14, 'zero')
+class Boom(Exception): pass
+boom_raised, kbd_raised = Boom('device boom'), KeyboardInterrupt('stop')
+`)
+	for _, name := range []string{"boom_raised", "kbd_raised"} {
+		t.Run(name, func(t *testing.T) {
+			err := py.Do(func(g *GIL) error {
+				x, err := g.Eval("DeviceRaises(" + name + ")")
+				if err != nil {
+					return err
+				}
+				defer g.DecRef(x)
+				want, err := g.Eval(name)
+				if err != nil {
+					return err
+				}
+				defer g.DecRef(want)
+				tns, err := g.FromDLPack(x, FromDLPackOptions{})
+				if err == nil {
+					tns.Release()
+					t.Fatal("FromDLPack succeeded")
+				}
+				defer g.ReleaseError(err)
+				pe, same := RaisedAsItself(err)
+				if !same {
+					t.Fatalf("error %v is not a Python exception as itself", err)
+				}
+				got := pe.object(g)
+				defer g.DecRef(got)
+				if got != want {
+					t.Errorf("error %v is not the exception __dlpack_device__ raised", err)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	err := py.Do(func(g *GIL) error {
+		x, err := g.Eval("DeviceOdd(None)")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(x)
+		tns, err := g.FromDLPack(x, FromDLPackOptions{})
+		if err != nil {
+			return err
+		}
+		tns.Release()
+		return nil
+	})
+	if err != nil {
+		t.Errorf("a __dlpack_device__ that is not two integers: %v", err)
+	}
+}

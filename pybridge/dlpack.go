@@ -547,17 +547,24 @@ func (g *GIL) importRegistry(reg *usm.Registry, p uintptr, versioned bool, op st
 }
 
 // waitProducerQueue waits on x.sycl_queue if it is a dpctl.SyclQueue,
-// with the GIL released; producers without one are taken to be
-// synchronised already.
+// with the GIL released; producers without one (AttributeError) are
+// taken to be synchronised already. Any other exception reading it is
+// the error, as itself (producerQueue reads it the same way).
 func (g *GIL) waitProducerQueue(x Object) error {
 	a := g.api()
 	ty := g.dpctlTypes()
 	if ty.queue == 0 || ty.queueRef == 0 {
 		return nil
 	}
-	q := a.GetAttrString(x.p, "sycl_queue")
-	if q == 0 {
-		a.ErrClear()
+	n := g.py.internedName("sycl_queue")
+	if n == 0 {
+		return g.fetch("sycl_queue")
+	}
+	q, found := a.LookupAttr(x.p, n)
+	if found < 0 {
+		return g.fetch("sycl_queue")
+	}
+	if found == 0 {
 		return nil
 	}
 	defer a.DecRef(q) // keeps the queue, and so its ref, alive for the wait

@@ -22,9 +22,10 @@ import (
 // The stream is the nil Object when there is no such queue: a target that
 // is not kDLOneAPI (the standard then asks for stream None, and the
 // producer synchronises), a caller's own registry, dpctl not imported, or
-// a __dlpack_device__ that fails (the __dlpack__ call then reports what is
-// wrong). The caller owns the returned reference. An exception reading
-// x.sycl_queue raises, other than AttributeError, is the error.
+// a __dlpack_device__ that does not return two integers (the __dlpack__
+// call then reports what is wrong). The caller owns the returned
+// reference. What __dlpack_device__ raises, and an exception reading
+// x.sycl_queue other than AttributeError, is the error, as itself.
 func (g *GIL) consumerStream(x Object, opts FromDLPackOptions) (Object, *dpctl.PinnedQueue, error) {
 	if opts.Registry != nil {
 		return Object{}, nil, nil
@@ -38,8 +39,9 @@ func (g *GIL) consumerStream(x Object, opts FromDLPackOptions) (Object, *dpctl.P
 		dev = *opts.Device
 	} else {
 		var ok bool
-		if dev, ok = g.dlpackDeviceOf(x); !ok {
-			return Object{}, nil, nil
+		var err error
+		if dev, ok, err = g.dlpackDeviceOf(x); err != nil || !ok {
+			return Object{}, nil, err
 		}
 	}
 	if dev.Type != dlabi.OneAPI {
@@ -129,28 +131,30 @@ func (g *GIL) streamObject(d *dpctl.Backend, local int) uintptr {
 	return o
 }
 
-// dlpackDeviceOf calls x.__dlpack_device__(); ok is false (and no error
-// is left set) if it fails or does not return two integers.
-func (g *GIL) dlpackDeviceOf(x Object) (dlabi.Device, bool) {
-	a := g.api()
+// dlpackDeviceOf calls x.__dlpack_device__(). ok is false when it does not
+// return two integers that fit a DLDevice (the __dlpack__ call then says
+// what is wrong); what the method, or an item's __index__, raises is the
+// error, as itself.
+func (g *GIL) dlpackDeviceOf(x Object) (dlabi.Device, bool, error) {
 	r, err := g.callMethodKw(x, "__dlpack_device__", nil, nil)
 	if err != nil {
-		g.ReleaseError(err)
-		return dlabi.Device{}, false
+		return dlabi.Device{}, false, err
 	}
 	defer g.DecRef(r)
 	p, ok, err := g.dlpackPair(r, "__dlpack_device__", "integers")
-	if err != nil || !ok {
-		if err != nil {
-			g.ReleaseError(err)
+	if err != nil {
+		if _, raised := RaisedAsItself(err); raised {
+			return dlabi.Device{}, false, err
 		}
-		a.ErrClear()
-		return dlabi.Device{}, false
+		return dlabi.Device{}, false, nil
+	}
+	if !ok {
+		return dlabi.Device{}, false, nil
 	}
 	for _, v := range p {
 		if v.overflow != 0 || v.v != int64(int32(v.v)) {
-			return dlabi.Device{}, false
+			return dlabi.Device{}, false, nil
 		}
 	}
-	return dlabi.Device{Type: dlabi.DeviceType(p[0].v), ID: int32(p[1].v)}, true
+	return dlabi.Device{Type: dlabi.DeviceType(p[0].v), ID: int32(p[1].v)}, true, nil
 }

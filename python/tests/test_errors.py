@@ -164,3 +164,53 @@ def test_fast_path_without_dunder_dlpack():
     for kw in [{}, {"copy": False}]:
         with pytest.raises(AttributeError, match="__dlpack__"):
             ub.from_dlpack(HostProducer(), **kw)
+
+
+
+class QueueRaises:
+    """A kDLOneAPI producer (a dpnp.tensor array's protocol) whose
+    sycl_queue property raises the exception it is given (AttributeError:
+    a producer without a queue) and counts its reads; legacy: __dlpack__
+    knows only the pre-2023.12 stream keyword."""
+
+    def __init__(self, x, exc, legacy):
+        self.x, self.exc, self.reads = x, exc, 0
+        if legacy:
+            self.__dlpack__ = lambda stream=None: x.__dlpack__()
+
+    @property
+    def sycl_queue(self):
+        self.reads += 1
+        raise self.exc
+
+    def __dlpack__(self, **kw):
+        return self.x.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.x.__dlpack_device__()
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["2023.12", "legacy"])
+@pytest.mark.parametrize("kw", [{}, {"device": (14, 0)}, {"copy": False}], ids=["plain", "device", "copy=False"])
+def test_producer_sycl_queue_exception_propagates(kw, legacy):
+    # from_dlpack reads a SYCL producer's sycl_queue to choose the stream,
+    # and to wait on it where no stream orders the producer (a legacy
+    # producer ignores it); with device= and a producer that takes the
+    # stream, dpctl's queue of the device is the stream and nothing is
+    # read. Each read raises what the property raises, as itself: only
+    # AttributeError means "no queue".
+    dpt = pytest.importorskip("dpnp.tensor")
+    pytest.importorskip("dpctl")
+    x = dpt.arange(4, dtype="f8")
+    reads_queue = legacy or "device" not in kw
+    exc = Custom("queue boom")
+    p = QueueRaises(x, exc, legacy)
+    if reads_queue:
+        with pytest.raises(Custom) as info:
+            ub.from_dlpack(p, **kw)
+        assert info.value is exc
+    else:
+        ub.from_dlpack(p, **kw)
+    assert (p.reads > 0) == reads_queue
+    a = ub.from_dlpack(QueueRaises(x, AttributeError("no queue"), legacy), **kw)
+    assert dpt.asnumpy(dpt.from_dlpack(a)).tolist() == [0.0, 1.0, 2.0, 3.0]
