@@ -816,8 +816,15 @@ func (g *GIL) dlpackStream(dev dlpack.Device, stream Object, dlDevice *dlpack.De
 		return false, errkind.New(errkind.Value, "__dlpack__", "an integer stream for a kDLOneAPI array must be -1 (no synchronization), got "+g.reprOf(stream)+"; pass a dpctl.SyclQueue to order a queue after the array's work")
 	}
 	ty := g.dpctlTypes()
-	if ty.queue == 0 || a.IsInstance(stream.p, ty.queue) != 1 {
-		a.ErrClear()
+	isQueue := 0
+	if ty.queue != 0 {
+		// isinstance reads the stream's __class__: what that raises is
+		// the caller's, as dpctl's isinstance check would raise it.
+		if isQueue = a.IsInstance(stream.p, ty.queue); isQueue < 0 {
+			return false, g.fetch("stream")
+		}
+	}
+	if isQueue == 0 {
 		return false, errkind.New(errkind.Type, "__dlpack__", "stream argument type was expected to be dpctl.SyclQueue, got "+g.objTypeName(stream)+" instead")
 	}
 	return false, nil

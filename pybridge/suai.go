@@ -632,8 +632,14 @@ func (s *suaiDict) Data() (uint64, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
-	if ro && s.fromDpctlMemory() {
-		ro, s.Inverted = false, true
+	if ro {
+		inverted, err := s.fromDpctlMemory()
+		if err != nil {
+			return 0, false, err
+		}
+		if inverted {
+			ro, s.Inverted = false, true
+		}
 	}
 	return ptr, ro, nil
 }
@@ -643,31 +649,35 @@ func (s *suaiDict) Data() (uint64, bool, error) {
 // type (found by the same lookup that found the dict) is _Memory's
 // descriptor, which only _Memory and its subclasses can have. A class
 // that stores a dict of the same shape, or calls itself _Memory through
-// __class__, does not count.
-func (s *suaiDict) fromDpctlMemory() bool {
+// __class__, does not count. What a metaclass raises looking the
+// attribute up, other than AttributeError, is the error.
+func (s *suaiDict) fromDpctlMemory() (bool, error) {
 	if s.obj == 0 {
-		return false
+		return false, nil
 	}
 	g, a := s.g, s.g.api()
 	ty := g.dpctlTypes()
 	if ty.memoryAttr == 0 {
-		return false // dpctl.memory is not imported: no object is one
+		return false, nil // dpctl.memory is not imported: no object is one
 	}
 	t := a.Type(s.obj)
 	// Only an immutable (static or extension) type can be trusted by name:
 	// a Python class may call itself anything.
 	if a.TypeFlags(t)&pyapi.TPFlagsImmutableType != 0 && usmNdarrayTypes[pyapi.TypeObjectName(t)] {
-		return false
+		return false, nil
 	}
 	a.IncRef(t) // the lookup may run a metaclass's code, which may reassign obj.__class__
 	attr := a.GetAttrC(t, cSUAI)
 	a.DecRef(t)
 	if attr == 0 {
+		if !a.ErrGivenMatches(a.ErrOccurred(), a.Exc["AttributeError"]) {
+			return false, g.fetch("__sycl_usm_array_interface__")
+		}
 		a.ErrClear()
-		return false
+		return false, nil
 	}
 	a.DecRef(attr) // the descriptor lives in _Memory's type dict
-	return attr == ty.memoryAttr
+	return attr == ty.memoryAttr, nil
 }
 
 // usmNdarrayTypes are the tp_name of dpctl's and dpnp's usm_ndarray: static

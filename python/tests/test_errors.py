@@ -214,3 +214,49 @@ def test_producer_sycl_queue_exception_propagates(kw, legacy):
     assert (p.reads > 0) == reads_queue
     a = ub.from_dlpack(QueueRaises(x, AttributeError("no queue"), legacy), **kw)
     assert dpt.asnumpy(dpt.from_dlpack(a)).tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_stream_class_exception_propagates():
+    # __dlpack__(stream=s) of a USM array asks isinstance(s, SyclQueue),
+    # which reads s.__class__: what that raises is the caller's, as itself.
+    dpt = pytest.importorskip("dpnp.tensor")
+    pytest.importorskip("dpctl")
+    a = ub.asarray(dpt.arange(4, dtype="f8"))
+    exc = Custom("class boom")
+
+    class Stream:
+        @property
+        def __class__(self):
+            raise exc
+
+    with pytest.raises(Custom) as info:
+        a.__dlpack__(stream=Stream())
+    assert info.value is exc
+    with pytest.raises(TypeError):
+        a.__dlpack__(stream="q")
+
+
+def test_suai_type_lookup_exception_propagates():
+    # A read-only SUAI is asked whether dpctl.memory made it (dpctl.memory
+    # inverts the flag) by looking the attribute up on the object's type:
+    # what a metaclass raises there is the caller's, as itself.
+    dpt = pytest.importorskip("dpnp.tensor")
+    pytest.importorskip("dpctl")
+    x = dpt.arange(4, dtype="f8")
+    exc = Custom("type lookup boom")
+
+    class Meta(type):
+        def __getattribute__(cls, name):
+            if name == "__sycl_usm_array_interface__":
+                raise exc
+            return super().__getattribute__(name)
+
+    class Holder(metaclass=Meta):
+        pass
+
+    o = Holder()
+    d = x.__sycl_usm_array_interface__
+    o.__sycl_usm_array_interface__ = dict(d, data=(d["data"][0], True))
+    with pytest.raises(Custom) as info:
+        ub.asarray(o)
+    assert info.value is exc
