@@ -15,6 +15,11 @@
 // goes into the caller's ExportOptions.HostAllocator, since this package,
 // part of the protocol core, imports no backend.
 //
+// ViewOf is the tensor such an export would hand out without a copy or a
+// wait, checked by the same rules (one function serves both), for a
+// caller that describes an array to C itself: an extension module's Array
+// gets its view without a tensor built and deleted per Array.
+//
 // # Import
 //
 // Import reads a producer's tensor, validates every field before taking

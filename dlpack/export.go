@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -78,28 +79,12 @@ type ExportOptions struct {
 // CopyNever, and a read-only array asked for as a legacy tensor (which
 // cannot carry the READ_ONLY flag; NumPy refuses the same).
 func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
-	if a == nil {
-		return Managed{}, exportErr(errkind.Value, "nil array", nil)
-	}
-	dt, err := a.DType.DataType()
+	v, win, err := view(a)
 	if err != nil {
-		return Managed{}, exportErr(errkind.Buffer, "", err)
-	}
-	ndim := len(a.Shape)
-	if ndim > MaxNdim {
-		return Managed{}, exportErr(errkind.Buffer, "ndim "+itoa(int64(ndim))+" exceeds "+itoa(MaxNdim), nil)
-	}
-	win, err := a.Window()
-	if err != nil {
-		return Managed{}, exportErr(layoutKind(err), "invalid layout", err)
-	}
-	if a.Memory.HasExtent() { // a layout changed after NewArray may leave the allocation: no consumer reads past it
-		if err := a.CheckExtent(); err != nil {
-			return Managed{}, exportErr(errkind.Buffer, "", err)
-		}
+		return Managed{}, err
 	}
 	version, versioned := dlabi.NegotiateVersion(opts.MaxVersion, ProducerVersion)
-	if !versioned && a.ReadOnly {
+	if !versioned && v.ReadOnly {
 		return Managed{}, exportErr(errkind.Buffer, "cannot export a read-only array as a legacy DLManagedTensor, which cannot signal read-only (ask for max_version >= (1, 0))", nil)
 	}
 
@@ -139,7 +124,7 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 			return Managed{}, exportErr(errkind.Buffer, "waiting for the array's queue", err)
 		}
 	}
-	data := a.ElementPointer()
+	data := v.Data
 	var owner usm.Owner
 	var flags uint64
 	if copyTo != usm.KindUnknown {
@@ -147,24 +132,23 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		if err != nil {
 			return Managed{}, err
 		}
-		owner, data, flags = alloc, e0, dlabi.FlagIsCopied
+		// The copy has the array's strides: the same bytes lie below
+		// element 0.
+		owner, data, flags = alloc, e0-uintptr(v.ByteOffset), dlabi.FlagIsCopied
 	} else if a.Owner != nil {
 		if !a.Owner.Retain() {
 			return Managed{}, exportErr(errkind.Value, "the array's memory has already been freed", nil)
 		}
 		owner = a.Owner
 	}
-	if a.ReadOnly {
+	if v.ReadOnly {
 		flags |= dlabi.FlagReadOnly
 	}
-
-	strides := a.EffectiveStrides()
-	var byteOffset uint64
-	if below := belowElement0(a, win); below > 0 {
-		data -= uintptr(below)
-		byteOffset = uint64(below)
+	strides := v.Strides
+	if strides == nil {
+		strides = a.EffectiveStrides()
 	}
-	m, ok := build(versioned, version, data, byteOffset, dev, dt, a.Shape, strides, flags, owner)
+	m, ok := build(versioned, version, data, v.ByteOffset, dev, v.DType, v.Shape, strides, flags, owner)
 	if !ok {
 		if owner != nil {
 			owner.Release()
@@ -172,6 +156,68 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		return Managed{}, exportErr(errkind.Memory, "out of memory for the tensor struct", nil)
 	}
 	return m, nil
+}
+
+// View is the tensor an export of an array hands a consumer when it makes
+// no copy and moves the array to no other device (ViewOf): DLTensor's
+// fields with Export's data and byte_offset convention, and the
+// READ_ONLY flag. Shape is the array's own slice; Strides, in elements,
+// are the array's or the C-contiguous ones it implies.
+type View struct {
+	Data       uintptr // DLTensor.data: element 0 less ByteOffset
+	ByteOffset uint64  // bytes from Data to element 0 (negative strides reach below it)
+	Device     Device
+	DType      dtype.DataType
+	Shape      []int64
+	Strides    []int64
+	ReadOnly   bool
+}
+
+// ViewOf returns the tensor Export(a, ExportOptions{NoSync: true}) would
+// hand out, checked by Export's rules and refused with its errors, without
+// building it: no C memory, no reference to a's Owner and no wait on its
+// queue. It is for a caller that describes the array itself, as an
+// extension module's Array does; what a consumer receives still comes
+// from Export.
+func ViewOf(a *usm.Array) (View, error) {
+	v, _, err := view(a)
+	if err == nil && v.Strides == nil {
+		v.Strides = a.EffectiveStrides()
+	}
+	return v, err
+}
+
+// view is ViewOf, with the window of bytes a touches (relative to
+// a.Data), which a copy needs, and the array's own Strides (nil for a
+// C-contiguous array without them: Export makes them where they do not
+// outlive the call).
+func view(a *usm.Array) (View, usm.Window, error) {
+	if a == nil {
+		return View{}, usm.Window{}, exportErr(errkind.Value, "nil array", nil)
+	}
+	dt, err := a.DType.DataType()
+	if err != nil {
+		return View{}, usm.Window{}, exportErr(errkind.Buffer, "", err)
+	}
+	ndim := len(a.Shape)
+	if ndim > MaxNdim {
+		return View{}, usm.Window{}, exportErr(errkind.Buffer, "ndim "+itoa(int64(ndim))+" exceeds "+itoa(MaxNdim), nil)
+	}
+	win, err := a.Window()
+	if err != nil {
+		return View{}, usm.Window{}, exportErr(layoutKind(err), "invalid layout", err)
+	}
+	if a.Memory.HasExtent() { // a layout changed after NewArray may leave the allocation: no consumer reads past it
+		if err := a.CheckExtent(); err != nil {
+			return View{}, usm.Window{}, exportErr(errkind.Buffer, "", err)
+		}
+	}
+	v := View{Data: a.ElementPointer(), Device: a.DLDevice, DType: dt, Shape: a.Shape, Strides: a.Strides, ReadOnly: a.ReadOnly}
+	if below := belowElement0(a, win); below > 0 {
+		v.Data -= uintptr(below)
+		v.ByteOffset = uint64(below)
+	}
+	return v, win, nil
 }
 
 // belowElement0 returns how many bytes below element 0 the array reaches

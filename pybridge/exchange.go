@@ -321,15 +321,40 @@ func (g *GIL) export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed,
 	if opts.HostAllocator == nil {
 		opts.HostAllocator = cpu.Default()
 	}
-	if q, ok := arr.Queue.(*dpctl.Queue); ok && arr.DLDevice.Type == dlabi.OneAPI && !q.IsDefaultContext() {
+	if q, err := outsideDefaultContext(arr); q != nil {
 		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
-			return dlpack.Managed{}, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
+			return dlpack.Managed{}, err
 		}
 		own := *arr
 		own.Backend = hostCopier{arr.Backend, q}
 		arr = &own
 	}
 	return dlpack.Export(arr, opts)
+}
+
+// outsideDefaultContext is pybridge's rule for exports of dpctl memory,
+// dpctl's own: only memory bound to its platform's default SYCL context
+// may be handed out as kDLOneAPI, since a consumer finds it from the
+// device id alone. It returns the array's queue, and the refusal, for an
+// array outside it; nil for any other array.
+func outsideDefaultContext(arr *usm.Array) (*dpctl.Queue, error) {
+	q, ok := arr.Queue.(*dpctl.Queue)
+	if !ok || arr.DLDevice.Type != dlabi.OneAPI || q.IsDefaultContext() {
+		return nil, nil
+	}
+	return q, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
+}
+
+// ExportView is dlpack.ViewOf under the rules of Export: what an export of
+// arr without a copy, a wait or a change of device would hand a consumer,
+// refused as Export refuses it (dpctl memory outside its platform's
+// default context included), without making it. An extension module's
+// Array describes its memory with it.
+func ExportView(arr *usm.Array) (dlpack.View, error) {
+	if _, err := outsideDefaultContext(arr); err != nil {
+		return dlpack.View{}, err
+	}
+	return dlpack.ViewOf(arr)
 }
 
 // internedNames holds the str objects internedName made, and the objects

@@ -499,7 +499,7 @@ func ubx_go_import_managed(m *C.ub_dl_managed_versioned, res *C.ubx_result) C.in
 			if err != nil {
 				return err // Import deleted it
 			}
-			return newArrayResult(g, &t.Array, true, (*result)(unsafe.Pointer(res)))
+			return newArrayResult(&t.Array, true, (*result)(unsafe.Pointer(res)))
 		})
 	}))
 }
@@ -618,7 +618,7 @@ func ubx_go_from_dlpack(x, device, copyArg unsafe.Pointer, res *C.ubx_result) C.
 			if err != nil {
 				return err
 			}
-			return newArrayResult(g, &t.Array, true, (*result)(unsafe.Pointer(res)))
+			return newArrayResult(&t.Array, true, (*result)(unsafe.Pointer(res)))
 		})
 	}))
 }
@@ -712,7 +712,7 @@ func ubx_go_import_capsule(x, capsule unsafe.Pointer, res *C.ubx_result) C.int {
 			if err != nil {
 				return err
 			}
-			return newArrayResult(g, &t.Array, true, (*result)(unsafe.Pointer(res)))
+			return newArrayResult(&t.Array, true, (*result)(unsafe.Pointer(res)))
 		})
 	}))
 }
@@ -729,7 +729,7 @@ func ubx_go_asarray(obj, suai unsafe.Pointer, res *C.ubx_result) C.int {
 				return err
 			}
 			r := (*result)(unsafe.Pointer(res))
-			if err := newArrayResult(g, arr, true, r); err != nil {
+			if err := newArrayResult(arr, true, r); err != nil {
 				if so.Ptr() != 0 {
 					g.DecRef(so)
 				}

@@ -269,17 +269,17 @@ func (c *frame) setArray(r *result, arr *usm.Array) error {
 		return nil
 	}
 	// Encoding: after the function returned, with the GIL again.
-	return c.py.DoHeld(func(g *pybridge.GIL) error { return newArrayResult(g, arr, true, r) })
+	return c.py.DoHeld(func(*pybridge.GIL) error { return newArrayResult(arr, true, r) })
 }
 
 // newArrayResult makes r an Array over arr with Go state (taking over
 // arr's Owner when takeOwner, else retaining it).
-func newArrayResult(g *pybridge.GIL, arr *usm.Array, takeOwner bool, r *result) error {
+func newArrayResult(arr *usm.Array, takeOwner bool, r *result) error {
 	st, h, err := adopt(arr, takeOwner)
 	if err != nil {
 		return err
 	}
-	if err := fillView(g, arr, h, &r.v, &r.dims); err != nil {
+	if err := fillView(arr, h, &r.v, &r.dims); err != nil {
 		handles.remove(h)
 		st.release()
 		return err

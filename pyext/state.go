@@ -7,10 +7,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dlpack"
-	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/pybridge"
@@ -108,12 +106,13 @@ func adopt(arr *usm.Array, takeOwner bool) (*state, int64, error) {
 	return s, handles.put(s), nil
 }
 
-// fillView writes the view of a Go array: the tensor dlpack.Export (under
-// pybridge's rules) gives it for a same-device export without
-// synchronisation, which C's exports copy, and what C may do alone. An
-// array Go refuses to export still gets its shape and type (its
-// properties work), and every export is Go's, which refuses it.
-func fillView(g *pybridge.GIL, arr *usm.Array, h int64, v *view, dims *[2 * maxNdim]int64) error {
+// fillView writes the view of a Go array: the tensor an export under
+// pybridge's rules hands out without a copy or synchronisation
+// (pybridge.ExportView, which makes none), which C's exports copy, and
+// what C may do alone. An array Go refuses to export still gets its shape
+// and type (its properties work), and every export is Go's, which refuses
+// it.
+func fillView(arr *usm.Array, h int64, v *view, dims *[2 * maxNdim]int64) error {
 	*v = view{handle: h}
 	n := len(arr.Shape)
 	if n > maxNdim {
@@ -125,30 +124,23 @@ func fillView(g *pybridge.GIL, arr *usm.Array, h int64, v *view, dims *[2 * maxN
 		v.noSync = boolC(pybridge.AcceptsNoSync(dev))
 	}
 	v.wait = boolC(needsWait(arr.Queue))
-	m, err := g.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
+	ev, err := pybridge.ExportView(arr)
 	if err != nil { // each export asks Go again, which refuses with err
 		v.goExport = 1
 		dt, err := arr.DType.DataType()
 		if err != nil {
 			return err
 		}
-		v.t = dlabi.Tensor{Data: arr.ElementPointer(), Device: dev, Ndim: int32(n), DType: dt}
-		copy(dims[:n], arr.Shape)
-		copy(dims[n:2*n], arr.EffectiveStrides())
-		if arr.ReadOnly {
-			v.flags = dlabi.FlagReadOnly
-		}
-		return nil
+		ev = dlpack.View{Data: arr.ElementPointer(), Device: dev, DType: dt, Shape: arr.Shape,
+			Strides: arr.EffectiveStrides(), ReadOnly: arr.ReadOnly}
 	}
-	defer m.Delete()
-	mt := (*dlabi.ManagedTensorVersioned)(cmem.Ptr(m.Pointer()))
-	v.t = mt.DLTensor
-	v.flags = mt.Flags & dlabi.FlagReadOnly
-	if n > 0 {
-		copy(dims[:n], unsafe.Slice((*int64)(cmem.Ptr(v.t.Shape)), n))
-		copy(dims[n:2*n], unsafe.Slice((*int64)(cmem.Ptr(v.t.Strides)), n))
+	// C points the tensor's shape and strides at the Array's dims.
+	v.t = dlabi.Tensor{Data: ev.Data, Device: ev.Device, Ndim: int32(n), DType: ev.DType, ByteOffset: ev.ByteOffset}
+	copy(dims[:n], ev.Shape)
+	copy(dims[n:2*n], ev.Strides)
+	if ev.ReadOnly {
+		v.flags = dlabi.FlagReadOnly
 	}
-	v.t.Shape, v.t.Strides = 0, 0 // C points them at the Array's dims
 	return nil
 }
 
