@@ -3062,6 +3062,12 @@ static int module_exec(PyObject *m)
 	}
 	Py_DECREF(cap);
 	Py_DECREF(addr);
+	/* Immutable from now on, as numpy.ndarray and dpnp's usm_ndarray are:
+	 * the protocols every consumer reads (__dlpack__, the SUAI, the
+	 * exchange table) are the module's, not an assignment's. Set here,
+	 * after the exchange table's attributes, which the spec cannot carry. */
+	st->array_type->tp_flags |= Py_TPFLAGS_IMMUTABLETYPE;
+	PyType_Modified(st->array_type);
 	Py_INCREF(st->array_type);
 	if (PyModule_AddObject(m, "Array", (PyObject *)st->array_type) < 0) {
 		Py_DECREF(st->array_type);

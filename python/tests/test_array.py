@@ -78,6 +78,21 @@ def test_attributes():
     assert ub.from_dlpack(x, device=a.device).device == a.device
 
 
+def test_type_is_immutable():
+    # As numpy.ndarray and dpnp's usm_ndarray: the protocols every consumer
+    # reads are the type's own, not an assignment's; the exchange table's
+    # attributes set when the module was made stay readable.
+    for name, value in [("__dlpack__", None), ("__sycl_usm_array_interface__", property(lambda s: {})), ("extra", 1)]:
+        with pytest.raises(TypeError, match="immutable type"):
+            setattr(ub.Array, name, value)
+    with pytest.raises(TypeError, match="immutable type"):
+        del ub.Array.__dlpack__
+    assert isinstance(ub.Array.__c_dlpack_exchange_api__, int)
+    assert ub.Array.__dlpack_c_exchange_api__ is not None
+    a = ub.from_dlpack(np.arange(3.0))
+    assert np.from_dlpack(a).tolist() == [0.0, 1.0, 2.0]
+
+
 def test_transposes_are_views():
     x = np.arange(24.0).reshape(2, 3, 4)
     a = ub.from_dlpack(x)
