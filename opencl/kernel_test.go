@@ -329,3 +329,57 @@ func TestKernelOnAdoptedQueue(t *testing.T) {
 		assert.ErrorIs(t, err, usm.ErrValue, "its kernels went with it")
 	})
 }
+
+// paramSrc has a parameter of each address space Launch tells apart.
+var paramSrc = usm.ProgramSource{OpenCLC: `
+kernel void spaces(global float* y, constant float* c, float v) { y[get_global_id(0)] = c[0] + v; }
+kernel void scratch(global float* y, local float* tmp) { tmp[0] = 1.0f; y[0] = tmp[0]; }
+`}
+
+// TestKernelParameterKinds: where the runtime says what a parameter is
+// (clGetKernelArgInfo, for OpenCL C built with -cl-kernel-arg-info, which
+// BuildProgram passes), a scalar for a __global or __constant pointer is
+// refused before anything is set: PoCL took its bits for a cl_mem and
+// crashed the process (hence a child). __local parameters, which Launch
+// cannot pass, are refused too; the right arguments still launch.
+func TestKernelParameterKinds(t *testing.T) {
+	each(t, func(t *testing.T, r rt) {
+		name := "kernel-params/" + r.name
+		if !testutil.InChild(name) {
+			testutil.RunChild(t, name, 60*time.Second).Expect(t, 0, "PASS")
+			return
+		}
+		p, err := usm.BuildProgram(r.q, paramSrc)
+		require.NoError(t, err)
+		k, err := p.Kernel("spaces")
+		require.NoError(t, err)
+		yp, y := floats(t, r, 16)
+		cp, c := floats(t, r, 1)
+		c[0] = 2
+		for i, args := range [][]usm.Arg{
+			{usm.Scalar(int64(0x1234)), usm.Pointer(cp), usm.Scalar(float32(1))},
+			{usm.Scalar(int32(0x1234)), usm.Pointer(cp), usm.Scalar(float32(1))},
+			{usm.Pointer(yp), usm.Scalar(float64(1)), usm.Scalar(float32(1))},
+		} {
+			_, err := k.Launch(r.q, usm.NDRange(16), nil, args...)
+			require.ErrorIs(t, err, usm.ErrValue, "case %d", i)
+			assert.ErrorContains(t, err, "is a pointer to __global or __constant memory; got a scalar", "case %d", i)
+		}
+		ks, err := p.Kernel("scratch")
+		require.NoError(t, err)
+		_, err = ks.Launch(r.q, usm.NDRange(1), nil, usm.Pointer(yp), usm.Scalar(int64(4)))
+		require.ErrorIs(t, err, usm.ErrValue)
+		assert.ErrorContains(t, err, "__local memory")
+		require.NoError(t, r.q.Wait())
+		for _, v := range y {
+			require.Zero(t, v, "a refused launch wrote nothing")
+		}
+		ev, err := k.Launch(r.q, usm.NDRange(16), nil, usm.Pointer(yp), usm.Pointer(cp), usm.Scalar(float32(1)))
+		require.NoError(t, err)
+		require.NoError(t, ev.Wait())
+		require.NoError(t, ev.Close())
+		for _, v := range y {
+			require.Equal(t, float32(3), v)
+		}
+	})
+}

@@ -79,7 +79,14 @@ func buildProgram(l *clapi.Lib, q *Queue, c *progCache, key programs.Key) (*Prog
 	if err != nil {
 		return nil, err
 	}
-	if err := l.BuildProgram(id, q.ndev, key.CFlags()); err != nil {
+	flags := key.CFlags()
+	if !key.IL {
+		// Without it a runtime may keep what each parameter is to itself
+		// (clGetKernelArgInfo), and Launch could not refuse a scalar for
+		// a pointer (kernel.fits).
+		flags = append(append([]byte(key.Flags), " -cl-kernel-arg-info"...), 0)
+	}
+	if err := l.BuildProgram(id, q.ndev, flags); err != nil {
 		log := l.BuildLog(id, q.ndev)
 		_ = l.ReleaseProgram(id)
 		return nil, &usm.BuildError{Op: "clBuildProgram", Log: log, Err: err}
@@ -130,7 +137,10 @@ func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 			_ = l.ReleaseKernel(kid)
 			return nil, err
 		}
-		kl := &kernel{prog: p, name: name, vals: make([]uint64, n), svm: make([]bool, n)}
+		kl := &kernel{prog: p, name: name, vals: make([]uint64, n), svm: make([]bool, n), space: make([]uint32, n)}
+		for i := range kl.space {
+			kl.space[i] = l.KernelArgAddress(kid, uint32(i))
+		}
 		kl.h.Init(uintptr(kid), "cl_kernel", liveKernels)
 		return usm.NewKernel(name, n, kl), nil
 	})
@@ -164,6 +174,7 @@ type kernel struct {
 
 	vals  []uint64      // scalar argument values
 	svm   []bool        // which pointer arguments are SVM
+	space []uint32      // each parameter's address qualifier, 0 where the runtime does not say
 	nd    clapi.NDRange // global and local sizes, wait list, event out
 	pins  evtable.Pins  // this package's events the launch follows
 	mtype uint32        // clGetMemAllocInfoINTEL's answer
@@ -238,6 +249,9 @@ func (k *kernel) setArgs(l *clapi.Lib, kid clapi.Kernel, args []usm.Arg) error {
 		u = k.prog.platform.usmFuncs()
 	}
 	for i, a := range args {
+		if err := k.fits(i, a); err != nil {
+			return err
+		}
 		if !a.IsPointer() {
 			continue
 		}
@@ -263,6 +277,25 @@ func (k *kernel) setArgs(l *clapi.Lib, kid clapi.Kernel, args []usm.Arg) error {
 		if err != nil {
 			return errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name), err)
 		}
+	}
+	return nil
+}
+
+// fits refuses an argument the parameter cannot take where the runtime
+// said what the parameter is: a scalar for a __global or __constant
+// pointer, which the runtime would take for a cl_mem handle (PoCL reads
+// through it and crashes), and anything for __local memory, whose size
+// Launch has no way to pass. A pointer for a parameter passed by value
+// goes as its address, as in C.
+func (k *kernel) fits(i int, a usm.Arg) error {
+	const op = "opencl.Kernel.Launch"
+	switch k.space[i] {
+	case clapi.KernelArgAddressGlobal, clapi.KernelArgAddressConstant:
+		if !a.IsPointer() {
+			return errkind.New(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name)+" is a pointer to __global or __constant memory; got a scalar (usm.Pointer passes USM)")
+		}
+	case clapi.KernelArgAddressLocal:
+		return errkind.New(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name)+" is __local memory, which Launch cannot pass")
 	}
 	return nil
 }

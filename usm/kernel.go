@@ -335,8 +335,10 @@ func (k *Kernel) NumArgs() int { return k.nargs }
 // wrong number of arguments, a range no runtime takes, a pointer that is
 // not USM of the kernel's context, a queue of another context or device,
 // a closed queue or kernel: each is an error before anything is
-// submitted. An empty range submits nothing: after's events are waited
-// for and the zero Event is returned.
+// submitted, and so is a scalar for a pointer parameter where the runtime
+// says what each parameter is (docs/go.md, "Kernels"). An empty range
+// submits nothing: after's events are waited for and the zero Event is
+// returned.
 func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, error) {
 	const op = "usm.Kernel.Launch"
 	if err := r.check(); err != nil {

@@ -23,6 +23,12 @@ const (
 	DeviceILVersion   = 0x105B // cl_device_info (OpenCL 2.1)
 	EventContext      = 0x11D4 // cl_event_info
 	EventCommandQueue = 0x11D0
+
+	KernelArgAddressQualifier = 0x1196 // cl_kernel_arg_info
+	KernelArgAddressGlobal    = 0x119B // cl_kernel_arg_address_qualifier
+	KernelArgAddressLocal     = 0x119C
+	KernelArgAddressConstant  = 0x119D
+	KernelArgAddressPrivate   = 0x119E
 )
 
 // programFns are the optional entry points of programs (resolved in Load).
@@ -30,6 +36,7 @@ type programFns struct {
 	createProgramWithSource, createProgramWithIL, buildProgram, getProgramBuildInfo ffi.Fn
 	releaseProgram, createKernel, releaseKernel, getKernelInfo, setKernelArg        ffi.Fn
 	setKernelArgSVMPointer, enqueueNDRangeKernel, waitForEvents, retainEvent        ffi.Fn
+	getKernelArgInfo                                                                ffi.Fn
 }
 
 func (l *Lib) programEntries() []ffi.Symbol {
@@ -48,6 +55,7 @@ func (l *Lib) programEntries() []ffi.Symbol {
 		ffi.Optional(&p.enqueueNDRangeKernel, "clEnqueueNDRangeKernel"),
 		ffi.Optional(&p.waitForEvents, "clWaitForEvents"),
 		ffi.Optional(&p.retainEvent, "clRetainEvent"),
+		ffi.Optional(&p.getKernelArgInfo, "clGetKernelArgInfo"),
 	}
 }
 
@@ -139,6 +147,21 @@ func (l *Lib) KernelNumArgs(k Kernel) (int, error) {
 	n := new(uint32)
 	err := check("clGetKernelInfo", l.prog.getKernelInfo.Call5(uintptr(k), KernelNumArgs, 4, uintptr(unsafe.Pointer(n)), 0))
 	return int(*n), err
+}
+
+// KernelArgAddress reads argument i's address qualifier
+// (CL_KERNEL_ARG_ADDRESS_QUALIFIER: KernelArgAddressGlobal, ...); 0 when
+// the runtime does not say (no clGetKernelArgInfo, or a program built
+// without -cl-kernel-arg-info where the runtime needs it).
+func (l *Lib) KernelArgAddress(k Kernel, i uint32) uint32 {
+	if !l.prog.getKernelArgInfo.Present() {
+		return 0
+	}
+	q := new(uint32)
+	if check("clGetKernelArgInfo", l.prog.getKernelArgInfo.Call6(uintptr(k), uintptr(i), KernelArgAddressQualifier, 4, uintptr(unsafe.Pointer(q)), 0)) != nil {
+		return 0 // CL_KERNEL_ARG_INFO_NOT_AVAILABLE, above all
+	}
+	return *q
 }
 
 // SetKernelArg sets argument i to size bytes at value (clSetKernelArg);
