@@ -156,6 +156,16 @@ func TestKernelErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "not USM")
 	_, err = k.Launch(q, usm.NDRange(4), nil, usm.Scalar(float32(1)))
 	assert.ErrorContains(t, err, "takes 2 arguments")
+	// A scalar where a SPIR-V kernel takes a pointer: the module says what
+	// each parameter is (libsyclinterface has no query), and SYCL would
+	// take the scalar's bits for an address the kernel reads through.
+	sp, err := usm.BuildProgram(q, usm.ProgramSource{SPIRV: testutil.SPIRV(t)})
+	require.NoError(t, err)
+	ks, err := sp.Kernel("fill")
+	require.NoError(t, err)
+	_, err = ks.Launch(q, usm.NDRange(4), nil, usm.Scalar(int64(0x1234)), usm.Scalar(float32(1)))
+	assert.ErrorIs(t, err, usm.ErrValue)
+	assert.ErrorContains(t, err, "argument 0 of kernel \"fill\" is a pointer to __global or __constant memory; got a scalar")
 
 	// USM of another context: the opencl backend's own cl_context, on the
 	// same device, which SYCL's default context does not know.

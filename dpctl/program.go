@@ -12,6 +12,7 @@ import (
 	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/evtable"
+	"github.com/usmbridge/usmbridge/internal/kernelparams"
 	"github.com/usmbridge/usmbridge/internal/live"
 	"github.com/usmbridge/usmbridge/internal/programs"
 	"github.com/usmbridge/usmbridge/opencl"
@@ -167,6 +168,9 @@ func build(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.Pro
 		return nil, be
 	}
 	p := &Program{b: b, key: key, kb: kb, ctx: ctx, dev: dev}
+	if key.IL {
+		p.params = kernelparams.FromSPIRV([]byte(key.Src))
+	}
 	livePrograms.Add(1)
 	return p, nil
 }
@@ -206,6 +210,9 @@ type Program struct {
 	key      programs.Key
 	kb       uintptr // DPCTLSyclKernelBundleRef (owned)
 	ctx, dev uintptr // its context and device (owned)
+	// params: a SPIR-V program's kernels' parameters, read from the
+	// module (libsyclinterface has no query for them).
+	params map[string][]kernelparams.Kind
 
 	kernels programs.Kernels[*usm.Kernel]
 	closed  atomic.Bool // set under the kernels' lock (their Close)
@@ -227,8 +234,9 @@ func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 			return nil, errkind.New(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the program")
 		}
 		n := ka.KernelNumArgs(kr)
-		kl := &kernel{prog: p, name: name, ref: kr, l: dpctlapi.Launch{
+		kl := &kernel{prog: p, name: name, ref: kr, params: make([]kernelparams.Kind, n), l: dpctlapi.Launch{
 			Args: make([]uintptr, n), Types: make([]int32, n), Vals: make([]uint64, n)}}
+		copy(kl.params, p.params[name])
 		liveKernels.Add(1)
 		return usm.NewKernel(name, n, kl), nil
 	})
@@ -262,7 +270,8 @@ func (p *Program) Close() error {
 type kernel struct {
 	prog   *Program
 	name   string
-	ref    uintptr // DPCTLSyclKernelRef (owned); 0 once closed
+	ref    uintptr             // DPCTLSyclKernelRef (owned); 0 once closed
+	params []kernelparams.Kind // what each parameter takes, where the SPIR-V says
 	l      dpctlapi.Launch
 	pins   evtable.Pins // this Backend's events among the deps
 	lastOK *Queue       // the last queue found to be of the program's context and device
@@ -311,6 +320,9 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 		k.ooo = !o.Present() || !o.QueueIsInOrder(dq.ref)
 	}
 	for i, x := range args {
+		if err := kernelparams.Check(op, k.name, i, k.params[i], x.IsPointer()); err != nil {
+			return usm.Event{}, err
+		}
 		if x.IsPointer() {
 			ptr := uintptr(x.Bits())
 			if ptr == 0 || a.USMGetPointerType(ptr, p.ctx) == dpctlapi.USMUnknown {

@@ -8,6 +8,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/evtable"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/kernelparams"
 	"github.com/usmbridge/usmbridge/internal/programs"
 	"github.com/usmbridge/usmbridge/levelzero/internal/zeapi"
 	"github.com/usmbridge/usmbridge/usm"
@@ -80,7 +81,7 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 			}
 			return nil, &usm.BuildError{Op: "zeModuleCreate", Log: log, Err: err}
 		}
-		p := &Program{ctx: q.ctx, dev: q.dev, key: key, cache: c}
+		p := &Program{ctx: q.ctx, dev: q.dev, key: key, cache: c, params: kernelparams.FromSPIRV([]byte(key.Src))}
 		p.h.Init(uintptr(m), "ze_module_handle_t", livePrograms)
 		q.ctx.children.Add(1)
 		return p, nil
@@ -101,6 +102,9 @@ type Program struct {
 	dev   *device
 	key   programs.Key
 	cache *progCache
+	// params: each kernel's parameters, read from the SPIR-V (Level Zero
+	// has no query for them).
+	params map[string][]kernelparams.Kind
 
 	kernels programs.Kernels[*usm.Kernel]
 }
@@ -121,7 +125,8 @@ func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 		if err != nil {
 			return nil, errkind.Wrap(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the module", err)
 		}
-		kl := &kernel{prog: p, name: name, vals: make([]uint64, n), q: new(zeapi.TypeQuery)}
+		kl := &kernel{prog: p, name: name, vals: make([]uint64, n), q: new(zeapi.TypeQuery), params: make([]kernelparams.Kind, n)}
+		copy(kl.params, p.params[name])
 		kl.h.Init(uintptr(kh), "ze_kernel_handle_t", liveKernels)
 		return usm.NewKernel(name, n, kl), nil
 	})
@@ -156,13 +161,14 @@ type kernel struct {
 	prog *Program
 	name string
 
-	vals  []uint64
-	q     *zeapi.TypeQuery
-	group [3]uint32
-	count zeapi.GroupCount
-	last  usm.Range // the range group and count were set for
-	waits []zeapi.Event
-	pins  evtable.Pins // this package's events the launch follows
+	vals   []uint64
+	params []kernelparams.Kind // what each parameter takes, where the SPIR-V says
+	q      *zeapi.TypeQuery
+	group  [3]uint32
+	count  zeapi.GroupCount
+	last   usm.Range // the range group and count were set for
+	waits  []zeapi.Event
+	pins   evtable.Pins // this package's events the launch follows
 }
 
 // Launch implements usm.Launcher: q must be an immediate command list of
@@ -203,6 +209,9 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 	}
 	defer k.h.Unlock()
 	for i, a := range args {
+		if err := kernelparams.Check(op, k.name, i, k.params[i], a.IsPointer()); err != nil {
+			return usm.Event{}, err
+		}
 		if a.IsPointer() && (a.Bits() == 0 || api.MemType(ch, uintptr(a.Bits()), k.q) == zeapi.MemoryTypeUnknown) {
 			return usm.Event{}, errValue(op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name)+": 0x"+strconv.FormatUint(a.Bits(), 16)+" is not USM of the kernel's context")
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/kernelparams"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/usm"
@@ -330,56 +331,112 @@ func TestKernelOnAdoptedQueue(t *testing.T) {
 	})
 }
 
-// paramSrc has a parameter of each address space Launch tells apart.
-var paramSrc = usm.ProgramSource{OpenCLC: `
-kernel void spaces(global float* y, constant float* c, float v) { y[get_global_id(0)] = c[0] + v; }
+// paramSrc has a parameter of each kind Launch tells apart.
+const paramSrc = `
+typedef struct { float a; int b[5]; } pair;
+kernel void spaces(global float* y, constant float* c, float v, pair p, float4 w) {
+    y[get_global_id(0)] = c[0] + v + p.a + p.b[4] + w.x;
+}
 kernel void scratch(global float* y, local float* tmp) { tmp[0] = 1.0f; y[0] = tmp[0]; }
-`}
+kernel void plain(global float* y, constant float* c, float v) { y[get_global_id(0)] = c[0] + v; }
+`
 
-// TestKernelParameterKinds: where the runtime says what a parameter is
-// (clGetKernelArgInfo, for OpenCL C built with -cl-kernel-arg-info, which
-// BuildProgram passes), a scalar for a __global or __constant pointer is
-// refused before anything is set: PoCL took its bits for a cl_mem and
-// crashed the process (hence a child). __local parameters, which Launch
-// cannot pass, are refused too; the right arguments still launch.
+// paramSources are paramSrc as OpenCL C and, where the device takes it,
+// as SPIR-V.
+func paramSources(t *testing.T, r rt) map[string]usm.ProgramSource {
+	srcs := map[string]usm.ProgramSource{"OpenCL C": {OpenCLC: paramSrc}}
+	il, _ := lib()
+	if v, _ := il.DeviceInfoString(r.dev.id, clapi.DeviceILVersion); il.HasIL() && strings.Contains(v, "SPIR-V") {
+		srcs["SPIR-V"] = usm.ProgramSource{SPIRV: testutil.CompileSPIRV(t, paramSrc)}
+	}
+	return srcs
+}
+
+// TestKernelParameterKinds: where the runtime (clGetKernelArgInfo, for
+// OpenCL C built with -cl-kernel-arg-info, which BuildProgram passes) or
+// the SPIR-V module says what each parameter is, a scalar for a __global
+// or __constant pointer is refused before anything is set: PoCL took its
+// bits for a cl_mem and crashed the process (hence a child). __local
+// parameters, which Launch cannot pass, are refused too; the right
+// arguments still launch.
 func TestKernelParameterKinds(t *testing.T) {
 	each(t, func(t *testing.T, r rt) {
 		name := "kernel-params/" + r.name
 		if !testutil.InChild(name) {
-			testutil.RunChild(t, name, 60*time.Second).Expect(t, 0, "PASS")
+			c := testutil.RunChild(t, name, 60*time.Second)
+			c.Expect(t, 0, "PASS", "OpenCL C: checked")
+			t.Log(strings.Count(c.Output, ": checked"), "forms checked")
 			return
 		}
-		p, err := usm.BuildProgram(r.q, paramSrc)
-		require.NoError(t, err)
-		k, err := p.Kernel("spaces")
-		require.NoError(t, err)
-		yp, y := floats(t, r, 16)
-		cp, c := floats(t, r, 1)
-		c[0] = 2
-		for i, args := range [][]usm.Arg{
-			{usm.Scalar(int64(0x1234)), usm.Pointer(cp), usm.Scalar(float32(1))},
-			{usm.Scalar(int32(0x1234)), usm.Pointer(cp), usm.Scalar(float32(1))},
-			{usm.Pointer(yp), usm.Scalar(float64(1)), usm.Scalar(float32(1))},
-		} {
-			_, err := k.Launch(r.q, usm.NDRange(16), nil, args...)
-			require.ErrorIs(t, err, usm.ErrValue, "case %d", i)
-			assert.ErrorContains(t, err, "is a pointer to __global or __constant memory; got a scalar", "case %d", i)
+		for form, src := range paramSources(t, r) {
+			t.Run(form, func(t *testing.T) {
+				p, err := usm.BuildProgram(r.q, src)
+				require.NoError(t, err)
+				k, err := p.Kernel("spaces")
+				require.NoError(t, err)
+				yp, y := floats(t, r, 16)
+				cp, c := floats(t, r, 1)
+				c[0] = 2
+				pair := usm.Scalar(int64(0)) // not what the struct is: the runtime says so, not a crash
+				for i, args := range [][]usm.Arg{
+					{usm.Scalar(int64(0x1234)), usm.Pointer(cp), usm.Scalar(float32(1))},
+					{usm.Scalar(int32(0x1234)), usm.Pointer(cp), usm.Scalar(float32(1))},
+					{usm.Pointer(yp), usm.Scalar(float64(1)), usm.Scalar(float32(1))},
+				} {
+					args = append(args, pair, pair)
+					_, err := k.Launch(r.q, usm.NDRange(16), nil, args...)
+					require.ErrorIs(t, err, usm.ErrValue, "case %d", i)
+					assert.ErrorContains(t, err, "is a pointer to __global or __constant memory; got a scalar", "case %d", i)
+				}
+				ks, err := p.Kernel("scratch")
+				require.NoError(t, err)
+				_, err = ks.Launch(r.q, usm.NDRange(1), nil, usm.Pointer(yp), usm.Scalar(int64(4)))
+				require.ErrorIs(t, err, usm.ErrValue)
+				assert.ErrorContains(t, err, "__local memory")
+				require.NoError(t, r.q.Wait())
+				for _, v := range y {
+					require.Zero(t, v, "a refused launch wrote nothing")
+				}
+				kp, err := p.Kernel("plain")
+				require.NoError(t, err)
+				ev, err := kp.Launch(r.q, usm.NDRange(16), nil, usm.Pointer(yp), usm.Pointer(cp), usm.Scalar(float32(1)))
+				require.NoError(t, err)
+				require.NoError(t, ev.Wait())
+				require.NoError(t, ev.Close())
+				for _, v := range y {
+					require.Equal(t, float32(3), v)
+				}
+				t.Logf("%s: checked", form)
+			})
 		}
-		ks, err := p.Kernel("scratch")
+	})
+}
+
+// The kinds the SPIR-V of a source gives (kernelparams.FromSPIRV) are
+// those the OpenCL runtimes give the same OpenCL C (clGetKernelArgInfo):
+// the two ways the backend learns them agree.
+func TestKernelParameterKindsAgree(t *testing.T) {
+	fromSPIRV := kernelparams.FromSPIRV(testutil.CompileSPIRV(t, paramSrc+testutil.KernelSource()))
+	each(t, func(t *testing.T, r rt) {
+		p, err := usm.BuildProgram(r.q, usm.ProgramSource{OpenCLC: paramSrc + testutil.KernelSource()})
 		require.NoError(t, err)
-		_, err = ks.Launch(r.q, usm.NDRange(1), nil, usm.Pointer(yp), usm.Scalar(int64(4)))
-		require.ErrorIs(t, err, usm.ErrValue)
-		assert.ErrorContains(t, err, "__local memory")
-		require.NoError(t, r.q.Wait())
-		for _, v := range y {
-			require.Zero(t, v, "a refused launch wrote nothing")
-		}
-		ev, err := k.Launch(r.q, usm.NDRange(16), nil, usm.Pointer(yp), usm.Pointer(cp), usm.Scalar(float32(1)))
+		op := p.(*Program)
+		pid, err := op.h.RLock("test")
 		require.NoError(t, err)
-		require.NoError(t, ev.Wait())
-		require.NoError(t, ev.Close())
-		for _, v := range y {
-			require.Equal(t, float32(3), v)
+		defer op.h.RUnlock()
+		l, _ := lib()
+		require.NotEmpty(t, fromSPIRV)
+		for name, want := range fromSPIRV {
+			kid, err := l.CreateKernel(clapi.Program(pid), append([]byte(name), 0))
+			require.NoError(t, err)
+			n, err := l.KernelNumArgs(kid)
+			require.NoError(t, err)
+			got := make([]kernelparams.Kind, n)
+			for i := range got {
+				got[i] = paramKind(l.KernelArgAddress(kid, uint32(i)))
+			}
+			require.NoError(t, l.ReleaseKernel(kid))
+			assert.Equal(t, want, got, "kernel %s", name)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/evtable"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/kernelparams"
 	"github.com/usmbridge/usmbridge/internal/programs"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/usm"
@@ -96,6 +97,9 @@ func buildProgram(l *clapi.Lib, q *Queue, c *progCache, key programs.Key) (*Prog
 		state = made.state(q.nctx) // a queue from elsewhere on a context made here
 	}
 	p := &Program{cache: c, key: key, ctx: q.nctx, dev: q.ndev, platform: q.platform, state: state}
+	if key.IL {
+		p.spirvParams = kernelparams.FromSPIRV([]byte(key.Src))
+	}
 	p.h.Init(uintptr(id), "cl_program", livePrograms)
 	return p, nil
 }
@@ -111,6 +115,9 @@ type Program struct {
 	dev      clapi.Device
 	platform *platform // nil if unknown
 	state    *ctxState // the Backend context's records (SVM), or nil
+	// spirvParams: a SPIR-V program's kernels' parameters, read from the
+	// module (the runtime says nothing of them without OpenCL C).
+	spirvParams map[string][]kernelparams.Kind
 
 	kernels programs.Kernels[*usm.Kernel]
 }
@@ -137,9 +144,13 @@ func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 			_ = l.ReleaseKernel(kid)
 			return nil, err
 		}
-		kl := &kernel{prog: p, name: name, vals: make([]uint64, n), svm: make([]bool, n), space: make([]uint32, n)}
-		for i := range kl.space {
-			kl.space[i] = l.KernelArgAddress(kid, uint32(i))
+		kl := &kernel{prog: p, name: name, vals: make([]uint64, n), svm: make([]bool, n), params: make([]kernelparams.Kind, n)}
+		if p.key.IL {
+			copy(kl.params, p.spirvParams[name])
+		} else {
+			for i := range kl.params {
+				kl.params[i] = paramKind(l.KernelArgAddress(kid, uint32(i)))
+			}
 		}
 		kl.h.Init(uintptr(kid), "cl_kernel", liveKernels)
 		return usm.NewKernel(name, n, kl), nil
@@ -172,12 +183,12 @@ type kernel struct {
 	prog *Program
 	name string
 
-	vals  []uint64      // scalar argument values
-	svm   []bool        // which pointer arguments are SVM
-	space []uint32      // each parameter's address qualifier, 0 where the runtime does not say
-	nd    clapi.NDRange // global and local sizes, wait list, event out
-	pins  evtable.Pins  // this package's events the launch follows
-	mtype uint32        // clGetMemAllocInfoINTEL's answer
+	vals   []uint64            // scalar argument values
+	svm    []bool              // which pointer arguments are SVM
+	params []kernelparams.Kind // what each parameter takes, where the runtime or the SPIR-V says
+	nd     clapi.NDRange       // global and local sizes, wait list, event out
+	pins   evtable.Pins        // this package's events the launch follows
+	mtype  uint32              // clGetMemAllocInfoINTEL's answer
 }
 
 // Launch implements usm.Launcher: q must be an opencl *Queue of the
@@ -249,7 +260,7 @@ func (k *kernel) setArgs(l *clapi.Lib, kid clapi.Kernel, args []usm.Arg) error {
 		u = k.prog.platform.usmFuncs()
 	}
 	for i, a := range args {
-		if err := k.fits(i, a); err != nil {
+		if err := kernelparams.Check(op, k.name, i, k.params[i], a.IsPointer()); err != nil {
 			return err
 		}
 		if !a.IsPointer() {
@@ -281,23 +292,18 @@ func (k *kernel) setArgs(l *clapi.Lib, kid clapi.Kernel, args []usm.Arg) error {
 	return nil
 }
 
-// fits refuses an argument the parameter cannot take where the runtime
-// said what the parameter is: a scalar for a __global or __constant
-// pointer, which the runtime would take for a cl_mem handle (PoCL reads
-// through it and crashes), and anything for __local memory, whose size
-// Launch has no way to pass. A pointer for a parameter passed by value
-// goes as its address, as in C.
-func (k *kernel) fits(i int, a usm.Arg) error {
-	const op = "opencl.Kernel.Launch"
-	switch k.space[i] {
+// paramKind is the kind of a parameter of address qualifier q
+// (clGetKernelArgInfo; 0 where the runtime does not say).
+func paramKind(q uint32) kernelparams.Kind {
+	switch q {
 	case clapi.KernelArgAddressGlobal, clapi.KernelArgAddressConstant:
-		if !a.IsPointer() {
-			return errkind.New(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name)+" is a pointer to __global or __constant memory; got a scalar (usm.Pointer passes USM)")
-		}
+		return kernelparams.Global
 	case clapi.KernelArgAddressLocal:
-		return errkind.New(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name)+" is __local memory, which Launch cannot pass")
+		return kernelparams.Local
+	case clapi.KernelArgAddressPrivate:
+		return kernelparams.Value
 	}
-	return nil
+	return kernelparams.Unknown
 }
 
 // pointerKind says how p is passed: USM of the program's context (svm

@@ -36,13 +36,36 @@ var spirv struct {
 // them) it skips or fails tb as Runtime does for SPIRVTools.
 func SPIRV(tb testing.TB) []byte {
 	tb.Helper()
-	spirv.once.Do(func() { spirv.b, spirv.err = buildSPIRV() })
-	Runtime(tb, SPIRVTools, spirv.err)
-	return spirv.b
+	b, err := SPIRVOrErr()
+	Runtime(tb, SPIRVTools, err)
+	return b
 }
 
-func buildSPIRV() ([]byte, error) {
-	root := ModuleRoot()
+// SPIRVOrErr is SPIRV for callers without a testing.TB (a fuzz target's
+// seeds): the module, or why it cannot be made.
+func SPIRVOrErr() ([]byte, error) {
+	spirv.once.Do(func() {
+		spirv.b, spirv.err = compileSPIRV(filepath.Join(ModuleRoot(), "internal", "testutil", "testdata", "kernels.cl"))
+	})
+	return spirv.b, spirv.err
+}
+
+// CompileSPIRV compiles the OpenCL C src to SPIR-V with scripts/spirv.sh,
+// as SPIRV does testdata/kernels.cl; without the tools it skips or fails
+// tb as SPIRV does.
+func CompileSPIRV(tb testing.TB, src string) []byte {
+	tb.Helper()
+	in := filepath.Join(tb.TempDir(), "src.cl")
+	err := os.WriteFile(in, []byte(src), 0o600)
+	var b []byte
+	if err == nil {
+		b, err = compileSPIRV(in)
+	}
+	Runtime(tb, SPIRVTools, err)
+	return b
+}
+
+func compileSPIRV(in string) ([]byte, error) {
 	for _, tool := range []string{envOr("CLANG", "clang-15"), envOr("LLVM_SPIRV", "llvm-spirv-15")} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return nil, errkind.Wrap(errkind.NotAvailable, "testutil.SPIRV", tool+" is not installed (scripts/setup-25-spirv.sh)", err)
@@ -54,7 +77,7 @@ func buildSPIRV() ([]byte, error) {
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "kernels.spv")
-	cmd := exec.Command("bash", filepath.Join(root, "scripts", "spirv.sh"), filepath.Join(root, "internal", "testutil", "testdata", "kernels.cl"), out)
+	cmd := exec.Command("bash", filepath.Join(ModuleRoot(), "scripts", "spirv.sh"), in, out)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return nil, errkind.Wrap(errkind.Value, "testutil.SPIRV", "scripts/spirv.sh failed: "+string(b), err)
 	}

@@ -1,0 +1,134 @@
+package kernelparams
+
+import "encoding/binary"
+
+// SPIR-V numbers FromSPIRV reads (the SPIR-V specification, unified 1.6).
+const (
+	spvMagic = 0x07230203
+
+	opName                  = 5
+	opEntryPoint            = 15
+	opTypePointer           = 32
+	opFunction              = 54
+	opFunctionParameter     = 55
+	opFunctionEnd           = 56
+	opDecorate              = 71
+	opTypeUntypedPointerKHR = 4417
+
+	execModelKernel = 6
+
+	decorationFuncParamAttr = 38
+	funcParamAttrByVal      = 2
+
+	storageUniformConstant = 0 // __constant
+	storageWorkgroup       = 4 // __local
+	storageCrossWorkgroup  = 5 // __global
+	storageGeneric         = 8
+	storageDeviceOnlyINTEL = 5936 // SPV_INTEL_usm_storage_classes
+	storageHostOnlyINTEL   = 5937
+)
+
+// FromSPIRV returns the kinds of the parameters of each kernel (an
+// OpEntryPoint of the Kernel execution model) of module, by name. It reads
+// only what it needs and never fails: a module it cannot read, or a part
+// of one, gives no kernels, or Unknown kinds, and the launch then takes
+// the arguments as given.
+func FromSPIRV(module []byte) map[string][]Kind {
+	if len(module) < 20 || len(module)%4 != 0 {
+		return nil
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	switch {
+	case binary.LittleEndian.Uint32(module) == spvMagic:
+	case binary.BigEndian.Uint32(module) == spvMagic:
+		order = binary.BigEndian
+	default:
+		return nil
+	}
+	words := make([]uint32, len(module)/4)
+	for i := range words {
+		words[i] = order.Uint32(module[4*i:])
+	}
+	entries := map[uint32]string{}  // kernel function id -> name
+	pointers := map[uint32]uint32{} // pointer type id -> storage class
+	byVal := map[uint32]bool{}      // parameter ids decorated ByVal
+	params := map[uint32][]uint32{} // function id -> its parameters' (type, id) pairs
+	var fn uint32                   // the function being read, 0 outside one
+	for at := 5; at < len(words); {
+		n := int(words[at] >> 16)
+		if n == 0 || at+n > len(words) {
+			break // malformed: keep what was read
+		}
+		ops := words[at+1 : at+n]
+		switch words[at] & 0xFFFF {
+		case opEntryPoint:
+			if len(ops) >= 3 && ops[0] == execModelKernel {
+				if name, ok := literalString(ops[2:]); ok {
+					entries[ops[1]] = name
+				}
+			}
+		case opTypePointer, opTypeUntypedPointerKHR:
+			if len(ops) >= 2 {
+				pointers[ops[0]] = ops[1]
+			}
+		case opDecorate:
+			if len(ops) >= 3 && ops[1] == decorationFuncParamAttr && ops[2] == funcParamAttrByVal {
+				byVal[ops[0]] = true
+			}
+		case opFunction:
+			if len(ops) >= 2 {
+				fn = ops[1]
+				params[fn] = params[fn][:0]
+			}
+		case opFunctionParameter:
+			if fn != 0 && len(ops) >= 2 {
+				params[fn] = append(params[fn], ops[0], ops[1])
+			}
+		case opFunctionEnd:
+			fn = 0
+		}
+		at += n
+	}
+	out := make(map[string][]Kind, len(entries))
+	for id, name := range entries {
+		ps := params[id]
+		kinds := make([]Kind, len(ps)/2)
+		for i := range kinds {
+			typ, param := ps[2*i], ps[2*i+1]
+			kinds[i] = kindOf(pointers, typ, byVal[param])
+		}
+		out[name] = kinds
+	}
+	return out
+}
+
+// kindOf is the kind of a parameter of type typ.
+func kindOf(pointers map[uint32]uint32, typ uint32, byVal bool) Kind {
+	sc, isPointer := pointers[typ]
+	switch {
+	case !isPointer || byVal:
+		return Value
+	case sc == storageCrossWorkgroup || sc == storageUniformConstant || sc == storageGeneric ||
+		sc == storageDeviceOnlyINTEL || sc == storageHostOnlyINTEL:
+		return Global
+	case sc == storageWorkgroup:
+		return Local
+	}
+	return Value // a pointer to Function memory: a struct passed by value
+}
+
+// literalString reads a SPIR-V literal string (UTF-8, NUL-terminated,
+// little-endian bytes packed into words) from the start of ws.
+func literalString(ws []uint32) (string, bool) {
+	var b []byte
+	for _, w := range ws {
+		for s := 0; s < 32; s += 8 {
+			c := byte(w >> s)
+			if c == 0 {
+				return string(b), true
+			}
+			b = append(b, c)
+		}
+	}
+	return "", false
+}
