@@ -339,6 +339,10 @@ kernel void spaces(global float* y, constant float* c, float v, pair p, float4 w
 }
 kernel void scratch(global float* y, local float* tmp) { tmp[0] = 1.0f; y[0] = tmp[0]; }
 kernel void plain(global float* y, constant float* c, float v) { y[get_global_id(0)] = c[0] + v; }
+kernel void images(read_only image2d_t im, sampler_t s, global float4* out, int k, write_only image2d_t w) {
+    out[0] = read_imagef(im, s, (int2)(0, k));
+    write_imagef(w, (int2)(0, 0), out[0]);
+}
 `
 
 // paramSources are paramSrc as OpenCL C and, where the device takes it,
@@ -393,6 +397,13 @@ func TestKernelParameterKinds(t *testing.T) {
 				_, err = ks.Launch(r.q, usm.NDRange(1), nil, usm.Pointer(yp), usm.Scalar(int64(4)))
 				require.ErrorIs(t, err, usm.ErrValue)
 				assert.ErrorContains(t, err, "__local memory")
+				ki, err := p.Kernel("images")
+				require.NoError(t, err)
+				for _, im := range []usm.Arg{usm.Scalar(int64(0x1234)), usm.Pointer(yp)} {
+					_, err = ki.Launch(r.q, usm.NDRange(1), nil, im, usm.Scalar(int64(0)), usm.Pointer(yp), usm.Scalar(int32(0)), im)
+					require.ErrorIs(t, err, usm.ErrValue)
+					assert.ErrorContains(t, err, "argument 0 of kernel \"images\" is an image, a sampler, a pipe or a queue")
+				}
 				require.NoError(t, r.q.Wait())
 				for _, v := range y {
 					require.Zero(t, v, "a refused launch wrote nothing")
@@ -433,7 +444,7 @@ func TestKernelParameterKindsAgree(t *testing.T) {
 			require.NoError(t, err)
 			got := make([]kernelparams.Kind, n)
 			for i := range got {
-				got[i] = paramKind(l.KernelArgAddress(kid, uint32(i)))
+				got[i] = paramKind(l, kid, uint32(i))
 			}
 			require.NoError(t, l.ReleaseKernel(kid))
 			assert.Equal(t, want, got, "kernel %s", name)

@@ -2,6 +2,7 @@ package opencl
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -149,7 +150,7 @@ func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 			copy(kl.params, p.spirvParams[name])
 		} else {
 			for i := range kl.params {
-				kl.params[i] = paramKind(l.KernelArgAddress(kid, uint32(i)))
+				kl.params[i] = paramKind(l, kid, uint32(i))
 			}
 		}
 		kl.h.Init(uintptr(kid), "cl_kernel", liveKernels)
@@ -292,10 +293,23 @@ func (k *kernel) setArgs(l *clapi.Lib, kid clapi.Kernel, args []usm.Arg) error {
 	return nil
 }
 
-// paramKind is the kind of a parameter of address qualifier q
-// (clGetKernelArgInfo; 0 where the runtime does not say).
-func paramKind(q uint32) kernelparams.Kind {
-	switch q {
+// paramKind is the kind of parameter i of kid as the runtime reports it
+// (clGetKernelArgInfo; Unknown where it does not say): its address
+// qualifier, and its type for the handles (images, samplers, pipes,
+// queues), which no argument Launch passes is.
+func paramKind(l *clapi.Lib, kid clapi.Kernel, i uint32) kernelparams.Kind {
+	space := l.KernelArgAddress(kid, i)
+	if space == 0 {
+		return kernelparams.Unknown
+	}
+	if name, qual, ok := l.KernelArgType(kid, i); ok {
+		handle := qual&clapi.KernelArgTypePipe != 0 || name == "sampler_t" || name == "queue_t" ||
+			(space == clapi.KernelArgAddressGlobal && strings.HasPrefix(name, "image") && !strings.Contains(name, "*"))
+		if handle {
+			return kernelparams.Opaque
+		}
+	}
+	switch space {
 	case clapi.KernelArgAddressGlobal, clapi.KernelArgAddressConstant:
 		return kernelparams.Global
 	case clapi.KernelArgAddressLocal:

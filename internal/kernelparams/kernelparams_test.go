@@ -40,9 +40,16 @@ kernel void spaces(global float* y, constant float* c, local float* tmp, float v
     tmp[0] = v + p.a + w.x + p.b[2] + r[0];
     y[get_global_id(0)] = c[0] + tmp[0];
 }
+kernel void images(read_only image2d_t im, sampler_t s, global float4* out, int k, write_only image2d_t w) {
+    out[0] = read_imagef(im, s, (int2)(0, k));
+    write_imagef(w, (int2)(0, 0), out[0]);
+}
 `
 
-var SpacesKinds = map[string][]Kind{"spaces": {Global, Global, Local, Value, Value, Value, Global}}
+var SpacesKinds = map[string][]Kind{
+	"spaces": {Global, Global, Local, Value, Value, Value, Global},
+	"images": {Opaque, Opaque, Global, Value, Opaque},
+}
 
 func TestCheck(t *testing.T) {
 	for _, c := range []struct {
@@ -54,6 +61,7 @@ func TestCheck(t *testing.T) {
 		{Value, false, ""}, {Value, true, ""},
 		{Global, true, ""}, {Global, false, "is a pointer to __global or __constant memory; got a scalar"},
 		{Local, true, "is __local memory"}, {Local, false, "is __local memory"},
+		{Opaque, true, "is an image, a sampler, a pipe or a queue"}, {Opaque, false, "is an image, a sampler, a pipe or a queue"},
 	} {
 		err := Check("op", "k", 3, c.k, c.pointer)
 		if c.refused == "" {
@@ -100,7 +108,7 @@ func FuzzFromSPIRV(f *testing.F) {
 		kinds := FromSPIRV(module)
 		for name, ks := range kinds {
 			for _, k := range ks {
-				if k > Local {
+				if k > Opaque {
 					t.Fatalf("kernel %q: kind %d", name, k)
 				}
 			}

@@ -15,6 +15,17 @@ const (
 	opDecorate              = 71
 	opTypeUntypedPointerKHR = 4417
 
+	// Types of runtime handles (Opaque parameters).
+	opTypeImage        = 25
+	opTypeSampler      = 26
+	opTypeSampledImage = 27
+	opTypeEvent        = 34
+	opTypeDeviceEvent  = 35
+	opTypeReserveID    = 36
+	opTypeQueue        = 37
+	opTypePipe         = 38
+	opTypePipeStorage  = 322
+
 	execModelKernel = 6
 
 	decorationFuncParamAttr = 38
@@ -51,6 +62,7 @@ func FromSPIRV(module []byte) map[string][]Kind {
 	}
 	entries := map[uint32]string{}  // kernel function id -> name
 	pointers := map[uint32]uint32{} // pointer type id -> storage class
+	handles := map[uint32]bool{}    // type ids of images, samplers, pipes, queues
 	byVal := map[uint32]bool{}      // parameter ids decorated ByVal
 	params := map[uint32][]uint32{} // function id -> its parameters' (type, id) pairs
 	var fn uint32                   // the function being read, 0 outside one
@@ -66,6 +78,11 @@ func FromSPIRV(module []byte) map[string][]Kind {
 				if name, ok := literalString(ops[2:]); ok {
 					entries[ops[1]] = name
 				}
+			}
+		case opTypeImage, opTypeSampler, opTypeSampledImage, opTypeEvent, opTypeDeviceEvent, opTypeReserveID,
+			opTypeQueue, opTypePipe, opTypePipeStorage:
+			if len(ops) >= 1 {
+				handles[ops[0]] = true
 			}
 		case opTypePointer, opTypeUntypedPointerKHR:
 			if len(ops) >= 2 {
@@ -95,7 +112,7 @@ func FromSPIRV(module []byte) map[string][]Kind {
 		kinds := make([]Kind, len(ps)/2)
 		for i := range kinds {
 			typ, param := ps[2*i], ps[2*i+1]
-			kinds[i] = kindOf(pointers, typ, byVal[param])
+			kinds[i] = kindOf(pointers, handles, typ, byVal[param])
 		}
 		out[name] = kinds
 	}
@@ -103,9 +120,11 @@ func FromSPIRV(module []byte) map[string][]Kind {
 }
 
 // kindOf is the kind of a parameter of type typ.
-func kindOf(pointers map[uint32]uint32, typ uint32, byVal bool) Kind {
+func kindOf(pointers map[uint32]uint32, handles map[uint32]bool, typ uint32, byVal bool) Kind {
 	sc, isPointer := pointers[typ]
 	switch {
+	case handles[typ]:
+		return Opaque
 	case !isPointer || byVal:
 		return Value
 	case sc == storageCrossWorkgroup || sc == storageUniformConstant || sc == storageGeneric ||

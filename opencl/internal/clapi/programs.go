@@ -1,6 +1,7 @@
 package clapi
 
 import (
+	"bytes"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/ffi"
@@ -29,6 +30,9 @@ const (
 	KernelArgAddressLocal     = 0x119C
 	KernelArgAddressConstant  = 0x119D
 	KernelArgAddressPrivate   = 0x119E
+	KernelArgTypeName         = 0x1198 // cl_kernel_arg_info
+	KernelArgTypeQualifier    = 0x1199
+	KernelArgTypePipe         = 1 << 3 // cl_kernel_arg_type_qualifier
 )
 
 // programFns are the optional entry points of programs (resolved in Load).
@@ -162,6 +166,30 @@ func (l *Lib) KernelArgAddress(k Kernel, i uint32) uint32 {
 		return 0 // CL_KERNEL_ARG_INFO_NOT_AVAILABLE, above all
 	}
 	return *q
+}
+
+// KernelArgType reads argument i's type name and type qualifiers
+// (CL_KERNEL_ARG_TYPE_NAME, CL_KERNEL_ARG_TYPE_QUALIFIER: KernelArgTypePipe,
+// ...); ok is false when the runtime does not say.
+func (l *Lib) KernelArgType(k Kernel, i uint32) (name string, qual uint64, ok bool) {
+	fn := l.prog.getKernelArgInfo
+	if !fn.Present() {
+		return "", 0, false
+	}
+	q, n := new(uint64), new(uintptr)
+	if check("clGetKernelArgInfo", fn.Call6(uintptr(k), uintptr(i), KernelArgTypeQualifier, 8, uintptr(unsafe.Pointer(q)), 0)) != nil ||
+		check("clGetKernelArgInfo", fn.Call6(uintptr(k), uintptr(i), KernelArgTypeName, 0, 0, uintptr(unsafe.Pointer(n)))) != nil ||
+		*n == 0 || *n > 1<<16 {
+		return "", 0, false
+	}
+	b := make([]byte, *n)
+	if check("clGetKernelArgInfo", fn.Call6(uintptr(k), uintptr(i), KernelArgTypeName, *n, uintptr(unsafe.Pointer(&b[0])), 0)) != nil {
+		return "", 0, false
+	}
+	if j := bytes.IndexByte(b, 0); j >= 0 {
+		b = b[:j]
+	}
+	return string(b), *q, true
 }
 
 // SetKernelArg sets argument i to size bytes at value (clSetKernelArg);
