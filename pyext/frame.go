@@ -268,8 +268,9 @@ func (c *frame) setArray(r *result, arr *usm.Array) error {
 		r.kind = rNone
 		return nil
 	}
-	// Encoding: after the function returned, with the GIL again.
-	return c.py.DoHeld(func(*pybridge.GIL) error { return newArrayResult(arr, true, r) })
+	// No GIL: the view is described in Go (pybridge.ExportView), and an
+	// Owner is released from any goroutine.
+	return newArrayResult(arr, true, r)
 }
 
 // newArrayResult makes r an Array over arr with Go state (taking over
