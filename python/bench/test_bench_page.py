@@ -112,3 +112,44 @@ def test_page_cpu():
     assert bench.page_cpu(old_page([line(F, NB, 100, 200)])) == "test, 2 CPUs"
     assert bench.page_cpu(bench.cpu_line(9, False)) == bench.cpu_name()
     assert bench.page_cpu("no CPU line") is None
+
+
+def result(peer, peer_ns, ours_ns, row=F):
+    return {"row": row, "peer": peer, "peer_ns": peer_ns, "ours_ns": ours_ns}
+
+
+def test_merge_rounds_keeps_each_sides_best():
+    """A row run twice: each side its best of both runs, whichever run it
+    came from, so a slow round of one side in one run does not decide."""
+    first = [result(NB, 100, 260), result(CAPI, 50, 200)]
+    second = [result(NB, 120, 210), result(CAPI, 40, 220)]
+    merged = bench.merge_rounds(first, second)
+    assert [(r["peer"], r["peer_ns"], r["ours_ns"]) for r in merged] == [(NB, 100, 210), (CAPI, 40, 200)]
+    # a peer that got faster in the second run makes the ratio worse, not better
+    assert merged[1]["ours_ns"] / merged[1]["peer_ns"] > first[1]["ours_ns"] / first[1]["peer_ns"]
+
+
+def test_merge_rounds_failed_or_skipped_keeps_second_run():
+    skipped = {"row": F, "peer": NB, "skipped": "no nanobind"}
+    assert bench.merge_rounds([result(NB, 100, 200)], [skipped]) == [skipped]
+    assert bench.merge_rounds([skipped], [result(NB, 100, 300)]) == [result(NB, 100, 300)]
+    failed = [{"row": F, "failed": "ImportError"}]
+    both = [result(NB, 100, 300), result(CAPI, 50, 300)]
+    assert bench.merge_rounds(failed, both) == both
+    assert bench.merge_rounds(both, failed) == failed
+
+
+def test_failed_row_line():
+    """A failed row's line: no ratio, so regressions() does not compare it."""
+    ln = bench.table_line({"row": F, "failed": "ImportError: no module named capipeer"})
+    assert ln == "| %s | row failed: ImportError: no module named capipeer | | | | | |" % F
+    assert bench.table_ratios([ln]) == {}
+
+
+def test_page_names_rows_run_twice():
+    lines = [line(F, NB, 100, 200)]
+    args = ("scripts/bench.sh --write docs/performance.md", "CPU: test, 2 CPUs", "versions", lines, [], ["f_numpy"], "abc1234")
+    assert "Run twice" not in bench.page(*args)
+    text = bench.page(*args, rerun=["f_numpy", "f_dpnp"])
+    assert "more than 10% above the page's: `f_numpy`, `f_dpnp`." in text
+    assert bench.table_ratios(text.splitlines()) == {(F, NB): 2.00}
