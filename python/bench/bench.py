@@ -110,12 +110,14 @@ def row_saxpy_numpy():
 def row_f_dpnp():
     import benchmod
     import nbpeer
+    from dpctl.memory import as_usm_memory
     x = _dpctl_array()
     f, nb = benchmod.f, nbpeer.f
     mv = (1, 1)
     return lambda: f(x), [("`x.__sycl_usm_array_interface__`", lambda: x.__sycl_usm_array_interface__),
                           ("`x.__dlpack__(max_version=(1, 1))`", lambda: x.__dlpack__(max_version=mv)),
-                          ("nanobind %s `f(x)`" % NANOBIND, lambda: nb(x))]
+                          ("nanobind %s `f(x)`" % NANOBIND, lambda: nb(x)),
+                          ("dpctl's reader: `dpctl.memory.as_usm_memory(x)`", lambda: as_usm_memory(x))]
 
 
 def row_from_dlpack_numpy():
@@ -366,7 +368,10 @@ dpnp's property, which every consumer of the protocol pays, so
 `usmbridge − peer` on the property's line is usmbridge's own cost (the
 target is at most 1 µs). dpnp's `__dlpack__` is what reading the array
 through DLPack instead would start with; nanobind's `f` does that (it
-calls `__dlpack__` without a stream).""",
+calls `__dlpack__` without a stream). dpctl's own reader of the protocol,
+`dpctl.memory.as_usm_memory`, calls the same property and makes a
+`dpctl.memory` object over the pointer after asking the SYCL runtime
+its USM kind (it checks no extent).""",
     "from_dlpack": """\
 `usmbridge.from_dlpack` of a NumPy array of 1024 float32 beside
 `numpy.from_dlpack` of it. A host producer is imported by the C half
