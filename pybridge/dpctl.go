@@ -142,18 +142,23 @@ type queueEntry struct {
 	obj uintptr            // the dpctl.SyclQueue (a strong reference)
 	ref uintptr            // its DPCTLSyclQueueRef (owned by obj)
 	pin *dpctl.PinnedQueue // ref pinned in the Backend
+	// syclobj is ref as the SUAI reader returns it: a syclobj.QueueRef in
+	// an interface, boxed once here rather than on every read (a boxed
+	// integer is an allocation).
+	syclobj syclobj.Obj
 }
 
-// lookupObj returns the queue ref of a cached SyclQueue object.
-func (c *queueCache) lookupObj(obj uintptr) (uintptr, bool) {
+// lookupObj returns the queue ref of a cached SyclQueue object, as a
+// syclobj.QueueRef.
+func (c *queueCache) lookupObj(obj uintptr) (syclobj.Obj, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, f := range c.e {
 		if f.obj == obj {
-			return f.ref, true
+			return f.syclobj, true
 		}
 	}
-	return 0, false
+	return nil, false
 }
 
 // lookupPin returns the pin of a cached SyclQueue object, or nil.
@@ -196,7 +201,7 @@ func (py *Python) noteQueue(g *GIL, d *dpctl.Backend, obj, ref uintptr) {
 		return // BindRef reports why
 	}
 	g.api().IncRef(obj)
-	e := queueEntry{obj: obj, ref: ref, pin: pin}
+	e := queueEntry{obj: obj, ref: ref, pin: pin, syclobj: syclobj.UnsafeQueueRef(ref)}
 	var old queueEntry
 	c.mu.Lock()
 	for _, o := range c.e {

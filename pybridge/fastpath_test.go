@@ -221,7 +221,13 @@ func malformedField(err error) string {
 
 // cachedQueue returns the ref pinned for the SyclQueue obj if the queue
 // cache holds obj.
-func cachedQueue(py *Python, obj Object) (ref uintptr, ok bool) { return py.dpQueues.lookupObj(obj.p) }
+func cachedQueue(py *Python, obj Object) (ref uintptr, ok bool) {
+	o, ok := py.dpQueues.lookupObj(obj.p)
+	if !ok {
+		return 0, false
+	}
+	return o.(syclobj.QueueRef).Pointer(), true
+}
 
 func queueCacheLen(py *Python) int {
 	py.dpQueues.mu.Lock()

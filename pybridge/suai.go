@@ -832,8 +832,8 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		// ref is then known, and BindRef needs one C call.
 		d := g.py.loadedDpctl()
 		if d != nil {
-			if ref, ok := g.py.dpQueues.lookupObj(so); ok {
-				return syclobj.UnsafeQueueRef(ref), nil
+			if o, ok := g.py.dpQueues.lookupObj(so); ok {
+				return o, nil
 			}
 		}
 		var ref uintptr

@@ -88,7 +88,7 @@ func (e *ReadError) Unwrap() error { return e.Err }
 // ParseFields parses the SUAI dict f reads with dpctl's checks, as Parse
 // does for a Go map: the pointer is not bound (Registry.ParseFields binds
 // it).
-func ParseFields(f Fields) (Interface, error) { return parseFields(f, nil) }
+func ParseFields(f Fields) (Interface, error) { return parseFields(f, nil, nil) }
 
 // binder checks the pointer against the syclobj at dpctl's step 6; nil
 // skips the check (structural parse only).
@@ -99,20 +99,34 @@ type binder func(ptr uintptr, o syclobj.Obj) error
 // allocation as Owner where usmbridge allocated the memory.
 func (r *Registry) ParseFields(f Fields) (*Array, error) {
 	var bd binding
+	blk := new(arrayBlock)
 	in, err := parseFields(f, func(ptr uintptr, o syclobj.Obj) error {
 		var err error
 		bd, err = r.bind(ptr, o)
 		return err
-	})
+	}, blk.dims[:])
 	if err != nil {
 		return nil, err
 	}
-	return r.finish(in, bd)
+	return r.finish(&blk.Array, in, bd)
+}
+
+// inlineDims is how many dimensions an Array ParseFields makes holds the
+// shape and strides of in its own allocation.
+const inlineDims = 4
+
+// arrayBlock is an Array with room for its shape and strides: an import
+// of an array of up to inlineDims dimensions allocates once for both (the
+// slices point into dims, which lives as long as the Array).
+type arrayBlock struct {
+	Array
+	dims [2 * inlineDims]int64
 }
 
 // parseFields runs dpctl's checks in dpctl's order (the step numbers are
-// those of RATIONALE.md "Strict SUAI parsing").
-func parseFields(f Fields, bind binder) (Interface, error) {
+// those of RATIONALE.md "Strict SUAI parsing"). The shape and strides are
+// made in dims when they fit (with no room to grow), else allocated.
+func parseFields(f Fields, bind binder, dims []int64) (Interface, error) {
 	var in Interface
 	// 1, 2: offset and version are converted first, so their type errors win.
 	off, ok, err := f.Int("offset")
@@ -203,11 +217,19 @@ func parseFields(f Fields, bind binder) (Interface, error) {
 	}
 	// 10: elements dimension by dimension (stride, then extent, then the
 	// extent's sign, as dpctl does), then the layout as a whole.
+	need := n
 	if hasStrides {
-		buf := make([]int64, 2*n)
-		in.Shape, in.Strides = buf[:n:n], buf[n:]
+		need = 2 * n
+	}
+	var buf []int64
+	if need <= len(dims) {
+		buf = dims[:need:need]
 	} else {
-		in.Shape = make([]int64, n)
+		buf = make([]int64, need)
+	}
+	in.Shape = buf[:n:n]
+	if hasStrides {
+		in.Strides = buf[n:]
 	}
 	for i := range n {
 		if hasStrides {

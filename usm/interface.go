@@ -100,7 +100,7 @@ func Parse(m map[string]any) (Interface, error) {
 	if m == nil {
 		return Interface{}, errNotADict()
 	}
-	return parseFields(newMapFields(m), nil)
+	return parseFields(newMapFields(m), nil, nil)
 }
 
 func errNotADict() error { return malformed(errkind.Value, "dict", "not a dict") }

@@ -20,7 +20,7 @@ func ParseJSON(b []byte) (Interface, error) {
 	if err != nil {
 		return Interface{}, err
 	}
-	return parseFields(f, nil)
+	return parseFields(f, nil, nil)
 }
 
 // jsonFields reads a SUAI dict from JSON: the object's values are kept

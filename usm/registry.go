@@ -383,11 +383,12 @@ func (r *Registry) Bind(in Interface) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.finish(in, bd)
+	return r.finish(new(Array), in, bd)
 }
 
-func (r *Registry) finish(in Interface, bd binding) (*Array, error) {
-	a := &Array{Interface: in, Backend: bd.b, Memory: bd.info, Device: bd.device, Queue: bd.q}
+// finish makes *a the Array of in bound as bd says, and returns a.
+func (r *Registry) finish(a *Array, in Interface, bd binding) (*Array, error) {
+	*a = Array{Interface: in, Backend: bd.b, Memory: bd.info, Device: bd.device, Queue: bd.q}
 	if err := a.CheckExtent(); err != nil {
 		return nil, err
 	}

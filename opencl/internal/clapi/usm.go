@@ -1,7 +1,7 @@
 package clapi
 
 import (
-	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/ffi"
@@ -99,13 +99,15 @@ type MemAllocInfo struct {
 // MemAllocInfo classifies p (interior pointers included). Memory the
 // runtime does not know is MemTypeUnknownINTEL with no error; the other
 // fields are then zero. The calls' rows and their results share one heap
-// block (allocInfoBlock), so the query costs a single allocation, and one
-// crossing into C. Device is asked only if withDevice: a caller that
+// block (allocInfoBlock) taken from a pool, so the query allocates nothing
+// in the steady state, and costs one crossing into C. Device is asked only if withDevice: a caller that
 // knows the answer (a context of one device) saves a call into the
 // runtime.
 func (u USM) MemAllocInfo(c Context, p uintptr, withDevice bool) (MemAllocInfo, error) {
 	const op = "clGetMemAllocInfoINTEL"
-	b := newAllocInfoBlock()
+	b := allocInfoBlocks.Get().(*allocInfoBlock)
+	defer allocInfoBlocks.Put(b)
+	b.typ, b.base, b.size, b.dev = 0, 0, 0, 0 // a row not asked for reads as zero
 	// The facts in one crossing into C (ffi.Fn.Status6Each): the kind,
 	// then base and size (and the device), which the runtime answers with
 	// NULL and 0, not an error, for memory it does not know.
@@ -120,7 +122,6 @@ func (u USM) MemAllocInfo(c Context, p uintptr, withDevice bool) (MemAllocInfo, 
 		n = 4
 	}
 	at, s := u.getMemAllocInfo.Status6Each(&b.args, n)
-	runtime.KeepAlive(b)
 	switch {
 	case at == 0:
 		return MemAllocInfo{}, check(op, uintptr(uint32(s)))
@@ -143,13 +144,12 @@ type allocInfoBlock struct {
 	dev  Device
 }
 
-// newAllocInfoBlock makes the block on the heap, which a function the
-// compiler does not inline guarantees: the calls write through addresses
-// taken as integers, which a goroutine stack that grew (and moved) would
-// leave pointing at its old place.
-//
-//go:noinline
-func newAllocInfoBlock() *allocInfoBlock { return new(allocInfoBlock) }
+// allocInfoBlocks holds MemAllocInfo's blocks between queries (an
+// extension call's import of a USM argument makes one query). A block is
+// made on the heap by the pool's New, and stays there: the calls write
+// through addresses taken as integers, which a goroutine stack that grew
+// (and moved) would leave pointing at its old place.
+var allocInfoBlocks = sync.Pool{New: func() any { return new(allocInfoBlock) }}
 
 // EnqueueMemcpy copies n bytes (clEnqueueMemcpyINTEL, no event).
 func (u USM) EnqueueMemcpy(q Queue, blocking bool, dst, src, n uintptr) error {
