@@ -96,16 +96,7 @@ func (g *GIL) ArrayFromSUAI(obj Object, d *SUAIDict, reg *usm.Registry) (arr *us
 	if reg, err = g.registryOr(reg, s); err != nil {
 		return nil, Object{}, err
 	}
-	arr, ref, err := g.bindSUAI(Object{}, s, reg, true) // the caller keeps obj alive
-	if err != nil {
-		return nil, Object{}, err
-	}
-	if ref != nil {
-		so = ref.Object()
-		g.api().IncRef(so.p)
-		ref.ReleaseHeld(g)
-	}
-	return arr, so, nil
+	return g.bindSUAI(Object{}, s, reg, true) // the caller keeps obj alive
 }
 
 // ReadSUAIArray is ReadArray for an object obj whose

@@ -970,20 +970,22 @@ func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
 
 // bindSUAI is the rest of asArray, with s read from obj: it binds s with
 // reg and releases s. The array's Owner holds obj; a NULL obj is a caller
-// that keeps the object alive itself (no Owner).
-func (g *GIL) bindSUAI(obj Object, s *suaiDict, reg *usm.Registry, keepSyclobj bool) (*usm.Array, *pyRef, error) {
+// that keeps the object alive itself (no Owner). With keepSyclobj, so is
+// the syclobj when it is a dpctl.SyclQueue or SyclContext (a new
+// reference the caller owns), else zero.
+func (g *GIL) bindSUAI(obj Object, s *suaiDict, reg *usm.Registry, keepSyclobj bool) (arr *usm.Array, so Object, err error) {
 	defer s.Release(g)
-	arr, err := reg.ParseFields(s)
+	arr, err = reg.ParseFields(s)
 	if err != nil {
-		return nil, nil, err
+		return nil, Object{}, err
 	}
 	if !obj.isNil() {
 		arr.Owner = g.py.newRef(obj)
 	}
-	var so *pyRef
 	if p := s.vals[keySyclobj]; keepSyclobj && p != 0 {
 		if ty := g.dpctlTypes(); ty.queue != 0 && (g.api().Type(p) == ty.queue || g.api().Type(p) == ty.context) {
-			so = g.py.newRef(Object{p})
+			g.api().IncRef(p)
+			so = Object{p}
 		}
 	}
 	return arr, so, nil
