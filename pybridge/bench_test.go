@@ -57,9 +57,10 @@ func BenchmarkSUAIIngest(b *testing.B) {
 // An import of a dpnp array's SUAI allocates a bounded number of times:
 // the Array (its shape and strides in the same block), its Owner and the
 // SUAI reader; the syclobj of a queue seen before is boxed once, and the
-// extent's query takes its block from a pool. A native call that takes a variadic slice (one
-// allocation each: ffi.Fn.Call) or a name built per read shows up here as
-// an extra allocation (BenchmarkSUAIIngest times the same import).
+// extent's query takes its block from a pool. A native call that takes a
+// variadic slice (one allocation each: ffi.Fn.Call) or a name built per
+// read shows up here as an extra allocation (BenchmarkSUAIIngest times
+// the same import).
 func TestSUAIImportAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")

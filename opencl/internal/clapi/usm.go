@@ -100,9 +100,9 @@ type MemAllocInfo struct {
 // runtime does not know is MemTypeUnknownINTEL with no error; the other
 // fields are then zero. The calls' rows and their results share one heap
 // block (allocInfoBlock) taken from a pool, so the query allocates nothing
-// in the steady state, and costs one crossing into C. Device is asked only if withDevice: a caller that
-// knows the answer (a context of one device) saves a call into the
-// runtime.
+// in the steady state, and costs one crossing into C. Device is asked
+// only if withDevice: a caller that knows the answer (a context of one
+// device) saves a call into the runtime.
 func (u USM) MemAllocInfo(c Context, p uintptr, withDevice bool) (MemAllocInfo, error) {
 	const op = "clGetMemAllocInfoINTEL"
 	b := allocInfoBlocks.Get().(*allocInfoBlock)
