@@ -753,3 +753,48 @@ func TestRegistryParseSelectorOfAnotherDevice(t *testing.T) {
 		assert.Contains(t, err.Error(), "host:host:1 \""+hostDeviceName+"\"", so)
 	}
 }
+
+// The shape and strides of a parsed array are its own whatever the number
+// of dimensions, those that fit in the Array's block and those that do
+// not: they read back as given, neither overlaps the other, growing one
+// leaves the other alone, and two parses of one dict share nothing.
+func TestRegistryParseShapeAndStridesAreTheArrays(t *testing.T) {
+	reg, _, alloc := hostArray(t, 1<<16)
+	for _, ndim := range []int{0, 1, 3, 4, 5, 8} {
+		for _, strided := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%dd/strides=%v", ndim, strided), func(t *testing.T) {
+				shape, strides := make([]any, ndim), make([]any, ndim)
+				wantShape, wantStrides := make([]int64, ndim), make([]int64, ndim)
+				for i := range ndim {
+					shape[i], wantShape[i] = 2, 2
+					s := int64(1) << (ndim - 1 - i)
+					strides[i], wantStrides[i] = s, s
+				}
+				m := suai(alloc.Pointer(), "host", shape...)
+				if strided {
+					m["strides"] = strides
+				}
+				a, err := reg.Parse(m)
+				require.NoError(t, err)
+				b, err := reg.Parse(m)
+				require.NoError(t, err)
+				assert.Equal(t, wantShape, a.Shape)
+				assert.Len(t, a.Shape, cap(a.Shape), "no room to grow into what follows")
+				if !strided {
+					assert.Nil(t, a.Strides)
+					return
+				}
+				assert.Equal(t, wantStrides, a.Strides)
+				for i := range ndim {
+					a.Shape[i] = 7
+				}
+				assert.Equal(t, wantStrides, a.Strides, "writing the shape leaves the strides alone")
+				assert.Equal(t, wantShape, b.Shape, "another parse's shape is its own")
+				grown := append(a.Shape, 9)
+				grown[0] = 11
+				assert.Equal(t, wantStrides, a.Strides, "growing the shape leaves the strides alone")
+				assert.Equal(t, wantShape, b.Shape)
+			})
+		}
+	}
+}
