@@ -140,11 +140,10 @@ type queueCache struct {
 
 type queueEntry struct {
 	obj uintptr            // the dpctl.SyclQueue (a strong reference)
-	ref uintptr            // its DPCTLSyclQueueRef (owned by obj)
-	pin *dpctl.PinnedQueue // ref pinned in the Backend
-	// syclobj is ref as the SUAI reader returns it: a syclobj.QueueRef in
-	// an interface, boxed once here rather than on every read (a boxed
-	// integer is an allocation).
+	pin *dpctl.PinnedQueue // its DPCTLSyclQueueRef pinned in the Backend
+	// syclobj is that ref (owned by obj) as the SUAI reader returns it: a
+	// syclobj.QueueRef in an interface, boxed once here rather than on
+	// every read (a boxed integer is an allocation).
 	syclobj syclobj.Obj
 }
 
@@ -201,7 +200,7 @@ func (py *Python) noteQueue(g *GIL, d *dpctl.Backend, obj, ref uintptr) {
 		return // BindRef reports why
 	}
 	g.api().IncRef(obj)
-	e := queueEntry{obj: obj, ref: ref, pin: pin, syclobj: syclobj.UnsafeQueueRef(ref)}
+	e := queueEntry{obj: obj, pin: pin, syclobj: syclobj.UnsafeQueueRef(ref)}
 	var old queueEntry
 	c.mu.Lock()
 	for _, o := range c.e {
