@@ -106,8 +106,28 @@ func (g *GIL) ArrayFromSUAI(obj Object, d *SUAIDict, reg *usm.Registry) (arr *us
 // raised AttributeError (an instance in host memory): obj is then read as
 // any other DLPack producer, without asking for the attribute again.
 func (g *GIL) ReadSUAIArray(obj Object, d *SUAIDict, reg *usm.Registry) (*usm.Array, error) {
+	return g.readSUAIArray(obj, d, reg, nil, nil)
+}
+
+// ReadSUAIArrayInto is ReadSUAIArray writing the Array to *dst, with
+// its Shape and Strides in dims when they fit (as
+// usm.Registry.ParseFieldsInto). A caller that reads array after array
+// into storage of its own, and keeps d from one to the next (d holds the
+// room an exact dict's values are read in), allocates only the Owner:
+// an extension module's arguments, call after call. On an error *dst is
+// unspecified.
+func (g *GIL) ReadSUAIArrayInto(obj Object, d *SUAIDict, reg *usm.Registry, dst *usm.Array, dims []int64) error {
+	_, err := g.readSUAIArray(obj, d, reg, dst, dims)
+	return err
+}
+
+func (g *GIL) readSUAIArray(obj Object, d *SUAIDict, reg *usm.Registry, dst *usm.Array, dims []int64) (*usm.Array, error) {
 	if d.Dict.isNil() {
-		return g.readDLPackArray(obj, reg)
+		arr, err := g.readDLPackArray(obj, reg)
+		if err == nil && dst != nil {
+			*dst = *arr
+		}
+		return arr, err
 	}
 	s, err := g.suaiOf(obj, d)
 	if err != nil {
@@ -116,7 +136,7 @@ func (g *GIL) ReadSUAIArray(obj Object, d *SUAIDict, reg *usm.Registry) (*usm.Ar
 	if reg, err = g.registryOr(reg, s); err != nil {
 		return nil, err
 	}
-	arr, _, err := g.bindSUAI(obj, s, reg, false)
+	arr, _, err := g.bindSUAIInto(obj, s, reg, false, dst, dims)
 	return arr, err
 }
 

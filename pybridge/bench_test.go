@@ -2,6 +2,8 @@ package pybridge
 
 import (
 	"testing"
+
+	"github.com/usmbridge/usmbridge/usm"
 )
 
 // SUAI ingest of a dpnp array from Go (the "Go embed" half of row b of
@@ -131,6 +133,79 @@ func TestReleaseOwner(t *testing.T) {
 		g.ReleaseOwner(other)
 		if other.released != 1 {
 			t.Errorf("another Owner was released %d times, want 1", other.released)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lookSUAI reads obj's __sycl_usm_array_interface__ into d as pyext's C
+// half does: the attribute, and an exact dict's values at SUAIKeys
+// (borrowed: the caller DecRefs d.Dict when done).
+func lookSUAI(t testing.TB, g *GIL, obj Object, d *SUAIDict) {
+	t.Helper()
+	a := g.api()
+	name, err := g.suaiAttrName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dict := a.GetAttr(obj.p, name)
+	if dict == 0 || a.Type(dict) != a.DictType {
+		t.Fatal("no exact SUAI dict")
+	}
+	keys, err := g.suaiKeyObjects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Dict, d.Looked = Object{dict}, true
+	for i, k := range keys {
+		d.Values[i] = Object{a.DictGetItemWithError(dict, k)}
+	}
+}
+
+// A caller that reads SUAI arguments into storage of its own and keeps
+// its SUAIDict (an extension call, call after call) allocates only the
+// Owner: neither the reader nor the Array and its dimensions.
+func TestReadSUAIArrayIntoAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	if !cgoEnabled {
+		t.Skip("without cgo, purego allocates the arguments of every C call")
+	}
+	py, _ := withDpctl(t)
+	run(t, py, "x_into = dpt.reshape(dpt.arange(1024, dtype='f4', sycl_queue=q), (32, 32))[::2, 1:]")
+	if err := py.Do(func(g *GIL) error {
+		x, err := g.Eval("x_into")
+		if err != nil {
+			return err
+		}
+		defer g.DecRef(x)
+		var d SUAIDict
+		lookSUAI(t, g, x, &d)
+		defer g.DecRef(d.Dict)
+		var arr usm.Array
+		var dims [8]int64
+		var readErr error
+		n := testing.AllocsPerRun(100, func() {
+			if err := g.ReadSUAIArrayInto(x, &d, nil, &arr, dims[:]); err != nil {
+				readErr = err
+				return
+			}
+			arr.Owner.Release()
+		})
+		if readErr != nil {
+			return readErr
+		}
+		if n > 1 {
+			t.Errorf("a dpnp array's SUAI read into kept storage: %v allocations, want <= 1 (the Owner)", n)
+		}
+		if len(arr.Shape) != 2 || arr.Shape[0] != 16 || arr.Shape[1] != 31 || len(arr.Strides) != 2 || arr.Strides[0] != 64 || arr.Strides[1] != 1 {
+			t.Errorf("read shape %v strides %v, want [16 31] and [64 1]", arr.Shape, arr.Strides)
+		}
+		if &arr.Shape[0] != &dims[0] {
+			t.Error("the shape is not in the caller's dims")
 		}
 		return nil
 	}); err != nil {

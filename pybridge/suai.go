@@ -64,6 +64,11 @@ type SUAIDict struct {
 	Dict   Object
 	Values [numKeys]Object
 	Looked bool
+
+	// fields is where an exact dict's values are read (suaiOf): a caller
+	// that keeps its SUAIDict for the next array reads it without an
+	// allocation.
+	fields suaiDict
 }
 
 // suaiOf is readSUAIDictOf for what the caller read: the values of an
@@ -72,7 +77,8 @@ type SUAIDict struct {
 func (g *GIL) suaiOf(obj Object, d *SUAIDict) (*suaiDict, error) {
 	a := g.api()
 	if d.Looked && a.Type(d.Dict.p) == a.DictType {
-		s := &suaiDict{g: g, obj: obj.p, dict: d.Dict.p, borrowed: true}
+		s := &d.fields
+		*s = suaiDict{g: g, obj: obj.p, dict: d.Dict.p, borrowed: true}
 		for i, v := range d.Values {
 			s.vals[i] = v.p
 		}
@@ -416,6 +422,11 @@ type suaiDict struct {
 	seqs     [3]uintptr       // tuples Data and Len read (owned): data, shape, strides
 	keep     []uintptr        // a _get_capsule method and the capsules it returned (owned)
 	released bool
+	// sources is what a capsule source of the syclobj (a closure the
+	// registry may call after the parse, from the Array's Interface)
+	// checks instead of s: s may be storage the next dict is read into
+	// (SUAIDict.fields). Made with the first source; Release marks it.
+	sources *sourceState
 	// borrowed: dict and vals are the caller's (suaiOf), which keeps
 	// them alive until after Release.
 	borrowed bool
@@ -430,6 +441,9 @@ func (s *suaiDict) Release(g *GIL) {
 		return
 	}
 	s.released = true
+	if s.sources != nil {
+		s.sources.released = true
+	}
 	a := g.api()
 	for i, t := range s.seqs {
 		a.DecRef(t)
@@ -815,8 +829,9 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		return o, nil
 	}
 	if t == a.CapsuleType {
+		src := s.sourceState()
 		return syclobj.FromCapsule(func() (syclobj.Obj, error) {
-			if s.released {
+			if src.released {
 				return nil, errReleased()
 			}
 			o, err := g.takeRefCapsule(so)
@@ -872,8 +887,9 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 	}
 	if found > 0 {
 		s.keep = append(s.keep, m) // the bound method, called when the registry binds
+		src := s.sourceState()
 		return syclobj.FromCapsule(func() (syclobj.Obj, error) {
-			if s.released {
+			if src.released {
 				return nil, errReleased()
 			}
 			c := a.CallObject(m, 0)
@@ -892,6 +908,16 @@ func (s *suaiDict) Syclobj() (syclobj.Obj, error) {
 		}), nil
 	}
 	return nil, &usm.ReadError{Kind: errkind.Value, Found: g.objTypeName(Object{so})}
+}
+
+// sourceState is what capsule sources of s check (see suaiDict.sources).
+type sourceState struct{ released bool }
+
+func (s *suaiDict) sourceState() *sourceState {
+	if s.sources == nil {
+		s.sources = &sourceState{}
+	}
+	return s.sources
 }
 
 func errReleased() error {
@@ -974,8 +1000,19 @@ func (g *GIL) AsArray(obj Object, reg *usm.Registry) (*usm.Array, error) {
 // the syclobj when it is a dpctl.SyclQueue or SyclContext (a new
 // reference the caller owns), else zero.
 func (g *GIL) bindSUAI(obj Object, s *suaiDict, reg *usm.Registry, keepSyclobj bool) (arr *usm.Array, so Object, err error) {
+	return g.bindSUAIInto(obj, s, reg, keepSyclobj, nil, nil)
+}
+
+// bindSUAIInto is bindSUAI writing the Array to *dst with its Shape and
+// Strides in dims (usm.Registry.ParseFieldsInto); a nil dst is
+// bindSUAI's own allocation (usm.Registry.ParseFields).
+func (g *GIL) bindSUAIInto(obj Object, s *suaiDict, reg *usm.Registry, keepSyclobj bool, dst *usm.Array, dims []int64) (arr *usm.Array, so Object, err error) {
 	defer s.Release(g)
-	arr, err = reg.ParseFields(s)
+	if dst == nil {
+		arr, err = reg.ParseFields(s)
+	} else {
+		arr, err = dst, reg.ParseFieldsInto(s, dst, dims)
+	}
 	if err != nil {
 		return nil, Object{}, err
 	}

@@ -50,6 +50,9 @@ type arg struct {
 	dl      dlabi.DataType // arr's element type as DLPack names it
 	held    *keptArg       // the Owner of its kept views, made by the first Keep
 	view    *usm.Array     // what USM returns during the call, made on first use
+	// dims holds an imported arr's shape and strides (importObject) when
+	// they fit; reused by the next call, as arr is.
+	dims [8]int64
 }
 
 // with runs fn on the view of a live argument under its frame's lock (nil

@@ -312,8 +312,7 @@ func (c *frame) decodeArray(i int) (*arg, error) {
 			return nil, &ArgumentError{Func: c.fn.name, Param: spec.name, Reason: "cannot be read", kind: errkind.Value, Err: err}
 		}
 	default:
-		arr, err := c.importObject(v)
-		if err != nil {
+		if err := c.importObject(v, a); err != nil {
 			k := errkind.Of(err)
 			if exc, own := pybridge.RaisedAsItself(err); own {
 				if !errors.Is(exc, errkind.Buffer) {
@@ -329,8 +328,7 @@ func (c *frame) decodeArray(i int) (*arg, error) {
 			}
 			return nil, &ArgumentError{Func: c.fn.name, Param: spec.name, Reason: "is not an array usmbridge can read", kind: k, Err: err}
 		}
-		a.arr = *arr
-		a.dl, _ = arr.DType.DataType() // the zero dtype for none: refused by array
+		a.dl, _ = a.arr.DType.DataType() // the zero dtype for none: refused by array
 	}
 	a.decoded = true
 	return a, nil

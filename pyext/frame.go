@@ -53,6 +53,8 @@ type frame struct {
 	// gil is the handle the imports ran with (nil before the first): end,
 	// which runs with the GIL, drops what they owned through it.
 	gil *pybridge.GIL
+	// suai is where importObject reads a SUAI argument, one at a time.
+	suai pybridge.SUAIDict
 
 	mu sync.Mutex // guards every arg's gen, held and view
 }
@@ -141,32 +143,33 @@ func (c *frame) run(fn func() error) (err error) {
 	return err
 }
 
-// importObject reads an array argument C left to Go: an object whose
-// __sycl_usm_array_interface__ C read (v.suai), a DLPack capsule, or any
-// other DLPack producer (a SYCL one is passed our queue as stream). What keeps its memory alive
-// is released when the call ends.
-func (c *frame) importObject(v *value) (*usm.Array, error) {
-	var arr *usm.Array
+// importObject reads an array argument C left to Go into a.arr: an
+// object whose __sycl_usm_array_interface__ C read (v.suai), a DLPack
+// capsule, or any other DLPack producer (a SYCL one is passed our queue
+// as stream). What keeps its memory alive is released when the call
+// ends. A SUAI is read into the frame's and the argument's own storage,
+// which the next call reuses: an import allocates only its Owner.
+func (c *frame) importObject(v *value, a *arg) error {
 	err := c.py.DoHeld(func(g *pybridge.GIL) error { // decoding: before the function runs, with the GIL
-		var a *usm.Array
-		var err error
+		c.gil = g
 		if v.kind == vSUAI {
-			var d pybridge.SUAIDict
-			v.suai.to(&d)
-			a, err = g.ReadSUAIArray(pybridge.UnsafeObject(v.obj), &d, nil)
-		} else {
-			a, err = g.ReadArray(pybridge.UnsafeObject(v.obj), nil)
+			v.suai.to(&c.suai)
+			return g.ReadSUAIArrayInto(pybridge.UnsafeObject(v.obj), &c.suai, nil, &a.arr, a.dims[:])
 		}
-		arr, c.gil = a, g
+		arr, err := g.ReadArray(pybridge.UnsafeObject(v.obj), nil)
+		if err == nil {
+			a.arr = *arr
+		}
 		return err
 	})
 	if err != nil {
-		return nil, err
+		a.arr = usm.Array{}
+		return err
 	}
-	if arr.Owner != nil {
-		c.owned = append(c.owned, arr.Owner)
+	if a.arr.Owner != nil {
+		c.owned = append(c.owned, a.arr.Owner)
 	}
-	return arr, nil
+	return nil
 }
 
 // keep is Array.Keep: a copy of the argument's view, in Go memory, with an

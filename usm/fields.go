@@ -98,17 +98,32 @@ type binder func(ptr uintptr, o syclobj.Obj) error
 // checks, the pointer bound at dpctl's step 6, the extent check, and the
 // allocation as Owner where usmbridge allocated the memory.
 func (r *Registry) ParseFields(f Fields) (*Array, error) {
-	var bd binding
 	blk := new(arrayBlock)
+	if err := r.ParseFieldsInto(f, &blk.Array, blk.dims[:]); err != nil {
+		return nil, err
+	}
+	return &blk.Array, nil
+}
+
+// ParseFieldsInto is ParseFields into memory the caller owns: the Array
+// is written to *dst, and its Shape and Strides are made in dims when
+// they fit (2*ndim values with strides, ndim without), else allocated.
+// dims must not be reused while dst's Shape or Strides are in use. A
+// caller that reads arrays over and over (an extension module's
+// arguments, each call's in the same storage) allocates nothing for
+// them. On an error *dst is unspecified.
+func (r *Registry) ParseFieldsInto(f Fields, dst *Array, dims []int64) error {
+	var bd binding
 	in, err := parseFields(f, func(ptr uintptr, o syclobj.Obj) error {
 		var err error
 		bd, err = r.bind(ptr, o)
 		return err
-	}, blk.dims[:])
+	}, dims)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return r.finish(&blk.Array, in, bd)
+	_, err = r.finish(dst, in, bd)
+	return err
 }
 
 // inlineDims is how many dimensions an Array ParseFields makes holds the
