@@ -717,14 +717,36 @@ func ubx_go_import_capsule(x, capsule unsafe.Pointer, res *C.ubx_result) C.int {
 	}))
 }
 
+// suaiDicts are the SUAIDicts no asarray call is reading into (each
+// holds the room an exact dict's values are read in); calls nest (a
+// SUAI's values may run Python code that calls asarray), so each takes
+// its own. Taken and given back with the GIL, which guards the list, as
+// frames.
+var suaiDicts []*pybridge.SUAIDict
+
+func getSUAIDict() *pybridge.SUAIDict {
+	if n := len(suaiDicts); n > 0 {
+		d := suaiDicts[n-1]
+		suaiDicts = suaiDicts[:n-1]
+		return d
+	}
+	return new(pybridge.SUAIDict)
+}
+
+func putSUAIDict(d *pybridge.SUAIDict) {
+	*d = pybridge.SUAIDict{} // no pointer into Python outlives the call
+	suaiDicts = append(suaiDicts, d)
+}
+
 //export ubx_go_asarray
 func ubx_go_asarray(obj, suai unsafe.Pointer, res *C.ubx_result) C.int {
 	return status(guard("asarray", func() error {
 		return ext.py.DoHeld(func(g *pybridge.GIL) error {
 			o := pybridge.UnsafeObject(uintptr(obj))
-			var d pybridge.SUAIDict
-			(*suaiRead)(suai).to(&d)
-			arr, so, err := g.ArrayFromSUAI(o, &d, nil)
+			d := getSUAIDict()
+			defer putSUAIDict(d)
+			(*suaiRead)(suai).to(d)
+			arr, so, err := g.ArrayFromSUAI(o, d, nil)
 			if err != nil {
 				return err
 			}
