@@ -44,3 +44,37 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkQueueWait: a host wait on an idle out-of-order queue of the
+// OpenCL CPU device (as dpnp's queues are), through Queue.Wait ("go": a
+// barrier and its event, which every wait of usmbridge's on a dpctl
+// queue is, among them the one before an Array hands out its
+// __sycl_usm_array_interface__), beside DPCTLQueue_Wait called from C
+// ("c-queue-wait", testdata/launchpeer.c of internal/testutil), which
+// dpnp's property calls. The difference is what the SUAI an Array
+// produces costs over dpnp's own.
+func BenchmarkQueueWait(b *testing.B) {
+	_, bk := loaded(b)
+	r := bk.API().QueueCreateForDevice(bk.DeviceRef(oclCPU(b, bk)), 0)
+	require.NotZero(b, r)
+	q := bk.OwnQueue(r)
+	b.Run("go", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := q.Wait(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("c-queue-wait", func(b *testing.B) {
+		peer, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDLocal, testutil.BuildLaunchPeer(b))
+		require.NoError(b, err)
+		lib, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDNoLoad, bk.API().Path())
+		require.NoError(b, err)
+		var loop, wait ffi.Fn
+		require.NoError(b, peer.Resolve(ffi.Required(&loop, "peer_dpctl_queue_wait")))
+		require.NoError(b, lib.Resolve(ffi.Required(&wait, "DPCTLQueue_Wait")))
+		b.ResetTimer()
+		loop.Call(uintptr(wait), q.Ref(), uintptr(b.N))
+	})
+}

@@ -3,11 +3,13 @@ package opencl
 import (
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/opencl/internal/clapi"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -180,6 +182,28 @@ func BenchmarkQueryPointer(b *testing.B) {
 					if ctx.queryForeign(a.Pointer()+100).Kind != a.Kind() {
 						b.Fatal("wrong kind")
 					}
+				}
+			})
+			// The same three calls from a C loop (testdata/launchpeer.c
+			// of internal/testutil): the runtime's own cost, the floor of
+			// "runtime" and of the extent check in every SUAI import.
+			b.Run("runtime-c", func(b *testing.B) {
+				if len(ctx.s.devices) != 1 {
+					b.Skip("the peer asks what a context of one device is asked")
+				}
+				peer, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDLocal, testutil.BuildLaunchPeer(b))
+				require.NoError(b, err)
+				cl, err := ffi.OpenLib(ffi.RTLDNow|ffi.RTLDLocal, clapi.SONAMEs...)
+				require.NoError(b, err)
+				var query, getExt ffi.Fn
+				require.NoError(b, peer.Resolve(ffi.Required(&query, "peer_cl_alloc_info")))
+				require.NoError(b, cl.Resolve(ffi.Required(&getExt, "clGetExtensionFunctionAddressForPlatform")))
+				name := "clGetMemAllocInfoINTEL\x00"
+				info := getExt.Call2(uintptr(ctx.s.platform.id), uintptr(unsafe.Pointer(unsafe.StringData(name))))
+				require.NotZero(b, info)
+				b.ResetTimer()
+				if rc := int32(query.Call(info, ctx.h.Raw(), a.Pointer()+100, uintptr(b.N))); rc != 0 {
+					b.Fatal("clGetMemAllocInfoINTEL:", rc)
 				}
 			})
 		}

@@ -285,6 +285,12 @@ GO_ROWS = [
      [("C `zeCommandListAppendLaunchKernel`", "LaunchEmpty/c-append", "LaunchEmpty/go")]),
     ("launch_dpctl", "empty kernel launched from Go, dpctl", "./dpctl", "^BenchmarkLaunchEmpty$",
      [("C `DPCTLQueue_SubmitRange`", "LaunchEmpty/c-submit", "LaunchEmpty/go")]),
+    ("extent_query", "extent check of USM from elsewhere (Intel OpenCL)", "./opencl",
+     "^BenchmarkQueryPointer$/^intel-opencl$/^runtime",
+     [("C: the same three `clGetMemAllocInfoINTEL`", "QueryPointer/intel-opencl/runtime-c",
+       "QueryPointer/intel-opencl/runtime")]),
+    ("queue_wait", "host wait on an idle dpctl queue (barrier + event)", "./dpctl", "^BenchmarkQueueWait$",
+     [("C `DPCTLQueue_Wait`", "QueueWait/c-queue-wait", "QueueWait/go")]),
 ]
 
 BENCH_LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:.*?(\d+) allocs/op)?")
@@ -461,6 +467,27 @@ calls (cgo transitions included), not of a GPU.""",
 The same through dpctl's library on the OpenCL CPU device's in-order
 queue (`./dpctl`): `DPCTLQueue_SubmitRange`, `DPCTLEvent_Wait`,
 `DPCTLEvent_Delete` in C beside Go.""",
+    "extent_query": """\
+What the extent check of every SUAI import asks Intel's OpenCL runtime
+of a pointer its context did not allocate (a dpnp array's): the
+allocation's type, base and size, three `clGetMemAllocInfoINTEL` calls,
+made from Go in one crossing into C (`./opencl`, `QueryPointer`,
+`runtime`), beside the same three calls in a C loop
+(`internal/testutil/testdata/launchpeer.c`). The C line is the least the
+check can cost, and so part of the floor of `f_dpnp`'s own cost: with one
+call into Go (`f_numpy`'s floor) it leaves little of `f_dpnp`'s 1 µs
+target for reading the dict's values, binding the queue and making the
+Array (RATIONALE.md, "What usmbridge's own cost of `f(x)` of a dpnp
+array is made of").""",
+    "queue_wait": """\
+A host wait on an idle out-of-order queue of the OpenCL CPU device, as
+dpnp's queues are (`./dpctl`, `QueueWait`): usmbridge's `Queue.Wait`, a
+barrier and a wait on its event, which is how it waits on every dpctl
+queue, beside `DPCTLQueue_Wait` in a C loop, which dpnp's
+`__sycl_usm_array_interface__` calls and which lets a SYCL exception
+through the C ABI (RATIONALE.md, "A host wait on a dpctl queue is a
+barrier and its event"). The difference is most of what `suai` measures
+over dpnp's own property.""",
 }
 
 PEERS_TEXT = """\

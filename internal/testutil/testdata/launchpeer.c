@@ -4,7 +4,10 @@
  * function runs iters launches, each waited for and its event released,
  * through the entry points the Go benchmark passes in (resolved from the
  * same libraries usmbridge uses), so both sides run on the very same
- * runtime objects. Built at test time by testutil.BuildLaunchPeer.
+ * runtime objects. Built at test time by testutil.BuildLaunchPeer. Two
+ * more peers of the same kind are here: the runtime calls the extent
+ * check of a SUAI import makes (peer_cl_alloc_info), and dpctl's own
+ * host wait on a queue (peer_dpctl_queue_wait).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -61,4 +64,38 @@ int32_t peer_dpctl_launch(dpctl_submit_fn submit, dpctl_event_fn wait, dpctl_eve
         del(ev);
     }
     return 0;
+}
+
+typedef int32_t (*cl_alloc_info_fn)(void *ctx, const void *ptr, uint32_t param, size_t size, void *value,
+                                    size_t *size_ret);
+
+/* OpenCL (cl_intel_unified_shared_memory): what the extent check of a SUAI
+ * import asks the runtime of a pointer its context did not allocate, in a
+ * context of one device: clGetMemAllocInfoINTEL for the allocation's type
+ * (CL_MEM_ALLOC_TYPE_INTEL), base (CL_MEM_ALLOC_BASE_PTR_INTEL) and size
+ * (CL_MEM_ALLOC_SIZE_INTEL). Returns the first error, -1 if the runtime
+ * does not know ptr, else 0. */
+int32_t peer_cl_alloc_info(cl_alloc_info_fn info, void *ctx, const void *ptr, long iters) {
+    for (long i = 0; i < iters; i++) {
+        uint32_t type = 0;
+        void *base = NULL;
+        size_t size = 0;
+        int32_t r = info(ctx, ptr, 0x419A, sizeof type, &type, NULL);
+        if (r) return r;
+        if ((r = info(ctx, ptr, 0x419B, sizeof base, &base, NULL))) return r;
+        if ((r = info(ctx, ptr, 0x419C, sizeof size, &size, NULL))) return r;
+        if (type == 0x4196 /* CL_MEM_TYPE_UNKNOWN_INTEL */ || base == NULL || size == 0) return -1;
+    }
+    return 0;
+}
+
+typedef void (*dpctl_queue_fn)(void *q);
+
+/* dpctl: DPCTLQueue_Wait, the host wait dpctl's SyclQueue.wait() and the
+ * __sycl_usm_array_interface__ of dpnp's arrays make (usmbridge submits a
+ * barrier and waits on its event instead: RATIONALE.md, "A host wait on a
+ * dpctl queue is a barrier and its event"). */
+void peer_dpctl_queue_wait(dpctl_queue_fn wait, void *q, long iters) {
+    for (long i = 0; i < iters; i++)
+        wait(q);
 }
