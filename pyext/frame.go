@@ -154,7 +154,9 @@ func (c *frame) importObject(v *value, a *arg) error {
 		c.gil = g
 		if v.kind == vSUAI {
 			v.suai.to(&c.suai)
-			return g.ReadSUAIArrayInto(pybridge.UnsafeObject(v.obj), &c.suai, nil, &a.arr, a.dims[:])
+			err := g.ReadSUAIArrayInto(pybridge.UnsafeObject(v.obj), &c.suai, nil, &a.arr, a.dims[:])
+			c.suai = pybridge.SUAIDict{} // C's borrowed pointers go with the read
+			return err
 		}
 		arr, err := g.ReadArray(pybridge.UnsafeObject(v.obj), nil)
 		if err == nil {
