@@ -64,6 +64,20 @@ func BenchmarkSUAIIngest(b *testing.B) {
 // read shows up here as an extra allocation (BenchmarkSUAIIngest times
 // the same import).
 func TestSUAIImportAllocations(t *testing.T) {
+	n, _ := importAllocs(t, "dpt.arange(1024, dtype='f4', sycl_queue=q)", func(g *GIL, x Object) (*usm.Array, error) {
+		return g.AsArray(x, nil)
+	})
+	if n > 3 {
+		t.Errorf("an import of a dpnp array's SUAI: %v allocations, want <= 3", n)
+	}
+}
+
+// importAllocs evaluates expr (a dpnp array; dpt and q are there) and
+// returns the allocations of one import by read (its Owner released
+// after each, with the GIL) and the Array of the last, on the machines
+// where Go's allocations can be counted.
+func importAllocs(t *testing.T, expr string, read func(g *GIL, x Object) (*usm.Array, error)) (float64, *usm.Array) {
+	t.Helper()
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")
 	}
@@ -71,32 +85,29 @@ func TestSUAIImportAllocations(t *testing.T) {
 		t.Skip("without cgo, purego allocates the arguments of every C call")
 	}
 	py, _ := withDpctl(t)
-	run(t, py, "x_allocs = dpt.arange(1024, dtype='f4', sycl_queue=q)")
+	var n float64
+	var last *usm.Array
 	if err := py.Do(func(g *GIL) error {
-		x, err := g.Eval("x_allocs")
+		x, err := g.Eval(expr)
 		if err != nil {
 			return err
 		}
 		defer g.DecRef(x)
-		var importErr error
-		n := testing.AllocsPerRun(100, func() {
-			arr, err := g.AsArray(x, nil)
+		var readErr error
+		n = testing.AllocsPerRun(100, func() {
+			arr, err := read(g, x)
 			if err != nil {
-				importErr = err
+				readErr = err
 				return
 			}
 			arr.Owner.Release()
+			last = arr
 		})
-		if importErr != nil {
-			return importErr
-		}
-		if n > 3 {
-			t.Errorf("an import of a dpnp array's SUAI: %v allocations, want <= 3", n)
-		}
-		return nil
+		return readErr
 	}); err != nil {
 		t.Fatal(err)
 	}
+	return n, last
 }
 
 type countingOwner struct{ released int }
@@ -168,47 +179,23 @@ func lookSUAI(t testing.TB, g *GIL, obj Object, d *SUAIDict) {
 // its SUAIDict (an extension call, call after call) allocates only the
 // Owner: neither the reader nor the Array and its dimensions.
 func TestReadSUAIArrayIntoAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates on its own")
-	}
-	if !cgoEnabled {
-		t.Skip("without cgo, purego allocates the arguments of every C call")
-	}
-	py, _ := withDpctl(t)
-	run(t, py, "x_into = dpt.reshape(dpt.arange(1024, dtype='f4', sycl_queue=q), (32, 32))[::2, 1:]")
-	if err := py.Do(func(g *GIL) error {
-		x, err := g.Eval("x_into")
-		if err != nil {
-			return err
-		}
-		defer g.DecRef(x)
-		var d SUAIDict
+	var (
+		d    SUAIDict
+		arr  usm.Array
+		dims [8]int64
+	)
+	n, last := importAllocs(t, "dpt.reshape(dpt.arange(1024, dtype='f4', sycl_queue=q), (32, 32))[::2, 1:]", func(g *GIL, x Object) (*usm.Array, error) {
 		lookSUAI(t, g, x, &d)
 		defer g.DecRef(d.Dict)
-		var arr usm.Array
-		var dims [8]int64
-		var readErr error
-		n := testing.AllocsPerRun(100, func() {
-			if err := g.ReadSUAIArrayInto(x, &d, nil, &arr, dims[:]); err != nil {
-				readErr = err
-				return
-			}
-			arr.Owner.Release()
-		})
-		if readErr != nil {
-			return readErr
-		}
-		if n > 1 {
-			t.Errorf("a dpnp array's SUAI read into kept storage: %v allocations, want <= 1 (the Owner)", n)
-		}
-		if len(arr.Shape) != 2 || arr.Shape[0] != 16 || arr.Shape[1] != 31 || len(arr.Strides) != 2 || arr.Strides[0] != 64 || arr.Strides[1] != 1 {
-			t.Errorf("read shape %v strides %v, want [16 31] and [64 1]", arr.Shape, arr.Strides)
-		}
-		if &arr.Shape[0] != &dims[0] {
-			t.Error("the shape is not in the caller's dims")
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
+		return &arr, g.ReadSUAIArrayInto(x, &d, nil, &arr, dims[:])
+	})
+	if n > 1 {
+		t.Errorf("a dpnp array's SUAI read into kept storage: %v allocations, want <= 1 (the Owner)", n)
+	}
+	if last != &arr || len(arr.Shape) != 2 || arr.Shape[0] != 16 || arr.Shape[1] != 31 || len(arr.Strides) != 2 || arr.Strides[0] != 64 || arr.Strides[1] != 1 {
+		t.Errorf("read shape %v strides %v, want [16 31] and [64 1]", arr.Shape, arr.Strides)
+	}
+	if &arr.Shape[0] != &dims[0] {
+		t.Error("the shape is not in the caller's dims")
 	}
 }
