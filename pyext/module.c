@@ -2571,7 +2571,12 @@ static PyObject *hold_array(ubx_value *val, hold *h)
 
 /* ---- function calls ------------------------------------------------------------ */
 
-#define MAX_PARAMS 64 /* more than a Go function has (Func0..Func4) */
+/* A call's arguments (bound, vals, holds) live on the stack for functions
+ * of up to INLINE_PARAMS parameters, the usual case, and in one heap block
+ * for more: pyext.Func and pyext.Method take a func of any arity, so no
+ * number of parameters may size a stack array (a stack array of 64 was
+ * written past by a function of 70). */
+#define INLINE_PARAMS 8
 
 /* A call in progress, for ubx_hold_array. */
 typedef struct {
@@ -2765,15 +2770,29 @@ PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyOb
 	const ubx_func *f = PyCapsule_GetPointer(self, NULL);
 	if (f == NULL)
 		return NULL;
-	int32_t n = f->nparams; /* at most MAX_PARAMS */
-	PyObject *bound[MAX_PARAMS];
+	int32_t n = f->nparams;
+	PyObject *bound_inline[INLINE_PARAMS];
+	ubx_value vals_inline[INLINE_PARAMS];
+	hold holds_inline[INLINE_PARAMS];
+	PyObject **bound = bound_inline;
+	ubx_value *vals = vals_inline;
+	hold *holds = holds_inline;
+	void *block = NULL;
+	if (n > INLINE_PARAMS) {
+		size_t each = sizeof(PyObject *) + sizeof(ubx_value) + sizeof(hold);
+		if ((size_t)n > PY_SSIZE_T_MAX / each || (block = PyMem_Malloc(each * (size_t)n)) == NULL)
+			return PyErr_NoMemory();
+		/* Three arrays in one block: each element's size is a multiple
+		 * of its alignment (8), so each array starts aligned. */
+		holds = block;
+		vals = (ubx_value *)(holds + n);
+		bound = (PyObject **)(vals + n);
+	}
 	memset(bound, 0, sizeof(PyObject *) * (size_t)n);
-	ubx_value vals[n > 0 ? n : 1];
-	hold holds[n > 0 ? n : 1];
-	if (bind_args(f, args, PyVectorcall_NARGS(nargsf), kwnames, bound) < 0)
-		return NULL;
 	PyObject *out = NULL;
-	int32_t i;
+	int32_t i = 0;
+	if (bind_args(f, args, PyVectorcall_NARGS(nargsf), kwnames, bound) < 0)
+		goto done;
 	for (i = 0; i < n; i++) {
 		/* Everything but the view, which read_arg writes whole for an
 		 * array (a memset of all of it was a tenth of an empty call). */
@@ -2802,6 +2821,7 @@ PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyOb
 done:
 	for (int32_t j = 0; j < i; j++)
 		hold_release(&holds[j]);
+	PyMem_Free(block);
 	return out;
 }
 

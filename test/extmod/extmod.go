@@ -7,6 +7,7 @@ package extmod
 
 import (
 	"errors"
+	"reflect"
 	"runtime"
 	"strconv"
 	"sync"
@@ -532,6 +533,43 @@ func defineWide(m *pyext.Module) {
 	pyext.Func2R(m, "zeros_on", "n float64 zeros on device (a dpctl.SyclQueue binds them to it).", zerosOn,
 		pyext.P("n"), pyext.P("device", pyext.Default("cpu")))
 	pyext.Func1R(m, "zeros_like", "Zeros where x is: its device, queue and USM kind.", zerosLike, pyext.P("x"))
+	for _, n := range []int{9, 70, 126} { // 126: reflect.FuncOf's most, with two results
+		defineArity(m, n)
+	}
+}
+
+// defineArity adds sum_<n>, of n float64 parameters x0 … x<n-1> with
+// defaults 0, 1, …, and arrays_<n>, of n optional array parameters a0 …,
+// which counts the arrays given: Func takes a func of any arity, and the
+// C half reads that many arguments (issue 41: a stack array of 64 was
+// written past).
+func defineArity(m *pyext.Module, n int) {
+	floats, arrays := make([]reflect.Type, n), make([]reflect.Type, n)
+	fps, aps := make([]pyext.Param, n), make([]pyext.Param, n)
+	for i := range n {
+		floats[i], arrays[i] = reflect.TypeFor[float64](), reflect.TypeFor[pyext.AnyArray]()
+		fps[i] = pyext.P("x"+strconv.Itoa(i), pyext.Default(float64(i)))
+		aps[i] = pyext.P("a"+strconv.Itoa(i), pyext.Optional())
+	}
+	out := []reflect.Type{reflect.TypeFor[float64](), reflect.TypeFor[error]()}
+	sum := reflect.MakeFunc(reflect.FuncOf(floats, out, false), func(args []reflect.Value) []reflect.Value {
+		t := 0.0
+		for _, a := range args {
+			t += a.Float()
+		}
+		return []reflect.Value{reflect.ValueOf(t), reflect.Zero(out[1])}
+	})
+	count := reflect.MakeFunc(reflect.FuncOf(arrays, out, false), func(args []reflect.Value) []reflect.Value {
+		t := 0.0
+		for _, a := range args {
+			if !a.Interface().(pyext.AnyArray).IsNone() {
+				t++
+			}
+		}
+		return []reflect.Value{reflect.ValueOf(t), reflect.Zero(out[1])}
+	})
+	pyext.Func(m, "sum_"+strconv.Itoa(n), "The sum of the parameters.", sum.Interface(), fps)
+	pyext.Func(m, "arrays_"+strconv.Itoa(n), "How many arrays were given.", count.Interface(), aps)
 }
 
 func gemv(alpha float64, a pyext.Array[float64], x pyext.Array[float64], beta float64, y pyext.Array[float64]) (pyext.Result, error) {

@@ -223,6 +223,39 @@ CASES = {
         except RuntimeError as e:
             assert str(e) == "before\\x00after", repr(str(e))
         """,
+    # Functions of any arity (issue 41): more parameters than the C half's
+    # inline room, bound by position and keyword, missing ones, arrays
+    # held for the call. A stack array of 64 was written past (SIGSEGV
+    # at 70 parameters, AddressSanitizer reports from 65).
+    "any arity": """
+        for n in (9, 70, 126):
+            total, count = getattr(extmod, "sum_%d" % n), getattr(extmod, "arrays_%d" % n)
+            assert total() == sum(range(n))
+            assert total(*([1.0] * n)) == n
+            assert total(**{"x%d" % (n - 1): 0.0}) == sum(range(n - 1))
+            assert count() == 0
+            xs = [np.ones(i + 1) for i in range(n)]
+            assert count(*xs) == n
+            assert count(a0=xs[0], **{"a%d" % (n - 1): xs[1]}) == 2
+            try:
+                total(*([0.0] * (n + 1)))
+            except TypeError as e:
+                assert "at most %d positional" % n in str(e), e
+            else:
+                raise AssertionError("took %d arguments" % (n + 1))
+            try:
+                total(**{"x%d" % n: 1.0})
+            except TypeError as e:
+                assert "unexpected keyword argument 'x%d'" % n in str(e), e
+            else:
+                raise AssertionError("took x%d" % n)
+            try:
+                count(*xs[:-1], "not an array")
+            except TypeError as e:
+                assert "argument 'a%d'" % (n - 1) in str(e), e
+            else:
+                raise AssertionError("took a str")
+        """,
     # 20,000 goroutines waiting for the GIL at once: each waits in Go, not
     # on an OS thread of its own.
     "many goroutines": """
