@@ -1,12 +1,18 @@
 package pybridge
 
 import (
+	"errors"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/usmbridge/usmbridge/dpctl"
+	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
+	"github.com/usmbridge/usmbridge/opencl"
 	"github.com/usmbridge/usmbridge/syclobj"
+	"github.com/usmbridge/usmbridge/usm"
 )
 
 // dpctl's SYCL runtime is package dpctl's Backend; what is Python's stays
@@ -237,4 +243,220 @@ func defaultQueue(d *dpctl.Backend, local int) (*dpctl.Queue, error) {
 		return nil, err
 	}
 	return q.(*dpctl.Queue), nil
+}
+
+// QueueObject returns a new dpctl.SyclQueue over the same SYCL queue as q,
+// a queue of the interpreter's dpctl (an array's Queue): what a Python
+// consumer of the array orders its work with (dpnp.asarray of an object
+// with a sycl_queue attribute keeps its memory without a copy when that
+// queue is the one its __sycl_usm_array_interface__ names). For a queue
+// of the opencl backend it is the queue on a SYCL context made from the
+// queue's native context (dpctl.Backend.InteropQueue, which imports dpctl
+// if needed). NULL, and no error, for any other queue, where no SYCL
+// context can be made, or when dpctl is not imported.
+func (g *GIL) QueueObject(q usm.Queue) (Object, error) {
+	o, _, err := g.syclQueueOf(q)
+	return o, err
+}
+
+// syclQueueOf is QueueObject, with why a queue of a native backend has no
+// SYCL queue (nil otherwise).
+func (g *GIL) syclQueueOf(q usm.Queue) (o Object, why, err error) {
+	var dq *dpctl.Queue
+	switch x := q.(type) {
+	case *dpctl.Queue:
+		dq = x
+	case *opencl.Queue:
+		d, err := g.dpctlUnderGIL()
+		if errors.Is(err, usm.ErrNotAvailable) {
+			return Object{}, errNoDpctl, nil
+		}
+		if err != nil { // a KeyboardInterrupt during the import, say
+			return Object{}, nil, err
+		}
+		if dq, err = d.InteropQueue(x); err != nil {
+			return Object{}, err, nil
+		}
+	default:
+		return Object{}, nil, nil
+	}
+	ty := g.dpctlTypes()
+	if ty.queueMake == 0 {
+		return Object{}, nil, nil
+	}
+	p := ty.queueMake.Call1(dq.Ref()) // copies the ref: the object owns its own
+	if p == 0 {
+		return Object{}, nil, g.fetch("SyclQueue_Make")
+	}
+	return Object{p}, nil, nil
+}
+
+// IsSyclQueue reports whether o is a dpctl.SyclQueue (false before dpctl
+// is imported).
+// SyclQueueOf is the queue a dpctl.SyclQueue object o holds, as the
+// queue arrays bound to it get (a copy of the same SYCL queue, equal to
+// o's for dpctl and dpnp), and the position of its device in dpctl's
+// registry: what a function binds results to when the caller names a queue
+// (pyext's Device). ok is false for anything but an exact dpctl.SyclQueue;
+// an error only when dpctl cannot be loaded for one.
+func (g *GIL) SyclQueueOf(o Object) (q *dpctl.Queue, device int, ok bool, err error) {
+	if !g.IsSyclQueue(o) {
+		return nil, -1, false, nil
+	}
+	d, err := g.dpctlUnderGIL()
+	if err != nil {
+		return nil, -1, false, err
+	}
+	pin := g.py.queuePin(g, d, o.p)
+	if pin == nil || pin.Queue() == nil || pin.Device() < 0 {
+		return nil, -1, false, errkind.New(errkind.Value, "pybridge.SyclQueueOf", "the dpctl.SyclQueue's device is not one of dpctl's devices with USM")
+	}
+	return pin.Queue(), pin.Device(), true, nil
+}
+
+func (g *GIL) IsSyclQueue(o Object) bool {
+	ty := g.dpctlTypes()
+	return o.p != 0 && ty.queue != 0 && g.api().Type(o.p) == ty.queue
+}
+
+// cachedTypes are dpctl's classes, looked up once dpctl is imported.
+type cachedTypes struct {
+	mu    sync.Mutex
+	ready atomic.Bool
+	dpctlClasses
+}
+
+// noDpctlTypes is what dpctlTypes returns before dpctl is imported: no
+// classes (t's fields are written once, under its lock, and are read only
+// once t is ready).
+var noDpctlTypes cachedTypes
+
+type dpctlClasses struct {
+	queue   uintptr // dpctl.SyclQueue
+	context uintptr // dpctl.SyclContext
+	memory  uintptr // dpctl.memory._Memory
+	// memoryAttr is _Memory's __sycl_usm_array_interface__ descriptor:
+	// the attribute of every type whose dicts come from dpctl.memory.
+	memoryAttr uintptr
+	// Cython C-API functions of dpctl (module.__pyx_capi__): the ref of a
+	// SyclQueue/SyclContext in one C call instead of a Python method call.
+	queueRef, contextRef ffi.Fn
+	queueMake            ffi.Fn // SyclQueue_Make: a new SyclQueue over a copy of a ref
+}
+
+// dpctlTypes returns dpctl's classes if dpctl (and dpctl.memory) have been
+// imported by anyone; it never imports them itself. The lookups run
+// without the lock: they may run Python code, which may let another
+// thread take the GIL and come here too, and that thread would wait for
+// the lock while holding the GIL.
+func (g *GIL) dpctlTypes() *cachedTypes {
+	t := &g.py.types
+	if t.ready.Load() {
+		return t
+	}
+	c, ok := g.lookupDpctlClasses()
+	if !ok {
+		return &noDpctlTypes
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.ready.Load() {
+		t.dpctlClasses = c // kept for the life of the process
+		t.ready.Store(true)
+	}
+	return t
+}
+
+// lookupDpctlClasses finds dpctl's classes in sys.modules; ok is false
+// until dpctl and dpctl.memory are imported.
+func (g *GIL) lookupDpctlClasses() (c dpctlClasses, ok bool) {
+	a := g.api()
+	sys, err := g.importModule("sys")
+	if err != nil {
+		a.ErrClear()
+		return c, false
+	}
+	defer g.DecRef(sys)
+	mods, err := g.getAttr(sys, "modules")
+	if err != nil {
+		return c, false
+	}
+	defer g.DecRef(mods)
+	// Strong references: the lookups below may run a module's __getattr__.
+	dp, mem := a.DictGetItemString(mods.p, "dpctl"), a.DictGetItemString(mods.p, "dpctl.memory._memory")
+	if dp == 0 || mem == 0 {
+		return c, false
+	}
+	a.IncRef(dp)
+	defer a.DecRef(dp)
+	a.IncRef(mem)
+	defer a.DecRef(mem)
+	get := func(m uintptr, name string) uintptr {
+		if m == 0 {
+			return 0
+		}
+		v := a.GetAttrString(m, name)
+		if v == 0 {
+			a.ErrClear()
+		}
+		return v
+	}
+	c.queue, c.context, c.memory = get(dp, "SyclQueue"), get(dp, "SyclContext"), get(mem, "_Memory")
+	c.memoryAttr = get(c.memory, "__sycl_usm_array_interface__")
+	c.queueRef = g.pyxCAPI(mods.p, "dpctl._sycl_queue", "SyclQueue_GetQueueRef")
+	c.contextRef = g.pyxCAPI(mods.p, "dpctl._sycl_context", "SyclContext_GetContextRef")
+	c.queueMake = g.pyxCAPI(mods.p, "dpctl._sycl_queue", "SyclQueue_Make")
+	if c.queue == 0 || c.context == 0 || c.memory == 0 || c.memoryAttr == 0 {
+		for _, o := range []uintptr{c.queue, c.context, c.memory, c.memoryAttr} {
+			a.DecRef(o)
+		}
+		return dpctlClasses{}, false
+	}
+	return c, true
+}
+
+// pyxCAPI returns the C function a Cython module exports under name in its
+// __pyx_capi__ dict (a capsule named by the function's signature), or 0.
+func (g *GIL) pyxCAPI(modules uintptr, module, name string) ffi.Fn {
+	a := g.api()
+	m := a.DictGetItemString(modules, module)
+	if m == 0 {
+		return 0
+	}
+	a.IncRef(m) // getattr below may run the module's __getattr__
+	defer a.DecRef(m)
+	capi := a.GetAttrString(m, "__pyx_capi__")
+	if capi == 0 {
+		a.ErrClear()
+		return 0
+	}
+	defer a.DecRef(capi)
+	if a.Type(capi) != a.DictType {
+		return 0
+	}
+	c := a.DictGetItemString(capi, name)
+	if c == 0 || a.Type(c) != a.CapsuleType {
+		return 0
+	}
+	fn := a.CapsuleGetPointer(c, (*byte)(cmem.Ptr(a.CapsuleGetName(c))))
+	if fn == 0 {
+		a.ErrClear()
+	}
+	return ffi.Fn(fn) // the module, and so the function, lives for the process
+}
+
+// dpctlUnderGIL is Python.Dpctl for a caller that holds the GIL. Until
+// dpctl is loaded it waits with the GIL released: the import may be under
+// way on another thread (inside Dpctl's sync.Once), and that import runs
+// Python code that needs the GIL to finish. Waiting on the Once with the
+// GIL held would deadlock both. loadDpctl takes the GIL again for itself
+// (PyGILState_Ensure restores this thread's saved state).
+func (g *GIL) dpctlUnderGIL() (*dpctl.Backend, error) {
+	if d := g.py.loadedDpctl(); d != nil {
+		return d, nil
+	}
+	a := g.api()
+	ts := a.SaveThread()
+	defer a.RestoreThread(ts)
+	return g.py.Dpctl()
 }

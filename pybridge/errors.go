@@ -280,3 +280,40 @@ func pythonOrigin(err error) (pe *Exception, same bool) {
 	}
 	return nil, false
 }
+
+// ExceptionOf returns the Python exception object for err, a new
+// reference, without raising it: the very object for an *Exception (behind
+// wrappers that add no error kind), else a new exception of the class err's
+// kind names with err's message, chained to the Python exception it wraps.
+// C code that Go returns to raises it (PyErr_SetRaisedException, or
+// PyErr_Restore before 3.12). The reference err held goes to the result.
+func (g *GIL) ExceptionOf(err error) Object {
+	a := g.api()
+	aside := g.setAside()
+	g.raise(err)
+	g.ReleaseError(err)
+	t, v := a.ErrTake()
+	if t != 0 {
+		a.DecRef(t)
+	}
+	if aside != 0 {
+		a.ErrRestore(aside)
+	}
+	return Object{v}
+}
+
+// ErrorOf is the inverse of ExceptionOf: the error of an exception object
+// C code took (PyErr_GetRaisedException), an *Exception that holds the
+// reference it is given (raising the error raises the same object).
+func (g *GIL) ErrorOf(exc Object) error {
+	if exc.p == 0 {
+		return &Exception{Type: "SystemError", Message: "a C call failed without setting an exception"}
+	}
+	g.api().ErrRestore(exc.p)
+	return g.fetch("")
+}
+
+func isPyKind(err error, k *errkind.Kind) bool {
+	e, ok := err.(*Exception) //nolint:errorlint // err itself, not what it wraps
+	return ok && e.kind == k
+}

@@ -5,9 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
-	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -243,50 +241,6 @@ func (g *GIL) takeExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpa
 	return g.placeLegacy(tn, opts, false)
 }
 
-// waitWorkStream waits on the producer's current work stream of dev, a
-// sycl::queue* (DPCTLSyclQueueRef) for kDLOneAPI; NULL means nothing to
-// wait on.
-func (g *GIL) waitWorkStream(t *dlabi.ExchangeAPI, dev dlabi.Device) error {
-	if t.CurrentWorkStream == 0 {
-		return errkind.New(errkind.Buffer, "pybridge.FromDLPack", "current_work_stream is NULL: the producer cannot say what to wait on for a tensor on "+dev.String())
-	}
-	blk := cmem.Alloc(8) // C memory, as in takeExchange
-	defer cmem.Free(blk, 8)
-	r := int32(ffi.Fn(t.CurrentWorkStream).Call3(uintptr(dev.Type), uintptr(dev.ID), blk))
-	s := *(*uintptr)(cmem.Ptr(blk))
-	if r != 0 || g.api().ErrOccurred() != 0 { // success with an exception set fails too
-		if g.api().ErrOccurred() != 0 {
-			return g.fetch("pybridge.FromDLPack")
-		}
-		return errkind.New(errkind.Buffer, "pybridge.FromDLPack", "current_work_stream failed without setting an exception")
-	}
-	if s == 0 {
-		return nil
-	}
-	d, err := g.dpctlUnderGIL()
-	if err != nil {
-		return errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "waiting on a SYCL queue needs dpctl", err)
-	}
-	return d.UnsafeBorrowQueue(s).Wait()
-}
-
-// importManaged takes ownership of a producer's versioned tensor (the C
-// exchange API's import, managed_tensor_to_py_object_no_sync, steals it):
-// dlpack.Import with reg, or the interpreter's dpctl registry for a
-// kDLOneAPI tensor when reg is nil. On error the tensor's deleter has
-// been called.
-func (g *GIL) importManaged(m dlpack.Managed, reg *usm.Registry) (*dlpack.Tensor, error) {
-	if m.IsNil() {
-		return nil, errkind.New(errkind.Value, "pybridge.importManaged", "NULL managed tensor")
-	}
-	reg, err := g.importRegistry(reg, m.Pointer(), m.Versioned(), "pybridge.importManaged")
-	if err != nil {
-		m.Delete()
-		return nil, err
-	}
-	return dlpack.Import(m, dlpack.ImportOptions{Registry: reg})
-}
-
 // currentWorkStream is the producer's current_work_stream: NULL for
 // kDLCPU; for kDLOneAPI, the DPCTLSyclQueueRef of the queue usmbridge uses
 // for that device (the one imports of that device are bound to, made once
@@ -313,104 +267,27 @@ func (g *GIL) currentWorkStream(dev dlpack.Device) (uintptr, error) {
 	return 0, errkind.New(errkind.Buffer, "pybridge.currentWorkStream", "usmbridge has no work stream on "+dev.String())
 }
 
-// export is ToDLPack without the capsule: dlpack.Export under pybridge's
-// rule for queues outside their platform's default context, with the host
-// backend holding copies of host memory no backend knows (a NumPy array's,
-// unless opts names another HostAllocator).
-func (g *GIL) export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed, error) {
-	if opts.HostAllocator == nil {
-		opts.HostAllocator = cpu.Default()
-	}
-	if q, err := outsideDefaultContext(arr); q != nil {
-		if opts.Device == nil || *opts.Device != (dlpack.Device{Type: dlpack.CPU, ID: 0}) {
-			return dlpack.Managed{}, err
-		}
-		own := *arr
-		own.Backend = hostCopier{arr.Backend, q}
-		arr = &own
-	}
-	return dlpack.Export(arr, opts)
-}
-
-// outsideDefaultContext is pybridge's rule for exports of dpctl memory,
-// dpctl's own: only memory bound to its platform's default SYCL context
-// may be handed out as kDLOneAPI, since a consumer finds it from the
-// device id alone. It returns the array's queue, and the refusal, for an
-// array outside it; nil for any other array.
-func outsideDefaultContext(arr *usm.Array) (*dpctl.Queue, error) {
-	q, ok := arr.Queue.(*dpctl.Queue)
-	if !ok || arr.DLDevice.Type != dlabi.OneAPI || q.IsDefaultContext() {
+// WorkQueue is the queue usmbridge uses for dev: nil for kDLCPU, for
+// kDLOneAPI the dpctl queue imports of that device are bound to (made once
+// per process; its Ref is the DPCTLSyclQueueRef). It is what the DLPack C
+// exchange API's current_work_stream answers.
+func (g *GIL) WorkQueue(dev dlpack.Device) (usm.Queue, error) {
+	if dev.Type == dlabi.CPU {
 		return nil, nil
 	}
-	return q, errkind.New(errkind.Buffer, "pybridge.ToDLPack", "DLPack can only export arrays based on USM allocations bound to a default platform SYCL context")
+	ref, err := g.currentWorkStream(dev)
+	if err != nil {
+		return nil, err
+	}
+	d, err := g.dpctlUnderGIL()
+	if err != nil {
+		return nil, err
+	}
+	return d.UnsafeBorrowQueue(ref), nil
 }
 
-// ExportView is dlpack.ViewOf under the rules of Export: what an export of
-// arr without a copy, a wait or a change of device would hand a consumer,
-// refused as Export refuses it (dpctl memory outside its platform's
-// default context included), without making it. An extension module's
-// Array describes its memory with it.
-func ExportView(arr *usm.Array) (dlpack.View, error) {
-	if _, err := outsideDefaultContext(arr); err != nil {
-		return dlpack.View{}, err
-	}
-	return dlpack.ViewOf(arr)
-}
-
-// internedNames holds the str objects internedName made, and the objects
-// keepObject keeps, per interpreter; each lives as long as its
-// interpreter.
-var internedNames struct {
-	sync.Mutex
-	m map[*Python]map[string]uintptr
-}
-
-// internedObject returns the object kept under key (keepObject), or 0.
-func (py *Python) internedObject(key string) uintptr {
-	internedNames.Lock()
-	defer internedNames.Unlock()
-	return internedNames.m[py][key]
-}
-
-// keepObject keeps o, a new reference, under key for the life of the
-// process, and returns the object kept there: o, or the one another
-// caller kept first (o is then released).
-func (py *Python) keepObject(key string, o uintptr) uintptr {
-	internedNames.Lock()
-	defer internedNames.Unlock()
-	if old, ok := internedNames.m[py][key]; ok {
-		py.api.DecRef(o)
-		return old
-	}
-	if internedNames.m == nil {
-		internedNames.m = map[*Python]map[string]uintptr{}
-	}
-	if internedNames.m[py] == nil {
-		internedNames.m[py] = map[string]uintptr{}
-	}
-	internedNames.m[py][key] = o
-	return o
-}
-
-// internedName returns a str object for name, made once per interpreter
-// and kept for its life; 0 with an exception if it cannot be made. The
-// caller holds the GIL.
-func (py *Python) internedName(name string) uintptr {
-	internedNames.Lock()
-	defer internedNames.Unlock()
-	if o, ok := internedNames.m[py][name]; ok {
-		return o
-	}
-	o := py.api.UnicodeFromString(name)
-	if o == 0 {
-		return 0
-	}
-	if internedNames.m == nil {
-		internedNames.m = map[*Python]map[string]uintptr{}
-	}
-	if internedNames.m[py] == nil {
-		internedNames.m[py] = map[string]uintptr{}
-	}
-	internedNames.m[py][name] = o
-	return o
+// Live returns pybridge's counts for leak tests: "exchange_imports", the
+// tensors FromDLPack took through a producer's DLPack C exchange table.
+func Live() map[string]int64 {
+	return map[string]int64{"exchange_imports": exchangeImports.Load()}
 }

@@ -5,7 +5,9 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
 
+	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
 	"github.com/usmbridge/usmbridge/usm"
@@ -428,3 +430,160 @@ func (g *GIL) SetMain(name string, v any) error {
 	}
 	return nil
 }
+
+func (g *GIL) reprOf(o Object) string {
+	a := g.api()
+	r := a.Repr(o.p)
+	if r == 0 {
+		a.ErrClear()
+		return "<" + g.objTypeName(o) + ">"
+	}
+	defer a.DecRef(r)
+	s, ok := a.UnicodeAsString(r)
+	if !ok { // a lone surrogate: the message shows the type instead
+		a.ErrClear()
+		return "<" + g.objTypeName(o) + ">"
+	}
+	return s
+}
+
+// internedNames holds the str objects internedName made, and the objects
+// keepObject keeps, per interpreter; each lives as long as its
+// interpreter.
+var internedNames struct {
+	sync.Mutex
+	m map[*Python]map[string]uintptr
+}
+
+// internedObject returns the object kept under key (keepObject), or 0.
+func (py *Python) internedObject(key string) uintptr {
+	internedNames.Lock()
+	defer internedNames.Unlock()
+	return internedNames.m[py][key]
+}
+
+// keepObject keeps o, a new reference, under key for the life of the
+// process, and returns the object kept there: o, or the one another
+// caller kept first (o is then released).
+func (py *Python) keepObject(key string, o uintptr) uintptr {
+	internedNames.Lock()
+	defer internedNames.Unlock()
+	if old, ok := internedNames.m[py][key]; ok {
+		py.api.DecRef(o)
+		return old
+	}
+	if internedNames.m == nil {
+		internedNames.m = map[*Python]map[string]uintptr{}
+	}
+	if internedNames.m[py] == nil {
+		internedNames.m[py] = map[string]uintptr{}
+	}
+	internedNames.m[py][key] = o
+	return o
+}
+
+// internedName returns a str object for name, made once per interpreter
+// and kept for its life; 0 with an exception if it cannot be made. The
+// caller holds the GIL.
+func (py *Python) internedName(name string) uintptr {
+	internedNames.Lock()
+	defer internedNames.Unlock()
+	if o, ok := internedNames.m[py][name]; ok {
+		return o
+	}
+	o := py.api.UnicodeFromString(name)
+	if o == 0 {
+		return 0
+	}
+	if internedNames.m == nil {
+		internedNames.m = map[*Python]map[string]uintptr{}
+	}
+	if internedNames.m[py] == nil {
+		internedNames.m[py] = map[string]uintptr{}
+	}
+	internedNames.m[py][name] = o
+	return o
+}
+
+// UnsafeObject wraps a PyObject* that C code handed over, for a caller that
+// holds the GIL and keeps the object alive while it uses the Object (a
+// borrowed reference). 0 is the NULL object.
+func UnsafeObject(p uintptr) Object { return Object{p} }
+
+// Ptr returns the object's PyObject* (0 for NULL), for C code. The Object
+// does not give up its reference: who owns it is the caller's business.
+func (o Object) Ptr() uintptr { return o.p }
+
+// Hold returns a strong reference to o as a usm.Owner: Release drops it,
+// from any goroutine (taking the GIL). It keeps memory o owns alive for an
+// array whose Owner it is.
+func (g *GIL) Hold(o Object) usm.Owner { return g.newRef(o) }
+
+// FromGo converts a Go value to a new Python object: nil → None, an
+// Object → a new reference to it, bool → bool, signed and unsigned
+// integers of every size → int, float64 → float, string → str, slices and
+// arrays of any element type ([]byte included) → tuple, map[string]any →
+// dict (keys inserted in sorted order). Other types (float32, structs,
+// other maps) are a usm.ErrType error, and a value nested deeper than 64
+// containers (one that contains itself, say) a usm.ErrValue error. The
+// caller owns the result (DecRef).
+func (g *GIL) FromGo(v any) (Object, error) { return g.fromGo(v) }
+
+// GetAttr returns o.name (a new reference); an exception the lookup
+// raises is the error.
+func (g *GIL) GetAttr(o Object, name string) (Object, error) { return g.getAttr(o, name) }
+
+// IsNone reports whether o is None.
+func (g *GIL) IsNone(o Object) bool { return g.isNone(o) }
+
+// AsString returns the text of o when o is a str (or a subclass); false
+// for anything else, which String would convert with str().
+func (g *GIL) AsString(o Object) (string, bool) {
+	a := g.api()
+	if o.p == 0 || !a.HasFlag(o.p, pyapi.TPFlagsUnicodeSubclass) {
+		return "", false
+	}
+	s, ok := a.UnicodeAsString(o.p)
+	if !ok {
+		a.ErrClear()
+	}
+	return s, ok
+}
+
+// Call calls fn(*args) and returns the result (a new reference); an
+// exception fn raises is the error, as the same object (Raise gives it
+// back to Python unchanged).
+func (g *GIL) Call(fn Object, args ...Object) (Object, error) {
+	a := g.api()
+	t := a.TupleNew(len(args))
+	if t == 0 {
+		return Object{}, g.fetch("call")
+	}
+	defer a.DecRef(t)
+	for i, o := range args {
+		a.IncRef(o.p)
+		a.TupleSetItem(t, i, o.p) // steals
+	}
+	r := a.Call(fn.p, t, 0)
+	if r == 0 {
+		return Object{}, g.fetch("")
+	}
+	return Object{r}, nil
+}
+
+// IncRef adds a reference to o (the counterpart of DecRef).
+func (g *GIL) IncRef(o Object) {
+	if o.p != 0 {
+		g.api().IncRef(o.p)
+	}
+}
+
+// staticC returns a NUL-terminated copy of s in C memory that is never
+// freed, for names the C API keeps (capsule names) or that hot paths pass.
+func staticC(s string) *byte {
+	p := cmem.Alloc(uintptr(len(s) + 1))
+	copy(cmem.Bytes(p, uintptr(len(s))), s)
+	return (*byte)(cmem.Ptr(p))
+}
+
+func quote(s string) string { return "\"" + s + "\"" }

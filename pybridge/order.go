@@ -1,160 +1,73 @@
 package pybridge
 
 import (
-	"github.com/usmbridge/usmbridge/dpctl"
+	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/ffi"
 )
 
-// consumerStream returns the stream FromDLPack passes to x.__dlpack__ when
-// the caller gave none, and the pin of the queue the imported array is
-// then bound to (nil: the one dlpack.Import picks, dpctl's queue of the
-// device).
-//
-// For a producer with its own in-order queue (x.sycl_queue, a
-// dpctl.SyclQueue of the array's device, as dpctl's and dpnp's arrays
-// have) the stream is that queue: dpctl's producers order nothing for their own queue, and the
-// array, bound to it, is waited for on exactly the queue its data was
-// written on. Otherwise it is a dpctl.SyclQueue over the queue of the
-// target kDLOneAPI device, so that the producer orders that queue after
-// its own work on the device, as dpctl's stream convention asks, and
-// nobody waits on the host (RATIONALE.md, "Queue ordering on the device").
-//
-// The stream is the nil Object when there is no such queue: a target that
-// is not kDLOneAPI (the standard then asks for stream None, and the
-// producer synchronises), a caller's own registry, dpctl not imported, or
-// a __dlpack_device__ that does not return two integers (the __dlpack__
-// call then reports what is wrong). The caller owns the returned
-// reference. What __dlpack_device__ raises, and an exception reading
-// x.sycl_queue other than AttributeError, is the error, as itself.
-func (g *GIL) consumerStream(x Object, opts FromDLPackOptions) (Object, *dpctl.PinnedQueue, error) {
-	if opts.Registry != nil {
-		return Object{}, nil, nil
-	}
+// waitProducerQueue waits on x.sycl_queue if it is a dpctl.SyclQueue,
+// with the GIL released; producers without one (AttributeError) are
+// taken to be synchronised already. Any other exception reading it is
+// the error, as itself (producerQueue reads it the same way).
+func (g *GIL) waitProducerQueue(x Object) error {
+	a := g.api()
 	ty := g.dpctlTypes()
-	if ty.queue == 0 || ty.queueMake == 0 {
-		return Object{}, nil, nil
+	if ty.queue == 0 || ty.queueRef == 0 {
+		return nil
 	}
-	var dev dlabi.Device
-	if opts.Device != nil {
-		dev = *opts.Device
-	} else {
-		var ok bool
-		var err error
-		if dev, ok, err = g.dlpackDeviceOf(x); err != nil || !ok {
-			return Object{}, nil, err
-		}
+	n := g.py.internedName("sycl_queue")
+	if n == 0 {
+		return g.fetch("sycl_queue")
 	}
-	if dev.Type != dlabi.OneAPI {
-		return Object{}, nil, nil
+	q, found := a.LookupAttr(x.p, n)
+	if found < 0 {
+		return g.fetch("sycl_queue")
+	}
+	if found == 0 {
+		return nil
+	}
+	defer a.DecRef(q) // keeps the queue, and so its ref, alive for the wait
+	if a.Type(q) != ty.queue {
+		return nil
 	}
 	d, err := g.dpctlUnderGIL()
 	if err != nil {
-		return Object{}, nil, nil
+		return err
 	}
-	local, ok := d.LocalDevice(dev)
-	if !ok {
-		return Object{}, nil, nil
-	}
-	if opts.Device == nil {
-		s, q, err := g.producerQueue(x, d, local)
-		if err != nil || q != nil {
-			return s, q, err
-		}
-	}
-	o := g.streamObject(d, local)
-	if o == 0 {
-		return Object{}, nil, nil
-	}
-	g.api().IncRef(o)
-	return Object{o}, nil, nil
+	ref := ty.queueRef.Call1(q)
+	// The wait may be long: other Python threads run meanwhile (the one
+	// that completes the producer's work may be one of them). q stays
+	// referenced, so its ref stays valid.
+	ts := a.SaveThread()
+	defer a.RestoreThread(ts)
+	return d.UnsafeBorrowQueue(ref).Wait()
 }
 
-// producerQueue is x.sycl_queue when it is an in-order dpctl.SyclQueue on
-// device local, and its pin; nil for none (no such attribute, another
-// type, device or an out-of-order queue). The Object is a new reference.
-func (g *GIL) producerQueue(x Object, d *dpctl.Backend, local int) (Object, *dpctl.PinnedQueue, error) {
-	a := g.api()
-	n := g.py.internedName("sycl_queue")
-	if n == 0 {
-		return Object{}, nil, g.fetch("sycl_queue")
+// waitWorkStream waits on the producer's current work stream of dev, a
+// sycl::queue* (DPCTLSyclQueueRef) for kDLOneAPI; NULL means nothing to
+// wait on.
+func (g *GIL) waitWorkStream(t *dlabi.ExchangeAPI, dev dlabi.Device) error {
+	if t.CurrentWorkStream == 0 {
+		return errkind.New(errkind.Buffer, "pybridge.FromDLPack", "current_work_stream is NULL: the producer cannot say what to wait on for a tensor on "+dev.String())
 	}
-	o, r := a.LookupAttr(x.p, n)
-	if r < 0 {
-		return Object{}, nil, g.fetch("sycl_queue")
-	}
-	if r == 0 {
-		return Object{}, nil, nil
-	}
-	if a.Type(o) == g.dpctlTypes().queue {
-		// Only an in-order queue orders what is submitted to it later:
-		// on an out-of-order one, a copy made after the producer's
-		// kernels may run before them, and no barrier is seen to order it
-		// (RATIONALE.md, "Queue ordering on the device"); such a producer
-		// orders dpctl's in-order queue of the device instead.
-		if pin := g.py.queuePin(g, d, o); pin != nil && pin.Device() == local && pin.Queue() != nil && pin.InOrder() {
-			return Object{o}, pin, nil
+	blk := cmem.Alloc(8) // C memory, as in takeExchange
+	defer cmem.Free(blk, 8)
+	r := int32(ffi.Fn(t.CurrentWorkStream).Call3(uintptr(dev.Type), uintptr(dev.ID), blk))
+	s := *(*uintptr)(cmem.Ptr(blk))
+	if r != 0 || g.api().ErrOccurred() != 0 { // success with an exception set fails too
+		if g.api().ErrOccurred() != 0 {
+			return g.fetch("pybridge.FromDLPack")
 		}
+		return errkind.New(errkind.Buffer, "pybridge.FromDLPack", "current_work_stream failed without setting an exception")
 	}
-	a.DecRef(o)
-	return Object{}, nil, nil
-}
-
-// streamObject is a dpctl.SyclQueue over dpctl's queue of device local,
-// made once and kept (a borrowed reference), or 0 where it cannot be made.
-func (g *GIL) streamObject(d *dpctl.Backend, local int) uintptr {
-	py := g.py
-	py.streamMu.Lock()
-	o := py.streamObjs[local]
-	py.streamMu.Unlock()
-	if o != 0 {
-		return o
+	if s == 0 {
+		return nil
 	}
-	q, err := defaultQueue(d, local)
+	d, err := g.dpctlUnderGIL()
 	if err != nil {
-		return 0
+		return errkind.Wrap(errkind.Buffer, "pybridge.FromDLPack", "waiting on a SYCL queue needs dpctl", err)
 	}
-	o = g.dpctlTypes().queueMake.Call1(q.Ref()) // copies the ref: the object owns its own
-	if o == 0 {
-		g.api().ErrClear()
-		return 0
-	}
-	py.streamMu.Lock()
-	defer py.streamMu.Unlock()
-	if old := py.streamObjs[local]; old != 0 { // made meanwhile (SyclQueue_Make may have released the GIL)
-		g.api().DecRef(o)
-		return old
-	}
-	if py.streamObjs == nil {
-		py.streamObjs = map[int]uintptr{}
-	}
-	py.streamObjs[local] = o
-	return o
-}
-
-// dlpackDeviceOf calls x.__dlpack_device__(). ok is false when it does not
-// return two integers that fit a DLDevice (the __dlpack__ call then says
-// what is wrong); what the method, or an item's __index__, raises is the
-// error, as itself.
-func (g *GIL) dlpackDeviceOf(x Object) (dlabi.Device, bool, error) {
-	r, err := g.callMethodKw(x, "__dlpack_device__", nil, nil)
-	if err != nil {
-		return dlabi.Device{}, false, err
-	}
-	defer g.DecRef(r)
-	p, ok, err := g.dlpackPair(r, "__dlpack_device__", "integers")
-	if err != nil {
-		if _, raised := RaisedAsItself(err); raised {
-			return dlabi.Device{}, false, err
-		}
-		return dlabi.Device{}, false, nil
-	}
-	if !ok {
-		return dlabi.Device{}, false, nil
-	}
-	for _, v := range p {
-		if v.overflow != 0 || v.v != int64(int32(v.v)) {
-			return dlabi.Device{}, false, nil
-		}
-	}
-	return dlabi.Device{Type: dlabi.DeviceType(p[0].v), ID: int32(p[1].v)}, true, nil
+	return d.UnsafeBorrowQueue(s).Wait()
 }

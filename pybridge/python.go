@@ -399,3 +399,11 @@ func (g *GIL) putBack(aside uintptr, err *error) {
 type GIL struct{ py *Python }
 
 func (g *GIL) api() *pyapi.API { return g.py.api }
+
+// Attach returns the interpreter of the Python process this Go code runs
+// in: a Go library that Python loaded (an extension module built with
+// pyext, a c-shared library opened with ctypes). It finds libpython (or the
+// executable's own symbols) and uses that interpreter, which must be
+// running; it never initialises one. A program that hosts Python calls
+// Embed instead. Attach and Embed return the same *Python on every call.
+func Attach() (*Python, error) { return attach() }
