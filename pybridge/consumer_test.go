@@ -349,7 +349,7 @@ boom_raised, kbd_raised = Boom('device boom'), KeyboardInterrupt('stop')
 					t.Fatal("FromDLPack succeeded")
 				}
 				defer g.ReleaseError(err)
-				pe, same := RaisedAsItself(err)
+				pe, same := raisedAsItself(err)
 				if !same {
 					t.Fatalf("error %v is not a Python exception as itself", err)
 				}

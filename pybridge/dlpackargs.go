@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
 	"github.com/usmbridge/usmbridge/usm"
@@ -113,12 +114,6 @@ func (g *GIL) copyFlag(c Object) (bool, error) {
 // every non-CPU producer.
 const noSyncStream = -1
 
-// acceptsNoSyncStream reports whether parseDLPackArgs accepts
-// stream=noSyncStream (an int, not a bool) for an array on dev, with
-// dl_device None or dev: only kDLOneAPI arrays have streams at all
-// (RATIONALE.md, "__dlpack__'s stream").
-func acceptsNoSyncStream(dev dlpack.Device) bool { return dev.Type == dlpack.OneAPI }
-
 // streamQueue returns the dpctl.SyclQueue stream (checked by dlpackStream)
 // as a queue that dlpack.Export can order after the array's: borrowed,
 // valid while the caller holds stream (for the __dlpack__ call). nil, so
@@ -222,7 +217,7 @@ func (g *GIL) numpyAtLeast(major, minor int) bool {
 // dlpackStream applies parseDLPackArgs's stream rules to a stream that is
 // not None; noSync is true for -1 on a kDLOneAPI array.
 func (g *GIL) dlpackStream(dev dlpack.Device, stream Object, dlDevice *dlpack.Device) (noSync bool, err error) {
-	if !acceptsNoSyncStream(dev) {
+	if !dlabi.AcceptsNoSync(dev) {
 		return false, g.hostStreamError()
 	}
 	if dlDevice != nil && dlDevice.Type == dlpack.CPU {
@@ -297,7 +292,3 @@ func (g *GIL) dlpackPair(v Object, what, form string) (r [2]dlpackInt, ok bool, 
 func (g *GIL) DLPackOptions(dev dlpack.Device, stream, maxVersion, dlDevice, copyArg Object) (dlpack.ExportOptions, error) {
 	return g.parseDLPackArgs(dev, stream, maxVersion, dlDevice, copyArg)
 }
-
-// AcceptsNoSync reports whether __dlpack__(stream=-1) is accepted for an
-// array on dev: only kDLOneAPI arrays have streams (DLPackOptions).
-func AcceptsNoSync(dev dlpack.Device) bool { return acceptsNoSyncStream(dev) }

@@ -291,8 +291,6 @@ func (g *GIL) syclQueueOf(q usm.Queue) (o Object, why, err error) {
 	return Object{p}, nil, nil
 }
 
-// IsSyclQueue reports whether o is a dpctl.SyclQueue (false before dpctl
-// is imported).
 // SyclQueueOf is the queue a dpctl.SyclQueue object o holds, as the
 // queue arrays bound to it get (a copy of the same SYCL queue, equal to
 // o's for dpctl and dpnp), and the position of its device in dpctl's
@@ -314,6 +312,8 @@ func (g *GIL) SyclQueueOf(o Object) (q *dpctl.Queue, device int, ok bool, err er
 	return pin.Queue(), pin.Device(), true, nil
 }
 
+// IsSyclQueue reports whether o is a dpctl.SyclQueue (false before dpctl
+// is imported).
 func (g *GIL) IsSyclQueue(o Object) bool {
 	ty := g.dpctlTypes()
 	return o.p != 0 && ty.queue != 0 && g.api().Type(o.p) == ty.queue

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/testutil"
 )
 
@@ -73,7 +74,7 @@ class V:
 			o := eval(t, g, "V()")
 			defer g.DecRef(o)
 			_, err := g.AsArray(o, nil)
-			pe, same := pythonOrigin(err)
+			pe, same := errkind.Origin[*Exception](err)
 			if pe == nil || !same {
 				t.Fatalf("AsArray: %v, want the property's exception", err)
 			}

@@ -215,7 +215,7 @@ func (g *GIL) raise(err error) {
 		return
 	}
 	a := g.api()
-	pe, same := pythonOrigin(err)
+	pe, same := errkind.Origin[*Exception](err)
 	if pe != nil && same && pe.held != nil {
 		if p := pe.held.ref.p.Load(); p != 0 {
 			a.IncRef(p)
@@ -247,38 +247,18 @@ func (g *GIL) raise(err error) {
 	}
 }
 
-// RaisedAsItself returns the Python exception err is, when raising err
+// raisedAsItself returns the Python exception err is, when raising err
 // raises that exception object as it is: err is an *Exception, or one
-// behind wrappers that add only context (no error kind of their own). An
-// error of usmbridge's (or a user's) that wraps an exception, giving it
-// another meaning, is not: raised, it is a new exception whose __cause__
-// is the wrapped one. Code that passes a producer's own exception through
-// untouched, and words everything else itself, asks this.
-func RaisedAsItself(err error) (*Exception, bool) {
-	pe, same := pythonOrigin(err)
+// behind wrappers that add only context (errkind.Origin). An error of
+// usmbridge's (or a user's) that wraps an exception, giving it another
+// meaning, is not: raised, it is a new exception whose __cause__ is the
+// wrapped one.
+func raisedAsItself(err error) (*Exception, bool) {
+	pe, same := errkind.Origin[*Exception](err)
 	if pe == nil || !same {
 		return nil, false
 	}
 	return pe, true
-}
-
-// pythonOrigin returns the Python exception err carries, if any, and
-// whether err means the same: no error in front of it in the chain states
-// an error kind of its own.
-func pythonOrigin(err error) (pe *Exception, same bool) {
-	same = true
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if x, ok := e.(*Exception); ok { //nolint:errorlint // this link of the chain, walked by hand
-			return x, same
-		}
-		if errkind.OwnKind(e) != nil {
-			same = false
-		}
-	}
-	if errors.As(err, &pe) { // behind a join, or a cause that hides its kind
-		return pe, false
-	}
-	return nil, false
 }
 
 // ExceptionOf returns the Python exception object for err, a new

@@ -137,7 +137,7 @@ func TestGoErrorChainsThePythonCause(t *testing.T) {
 	}
 }
 
-// RaisedAsItself tells the exception Raise raises as that same object (an
+// raisedAsItself tells the exception Raise raises as that same object (an
 // *Exception, behind context-only wrappers) from one a Go error gives
 // another meaning (wrapped with a kind of its own), as raise decides.
 func TestRaisedAsItself(t *testing.T) {
@@ -158,7 +158,7 @@ func TestRaisedAsItself(t *testing.T) {
 			{"a Go error", errors.New("no exception"), false},
 			{"nil", nil, false},
 		} {
-			got, same := RaisedAsItself(c.err)
+			got, same := raisedAsItself(c.err)
 			assert.Equal(t, c.same, same, c.name)
 			if c.same {
 				assert.Same(t, pe, got, c.name)

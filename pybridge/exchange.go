@@ -1,7 +1,6 @@
 package pybridge
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -177,29 +176,11 @@ func (g *GIL) typeAttr(typ uintptr, name string) (uintptr, error) {
 	return v, nil
 }
 
-// fromExchange takes x's tensor through its producer's table: an owning
-// DLManagedTensorVersioned from managed_tensor_from_py_object_no_sync,
-// imported by dlpack.Import with the rules of every import (version,
-// layout, extents, read-only flag), then placed where device and copy ask
-// by placeLegacy, which applies dlpack.Export's rules, as for a producer
-// that could not do it itself. The producer has not synchronised: for a
-// kDLOneAPI tensor the consumer waits on the producer's current work
-// stream (a SYCL queue) and, as on the __dlpack__ path, on x.sycl_queue.
-//
-// A BufferError from the producer (the header's "cannot be described
-// using DLPack") gives fallback true: __dlpack__, whose dl_device and copy
-// may still get the data out (a sub-device's memory copied to the host),
-// decides. tvm-ffi falls back the same way.
-func (g *GIL) fromExchange(x Object, api uintptr, opts FromDLPackOptions) (t *dlpack.Tensor, fallback bool, err error) {
-	t, err = g.takeExchange(x, api, opts)
-	if err != nil && isPyKind(err, errkind.Buffer) && errors.As(err, new(*Exception)) {
-		g.ReleaseError(err)
-		return nil, true, nil
-	}
-	return t, false, err
-}
-
-func (g *GIL) takeExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpack.Tensor, error) {
+// callTable asks x's producer for its tensor through the table api:
+// managed_tensor_from_py_object_no_sync, which hands over an owning
+// DLManagedTensorVersioned without synchronising (fromTable waits). A
+// failure is the producer's exception, as itself.
+func (g *GIL) callTable(x Object, api uintptr) (dlpack.Managed, error) {
 	t := (*dlabi.ExchangeAPI)(cmem.Ptr(api))
 	// Out-parameters live in C memory: the producer may call Python, and
 	// Python Go (usmbridge's own table does), which can move this stack.
@@ -212,33 +193,18 @@ func (g *GIL) takeExchange(x Object, api uintptr, opts FromDLPackOptions) (*dlpa
 		// a function's result the same way): the exception must not stay
 		// pending under the calls that follow, and it propagates.
 		dlpack.UnsafeManaged(out, true).Delete()
-		return nil, g.fetch("pybridge.FromDLPack")
+		return dlpack.Managed{}, g.fetch("pybridge.FromDLPack")
 	}
 	if r != 0 || out == 0 {
 		if g.api().ErrOccurred() != 0 {
-			return nil, g.fetch("pybridge.FromDLPack")
+			return dlpack.Managed{}, g.fetch("pybridge.FromDLPack")
 		}
 		if out != 0 {
 			dlpack.UnsafeManaged(out, true).Delete()
 		}
-		return nil, errkind.New(errkind.Value, "pybridge.FromDLPack", "managed_tensor_from_py_object_no_sync of "+g.objTypeName(x)+" failed without setting an exception")
+		return dlpack.Managed{}, errkind.New(errkind.Value, "pybridge.FromDLPack", "managed_tensor_from_py_object_no_sync of "+g.objTypeName(x)+" failed without setting an exception")
 	}
-	tn, err := g.importManaged(dlpack.UnsafeManaged(out, true), opts.Registry)
-	if err != nil {
-		return nil, err
-	}
-	exchangeImports.Add(1)
-	if tn.DLDevice.Type == dlabi.OneAPI {
-		if err := g.waitWorkStream(t, tn.DLDevice); err != nil {
-			tn.Release()
-			return nil, err
-		}
-		if err := g.waitProducerQueue(x); err != nil {
-			tn.Release()
-			return nil, err
-		}
-	}
-	return g.placeLegacy(tn, opts, false)
+	return dlpack.UnsafeManaged(out, true), nil
 }
 
 // currentWorkStream is the producer's current_work_stream: NULL for

@@ -156,9 +156,3 @@ func ExportView(arr *usm.Array) (dlpack.View, error) {
 	}
 	return dlpack.ViewOf(arr)
 }
-
-// Export is ToDLPack without the capsule: the managed tensor, which the
-// caller hands to a consumer or deletes (Managed.Delete).
-func (g *GIL) Export(arr *usm.Array, opts dlpack.ExportOptions) (dlpack.Managed, error) {
-	return g.export(arr, opts)
-}

@@ -8,6 +8,31 @@ import (
 	"github.com/usmbridge/usmbridge/usm"
 )
 
+// Where the array must be: what a producer could not do (a pre-2023.12
+// one, or a table, which takes no keywords), or was not asked to (host
+// memory onto a device, a copy made from the array ordered on our queue),
+// is done here, with dlpack.Export's rules for copies and moves.
+
+// placeAsked makes of t, imported from what __dlpack__ returned for req
+// (legacy: from the retry without keywords), the array req.opts and
+// req.onto ask for.
+func (g *GIL) placeAsked(t *dlpack.Tensor, req request, legacy bool) (*dlpack.Tensor, error) {
+	if legacy || req.copyHere {
+		var err error
+		if t, err = g.placeLegacy(t, req.opts, legacy); err != nil {
+			return nil, err
+		}
+	}
+	if req.onto != nil && t.DLDevice != *req.onto {
+		t, err := g.hostToDevice(t, *req.onto)
+		if q := req.bindTo; err == nil && q != nil && t.Device == q.Device() && q.Queue() != nil && q.Queue().IsDefaultContext() {
+			t.Queue = q.Queue() // its memory is in the default context, the queue's own
+		}
+		return t, err
+	}
+	return t, nil
+}
+
 // hostToDevice copies the host tensor t into device USM of the dpctl
 // device onto, keeping its layout (the window the array touches is
 // copied, strides and offset stay) and its read-only flag, and releases

@@ -7,6 +7,110 @@ import (
 	"github.com/usmbridge/usmbridge/internal/errkind"
 )
 
+// What FromDLPack asks of a __dlpack__ producer, and the call: the
+// version (max_version, and the retry without keywords for a producer
+// that predates it), the device and the copy, and the stream the producer
+// orders its work before. The table route asks in exchange.go.
+
+// request is what fromDunder asks of the producer, and what it does on
+// this side instead.
+type request struct {
+	// opts are the keywords as asked of the producer: with onto set, the
+	// device is not asked (nil) and neither is a copy.
+	opts FromDLPackOptions
+	// stream is the stream argument (NULL: none); ownStream says request
+	// holds a reference to it (consumerStream's), dropped by release.
+	stream    Object
+	ownStream bool
+	// bindTo is the queue the imported array is bound to (orderDunder):
+	// the caller's dpctl.SyclQueue, or the producer's own; nil for none.
+	bindTo *dpctl.PinnedQueue
+	// copyHere: the copy opts ask for is made here (placeAsked), from the
+	// array the producer ordered our queue after, not asked of it.
+	copyHere bool
+	// onto: host memory is asked for where it is and copied onto this
+	// device here (hostToDevice); nil for none.
+	onto *dlabi.Device
+}
+
+// request decides what to ask of x (see request's fields).
+func (g *GIL) request(x Object, opts FromDLPackOptions) (request, error) {
+	req := request{opts: opts, stream: opts.Stream}
+	// Host memory asked onto a SYCL device: a host producer cannot make
+	// that move (NumPy raises BufferError, which must reach the caller
+	// unchanged if we ask), so ask for the data where it is and copy it
+	// onto the device here, as dpnp's from_dlpack does (hostToDevice).
+	if opts.Device != nil && opts.Device.Type == dlabi.OneAPI {
+		pd, err := g.producerDevice(x)
+		if err != nil {
+			return req, err
+		}
+		if pd.Type == dlabi.CPU {
+			if opts.Copy == dlpack.CopyNever {
+				return req, errkind.New(errkind.Buffer, "pybridge.FromDLPack", "host memory cannot be placed on "+opts.Device.String()+" without a copy (copy=False)")
+			}
+			req.onto, req.opts.Device, req.opts.Copy = opts.Device, nil, dlpack.CopyIfNeeded
+		}
+	}
+	if !req.stream.isNil() && g.IsSyclQueue(req.stream) {
+		// The caller's own queue: the producer orders it after its work,
+		// and the array is bound to it, as to a producer's own queue. A
+		// host producer has no stream to order (NumPy refuses one): the
+		// copy made here onto the device is bound to it.
+		if d, err := g.dpctlUnderGIL(); err == nil {
+			req.bindTo = g.py.queuePin(g, d, req.stream.p)
+		}
+		if req.onto != nil {
+			req.stream = Object{}
+		}
+	}
+	if req.stream.isNil() {
+		// The consumer passes its queue, or the producer's own, so the
+		// producer orders it (consumerStream); a pre-2023.12 producer
+		// gets it too.
+		s, q, err := g.consumerStream(x, req.opts)
+		if err != nil {
+			return req, err
+		}
+		if !s.isNil() {
+			req.stream, req.ownStream, req.bindTo = s, true, q
+			// A copy is made here, from the array the producer ordered
+			// our queue after, not asked of the producer: dpnp 0.20's
+			// __dlpack__(copy=True) reads an array on an out-of-order
+			// queue before the work pending on it has written it
+			// (RATIONALE.md, "Queue ordering on the device").
+			req.copyHere = req.opts.Copy == dlpack.CopyAlways
+		}
+	}
+	return req, nil
+}
+
+// release drops the stream reference the request holds.
+func (req *request) release(g *GIL) {
+	if req.ownStream {
+		g.DecRef(req.stream)
+	}
+}
+
+// callProducer calls x.__dlpack__ as req asks (callDLPack) and, if the
+// producer raises TypeError (a pre-2023.12 signature), meth again with
+// only the stream, the keyword it has always known (legacy true): the
+// copy and the move are then made here (placeAsked). The capsule is a new
+// reference.
+func (g *GIL) callProducer(x, meth Object, req request) (c Object, legacy bool, err error) {
+	c, err = g.callDLPack(x, req.opts, req.stream, req.copyHere)
+	if err == nil || !isPyKind(err, errkind.Type) {
+		return c, false, err
+	}
+	g.ReleaseError(err) // handled: the retry decides
+	legacyKw := map[string]any{}
+	if !req.stream.isNil() {
+		legacyKw["stream"] = req.stream
+	}
+	c, err = g.call(meth, nil, legacyKw)
+	return c, true, err
+}
+
 // callDLPack calls x.__dlpack__ with the keywords opts ask for, in the
 // order of their names: copy (unless the copy is made here), dl_device,
 // max_version (the version FromDLPack reads, one tuple made once) and
@@ -248,7 +352,7 @@ func (g *GIL) dlpackDeviceOf(x Object) (dlabi.Device, bool, error) {
 	defer g.DecRef(r)
 	p, ok, err := g.dlpackPair(r, "__dlpack_device__", "integers")
 	if err != nil {
-		if _, raised := RaisedAsItself(err); raised {
+		if _, raised := raisedAsItself(err); raised {
 			return dlabi.Device{}, false, err
 		}
 		return dlabi.Device{}, false, nil

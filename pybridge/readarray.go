@@ -30,28 +30,26 @@ func (g *GIL) ArrayFromSUAI(obj Object, d *SUAIDict, reg *usm.Registry) (arr *us
 	return g.bindSUAI(Object{}, s, reg, true) // the caller keeps obj alive
 }
 
-// ReadSUAIArray is ReadArray for an object obj whose
+// ReadSUAIArrayInto is ReadArray for an object obj whose
 // __sycl_usm_array_interface__ the caller read into d (see SUAIDict): it
 // binds it with reg (nil: dpctl's registry), and the array's Owner holds
 // obj, as ReadArray's does. A zero d.Dict says reading the attribute
 // raised AttributeError (an instance in host memory): obj is then read as
 // any other DLPack producer, without asking for the attribute again.
-func (g *GIL) ReadSUAIArray(obj Object, d *SUAIDict, reg *usm.Registry) (*usm.Array, error) {
-	return g.readSUAIArray(obj, d, reg, nil, nil)
-}
-
-// ReadSUAIArrayInto is ReadSUAIArray writing the Array to *dst, with
-// its Shape and Strides in dims when they fit (as
-// usm.Registry.ParseFieldsInto). A caller that reads array after array
-// into storage of its own, and keeps d from one to the next (d holds the
-// room an exact dict's values are read in), allocates only the Owner:
-// an extension module's arguments, call after call. On an error *dst is
-// unspecified.
+//
+// The Array is written to *dst, with its Shape and Strides in dims when
+// they fit (as usm.Registry.ParseFieldsInto). A caller that reads array
+// after array into storage of its own, and keeps d from one to the next
+// (d holds the room an exact dict's values are read in), allocates only
+// the Owner: an extension module's arguments, call after call. On an
+// error *dst is unspecified.
 func (g *GIL) ReadSUAIArrayInto(obj Object, d *SUAIDict, reg *usm.Registry, dst *usm.Array, dims []int64) error {
 	_, err := g.readSUAIArray(obj, d, reg, dst, dims)
 	return err
 }
 
+// readSUAIArray is ReadSUAIArrayInto, which also returns the array (dst
+// when given).
 func (g *GIL) readSUAIArray(obj Object, d *SUAIDict, reg *usm.Registry, dst *usm.Array, dims []int64) (*usm.Array, error) {
 	if d.Dict.isNil() {
 		arr, err := g.readDLPackArray(obj, reg)
@@ -112,7 +110,7 @@ func (g *GIL) ReadArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 		// The type has the attribute; an instance in host memory may not
 		// (AttributeError): then it is a DLPack producer like any other.
 		if d := a.GetAttr(o.p, name); d != 0 {
-			arr, err := g.ReadSUAIArray(o, &SUAIDict{Dict: Object{d}}, reg) // borrows d
+			arr, err := g.readSUAIArray(o, &SUAIDict{Dict: Object{d}}, reg, nil, nil) // borrows d
 			a.DecRef(d)
 			return arr, err
 		}
@@ -129,7 +127,7 @@ func (g *GIL) ReadArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 func (g *GIL) readDLPackArray(o Object, reg *usm.Registry) (*usm.Array, error) {
 	t, err := g.FromDLPack(o, FromDLPackOptions{Registry: reg})
 	if err != nil {
-		if _, own := RaisedAsItself(err); !own && errors.Is(err, errkind.Attribute) { // no producer methods (notAProducer), not its AttributeError
+		if _, own := raisedAsItself(err); !own && errors.Is(err, errkind.Attribute) { // no producer methods (notAProducer), not its AttributeError
 			return nil, errkind.New(errkind.Type, "pybridge.ReadArray", "expected an array (the buffer protocol, DLPack or __sycl_usm_array_interface__), got "+g.objTypeName(o))
 		}
 		return nil, err

@@ -36,7 +36,7 @@ func SUAIKeys() [numKeys]string { return suaiKeyNames }
 
 // SUAIDict is an object's __sycl_usm_array_interface__ as a caller that
 // read the attribute itself found it, for ArrayFromSUAI and
-// ReadSUAIArray. Dict is the attribute's value. When Looked, Dict is
+// ReadSUAIArrayInto. Dict is the attribute's value. When Looked, Dict is
 // exactly a dict (not a subclass) and Values holds its value at each of
 // SUAIKeys, looked up as dpctl's dict.get does (PyDict_GetItemWithError; a
 // zero Object where a key is absent): the values are then read as they

@@ -28,12 +28,16 @@ import (
 // lives until it is released. A slice from Slice aliases the memory and must
 // not be used after the call either (unless kept). The Array may be used
 // from goroutines the function starts, while the call runs.
+//
+// An Array is an AnyArray whose element type is known: its layout, USM
+// view, Keep, Device and Given are AnyArray's, and Slice gives its
+// elements as a []T.
 type Array[T usm.Element] struct {
-	a   *arg
-	gen uint32
+	AnyArray
 }
 
-// AnyArray is an array argument of any element type (see Array).
+// AnyArray is an array argument of any element type (see Array): the
+// same view, without typed access to its elements (As gives it).
 type AnyArray struct {
 	a   *arg
 	gen uint32
@@ -156,19 +160,6 @@ func (a *arg) hostSpan(gen uint32) (p uintptr, n int, ok bool) {
 	return lowest(&a.arr), lenOf(&a.arr), true
 }
 
-// IsNone reports whether the argument was None (or omitted) for an Optional
-// parameter.
-func (x Array[T]) IsNone() bool { return x.a.isNone() }
-
-// Shape returns the extents (a copy; nil after the call).
-func (x Array[T]) Shape() []int64 { return x.a.shape(x.gen) }
-
-// Strides returns the strides in elements (a copy; nil after the call).
-func (x Array[T]) Strides() []int64 { return x.a.strides(x.gen) }
-
-// Len returns the number of elements (0 after the call).
-func (x Array[T]) Len() int { return x.a.len(x.gen) }
-
 // Slice returns the elements as a []T over the caller's memory, in memory
 // order, when the memory is host-accessible (host memory, USM host or
 // shared) and contiguous (C or Fortran order): for a C-contiguous array
@@ -176,20 +167,6 @@ func (x Array[T]) Len() int { return x.a.len(x.gen) }
 // device memory (use USM and usm.CopyToSlice) and for strided arrays. A
 // read-only array's slice must not be written.
 func (x Array[T]) Slice() []T { return sliceOf[T](x.a, x.gen) }
-
-// USM returns the view as a *usm.Array: its pointer, device and queue for
-// USM (Data, Memory, DLDevice, Queue), shape and strides. It describes the
-// memory for the call; nil after it.
-func (x Array[T]) USM() *usm.Array { return x.a.usm(x.gen) }
-
-// Keep returns the view as a *usm.Array that stays valid after the call:
-// its Owner holds the caller's memory until released (Owner.Release, from
-// any goroutine). Each Keep is a reference of its own: an argument kept
-// twice is held until both are released, and an argument kept and returned
-// is held by both. It takes no GIL, so a goroutine of the call may keep an
-// argument while the call runs. Nil and an error for None or after the
-// call.
-func (x Array[T]) Keep() (*usm.Array, error) { return keep(x.a, x.gen) }
 
 // IsNone reports whether the argument was None (or omitted) for an Optional
 // parameter.
@@ -204,20 +181,23 @@ func (x AnyArray) Strides() []int64 { return x.a.strides(x.gen) }
 // Len returns the number of elements (0 after the call).
 func (x AnyArray) Len() int { return x.a.len(x.gen) }
 
-// USM returns the view as a *usm.Array (see Array.USM).
+// USM returns the view as a *usm.Array: its pointer, device and queue for
+// USM (Data, Memory, DLDevice, Queue), shape and strides. It describes the
+// memory for the call; nil after it.
 func (x AnyArray) USM() *usm.Array { return x.a.usm(x.gen) }
 
-// Keep returns the view as a *usm.Array that outlives the call (see
-// Array.Keep).
+// Keep returns the view as a *usm.Array that stays valid after the call:
+// its Owner holds the caller's memory until released (Owner.Release, from
+// any goroutine). Each Keep is a reference of its own: an argument kept
+// twice is held until both are released, and an argument kept and returned
+// is held by both. It takes no GIL, so a goroutine of the call may keep an
+// argument while the call runs. Nil and an error for None or after the
+// call.
 func (x AnyArray) Keep() (*usm.Array, error) { return keep(x.a, x.gen) }
 
 // Device returns where the argument lives, with its queue (Host for host
 // memory and for None): EmptyLike and Empty of it make arrays that combine
 // with it. After the call it is the zero Device, which Empty refuses.
-func (x Array[T]) Device() Device { return x.a.device(x.gen) }
-
-// Device returns where the argument lives, with its queue (see
-// Array.Device).
 func (x AnyArray) Device() Device { return x.a.device(x.gen) }
 
 // DType returns the argument's element type (the zero Type for None or
@@ -235,16 +215,12 @@ func As[T usm.Element](x AnyArray) (Array[T], bool) {
 	if err != nil || dt != want {
 		return Array[T]{}, false
 	}
-	return Array[T](x), true
+	return Array[T]{x}, true
 }
 
 // Given returns the argument itself, the very object the caller passed,
 // as a function's result: NumPy's out= convention, f(x, out=y) is y. None
 // for an omitted or None argument.
-func (x Array[T]) Given() Result { return Result{given: x.a, gen: x.gen, kind: resultGiven} }
-
-// Given returns the argument itself as a function's result (see
-// Array.Given).
 func (x AnyArray) Given() Result { return Result{given: x.a, gen: x.gen, kind: resultGiven} }
 
 // Result is a result chosen when the function runs: an argument as given
@@ -361,7 +337,7 @@ func (Array[T]) wants() (dlabi.DataType, string) {
 }
 
 func (Array[T]) maker() any {
-	return func(a *arg, gen uint32) Array[T] { return Array[T]{a, gen} }
+	return func(a *arg, gen uint32) Array[T] { return Array[T]{AnyArray{a, gen}} }
 }
 
 func (AnyArray) wants() (dlabi.DataType, string) { return dlabi.DataType{}, "" }

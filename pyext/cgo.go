@@ -459,12 +459,12 @@ func ubx_go_exchange_refuse(v *C.ubx_view, self unsafe.Pointer) C.int {
 				return err
 			}
 			defer release()
-			m, err := g.Export(arr, dlpack.ExportOptions{MaxVersion: &dlpack.ProducerVersion, NoSync: true})
-			if err == nil {
-				m.Delete()
-				err = errkind.New(errkind.Buffer, "DLPack exchange API", "the array cannot be exported without Go")
+			// The view C copies was refused (fillView): the same refusal,
+			// which an export of the array without a stream meets first.
+			if _, err := pybridge.ExportView(arr); err != nil {
+				return err
 			}
-			return err
+			return errkind.New(errkind.Buffer, "DLPack exchange API", "the array cannot be exported without Go")
 		})
 	})
 	return -1
@@ -662,7 +662,7 @@ func fromDLPackOptions(g *pybridge.GIL, device, copyArg pybridge.Object) (pybrid
 	if device.Ptr() != 0 { // a DLPack pair, or nothing a device is
 		o, err := g.DLPackOptions(dlabi.Device{}, pybridge.Object{}, pybridge.Object{}, device, pybridge.Object{})
 		if err != nil {
-			if _, own := pybridge.RaisedAsItself(err); own {
+			if exc, own := errkind.Origin[*pybridge.Exception](err); own && exc != nil {
 				return opts, err // raised by the pair's own code (an __index__)
 			}
 			// Said of from_dlpack's device, not of the __dlpack__ keyword

@@ -314,7 +314,7 @@ func (c *frame) decodeArray(i int) (*arg, error) {
 	default:
 		if err := c.importObject(v, a); err != nil {
 			k := errkind.Of(err)
-			if exc, own := pybridge.RaisedAsItself(err); own {
+			if exc, own := errkind.Origin[*pybridge.Exception](err); own && exc != nil {
 				if !errors.Is(exc, errkind.Buffer) {
 					return nil, err // the producer's own exception, as itself
 				}
@@ -483,7 +483,6 @@ func encoderOf(t reflect.Type) (encoder, bool) {
 // arrayResult is an array argument returned as the result.
 type arrayResult interface{ argOf() (*arg, uint32) }
 
-func (x Array[T]) argOf() (*arg, uint32) { return x.a, x.gen }
 func (x AnyArray) argOf() (*arg, uint32) { return x.a, x.gen }
 
 // sliceEncoder returns Go slices of element types as host Arrays over the

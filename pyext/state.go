@@ -121,7 +121,7 @@ func fillView(arr *usm.Array, h int64, v *view, dims *[2 * maxNdim]int64) error 
 	dev := arr.DLDevice
 	if dev.Type == dlabi.OneAPI {
 		v.usmKind = int32(arr.Memory.Kind)
-		v.noSync = boolC(pybridge.AcceptsNoSync(dev))
+		v.noSync = boolC(dlabi.AcceptsNoSync(dev))
 	}
 	v.wait = boolC(needsWait(arr.Queue))
 	ev, err := pybridge.ExportView(arr)

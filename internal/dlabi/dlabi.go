@@ -62,6 +62,13 @@ type Device struct {
 	ID   int32
 }
 
+// AcceptsNoSync reports whether __dlpack__(stream=-1), the array API's "do
+// not synchronize", is accepted for an array on d: only kDLOneAPI arrays
+// have streams (RATIONALE.md, "__dlpack__'s stream"). pybridge reads the
+// stream keyword by it, and pyext's C half answers a plain stream=-1 by it
+// (the view's no_sync).
+func AcceptsNoSync(d Device) bool { return d.Type == OneAPI }
+
 func (d Device) String() string { return "(" + d.Type.String() + ", " + itoa(int64(d.ID)) + ")" }
 
 // TypeCode is DLDataTypeCode, stored in DLDataType as a uint8.

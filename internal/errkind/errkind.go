@@ -104,6 +104,32 @@ func OwnKind(e error) *Kind {
 	return nil
 }
 
+// Origin returns the error of type E that err carries, if any, and
+// whether err means the same: no error in front of it in the chain states
+// a kind of its own. A wrapper that only adds context (fmt.Errorf's %w)
+// keeps the origin's meaning; one that states a kind gives it another. An
+// origin found only behind a join, or behind a cause that hides its kind
+// (HideKind), does not mean the same. pybridge raises an error whose origin
+// is a Python exception, meaning the same, as that very exception object,
+// and pyext passes such an error through untouched where it words every
+// other one itself: both ask this.
+func Origin[E error](err error) (origin E, same bool) {
+	same = true
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if x, ok := e.(E); ok { //nolint:errorlint // this link of the chain, walked by hand
+			return x, same
+		}
+		if OwnKind(e) != nil {
+			same = false
+		}
+	}
+	var zero E
+	if errors.As(err, &origin) {
+		return origin, false
+	}
+	return zero, false
+}
+
 // HideKind wraps a cause so that errors.Is finds no kind through it, for
 // structured errors documented to match exactly one kind: their Unwrap
 // returns HideKind(cause). errors.As, and errors.Is with any target that is

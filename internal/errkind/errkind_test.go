@@ -137,3 +137,33 @@ func TestMessageLeavesOutGoOps(t *testing.T) {
 		}
 	}
 }
+
+type originErr struct{ msg string }
+
+func (e *originErr) Error() string { return e.msg }
+
+// Origin finds the error of a type in the chain, and says whether the
+// chain means what it means: only context stands in front of it.
+func TestOrigin(t *testing.T) {
+	o := &originErr{"producer's"}
+	for _, c := range []struct {
+		name  string
+		err   error
+		found bool
+		same  bool
+	}{
+		{"nil", nil, false, false},
+		{"none in the chain", errors.New("x"), false, false},
+		{"itself", o, true, true},
+		{"behind context", fmt.Errorf("ctx: %w", o), true, true},
+		{"behind a kind of its own", Wrap(Value, "op", "outer", o), true, false},
+		{"behind context and a kind", fmt.Errorf("ctx: %w", &ownKind{Type, o}), true, false},
+		{"behind a join", errors.Join(errors.New("a"), o), true, false},
+		{"behind a hidden cause", fmt.Errorf("ctx: %w", HideKind(o)), true, false},
+	} {
+		got, same := Origin[*originErr](c.err)
+		if (got != nil) != c.found || (c.found && got != o) || same != c.same {
+			t.Errorf("%s: Origin = %v, %v; want found %v, same %v", c.name, got, same, c.found, c.same)
+		}
+	}
+}
