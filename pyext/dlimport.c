@@ -1,7 +1,7 @@
 /*
  * dlimport.c: the import of a host (kDLCPU) DLPack tensor in C, so that
  * from_dlpack of a NumPy array and a NumPy argument of a Go function make
- * no call into Go (module.c). It repeats dlpack.Import's checks for a
+ * no call into Go (fromdlpack.c, read_numpy.c). It repeats dlpack.Import's checks for a
  * tensor without a registry, in Import's order, and the form dlpack.Export
  * gives the result. Go's code is the rule: FuzzHostImport (abi_test.go)
  * feeds the same hostile tensors to both and holds them equal. What Go's

@@ -1,8 +1,10 @@
 /*
- * ubx.h: the ABI between pyext's C half (module.c) and its Go half
- * (the cgo files of package pyext). No Python.h here: Go includes this file,
- * and pyext must build without Python's headers. abi_test.go holds every
- * struct to Go's mirror of it (internal/dlabi for the DLPack structs).
+ * ubx.h: the ABI between pyext's C half (its .c files; what they share
+ * among themselves is ubx_c.h) and its Go half (the cgo files of package
+ * pyext): the one contract between the two. No Python.h here: Go includes
+ * this file, and pyext must build without Python's headers. abi_test.go
+ * holds every struct to Go's mirror of it (internal/dlabi for the DLPack
+ * structs).
  *
  * The DLPack structs are the 1.x C ABI (dlpack.h), written from the
  * specification.
@@ -295,11 +297,11 @@ typedef struct {
 /* ---- fork ---------------------------------------------------------------- */
 
 /* 1 in a child created by fork() after this library was loaded: nothing
- * there may enter Go (module.c). */
+ * there may enter Go (fork.c). */
 int ubx_forked(void);
 
 /* fork_skip counts a release a forked child skipped rather than enter Go
- * (module.c's _fork_skips); C only, hidden. */
+ * (module.c's _fork_skips); C only, hidden (fork.c). */
 __attribute__((visibility("hidden"))) void fork_skip(void);
 
 /* ubx_gate wraps a Go callback that C code may call (a DLPack deleter, a

@@ -1,0 +1,159 @@
+/*
+ * instance.c: objects of the module's classes (pyext.NewClass), each
+ * holding a Go value by handle: their lifetime (the value goes back to Go
+ * when the object goes), the object of each live handle (so that a value
+ * Go returns again is its object again), an argument of a class read for
+ * Go, and a result that is a class's object. Making the classes is
+ * class.c's; RATIONALE.md, "Go types as Python classes", says why they are
+ * the way they are.
+ */
+
+#ifdef UBX_MODULE
+
+#include "ubx_c.h"
+
+/* The module's classes, made by the first import and kept (class.c). */
+PyTypeObject **class_types;
+int32_t nclasses;
+
+/* The living object of each handle (borrowed: an object removes itself when
+ * its value is dropped), so that a value Go returns again is its object
+ * again. Guarded by the GIL. */
+static PyObject **objects;
+
+static int64_t nobjects;
+
+/* instance_drop gives an object's Go value back to Go, which closes it if
+ * it is an io.Closer. A forked child leaves it (it cannot enter Go). */
+static void instance_drop(Instance *o)
+{
+	int64_t h = o->handle;
+	if (h == 0)
+		return;
+	o->handle = 0;
+	if (h < nobjects && objects[h] == (PyObject *)o)
+		objects[h] = NULL;
+	if (ubx_forked()) {
+		fork_skip();
+		return;
+	}
+	PyObject *et, *ev, *tb;
+	PyErr_Fetch(&et, &ev, &tb);
+	if (ubx_go_drop_value(h) != 0) {
+		go_failed();
+		/* The type, not the object, which is being freed. */
+		PyErr_WriteUnraisable((PyObject *)Py_TYPE(o));
+	}
+	PyErr_Restore(et, ev, tb);
+}
+
+int instance_clear(Instance *o)
+{
+	instance_drop(o);
+	return 0;
+}
+
+int instance_traverse(Instance *o, visitproc visit, void *arg)
+{
+	Py_VISIT(Py_TYPE(o));
+	return 0;
+}
+
+void instance_dealloc(Instance *o)
+{
+	PyTypeObject *tp = Py_TYPE(o);
+	PyObject_GC_UnTrack(o);
+	if (o->weakrefs != NULL)
+		PyObject_ClearWeakRefs((PyObject *)o);
+	instance_drop(o);
+	PyObject_GC_Del(o);
+	Py_DECREF(tp);
+}
+
+int ubx_read_instance(const ubx_func *f, const ubx_param *p, PyObject *o, ubx_value *val)
+{
+	val->obj = o;
+	PyTypeObject *tp = p->cls >= 0 && p->cls < nclasses ? class_types[p->cls] : NULL;
+	if (tp == NULL) {
+		PyErr_Format(PyExc_SystemError, "%s() argument '%s': no class %d", f->name, p->name, (int)p->cls);
+		return -1;
+	}
+	if (Py_TYPE(o) != tp) {
+		if (p->flags & UBX_F_SELF) {
+			const char *attr = strrchr(f->name, '.');
+			PyErr_Format(PyExc_TypeError, "descriptor '%s' for '%s' objects doesn't apply to a '%.200s' object",
+				     attr != NULL ? attr + 1 : f->name, tp->tp_name, Py_TYPE(o)->tp_name);
+		} else {
+			PyErr_Format(PyExc_TypeError, "%s() argument '%s' must be %s, not %.200s", f->name, p->name,
+				     tp->tp_name, Py_TYPE(o)->tp_name);
+		}
+		return -1;
+	}
+	int64_t h = ((Instance *)o)->handle;
+	if (h == 0) {
+		if (p->flags & UBX_F_SELF)
+			PyErr_Format(PyExc_TypeError,
+				     "%s(): the %s object's Go value is gone (the garbage collector cleared it)", f->name,
+				     tp->tp_name);
+		else
+			PyErr_Format(PyExc_TypeError,
+				     "%s() argument '%s' is a %s object whose Go value is gone (the garbage collector cleared it)",
+				     f->name, p->name, tp->tp_name);
+		return -1;
+	}
+	val->i = h;
+	val->kind = UBX_V_INSTANCE;
+	return 0;
+}
+
+PyObject *ubx_instance_result(const ubx_result *r)
+{
+	int64_t h = r->i;
+	if (r->arg < 0 || r->arg >= nclasses || h <= 0) {
+		PyErr_Format(PyExc_SystemError, "a Go function returned an object of no class (%d, %lld)", (int)r->arg,
+			     (long long)h);
+		return NULL;
+	}
+	if (r->n != 0) { /* the value's object is alive */
+		if (h < nobjects && objects[h] != NULL)
+			return Py_NewRef(objects[h]);
+		PyErr_SetString(PyExc_RuntimeError, "a Go function returned a value whose object is being made or freed");
+		return NULL;
+	}
+	if (h >= nobjects) {
+		int64_t n = nobjects > 0 ? nobjects : 64;
+		while (n <= h)
+			n *= 2;
+		PyObject **grown = realloc(objects, sizeof(PyObject *) * (size_t)n);
+		if (grown == NULL) {
+			if (ubx_go_drop_value(h) != 0)
+				PyErr_Clear();
+			return PyErr_NoMemory();
+		}
+		memset(grown + nobjects, 0, sizeof(PyObject *) * (size_t)(n - nobjects));
+		objects = grown;
+		nobjects = n;
+	}
+	Instance *o = PyObject_GC_New(Instance, class_types[r->arg]);
+	if (o == NULL) {
+		if (ubx_go_drop_value(h) != 0)
+			PyErr_Clear();
+		return NULL;
+	}
+	o->handle = h;
+	o->weakrefs = NULL;
+	objects[h] = (PyObject *)o;
+	PyObject_GC_Track(o);
+	return (PyObject *)o;
+}
+
+PyMemberDef instance_members[] = {
+	{"__weaklistoffset__", T_PYSSIZET, offsetof(Instance, weakrefs), READONLY, NULL},
+	{NULL},
+};
+
+#else
+
+typedef int ubx_instance_c_unused; /* nothing without Python */
+
+#endif /* UBX_MODULE */
