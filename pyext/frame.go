@@ -278,22 +278,6 @@ func (c *frame) setArray(r *result, arr *usm.Array) error {
 	return newArrayResult(arr, true, r)
 }
 
-// newArrayResult makes r an Array over arr with Go state (taking over
-// arr's Owner when takeOwner, else retaining it).
-func newArrayResult(arr *usm.Array, takeOwner bool, r *result) error {
-	st, h, err := adopt(arr, takeOwner)
-	if err != nil {
-		return err
-	}
-	if err := fillView(arr, h, &r.v, &r.dims); err != nil {
-		handles.remove(h)
-		st.release()
-		return err
-	}
-	r.kind = rArray
-	return nil
-}
-
 // setArgArray returns an array argument as an Array over its memory.
 func (c *frame) setArgArray(r *result, a *arg, gen uint32) error {
 	if a == nil || a.gen != gen || a.frame != c {

@@ -95,6 +95,22 @@ func (t *handleTable) remove(h int64) *state {
 	return s
 }
 
+// newArrayResult makes r an Array over arr with Go state (taking over
+// arr's Owner when takeOwner, else retaining it).
+func newArrayResult(arr *usm.Array, takeOwner bool, r *result) error {
+	st, h, err := adopt(arr, takeOwner)
+	if err != nil {
+		return err
+	}
+	if err := fillView(arr, h, &r.v, &r.dims); err != nil {
+		handles.remove(h)
+		st.release()
+		return err
+	}
+	r.kind = rArray
+	return nil
+}
+
 // adopt makes arr the Go state of a new Array: its Owner is retained for
 // the Array (the caller keeps its own reference), or taken over when
 // takeOwner (an import whose only holder is the new Array).
