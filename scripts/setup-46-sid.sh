@@ -26,11 +26,14 @@
 # USMBRIDGE_SID_PYVERSIONS=<venv>:<venv>" (paths inside the root, of the
 # venvs it completed) on stdout; progress goes to stderr. Exits non-zero
 # when the root or a venv could not be made, after printing what it did
-# make. Needs root (debootstrap, chroot, mount namespaces) and Debian's
-# package mirror.
+# make. Needs root (debootstrap, chroot, mount namespaces) and a Debian
+# package mirror: the one the machine's apt already uses
+# (scripts/apt-mirror.sh), or $USMBRIDGE_DEBIAN_MIRROR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec 3>&1 1>&2
+# shellcheck source=scripts/apt-mirror.sh
+. scripts/apt-mirror.sh
 
 # The versions made here; README.md states them and test/pyversions_test.go
 # holds CI to them.
@@ -38,7 +41,6 @@ minors=(3.14 3.15)
 # Those dpctl 0.22.1 and dpnp 0.20.0 (requirements-dpctl.txt) have wheels for.
 dpctl_minors=(3.14)
 
-mirror=http://deb.debian.org/debian
 packages=(ca-certificates gcc libc6-dev)
 for minor in "${minors[@]}"; do
 	packages+=("python$minor" "python$minor-dev" "python$minor-venv")
@@ -91,13 +93,22 @@ fi
 # deleting through it would delete the host's files.
 mounted() { awk -v d="$dir/" 'index($2 "/", d) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; }
 
-stamp=$(printf '%s\n' "$mirror sid" "${packages[@]}")
-if ! [ -x "$root/usr/bin/env" ] || [ "$stamp" != "$(cat "$dir/root.installed" 2>/dev/null)" ]; then
+# What the root is made from: the suite and the packages. Not the mirror,
+# which serves the same sid whichever it is; a root made when the stamp
+# named it too ("<mirror> sid" on its first line) counts as made from sid.
+stamp=$(printf '%s\n' sid "${packages[@]}")
+installed=$(sed '1s/^.* sid$/sid/' "$dir/root.installed" 2>/dev/null || true)
+if ! [ -x "$root/usr/bin/env" ] || [ "$stamp" != "$installed" ]; then
 	if mounted; then
 		say "something is mounted under $dir; not replacing the root"
 		exit 1
 	fi
-	say "making a Debian sid root in $root (${packages[*]})"
+	mirror=${USMBRIDGE_DEBIAN_MIRROR:-}
+	if [ -z "$mirror" ] && ! mirror=$(apt_mirror /etc/apt "$(. /etc/os-release && echo "${VERSION_CODENAME:-}")"); then
+		say "no Debian mirror in the machine's apt sources (/etc/apt); set USMBRIDGE_DEBIAN_MIRROR to one"
+		exit 1
+	fi
+	say "making a Debian sid root in $root from $mirror (${packages[*]})"
 	rm -rf "$root" "$dir/root.new" "$dir/root.installed"
 	if ! debootstrap --variant=minbase --include="$(IFS=,; echo "${packages[*]}")" \
 		sid "$dir/root.new" "$mirror" >"$dir/debootstrap.log" 2>&1; then
