@@ -15,7 +15,6 @@ package pyext
 // #cgo CFLAGS: -O2 -Werror=implicit-function-declaration
 // #include "ubx.h"
 // void ubx_set_error(void *exc);
-// long ubx_fork_skips(void);
 import "C"
 
 import (

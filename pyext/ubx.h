@@ -300,9 +300,11 @@ typedef struct {
  * there may enter Go (fork.c). */
 int ubx_forked(void);
 
-/* fork_skip counts a release a forked child skipped rather than enter Go
- * (module.c's _fork_skips); C only, hidden (fork.c). */
+/* fork_skip counts a release a forked child skipped rather than enter Go;
+ * C only, hidden (fork.c). ubx_fork_skips is the count (module.c's
+ * _fork_skips, and Go's tests). */
 __attribute__((visibility("hidden"))) void fork_skip(void);
+long ubx_fork_skips(void);
 
 /* ubx_gate wraps a Go callback that C code may call (a DLPack deleter, a
  * capsule destructor) so that it is not entered in a forked child; 0 when
