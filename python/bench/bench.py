@@ -338,11 +338,11 @@ A Go function `func(x pyext.Array[float32]) error` declared with
 `pyext.NDim(1), pyext.CContiguous()` that does nothing
 (`python/bench/benchmod`, built by `python -m usmbridge.build`), called
 with a NumPy array of 1024 float32. The call goes through the module's C
-half (`pyext/module.c`): it binds the argument, reads the NumPy array in
-place (its struct, as NumPy's C API macros do, once the first array read
+half (`pyext/call.c`): it binds the argument, reads the NumPy array in
+place (`pyext/read_numpy.c`: its struct, as NumPy's C API macros do, once the first array read
 both ways gave the buffer protocol's answer; other host arrays go
 through the buffer protocol) and checks the layout with the DLPack
-import's rules, then calls into Go once (`pyext/cgo.go`, `ubx_go_call`),
+import's rules, then calls into Go once (`pyext/call_cgo.go`, `ubx_go_call`),
 where pyext makes the `Array` view, checks the element type and the
 constraints and calls the function; the array is let go after the
 call. Its peers take the same array with the same signature and do

@@ -96,7 +96,7 @@ def seen(f):
     s = a.__sycl_usm_array_interface__
     return ("ok", s["shape"], s["strides"], s["typestr"], s["data"], s.get("offset", 0))
 
-# C looks the keys of an exact dict up (pyext/module.c, read_suai) and Go
+# C looks the keys of an exact dict up (pyext/read_suai.c, read_suai) and Go
 # reads the values; a dict subclass is looked up by Go alone
 # (pybridge.SUAIDict). Both must see the same SUAI: the same array, or the
 # same exception. Each side gets its own copy, as reading may change the

@@ -1,5 +1,5 @@
 """An array argument's __sycl_usm_array_interface__, read two ways: C
-looks the keys of an exact dict up (pyext/module.c, read_suai) and hands
+looks the keys of an exact dict up (pyext/read_suai.c, read_suai) and hands
 Go the values, where a dict subclass is looked up by Go alone
 (pybridge.SUAIDict). Over SUAI dicts spoiled one or two fields at a time,
 a function sees the same array either way, or the caller gets the same
