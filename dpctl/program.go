@@ -149,7 +149,10 @@ func build(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.Pro
 		if be != dpctlapi.BackendOpenCL && be != dpctlapi.BackendLevelZero {
 			return nil, errkind.New(errkind.NotSupported, "DPCTLKernelBundle_CreateFromSpirv", "dpctl builds SPIR-V on OpenCL and Level Zero contexts only")
 		}
-		kb = k.BundleFromSpirv(ctx, dev, []byte(key.Src), opts)
+		var err error
+		if kb, err = k.BundleFromSpirv(ctx, dev, []byte(key.Src), opts); err != nil {
+			return nil, err // a library of an unknown generation (dpctlapi/generation.go)
+		}
 	} else {
 		if be != dpctlapi.BackendOpenCL {
 			return nil, errkind.New(errkind.NotSupported, "DPCTLKernelBundle_CreateFromOCLSource", "dpctl builds OpenCL C on OpenCL contexts only: give SPIR-V (scripts/spirv.sh makes it from OpenCL C)")
