@@ -144,13 +144,19 @@ func build(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.Pro
 	k := b.api.Kernels()
 	opts := key.CFlags()
 	var kb uintptr
+	var il []byte // the SPIR-V, in little-endian words
 	be := k.ContextGetBackend(ctx)
 	if key.IL {
 		if be != dpctlapi.BackendOpenCL && be != dpctlapi.BackendLevelZero {
 			return nil, errkind.New(errkind.NotSupported, "DPCTLKernelBundle_CreateFromSpirv", "dpctl builds SPIR-V on OpenCL and Level Zero contexts only")
 		}
+		// Checked before the SYCL runtime sees it, which hands it to
+		// OpenCL's or Level Zero's (kernelparams.CheckSPIRV says why).
 		var err error
-		if kb, err = k.BundleFromSpirv(ctx, dev, []byte(key.Src), opts); err != nil {
+		if il, err = kernelparams.CheckSPIRV("dpctl.Queue.BuildProgram", []byte(key.Src)); err != nil {
+			return nil, err
+		}
+		if kb, err = k.BundleFromSpirv(ctx, dev, il, opts); err != nil {
 			return nil, err // a library of an unknown generation (dpctlapi/generation.go)
 		}
 	} else {
@@ -172,7 +178,7 @@ func build(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.Pro
 	}
 	p := &Program{b: b, key: key, kb: kb, ctx: ctx, dev: dev}
 	if key.IL {
-		p.params = kernelparams.FromSPIRV([]byte(key.Src))
+		p.params = kernelparams.FromSPIRV(il)
 	}
 	livePrograms.Add(1)
 	return p, nil

@@ -73,15 +73,21 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 	defer q.ctx.unlock()
 	c := &q.ctx.progs
 	p, err := c.progs.Get(op, programs.LookupKey(uintptr(q.dev.h), "", src.SPIRV, src.Options), func(key programs.Key) (*Program, error) {
+		// Checked before the driver sees it (kernelparams.CheckSPIRV says
+		// why), and handed over in little-endian words.
+		il, err := kernelparams.CheckSPIRV(op, []byte(key.Src))
+		if err != nil {
+			return nil, err
+		}
 		direct := api.DirectHandles(ch)
-		m, log, err := api.ModuleCreate(ch, q.dev.h, []byte(key.Src), key.CFlags(), direct)
+		m, log, err := api.ModuleCreate(ch, q.dev.h, il, key.CFlags(), direct)
 		if err != nil {
 			if !direct {
 				log = "(no build log: the Level Zero loader wraps handles, and does not wrap the log of a failed build; docs/native.md)"
 			}
 			return nil, &usm.BuildError{Op: "zeModuleCreate", Log: log, Err: err}
 		}
-		p := &Program{ctx: q.ctx, dev: q.dev, key: key, cache: c, params: kernelparams.FromSPIRV([]byte(key.Src))}
+		p := &Program{ctx: q.ctx, dev: q.dev, key: key, cache: c, params: kernelparams.FromSPIRV(il)}
 		p.h.Init(uintptr(m), "ze_module_handle_t", livePrograms)
 		q.ctx.children.Add(1)
 		return p, nil

@@ -73,8 +73,14 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 func buildProgram(l *clapi.Lib, q *Queue, c *progCache, key programs.Key) (*Program, error) {
 	var id clapi.Program
 	var err error
+	var il []byte // the SPIR-V, in little-endian words
 	if key.IL {
-		id, err = l.CreateProgramWithIL(q.nctx, []byte(key.Src))
+		// Checked before the runtime sees it: Intel's loops forever on
+		// some malformed modules, and ends the process on others.
+		if il, err = kernelparams.CheckSPIRV("opencl.Queue.BuildProgram", []byte(key.Src)); err != nil {
+			return nil, err
+		}
+		id, err = l.CreateProgramWithIL(q.nctx, il)
 	} else {
 		id, err = l.CreateProgramWithSource(q.nctx, key.Src)
 	}
@@ -99,7 +105,7 @@ func buildProgram(l *clapi.Lib, q *Queue, c *progCache, key programs.Key) (*Prog
 	}
 	p := &Program{cache: c, key: key, ctx: q.nctx, dev: q.ndev, platform: q.platform, state: state}
 	if key.IL {
-		p.spirvParams = kernelparams.FromSPIRV([]byte(key.Src))
+		p.spirvParams = kernelparams.FromSPIRV(il)
 	}
 	p.h.Init(uintptr(id), "cl_program", livePrograms)
 	return p, nil
