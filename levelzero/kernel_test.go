@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -166,6 +167,12 @@ func TestKernelRefusals(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.Kernel("no_such_kernel")
 	assert.ErrorIs(t, err, zeapi.ErrorInvalidKernelName)
+	_, err = p.Kernel(strings.Repeat("k", 100_000))
+	require.ErrorIs(t, err, zeapi.ErrorInvalidKernelName)
+	if n := len(err.Error()); n > 1000 { // quoted 200 bytes at most (errkind.Quote); testify would print it all
+		t.Fatalf("a message of %d bytes", n)
+	}
+	assert.ErrorContains(t, err, `no kernel "`+strings.Repeat("k", 200)+`"... (100000 bytes) in the module`)
 	k, err := p.Kernel("fill")
 	require.NoError(t, err)
 	yp, y := floats(t, b, 0, 16)

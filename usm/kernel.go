@@ -357,7 +357,7 @@ func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, er
 		return Event{}, err
 	}
 	if len(args) != k.nargs {
-		return Event{}, errkind.New(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" takes "+strconv.Itoa(k.nargs)+" arguments, got "+strconv.Itoa(len(args)))
+		return Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" takes "+strconv.Itoa(k.nargs)+" arguments, got "+strconv.Itoa(len(args)))
 	}
 	if q == nil {
 		return Event{}, errkind.New(errkind.Value, op, "no queue")
@@ -366,7 +366,7 @@ func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, er
 	closed := k.closed
 	k.mu.Unlock()
 	if closed { // before the empty range's shortcut: a closed kernel launches nothing, however little
-		return Event{}, errkind.New(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is closed")
+		return Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed")
 	}
 	if r.empty() {
 		for _, e := range after {
@@ -379,7 +379,7 @@ func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, er
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed {
-		return Event{}, errkind.New(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is closed")
+		return Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed")
 	}
 	copy(k.args, args)
 	k.after = append(k.after[:0], after...)
