@@ -318,3 +318,19 @@ func TestFromSPIRVOneNameTwice(t *testing.T) {
 	}
 	assert.Equal(t, []Kind{Global, Unknown, Unknown}, agreed([]Kind{Global, Value}, []Kind{Global, Local, Opaque}))
 }
+
+// CheckSPIRV runs once per build (a kept program is looked up without
+// it), on the module of kernels.cl here: its cost beside the build it
+// guards.
+func BenchmarkCheckSPIRV(b *testing.B) {
+	m, err := testutil.SPIRVOrErr()
+	if err != nil {
+		b.Skip(err)
+	}
+	b.SetBytes(int64(len(m)))
+	for b.Loop() {
+		if _, err := CheckSPIRV("bench", m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
