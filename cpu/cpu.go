@@ -154,6 +154,10 @@ type syncQueue struct{}
 
 func (syncQueue) Wait() error { return nil }
 
+// String names the queue in messages (usm.BuildProgram's: it builds no
+// kernels).
+func (syncQueue) String() string { return "the host backend's queue (package cpu)" }
+
 // Idle reports that no work is ever pending (usm.Backend's documentation:
 // an export of an array on this queue need not wait, nor enter Go).
 func (syncQueue) Idle() bool { return true }

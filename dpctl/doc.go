@@ -13,6 +13,23 @@
 // in order; a device's index is its kDLOneAPI device_id, as dpctl numbers
 // them.
 //
+// # Generations of dpctl's C API
+//
+// dpctl 0.23 gave DPCTLKernelBundle_CreateFromSpirv two more parameters
+// (NumSpecConsts, SpecConsts); every other function the backend calls is
+// declared alike from dpctl 0.20 to 0.23. Open tells the library's
+// generation from the DPCTL functions its file exports (the ELF dynamic
+// symbol table), with no version string: exactly dpctl 0.22.1's set is
+// generation 0.22 (0.20.0 to 0.22.1 declare the same), exactly 0.23's is
+// generation 0.23, and CreateFromSpirv is called with that generation's
+// signature (no specialization constants). Any other set, one with a
+// function neither generation has or lacking one the nearer generation
+// has, is a generation the backend does not know: it builds no SPIR-V
+// there (BuildProgram returns a usm.ErrNotSupported error naming the
+// library and the functions that differ) and calls the functions whose
+// signature is the same in every known generation as before. The sets and
+// where they were read are in docs/native.md, "dpctl's C API generations".
+//
 // # What the registry asks
 //
 // Besides usm.Backend and usm.Allocator, a Backend binds SyclQueueRef and

@@ -3,6 +3,7 @@ package dpctl_test
 import (
 	"errors"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 	"unsafe"
@@ -12,7 +13,9 @@ import (
 
 	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/testutil"
+	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -72,6 +75,49 @@ func TestKernelOnDpnpQueue(t *testing.T) {
 	require.NoError(t, e2.Close())
 	assert.EqualValues(t, 1, evalInt(t, py, "int((dpnp.asnumpy(ky) == 13).all())"))
 	assert.Zero(t, dpctl.Live()["events"], "every launch event was closed")
+}
+
+// A malformed SPIR-V module is refused before dpctl's SYCL runtime sees
+// it (DPCTLKernelBundle_CreateFromSpirv): Intel's OpenCL runtime under it
+// looped forever, holding the GIL, on an instruction of word count 0, and
+// ended the process on the other modules of testutil.MalformedSPIRV; hence
+// a child, which now ends at once.
+func TestKernelMalformedSPIRV(t *testing.T) {
+	if !testutil.InChild("malformed-spirv") {
+		_, b := loaded(t) // skips without dpctl
+		if openCLCPU(b) < 0 {
+			testutil.Runtime(t, testutil.Dpctl, errkind.New(errkind.NotAvailable, "test", "dpctl has no opencl:cpu device"))
+		}
+		testutil.MalformedSPIRV(t) // skips without the SPIR-V tools
+		c := testutil.RunChild(t, "malformed-spirv", 120*time.Second)
+		c.Expect(t, 0, "PASS")
+		t.Logf("the child took %v", c.Elapsed)
+		return
+	}
+	_, b := loaded(t)
+	q, err := b.Queue(openCLCPU(b))
+	require.NoError(t, err)
+	for _, m := range testutil.MalformedSPIRV(t) {
+		_, err := usm.BuildProgram(q, usm.ProgramSource{SPIRV: m.Module})
+		require.ErrorIs(t, err, usm.ErrValue, m.Name)
+		var be *usm.BuildError
+		require.False(t, errors.As(err, &be), "%s: refused before DPCTLKernelBundle_CreateFromSpirv: %v", m.Name, err)
+		assert.ErrorContains(t, err, "malformed SPIR-V module: word "+strconv.Itoa(m.Word)+": ", m.Name)
+	}
+	p, err := usm.BuildProgram(q, usm.ProgramSource{SPIRV: testutil.SPIRV(t)})
+	require.NoError(t, err, "the next build of a good module")
+	_, err = p.Kernel("saxpy")
+	require.NoError(t, err)
+}
+
+// openCLCPU is the index of dpctl's first opencl:cpu device, -1 if none.
+func openCLCPU(b *dpctl.Backend) int {
+	for i, d := range b.Devices() {
+		if d.Backend == syclobj.OpenCL && d.Type == syclobj.CPU {
+			return i
+		}
+	}
+	return -1
 }
 
 // On an in-order queue a kernel launched on an array's own queue is

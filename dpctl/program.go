@@ -144,12 +144,21 @@ func build(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.Pro
 	k := b.api.Kernels()
 	opts := key.CFlags()
 	var kb uintptr
+	var il []byte // the SPIR-V, in little-endian words
 	be := k.ContextGetBackend(ctx)
 	if key.IL {
 		if be != dpctlapi.BackendOpenCL && be != dpctlapi.BackendLevelZero {
 			return nil, errkind.New(errkind.NotSupported, "DPCTLKernelBundle_CreateFromSpirv", "dpctl builds SPIR-V on OpenCL and Level Zero contexts only")
 		}
-		kb = k.BundleFromSpirv(ctx, dev, []byte(key.Src), opts)
+		// Checked before the SYCL runtime sees it, which hands it to
+		// OpenCL's or Level Zero's (kernelparams.CheckSPIRV says why).
+		var err error
+		if il, err = kernelparams.CheckSPIRV("dpctl.Queue.BuildProgram", []byte(key.Src)); err != nil {
+			return nil, err
+		}
+		if kb, err = k.BundleFromSpirv(ctx, dev, il, opts); err != nil {
+			return nil, err // a library of an unknown generation (dpctlapi/generation.go)
+		}
 	} else {
 		if be != dpctlapi.BackendOpenCL {
 			return nil, errkind.New(errkind.NotSupported, "DPCTLKernelBundle_CreateFromOCLSource", "dpctl builds OpenCL C on OpenCL contexts only: give SPIR-V (scripts/spirv.sh makes it from OpenCL C)")
@@ -169,7 +178,7 @@ func build(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.Pro
 	}
 	p := &Program{b: b, key: key, kb: kb, ctx: ctx, dev: dev}
 	if key.IL {
-		p.params = kernelparams.FromSPIRV([]byte(key.Src))
+		p.params = kernelparams.FromSPIRV(il)
 	}
 	livePrograms.Add(1)
 	return p, nil
@@ -231,7 +240,7 @@ func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 		ka := p.b.api.Kernels()
 		kr := ka.BundleGetKernel(p.kb, cname)
 		if kr == 0 {
-			return nil, errkind.New(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the program")
+			return nil, errkind.New(errkind.Value, op, "no kernel "+errkind.Quote(name)+" in the program")
 		}
 		n := ka.KernelNumArgs(kr)
 		kl := &kernel{prog: p, name: name, ref: kr, params: make([]kernelparams.Kind, n), l: dpctlapi.Launch{
@@ -296,11 +305,11 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 	p := k.prog
 	dq, ok := q.(*Queue)
 	if !ok || dq == nil || dq.b != p.b {
-		return usm.Event{}, errkind.New(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is a kernel of dpctl's SYCL runtime; the queue is not one of its queues")
+		return usm.Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is a kernel of dpctl's SYCL runtime; the queue is not one of its queues")
 	}
 	defer runtime.KeepAlive(dq)
 	if k.ref == 0 {
-		return usm.Event{}, errkind.New(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is closed")
+		return usm.Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed")
 	}
 	a := p.b.api
 	if dq != k.lastOK {
@@ -313,7 +322,7 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 			a.DeviceDelete(dev)
 		}
 		if !same {
-			return usm.Event{}, errkind.New(errkind.Value, op, "the queue is not of the context and device kernel "+strconv.Quote(k.name)+" was built for")
+			return usm.Event{}, errkind.New(errkind.Value, op, "the queue is not of the context and device kernel "+errkind.Quote(k.name)+" was built for")
 		}
 		k.lastOK = dq
 		o := p.b.order
@@ -326,7 +335,7 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 		if x.IsPointer() {
 			ptr := uintptr(x.Bits())
 			if ptr == 0 || a.USMGetPointerType(ptr, p.ctx) == dpctlapi.USMUnknown {
-				return usm.Event{}, errkind.New(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name)+": 0x"+strconv.FormatUint(uint64(ptr), 16)+" is not USM of the kernel's context")
+				return usm.Event{}, errkind.New(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+errkind.Quote(k.name)+": 0x"+strconv.FormatUint(uint64(ptr), 16)+" is not USM of the kernel's context")
 			}
 			k.l.Args[i], k.l.Types[i] = ptr, dpctlapi.ArgVoidPtr
 			continue
@@ -363,7 +372,7 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 	}
 	ev := a.Kernels().Submit(k.ref, dq.ref, &k.l, r.Dims, r.HasLocal())
 	if ev == 0 {
-		return usm.Event{}, errkind.New(errkind.Value, op, "DPCTLQueue_Submit(ND)Range failed for kernel "+strconv.Quote(k.name))
+		return usm.Event{}, errkind.New(errkind.Value, op, "DPCTLQueue_Submit(ND)Range failed for kernel "+errkind.Quote(k.name))
 	}
 	return usm.NewEvent(events, events.t.Put(ev)), nil
 }

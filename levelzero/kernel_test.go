@@ -1,8 +1,11 @@
 package levelzero
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -85,6 +88,45 @@ func TestKernelSPIRV(t *testing.T) {
 	assert.Zero(t, Live()["launches"])
 }
 
+// A malformed module never reaches zeModuleCreate (the fake counts its
+// calls): Intel's OpenCL runtime looped forever or ended the process on
+// these (testutil.MalformedSPIRV), and a driver need not be kinder. A
+// big-endian module reaches it in little-endian words, which the fake
+// alone reads.
+func TestKernelMalformedSPIRV(t *testing.T) {
+	b := newBackend(t)
+	q, err := b.Queue(0)
+	require.NoError(t, err)
+	before := mustFake(t).ModuleCreates
+	for _, m := range testutil.MalformedSPIRV(t) {
+		_, err := usm.BuildProgram(q, usm.ProgramSource{SPIRV: m.Module})
+		require.ErrorIs(t, err, usm.ErrValue, m.Name)
+		var be *usm.BuildError
+		require.False(t, errors.As(err, &be), "%s: %v", m.Name, err)
+		assert.ErrorContains(t, err, "malformed SPIR-V module: word "+strconv.Itoa(m.Word)+": ", m.Name)
+	}
+	assert.Equal(t, before, mustFake(t).ModuleCreates, "no malformed module reached zeModuleCreate")
+
+	spv := testutil.SPIRV(t)
+	be := make([]byte, len(spv))
+	for i := 0; i < len(spv); i += 4 {
+		binary.BigEndian.PutUint32(be[i:], binary.LittleEndian.Uint32(spv[i:]))
+	}
+	p, err := usm.BuildProgram(q, usm.ProgramSource{SPIRV: be})
+	require.NoError(t, err, "big-endian")
+	assert.Equal(t, before+1, mustFake(t).ModuleCreates)
+	k, err := p.Kernel("fill")
+	require.NoError(t, err)
+	yp, y := floats(t, b, 0, 16)
+	ev, err := k.Launch(q, usm.NDRange(16), nil, usm.Pointer(yp), usm.Scalar(float32(2.5)))
+	require.NoError(t, err)
+	require.NoError(t, ev.Wait())
+	require.NoError(t, ev.Close())
+	assert.Equal(t, float32(2.5), y[15])
+	_, err = k.Launch(q, usm.NDRange(16), nil, usm.Scalar(float32(1)), usm.Scalar(float32(2.5)))
+	assert.ErrorContains(t, err, "is a pointer to __global", "the big-endian module's parameters are read too")
+}
+
 // What the driver refuses, and what usmbridge refuses before anything
 // reaches it.
 func TestKernelRefusals(t *testing.T) {
@@ -95,7 +137,10 @@ func TestKernelRefusals(t *testing.T) {
 	_, err = usm.BuildProgram(q, usm.ProgramSource{OpenCLC: testutil.KernelSource()})
 	assert.ErrorIs(t, err, usm.ErrNotSupported, "Level Zero builds SPIR-V only")
 
-	_, err = usm.BuildProgram(q, usm.ProgramSource{SPIRV: []byte("not a module at all.")})
+	// A module usmbridge finds well formed, with nothing for the driver
+	// to build: the header alone.
+	headerOnly := []byte{0x03, 0x02, 0x23, 0x07, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}
+	_, err = usm.BuildProgram(q, usm.ProgramSource{SPIRV: headerOnly})
 	var be *usm.BuildError
 	require.True(t, errors.As(err, &be), "%v", err)
 	assert.ErrorIs(t, err, zeapi.ErrorModuleBuildFailure)
@@ -108,7 +153,7 @@ func TestKernelRefusals(t *testing.T) {
 	direct := api.DirectHandles(zeapi.Context(ctx.Native()))
 	assert.Equal(t, os.Getenv(childEnv) != "intercept", direct)
 	if direct {
-		assert.Contains(t, be.Log, "not a SPIR-V module")
+		assert.Contains(t, be.Log, "the SPIR-V module has no entry point")
 	} else {
 		assert.Contains(t, be.Log, "no build log")
 	}
@@ -122,6 +167,12 @@ func TestKernelRefusals(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.Kernel("no_such_kernel")
 	assert.ErrorIs(t, err, zeapi.ErrorInvalidKernelName)
+	_, err = p.Kernel(strings.Repeat("k", 100_000))
+	require.ErrorIs(t, err, zeapi.ErrorInvalidKernelName)
+	if n := len(err.Error()); n > 1000 { // quoted 200 bytes at most (errkind.Quote); testify would print it all
+		t.Fatalf("a message of %d bytes", n)
+	}
+	assert.ErrorContains(t, err, `no kernel "`+strings.Repeat("k", 200)+`"... (100000 bytes) in the module`)
 	k, err := p.Kernel("fill")
 	require.NoError(t, err)
 	yp, y := floats(t, b, 0, 16)

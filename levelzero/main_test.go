@@ -126,11 +126,11 @@ func newBackend(t testing.TB) *Backend {
 // fakeStats is what the fake's zexFakeGetStats extension reports.
 type fakeStats struct {
 	Allocs, Contexts, Queues, Lists, Pools, Events, IPC, Modules, Kernels uint64
-	LoaderVersion, ArmedFailures, Launches                                uint64
+	LoaderVersion, ArmedFailures, Launches, ModuleCreates                 uint64
 }
 
 func (s fakeStats) objects() fakeStats {
-	s.LoaderVersion, s.ArmedFailures, s.Launches = 0, 0, 0
+	s.LoaderVersion, s.ArmedFailures, s.Launches, s.ModuleCreates = 0, 0, 0, 0
 	return s
 }
 

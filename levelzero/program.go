@@ -73,15 +73,21 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 	defer q.ctx.unlock()
 	c := &q.ctx.progs
 	p, err := c.progs.Get(op, programs.LookupKey(uintptr(q.dev.h), "", src.SPIRV, src.Options), func(key programs.Key) (*Program, error) {
+		// Checked before the driver sees it (kernelparams.CheckSPIRV says
+		// why), and handed over in little-endian words.
+		il, err := kernelparams.CheckSPIRV(op, []byte(key.Src))
+		if err != nil {
+			return nil, err
+		}
 		direct := api.DirectHandles(ch)
-		m, log, err := api.ModuleCreate(ch, q.dev.h, []byte(key.Src), key.CFlags(), direct)
+		m, log, err := api.ModuleCreate(ch, q.dev.h, il, key.CFlags(), direct)
 		if err != nil {
 			if !direct {
 				log = "(no build log: the Level Zero loader wraps handles, and does not wrap the log of a failed build; docs/native.md)"
 			}
 			return nil, &usm.BuildError{Op: "zeModuleCreate", Log: log, Err: err}
 		}
-		p := &Program{ctx: q.ctx, dev: q.dev, key: key, cache: c, params: kernelparams.FromSPIRV([]byte(key.Src))}
+		p := &Program{ctx: q.ctx, dev: q.dev, key: key, cache: c, params: kernelparams.FromSPIRV(il)}
 		p.h.Init(uintptr(m), "ze_module_handle_t", livePrograms)
 		q.ctx.children.Add(1)
 		return p, nil
@@ -123,7 +129,7 @@ func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 		defer p.h.RUnlock()
 		kh, n, err := api.KernelCreate(zeapi.Module(mh), cname)
 		if err != nil {
-			return nil, errkind.Wrap(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the module", err)
+			return nil, errkind.Wrap(errkind.Value, op, "no kernel "+errkind.Quote(name)+" in the module", err)
 		}
 		kl := &kernel{prog: p, name: name, vals: make([]uint64, n), q: new(zeapi.TypeQuery), params: make([]kernelparams.Kind, n)}
 		copy(kl.params, p.params[name])
@@ -183,11 +189,11 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 	zq, ok := q.(*Queue)
 	switch {
 	case !ok || zq == nil:
-		return usm.Event{}, errValue(op, "kernel "+strconv.Quote(k.name)+" is a Level Zero kernel; the queue is not a Level Zero queue")
+		return usm.Event{}, errValue(op, "kernel "+errkind.Quote(k.name)+" is a Level Zero kernel; the queue is not a Level Zero queue")
 	case zq.kind != immediateList:
 		return usm.Event{}, errValue(op, "kernels are appended to immediate command lists, not to a command queue")
 	case zq.ctx.Native() != p.ctx.Native() || zq.dev != p.dev:
-		return usm.Event{}, errValue(op, "the queue is not of the context and device kernel "+strconv.Quote(k.name)+" was built for")
+		return usm.Event{}, errValue(op, "the queue is not of the context and device kernel "+errkind.Quote(k.name)+" was built for")
 	}
 	if zq.serial != nil {
 		zq.serial.Lock() // a Backend's list: serialised with its copies
@@ -205,7 +211,7 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 	defer p.ctx.unlock()
 	kh, err := k.h.Lock(op)
 	if err != nil {
-		return usm.Event{}, errkind.Wrap(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is closed", err)
+		return usm.Event{}, errkind.Wrap(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed", err)
 	}
 	defer k.h.Unlock()
 	for i, a := range args {
@@ -213,7 +219,7 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 			return usm.Event{}, err
 		}
 		if a.IsPointer() && (a.Bits() == 0 || api.MemType(ch, uintptr(a.Bits()), k.q) == zeapi.MemoryTypeUnknown) {
-			return usm.Event{}, errValue(op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name)+": 0x"+strconv.FormatUint(a.Bits(), 16)+" is not USM of the kernel's context")
+			return usm.Event{}, errValue(op, "argument "+strconv.Itoa(i)+" of kernel "+errkind.Quote(k.name)+": 0x"+strconv.FormatUint(a.Bits(), 16)+" is not USM of the kernel's context")
 		}
 	}
 	if err := k.setRange(zeapi.Kernel(kh), r); err != nil {
@@ -222,7 +228,7 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 	for i, a := range args {
 		k.vals[i] = a.Bits()
 		if err := api.KernelSetArgumentValue(zeapi.Kernel(kh), uint32(i), uintptr(a.Size()), unsafe.Pointer(&k.vals[i])); err != nil {
-			return usm.Event{}, errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name), err)
+			return usm.Event{}, errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+errkind.Quote(k.name), err)
 		}
 	}
 	k.waits = k.waits[:0]

@@ -1,7 +1,9 @@
 package opencl
 
 import (
+	"encoding/binary"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +120,53 @@ func TestKernelSPIRV(t *testing.T) {
 		other, err := usm.BuildProgram(r.q, kernelSrc)
 		require.NoError(t, err)
 		assert.NotSame(t, p, other, "SPIR-V and OpenCL C are different programs")
+	})
+}
+
+// TestKernelMalformedSPIRV: a malformed module is refused before the
+// runtime sees it. Intel's looped forever in clBuildProgram on an
+// instruction of word count 0, and ended the process on the others
+// (testutil.MalformedSPIRV), hence a child, which now ends at once. A
+// big-endian module is the same module, and builds where the
+// little-endian one does.
+func TestKernelMalformedSPIRV(t *testing.T) {
+	spv := testutil.SPIRV(t)
+	each(t, func(t *testing.T, r rt) {
+		name := "malformed-spirv/" + r.name
+		if !testutil.InChild(name) {
+			c := testutil.RunChild(t, name, 60*time.Second)
+			c.Expect(t, 0, "PASS")
+			t.Logf("the child took %v", c.Elapsed)
+			return
+		}
+		for _, m := range testutil.MalformedSPIRV(t) {
+			_, err := usm.BuildProgram(r.q, usm.ProgramSource{SPIRV: m.Module})
+			require.ErrorIs(t, err, usm.ErrValue, m.Name)
+			var be *usm.BuildError
+			require.False(t, errors.As(err, &be), "%s: refused before clCreateProgramWithIL: %v", m.Name, err)
+			assert.ErrorContains(t, err, "malformed SPIR-V module: word "+strconv.Itoa(m.Word)+": ", m.Name)
+		}
+		if _, err := usm.BuildProgram(r.q, usm.ProgramSource{SPIRV: spv}); err != nil {
+			var cl *Error
+			require.True(t, errors.As(err, &cl), "%v", err)
+			return // PoCL without SPIR-V (TestKernelSPIRV)
+		}
+		be := make([]byte, len(spv))
+		for i := 0; i < len(spv); i += 4 {
+			binary.BigEndian.PutUint32(be[i:], binary.LittleEndian.Uint32(spv[i:]))
+		}
+		p, err := usm.BuildProgram(r.q, usm.ProgramSource{SPIRV: be})
+		require.NoError(t, err, "big-endian")
+		k, err := p.Kernel("fill")
+		require.NoError(t, err)
+		yp, y := floats(t, r, 16)
+		ev, err := k.Launch(r.q, usm.NDRange(16), nil, usm.Pointer(yp), usm.Scalar(float32(2.5)))
+		require.NoError(t, err)
+		require.NoError(t, ev.Wait())
+		require.NoError(t, ev.Close())
+		assert.Equal(t, float32(2.5), y[15])
+		_, err = k.Launch(r.q, usm.NDRange(16), nil, usm.Scalar(float32(1)), usm.Scalar(float32(2.5)))
+		assert.ErrorContains(t, err, "is a pointer to __global", "the big-endian module's parameters are read too")
 	})
 }
 

@@ -73,8 +73,14 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 func buildProgram(l *clapi.Lib, q *Queue, c *progCache, key programs.Key) (*Program, error) {
 	var id clapi.Program
 	var err error
+	var il []byte // the SPIR-V, in little-endian words
 	if key.IL {
-		id, err = l.CreateProgramWithIL(q.nctx, []byte(key.Src))
+		// Checked before the runtime sees it: Intel's loops forever on
+		// some malformed modules, and ends the process on others.
+		if il, err = kernelparams.CheckSPIRV("opencl.Queue.BuildProgram", []byte(key.Src)); err != nil {
+			return nil, err
+		}
+		id, err = l.CreateProgramWithIL(q.nctx, il)
 	} else {
 		id, err = l.CreateProgramWithSource(q.nctx, key.Src)
 	}
@@ -99,7 +105,7 @@ func buildProgram(l *clapi.Lib, q *Queue, c *progCache, key programs.Key) (*Prog
 	}
 	p := &Program{cache: c, key: key, ctx: q.nctx, dev: q.ndev, platform: q.platform, state: state}
 	if key.IL {
-		p.spirvParams = kernelparams.FromSPIRV([]byte(key.Src))
+		p.spirvParams = kernelparams.FromSPIRV(il)
 	}
 	p.h.Init(uintptr(id), "cl_program", livePrograms)
 	return p, nil
@@ -138,7 +144,7 @@ func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 		l, _ := lib()
 		kid, err := l.CreateKernel(clapi.Program(pid), cname)
 		if err != nil {
-			return nil, errkind.Wrap(errkind.Value, op, "no kernel "+strconv.Quote(name)+" in the program", err)
+			return nil, errkind.Wrap(errkind.Value, op, "no kernel "+errkind.Quote(name)+" in the program", err)
 		}
 		n, err := l.KernelNumArgs(kid)
 		if err != nil {
@@ -203,7 +209,7 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 	const op = "opencl.Kernel.Launch"
 	oq, ok := q.(*Queue)
 	if !ok || oq == nil {
-		return usm.Event{}, errkind.New(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is an OpenCL kernel; the queue is not an OpenCL queue")
+		return usm.Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is an OpenCL kernel; the queue is not an OpenCL queue")
 	}
 	qid, err := oq.lock(op)
 	if err != nil {
@@ -211,11 +217,11 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 	}
 	defer oq.h.RUnlock()
 	if oq.nctx != k.prog.ctx || oq.ndev != k.prog.dev {
-		return usm.Event{}, errkind.New(errkind.Value, op, "the queue is not of the context and device kernel "+strconv.Quote(k.name)+" was built for")
+		return usm.Event{}, errkind.New(errkind.Value, op, "the queue is not of the context and device kernel "+errkind.Quote(k.name)+" was built for")
 	}
 	kid, err := k.h.Lock(op)
 	if err != nil {
-		return usm.Event{}, errkind.Wrap(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is closed", err)
+		return usm.Event{}, errkind.Wrap(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed", err)
 	}
 	defer k.h.Unlock()
 	l, _ := lib()
@@ -269,7 +275,7 @@ func (k *kernel) setArgs(l *clapi.Lib, kid clapi.Kernel, args []usm.Arg) error {
 		}
 		svm, err := k.pointerKind(l, u, uintptr(a.Bits()))
 		if err != nil {
-			return errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name), err)
+			return errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+errkind.Quote(k.name), err)
 		}
 		k.svm[i] = svm
 	}
@@ -287,7 +293,7 @@ func (k *kernel) setArgs(l *clapi.Lib, kid clapi.Kernel, args []usm.Arg) error {
 			err = l.SetKernelArg(kid, uint32(i), uintptr(a.Size()), unsafe.Pointer(&k.vals[i]))
 		}
 		if err != nil {
-			return errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(k.name), err)
+			return errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+errkind.Quote(k.name), err)
 		}
 	}
 	return nil

@@ -174,7 +174,9 @@ func releaseException(r *excRef) {
 	}
 }
 
-// typeName returns module.qualname of a type object, without "builtins.".
+// typeName returns module.qualname of a type object, without "builtins.",
+// for messages: at most 200 bytes of it, as CPython's "%.200s" gives a
+// type's name (errkind.Clip), since a class may be named anything.
 func (g *GIL) typeName(t uintptr) string {
 	a := g.api()
 	name := ""
@@ -193,7 +195,7 @@ func (g *GIL) typeName(t uintptr) string {
 		a.DecRef(m)
 	}
 	a.ErrClear()
-	return name
+	return errkind.Clip(name)
 }
 
 // Raise sets the Python exception for a Go error, so that a function

@@ -100,14 +100,14 @@ func (g *GIL) exchangeAPI(x Object) (uintptr, error) {
 		name := pyapi.GoString(a.CapsuleGetName(attr))
 		if name != exchangeCapsuleName {
 			a.ErrClear()
-			return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the "+exchangeAttr+" of "+g.objTypeName(x)+" is a capsule named "+quote(name)+", not "+quote(exchangeCapsuleName))
+			return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the "+exchangeAttr+" of "+g.objTypeName(x)+" is a capsule named "+errkind.Quote(name)+", not "+errkind.Quote(exchangeCapsuleName))
 		}
 		p = a.CapsuleGetPointer(attr, cExchangeCapsuleName)
 		if p == 0 {
 			return 0, g.fetch("pybridge.FromDLPack")
 		}
 	case a.Type(attr) != a.LongType:
-		return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the DLPack exchange API of "+g.objTypeName(x)+" is neither a "+quote(exchangeCapsuleName)+" capsule nor an int")
+		return 0, errkind.New(errkind.Type, "pybridge.FromDLPack", "the DLPack exchange API of "+g.objTypeName(x)+" is neither a "+errkind.Quote(exchangeCapsuleName)+" capsule nor an int")
 	default:
 		v, err := g.readPointer(attr)
 		if err != nil {

@@ -30,7 +30,7 @@ func (g *GIL) importCapsule(c Object, reg *usm.Registry) (*dlpack.Tensor, error)
 	case "used_dltensor", "used_dltensor_versioned":
 		return nil, errkind.New(errkind.Value, "pybridge.ImportCapsule", "A DLPack tensor object can not be consumed multiple times")
 	default:
-		return nil, errkind.New(errkind.Type, "pybridge.ImportCapsule", "expected a 'dltensor' capsule, got a capsule named "+quote(n))
+		return nil, errkind.New(errkind.Type, "pybridge.ImportCapsule", "expected a 'dltensor' capsule, got a capsule named "+errkind.Quote(n))
 	}
 	p := a.CapsuleGetPointer(c.p, name)
 	if p == 0 {

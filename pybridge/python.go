@@ -136,7 +136,7 @@ func Embed(python string) (*Python, error) {
 	}
 	exe, err := exec.LookPath(python)
 	if err != nil {
-		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Embed", "no python executable "+strconv.Quote(python), err)
+		return nil, errkind.Wrap(errkind.NotAvailable, "pybridge.Embed", "no python executable "+errkind.Quote(python), err)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(exe, "-c", probeScript)

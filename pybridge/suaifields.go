@@ -392,5 +392,5 @@ func (g *GIL) takeRefCapsule(c uintptr) (syclobj.Obj, error) {
 		a.CapsuleSetName(c, cUsedContextRef)
 		return syclobj.UnsafeContextRef(p), nil
 	}
-	return nil, errkind.New(errkind.Value, "pybridge.SUAI", "its capsule is named "+quote(name)+" (want a fresh \"SyclQueueRef\" or \"SyclContextRef\"; capsules are single-use)")
+	return nil, errkind.New(errkind.Value, "pybridge.SUAI", "its capsule is named "+errkind.Quote(name)+" (want a fresh \"SyclQueueRef\" or \"SyclContextRef\"; capsules are single-use)")
 }

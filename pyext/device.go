@@ -2,7 +2,6 @@ package pyext
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/usmbridge/usmbridge/cpu"
@@ -223,7 +222,7 @@ func deviceNamed(s string) (Device, error) {
 	if err != nil {
 		return Device{}, err
 	}
-	d, err := sycl(strconv.Quote(s))
+	d, err := sycl(errkind.Quote(s))
 	if err != nil {
 		return Device{}, err
 	}

@@ -85,5 +85,8 @@ if [ "$quick" = 0 ]; then
 	# C's host import held to dlpack.Import over hostile tensors (cgo: the
 	# C half is compiled into the test).
 	run env CGO_ENABLED=1 go test -count=1 -run '^$' -fuzz '^FuzzHostImport$' -fuzztime 15s ./pyext
+	# The SPIR-V check held to the reader over malformed modules (a
+	# dropped check of the checker is found within a second).
+	run env CGO_ENABLED=0 go test -count=1 -run '^$' -fuzz '^FuzzSPIRVMalformed$' -fuzztime 10s ./internal/kernelparams
 fi
 exit "$status"

@@ -130,7 +130,7 @@ type SelectorError struct {
 }
 
 func (e *SelectorError) Error() string {
-	s := "filter selector " + strconv.Quote(e.Selector) + ": " + e.Reason
+	s := "filter selector " + errkind.Quote(e.Selector) + ": " + e.Reason
 	if e.Reason == noMatch {
 		if len(e.Seen) == 0 {
 			s += " (no devices available)"
@@ -180,7 +180,7 @@ func parseSelector(s string) (Selector, error) {
 		f, reason := parseFilter(fs)
 		if reason != "" {
 			if strings.Contains(s, ",") {
-				reason = "filter " + strconv.Itoa(i) + " " + strconv.Quote(fs) + ": " + reason
+				reason = "filter " + strconv.Itoa(i) + " " + errkind.Quote(fs) + ": " + reason
 			}
 			return bad(reason)
 		}
@@ -245,11 +245,11 @@ func parseFilter(fs string) (Filter, string) {
 			slot++
 		case isDigits(p):
 			if slot > 2 {
-				return f, "device_num " + strconv.Quote(p) + " given twice"
+				return f, "device_num " + errkind.Quote(p) + " given twice"
 			}
 			n, err := strconv.Atoi(p)
 			if err != nil || n > maxDeviceNum {
-				return f, "device_num " + strconv.Quote(p) + " is out of range"
+				return f, "device_num " + errkind.Quote(p) + " is out of range"
 			}
 			f.Number, slot = n, 3
 		default:
@@ -262,15 +262,15 @@ func parseFilter(fs string) (Filter, string) {
 				continue
 			}
 			if _, ok := backendByName(p); ok {
-				return f, "backend " + strconv.Quote(p) + " must come first and only once"
+				return f, "backend " + errkind.Quote(p) + " must come first and only once"
 			}
 			if _, ok := typeByName(p); ok {
-				return f, "device type " + strconv.Quote(p) + " must come before device_num and only once"
+				return f, "device type " + errkind.Quote(p) + " must come before device_num and only once"
 			}
 			if (p[0] == '-' || p[0] == '+') && isDigits(p[1:]) {
-				return f, "device_num " + strconv.Quote(p) + " must be a non-negative decimal integer without sign"
+				return f, "device_num " + errkind.Quote(p) + " must be a non-negative decimal integer without sign"
 			}
-			return f, "unknown part " + strconv.Quote(p) + " (backends: opencl, level_zero, ext_oneapi_level_zero, cuda, hip, host; device types: cpu, gpu, accelerator, host)"
+			return f, "unknown part " + errkind.Quote(p) + " (backends: opencl, level_zero, ext_oneapi_level_zero, cuda, hip, host; device types: cpu, gpu, accelerator, host)"
 		}
 	}
 	return f, ""

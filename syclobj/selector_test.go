@@ -366,3 +366,33 @@ func TestNamesRoundTrip(t *testing.T) {
 		assert.Equal(t, []syclobj.Filter{filter(syclobj.AnyBackend, dt, anyNum)}, sel.Filters())
 	}
 }
+
+// A selector of 100 kB is quoted at most 200 bytes at a time, as CPython
+// quotes with "%.200s": an unknown device string made a message of 200 kB
+// (the string and its one part, each whole).
+func TestSelectorErrorBounded(t *testing.T) {
+	const n = 100_000
+	many := strings.Repeat("opencl:gpu,", n/11) // 9090 filters, each valid
+	for _, c := range []struct {
+		name, in string
+		says     string
+	}{
+		{"one unknown part", strings.Repeat("x", n), `: unknown part "` + strings.Repeat("x", 200) + `"... (100000 bytes) (backends: `},
+		{"a malformed filter among many", many + strings.Repeat("y", n), `: filter 9090 "` + strings.Repeat("y", 200) + `"... (100000 bytes): unknown part "`},
+		{"no device matches", strings.TrimSuffix(many, ","), `... (99989 bytes): no device matches (devices seen: 0=opencl:cpu "CPU")`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sel, err := syclobj.ParseSelector(c.in)
+			if err == nil {
+				_, err = sel.Resolve([]syclobj.Device{{Backend: syclobj.OpenCL, Type: syclobj.CPU, Name: "CPU"}})
+			}
+			require.ErrorIs(t, err, usm.ErrValue)
+			msg := err.Error()
+			if len(msg) > 1000 { // not asserted with testify, which would print it all
+				t.Fatalf("a message of %d bytes: %.300s...", len(msg), msg)
+			}
+			assert.True(t, strings.HasPrefix(msg, `filter selector "`+c.in[:200]+`"... (`), msg)
+			assert.Contains(t, msg, c.says)
+		})
+	}
+}

@@ -57,7 +57,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return "typestr " + strconv.Quote(e.Input) + ": " + e.Reason
+	return "typestr " + errkind.Quote(e.Input) + ": " + e.Reason
 }
 
 func (e *Error) Is(target error) bool { return target == error(e.kind) }
@@ -110,7 +110,7 @@ func Parse(s string) (Type, error) {
 	for i := 0; i < len(digits); i++ {
 		c := digits[i]
 		if c < '0' || c > '9' || i >= 3 || (i == 0 && c == '0') {
-			return Type{}, malformed(s, "item size "+strconv.Quote(digits)+" is not a decimal byte count")
+			return Type{}, malformed(s, "item size "+errkind.Quote(digits)+" is not a decimal byte count")
 		}
 		size = size*10 + int(c-'0')
 	}

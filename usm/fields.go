@@ -220,7 +220,7 @@ func parseFields(f Fields, bind binder, dims []int64) (Interface, error) {
 		in.DType, err = dtype.FromTypestr(parsed)
 	}
 	if err != nil {
-		return in, &MalformedError{Field: "typestr", Reason: "dict('typestr': " + strconv.Quote(ts) + ") is unexpected", kind: errkind.Value, Err: err}
+		return in, &MalformedError{Field: "typestr", Reason: "dict('typestr': " + errkind.Quote(ts) + ") is unexpected", kind: errkind.Value, Err: err}
 	}
 	// 9: strides.
 	sn, hasStrides, err := f.Len("strides")

@@ -245,6 +245,41 @@ func TestParseMessages(t *testing.T) {
 	assert.Contains(t, err.Error(), `dict('typestr': "invalid") is unexpected`)
 }
 
+// A caller's string of 100 kB (a typestr, a JSON number) is quoted at
+// most 200 bytes at a time (errkind.Quote): the typestr was quoted whole
+// three times.
+func TestParseMessagesBounded(t *testing.T) {
+	big := strings.Repeat("9", 100_000)
+	for name, parse := range map[string]func() error{
+		"typestr": func() error { _, err := usm.Parse(with(map[string]any{"typestr": "<f" + big})); return err },
+		"json typestr": func() error {
+			_, err := usm.ParseJSON([]byte(`{"data": [8, false], "shape": [1], "typestr": "<f` + big + `", "version": 1, "syclobj": "host"}`))
+			return err
+		},
+		"json pointer": func() error {
+			_, err := usm.ParseJSON([]byte(`{"data": [` + big + `, false], "shape": [1], "typestr": "<f4", "version": 1, "syclobj": "host"}`))
+			return err
+		},
+		"json.Number pointer": func() error {
+			_, err := usm.Parse(with(map[string]any{"data": []any{json.Number(big), false}}))
+			return err
+		},
+		"json.Number pointer, not an integer": func() error {
+			_, err := usm.Parse(with(map[string]any{"data": []any{json.Number(big + ".5"), false}}))
+			return err
+		},
+	} {
+		err := parse()
+		require.Error(t, err, name)
+		msg := err.Error()
+		if len(msg) > 1500 { // not asserted with testify, which would print it all
+			t.Fatalf("%s: a message of %d bytes: %.400s...", name, len(msg), msg)
+		}
+		assert.Contains(t, msg, strings.Repeat("9", 190), name)
+		assert.Contains(t, msg, " bytes)", name)
+	}
+}
+
 func TestParseAccepted(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -54,21 +54,33 @@ type programBuilder interface {
 
 // BuildProgram returns the program src builds for q's context and device
 // (built once, then kept: see Program). A queue whose runtime runs no
-// kernels (the host backend's, or nil) is an ErrNotSupported error, and a
-// failed build a *BuildError carrying the compiler's log.
+// kernels (the host backend's), or no queue (nil, the Queue of an array
+// in host memory), is an ErrNotSupported error, and a failed build a
+// *BuildError carrying the compiler's log.
 func BuildProgram(q Queue, src ProgramSource) (Program, error) {
 	if err := src.Check(); err != nil {
 		return nil, err
 	}
 	pb, ok := q.(programBuilder)
 	if !ok {
-		what := "no queue"
-		if q != nil {
-			what = "a queue of type " + typeName(q)
-		}
-		return nil, errkind.New(errkind.NotSupported, "usm.BuildProgram", what+" runs no kernels (memory the host reads is computed on in Go, through View or CopyToSlice)")
+		return nil, errkind.New(errkind.NotSupported, "usm.BuildProgram", noKernels(q))
 	}
 	return pb.BuildProgram(src)
+}
+
+// noKernels says why q builds no programs, and what does. A queue names
+// itself with a String method, else by its Go type.
+func noKernels(q Queue) string {
+	const builders = "kernels are built for a queue of the opencl, levelzero or dpctl backend; " +
+		"memory the host reads is computed on in Go (View, CopyToSlice)"
+	if q == nil {
+		return "no queue was given (nil; an array in host memory has none): " + builders
+	}
+	what := "a queue of type " + typeName(q)
+	if s, ok := q.(interface{ String() string }); ok {
+		what = s.String()
+	}
+	return what + " cannot build kernels: " + builders
 }
 
 // Program is a program built for one context and device: a backend's
@@ -345,7 +357,7 @@ func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, er
 		return Event{}, err
 	}
 	if len(args) != k.nargs {
-		return Event{}, errkind.New(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" takes "+strconv.Itoa(k.nargs)+" arguments, got "+strconv.Itoa(len(args)))
+		return Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" takes "+strconv.Itoa(k.nargs)+" arguments, got "+strconv.Itoa(len(args)))
 	}
 	if q == nil {
 		return Event{}, errkind.New(errkind.Value, op, "no queue")
@@ -354,7 +366,7 @@ func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, er
 	closed := k.closed
 	k.mu.Unlock()
 	if closed { // before the empty range's shortcut: a closed kernel launches nothing, however little
-		return Event{}, errkind.New(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is closed")
+		return Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed")
 	}
 	if r.empty() {
 		for _, e := range after {
@@ -367,7 +379,7 @@ func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, er
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed {
-		return Event{}, errkind.New(errkind.Value, op, "kernel "+strconv.Quote(k.name)+" is closed")
+		return Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed")
 	}
 	copy(k.args, args)
 	k.after = append(k.after[:0], after...)

@@ -148,8 +148,18 @@ func TestBuildProgramRefusals(t *testing.T) {
 	_, err = usm.BuildProgram(q, usm.ProgramSource{SPIRV: []byte{0x03, 0x02, 0x23, 0x07, 0}, Options: "-O2\x00"})
 	assert.ErrorIs(t, err, usm.ErrValue, "a NUL byte in the options")
 	assert.NoError(t, usm.ProgramSource{SPIRV: []byte{0x03, 0x02, 0x23, 0x07, 0}}.Check(), "SPIR-V is binary: NUL bytes are its own")
+	// No queue, and a queue that builds nothing, say so, and what builds
+	// (it once read "no queue runs no kernels").
 	_, err = usm.BuildProgram(nil, usm.ProgramSource{OpenCLC: "x"})
 	assert.ErrorIs(t, err, usm.ErrNotSupported)
+	const builders = "kernels are built for a queue of the opencl, levelzero or dpctl backend; " +
+		"memory the host reads is computed on in Go (View, CopyToSlice)"
+	assert.Equal(t, "usm.BuildProgram: no queue was given (nil; an array in host memory has none): "+builders, err.Error())
+	_, err = usm.BuildProgram(q, usm.ProgramSource{OpenCLC: "x"})
+	assert.ErrorIs(t, err, usm.ErrNotSupported)
+	assert.Equal(t, "usm.BuildProgram: the host backend's queue (package cpu) cannot build kernels: "+builders, err.Error())
+	_, err = usm.BuildProgram(&plainQueue{}, usm.ProgramSource{OpenCLC: "x"})
+	assert.Equal(t, "usm.BuildProgram: a queue of type *usm_test.plainQueue cannot build kernels: "+builders, err.Error())
 	be := &usm.BuildError{Op: "clBuildProgram", Log: "line 1: error", Err: errors.New("failed")}
 	assert.ErrorIs(t, be, usm.ErrValue)
 	assert.Equal(t, "clBuildProgram: the program does not build: failed\nline 1: error", be.Error())

@@ -208,9 +208,9 @@ func intOf(v any) (int64, error) {
 		i, err := strconv.ParseInt(string(x), 10, 64)
 		if err != nil {
 			if errors.Is(err, strconv.ErrRange) {
-				return 0, &ReadError{Kind: errkind.Overflow, Found: string(x)}
+				return 0, &ReadError{Kind: errkind.Overflow, Found: errkind.Clip(string(x))}
 			}
-			return 0, &ReadError{Kind: errkind.Type, Found: strconv.Quote(string(x))}
+			return 0, &ReadError{Kind: errkind.Type, Found: errkind.Quote(string(x))}
 		}
 		return i, nil
 	}
@@ -271,9 +271,9 @@ func jsonPointer(x json.Number) (uint64, error) {
 	case ierr == nil && i >= 0:
 		return uint64(i), nil
 	case ierr == nil || errors.Is(err, strconv.ErrRange) || errors.Is(ierr, strconv.ErrRange):
-		return 0, &ReadError{Kind: errkind.Overflow, Found: string(x)}
+		return 0, &ReadError{Kind: errkind.Overflow, Found: errkind.Clip(string(x))}
 	}
-	return 0, &ReadError{Kind: errkind.Type, Found: strconv.Quote(string(x))}
+	return 0, &ReadError{Kind: errkind.Type, Found: errkind.Quote(string(x))}
 }
 
 func typeName(v any) string {

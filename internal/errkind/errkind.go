@@ -9,7 +9,9 @@ package errkind
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Kind is a sentinel error naming a class of failure. Structured errors
@@ -234,4 +236,44 @@ func withCause(detail string, cause error) string {
 		return Message(cause)
 	}
 	return detail + ": " + Message(cause)
+}
+
+// maxQuoted is how many bytes of a caller's string a message quotes, as
+// CPython's "%.200s" quotes a type's name or an argument: a string of any
+// size makes a message of bounded size.
+const maxQuoted = 200
+
+// Quote is strconv.Quote of a caller's string for an error message: the
+// one rule every message that quotes one goes through (Clip's cut).
+func Quote(s string) string {
+	c, n := cut(s)
+	if n == len(s) {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(c) + "... (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// Clip is a caller's string for an error message unquoted (a Python type's
+// name, as CPython's "%.200s" gives it): s, or its first 200 bytes, cut
+// at a UTF-8 boundary, followed by "... (n bytes)".
+func Clip(s string) string {
+	c, n := cut(s)
+	if n == len(s) {
+		return s
+	}
+	return c + "... (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// cut is s's first maxQuoted bytes, moved back to the start of a UTF-8
+// sequence (at most 3 bytes, so bytes that are no UTF-8 are cut where
+// they stand), and its length.
+func cut(s string) (string, int) {
+	if len(s) <= maxQuoted {
+		return s, len(s)
+	}
+	n := maxQuoted
+	for i := 0; i < utf8.UTFMax-1 && !utf8.RuneStart(s[n]); i++ {
+		n--
+	}
+	return s[:n], n
 }

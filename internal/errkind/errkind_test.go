@@ -3,6 +3,8 @@ package errkind
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -165,5 +167,31 @@ func TestOrigin(t *testing.T) {
 		if (got != nil) != c.found || (c.found && got != o) || same != c.same {
 			t.Errorf("%s: Origin = %v, %v; want found %v, same %v", c.name, got, same, c.found, c.same)
 		}
+	}
+}
+
+// A caller's string of 100 kB makes a message of a few hundred bytes (it
+// made one of 200 kB, quoting the string twice), cut where a character
+// begins.
+func TestQuote(t *testing.T) {
+	big := strings.Repeat("x", 100_000)
+	for _, c := range []struct{ in, quoted, clipped string }{
+		{"", `""`, ""},
+		{"opencl:gpu", `"opencl:gpu"`, "opencl:gpu"},
+		{big[:200], strconv.Quote(big[:200]), big[:200]},
+		{big, strconv.Quote(big[:200]) + "... (100000 bytes)", big[:200] + "... (100000 bytes)"},
+		{strings.Repeat("€", 1000), strconv.Quote(strings.Repeat("€", 66)) + "... (3000 bytes)", strings.Repeat("€", 66) + "... (3000 bytes)"},
+		{strings.Repeat("\xff", 1000), strconv.Quote(strings.Repeat("\xff", 200)) + "... (1000 bytes)", strings.Repeat("\xff", 200) + "... (1000 bytes)"},
+		{strings.Repeat("\x80", 1000), strconv.Quote(strings.Repeat("\x80", 197)) + "... (1000 bytes)", strings.Repeat("\x80", 197) + "... (1000 bytes)"},
+	} {
+		if got := Quote(c.in); got != c.quoted {
+			t.Errorf("Quote(%d bytes) = %s, want %s", len(c.in), got, c.quoted)
+		}
+		if got := Clip(c.in); got != c.clipped {
+			t.Errorf("Clip(%d bytes) = %s, want %s", len(c.in), got, c.clipped)
+		}
+	}
+	if n := len(Quote(big)); n > 300 {
+		t.Errorf("Quote of 100 kB is %d bytes", n)
 	}
 }

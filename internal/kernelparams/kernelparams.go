@@ -26,13 +26,13 @@ const (
 func Check(op, name string, i int, k Kind, pointer bool) error {
 	switch {
 	case k == Global && !pointer:
-		return errkind.New(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(name)+
+		return errkind.New(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+errkind.Quote(name)+
 			" is a pointer to __global or __constant memory; got a scalar (usm.Pointer passes USM)")
 	case k == Local:
-		return errkind.New(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(name)+
+		return errkind.New(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+errkind.Quote(name)+
 			" is __local memory, which Launch cannot pass")
 	case k == Opaque:
-		return errkind.New(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+strconv.Quote(name)+
+		return errkind.New(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+errkind.Quote(name)+
 			" is an image, a sampler, a pipe or a queue, which Launch cannot pass")
 	}
 	return nil

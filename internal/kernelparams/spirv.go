@@ -43,10 +43,19 @@ const (
 // OpEntryPoint of the Kernel execution model) of module, by name. It reads
 // only what it needs and never fails: a module it cannot read, or a part
 // of one, gives no kernels, or Unknown kinds, and the launch then takes
-// the arguments as given.
+// the arguments as given. The backends read only modules CheckSPIRV
+// accepted, which it reads to the end.
 func FromSPIRV(module []byte) map[string][]Kind {
+	kinds, _ := readSPIRV(module)
+	return kinds
+}
+
+// readSPIRV is FromSPIRV, and the word where it stopped reading or found
+// an instruction shorter than what it reads of it (-1 if none): CheckSPIRV
+// refuses every such module (FuzzFromSPIRV holds the two to that).
+func readSPIRV(module []byte) (map[string][]Kind, int) {
 	if len(module) < 20 || len(module)%4 != 0 {
-		return nil
+		return nil, 0
 	}
 	var order binary.ByteOrder = binary.LittleEndian
 	switch {
@@ -54,51 +63,80 @@ func FromSPIRV(module []byte) map[string][]Kind {
 	case binary.BigEndian.Uint32(module) == spvMagic:
 		order = binary.BigEndian
 	default:
-		return nil
+		return nil, 0
 	}
 	words := make([]uint32, len(module)/4)
 	for i := range words {
 		words[i] = order.Uint32(module[4*i:])
 	}
-	entries := map[uint32]string{}  // kernel function id -> name
+	type entry struct {
+		fn   uint32
+		name string
+	}
+	var entries []entry             // the kernels, in the module's order
 	pointers := map[uint32]uint32{} // pointer type id -> storage class
 	handles := map[uint32]bool{}    // type ids of images, samplers, pipes, queues
 	byVal := map[uint32]bool{}      // parameter ids decorated ByVal
 	params := map[uint32][]uint32{} // function id -> its parameters' (type, id) pairs
 	var fn uint32                   // the function being read, 0 outside one
-	for at := 5; at < len(words); {
+	bad := -1
+	short := func(at int) {
+		if bad < 0 {
+			bad = at
+		}
+	}
+	at := 5
+	for at < len(words) {
 		n := int(words[at] >> 16)
 		if n == 0 || at+n > len(words) {
+			short(at)
 			break // malformed: keep what was read
 		}
 		ops := words[at+1 : at+n]
 		switch words[at] & 0xFFFF {
 		case opEntryPoint:
-			if len(ops) >= 3 && ops[0] == execModelKernel {
+			if len(ops) < 3 {
+				short(at)
+			} else if ops[0] == execModelKernel {
 				if name, ok := literalString(ops[2:]); ok {
-					entries[ops[1]] = name
+					entries = append(entries, entry{ops[1], name})
+				} else {
+					short(at)
 				}
 			}
 		case opTypeImage, opTypeSampler, opTypeSampledImage, opTypeEvent, opTypeDeviceEvent, opTypeReserveID,
 			opTypeQueue, opTypePipe, opTypePipeStorage:
-			if len(ops) >= 1 {
+			if len(ops) < 1 {
+				short(at)
+			} else {
 				handles[ops[0]] = true
 			}
 		case opTypePointer, opTypeUntypedPointerKHR:
-			if len(ops) >= 2 {
+			if len(ops) < 2 {
+				short(at)
+			} else {
 				pointers[ops[0]] = ops[1]
 			}
 		case opDecorate:
-			if len(ops) >= 3 && ops[1] == decorationFuncParamAttr && ops[2] == funcParamAttrByVal {
+			// A FuncParamAttr decoration's attribute is an operand of
+			// the decoration, which CheckSPIRV does not look into: one
+			// without it is not ByVal.
+			if len(ops) < 2 {
+				short(at)
+			} else if len(ops) >= 3 && ops[1] == decorationFuncParamAttr && ops[2] == funcParamAttrByVal {
 				byVal[ops[0]] = true
 			}
 		case opFunction:
-			if len(ops) >= 2 {
+			if len(ops) < 2 {
+				short(at)
+			} else {
 				fn = ops[1]
 				params[fn] = params[fn][:0]
 			}
 		case opFunctionParameter:
-			if fn != 0 && len(ops) >= 2 {
+			if len(ops) < 2 {
+				short(at)
+			} else if fn != 0 {
 				params[fn] = append(params[fn], ops[0], ops[1])
 			}
 		case opFunctionEnd:
@@ -107,14 +145,30 @@ func FromSPIRV(module []byte) map[string][]Kind {
 		at += n
 	}
 	out := make(map[string][]Kind, len(entries))
-	for id, name := range entries {
-		ps := params[id]
+	for _, e := range entries {
+		ps := params[e.fn]
 		kinds := make([]Kind, len(ps)/2)
 		for i := range kinds {
 			typ, param := ps[2*i], ps[2*i+1]
 			kinds[i] = kindOf(pointers, handles, typ, byVal[param])
 		}
-		out[name] = kinds
+		if prev, ok := out[e.name]; ok {
+			kinds = agreed(prev, kinds)
+		}
+		out[e.name] = kinds
+	}
+	return out, bad
+}
+
+// agreed is what two kernels of one name (which SPIR-V forbids, and of
+// which a runtime may take either) say of their parameters: a kind where
+// both say it, Unknown elsewhere.
+func agreed(a, b []Kind) []Kind {
+	out := make([]Kind, max(len(a), len(b)))
+	for i := range min(len(a), len(b)) {
+		if a[i] == b[i] {
+			out[i] = a[i]
+		}
 	}
 	return out
 }

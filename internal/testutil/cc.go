@@ -39,6 +39,20 @@ func CC() ([]string, error) {
 // fails tb as Runtime does when there is no C compiler.
 func BuildStubLibrary(tb testing.TB, funcs, vars []string) string {
 	tb.Helper()
+	return buildLibrary(tb, funcs, vars, nil)
+}
+
+// BuildFakeLibrary is BuildStubLibrary with the C files srcs compiled
+// in (with cflags, e.g. -DNAME=VALUE): a fake of a native library whose
+// stubs satisfy a symbol table while the functions under test, in srcs,
+// check and record what they receive.
+func BuildFakeLibrary(tb testing.TB, funcs []string, srcs []string, cflags ...string) string {
+	tb.Helper()
+	return buildLibrary(tb, funcs, nil, append(cflags, srcs...))
+}
+
+func buildLibrary(tb testing.TB, funcs, vars, extra []string) string {
+	tb.Helper()
 	cc, err := CC()
 	Runtime(tb, CCompiler, err)
 	dir := tb.TempDir()
@@ -55,6 +69,7 @@ func BuildStubLibrary(tb testing.TB, funcs, vars []string) string {
 	}
 	out := filepath.Join(dir, "libstub.so")
 	args := append(cc[1:], "-fPIC", "-shared", "-o", out, c)
+	args = append(args, extra...)
 	if b, err := exec.Command(cc[0], args...).CombinedOutput(); err != nil {
 		tb.Fatalf("building a stub library: %s %s: %v\n%s", cc[0], strings.Join(args, " "), err, b)
 	}

@@ -287,6 +287,31 @@ def test_usm_errors_speak_python(usm, name):
     check(exc, lambda: fn(usm))
 
 
+# A caller's string of 100 kB is quoted at most 200 bytes of it at a time,
+# as CPython's "%.200s" quotes (errkind.Quote): an unknown device string of
+# 100 kB made a message of 200 kB.
+BIG = 100_000
+BOUNDED = {
+    "device string": (ValueError, lambda u: ub.from_dlpack(np.arange(3.0), device="x" * BIG)),
+    "device filters matching nothing": (ValueError, lambda u: ub.from_dlpack(
+        np.arange(3.0), device=",".join(["level_zero:gpu:7"] * (BIG // 17)))),
+    "typestr": (ValueError, lambda u: ub.asarray(u.suai(typestr="<f" + "9" * BIG))),
+    "syclobj filter string": (ValueError, lambda u: ub.asarray(u.suai(syclobj="x" * BIG))),
+    "class name": (AttributeError, lambda u: ub.from_dlpack(type("T" * BIG, (), {})())),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOUNDED))
+def test_quoted_strings_are_bounded(usm, name):
+    exc, fn = BOUNDED[name]
+    with pytest.raises(exc) as info:
+        fn(usm)
+    message = str(info.value)
+    assert len(message) < 2000, "%d bytes: %.300s..." % (len(message), message)
+    assert " bytes)" in message, message
+    check(exc, lambda: fn(usm))
+
+
 # ---- our DLPack exchange table, called as a C consumer calls it ----
 
 def test_exchange_table_errors_speak_python():

@@ -69,6 +69,9 @@ type API struct {
 	interop Interop
 	order   Ordering
 	kernels Kernels
+
+	gen    Generation
+	genWhy string // how the exports differ from a generation's, when GenUnknown
 }
 
 // Open finds the first of paths that is already loaded (RTLD_NOLOAD: only
@@ -84,7 +87,9 @@ func Open(paths ...string) (*API, error) {
 	return Load(lib)
 }
 
-// Load resolves the table from an open library.
+// Load resolves the table from an open library, and tells its
+// generation from the DPCTL functions the library's file exports
+// (generation.go): the name it was opened by must be that file's path.
 func Load(lib *ffi.Lib) (*API, error) {
 	a := &API{path: lib.Name()}
 	err := lib.Resolve(append([]ffi.Symbol{
@@ -142,8 +147,14 @@ func Load(lib *ffi.Lib) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.gen, a.genWhy = detectGeneration(a.path)
+	a.kernels.gen, a.kernels.lib, a.kernels.genWhy = a.gen, a.path, a.genWhy
 	return a, nil
 }
+
+// Generation returns the generation of the library's C API and, when it
+// is GenUnknown, how its exports differ from the nearest generation's.
+func (a *API) Generation() (Generation, string) { return a.gen, a.genWhy }
 
 // Path is the library's file name as it was opened.
 func (a *API) Path() string { return a.path }

@@ -3,6 +3,7 @@ package dpctlapi
 import (
 	"unsafe"
 
+	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 )
 
@@ -31,11 +32,15 @@ const (
 // DPCTLQueue_SubmitRange/SubmitNDRange). They are optional symbols of
 // API's table: Present is false without them, and queues then build no
 // programs. Every function here catches SYCL's exceptions in C and
-// reports a failure as NULL (docs/native.md, "Kernels").
+// reports a failure as NULL (docs/native.md, "Kernels"). It carries the
+// library's generation, which decides how CreateFromSpirv is called.
 type Kernels struct {
 	bundleFromOCLSource, bundleFromSpirv, bundleGetKernel, bundleDelete ffi.Fn
 	kernelNumArgs, kernelDelete, submitRange, submitNDRange             ffi.Fn
 	eventWait, eventDelete, contextGetBackend, queueGetNative           ffi.Fn
+
+	gen         Generation
+	lib, genWhy string // the library's path; how it differs from a generation
 }
 
 func (a *API) kernelEntries() []ffi.Symbol {
@@ -73,9 +78,22 @@ func (k Kernels) BundleFromOCLSource(ctx, dev uintptr, src, opts []byte) uintptr
 	return k.bundleFromOCLSource.Call4(ctx, dev, uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&opts[0])))
 }
 
-// BundleFromSpirv builds a SPIR-V module for ctx and dev; 0 on failure.
-func (k Kernels) BundleFromSpirv(ctx, dev uintptr, il, opts []byte) uintptr {
-	return k.bundleFromSpirv.Call5(ctx, dev, uintptr(unsafe.Pointer(&il[0])), uintptr(len(il)), uintptr(unsafe.Pointer(&opts[0])))
+// BundleFromSpirv builds a SPIR-V module for ctx and dev with
+// NUL-terminated options, called with the signature of the library's
+// generation (no specialization constants in 0.23's); 0 on failure. A
+// library of an unknown generation is not called: the error says why,
+// and matches errkind.NotSupported.
+func (k Kernels) BundleFromSpirv(ctx, dev uintptr, il, opts []byte) (uintptr, error) {
+	pil, popts := uintptr(unsafe.Pointer(&il[0])), uintptr(unsafe.Pointer(&opts[0]))
+	switch k.gen {
+	case Gen022:
+		return k.bundleFromSpirv.Call5(ctx, dev, pil, uintptr(len(il)), popts), nil
+	case Gen023:
+		return k.bundleFromSpirv.Call7(ctx, dev, pil, uintptr(len(il)), popts, 0, 0), nil
+	}
+	return 0, errkind.New(errkind.NotSupported, "DPCTLKernelBundle_CreateFromSpirv",
+		k.lib+" matches no dpctl C API usmbridge knows (it "+k.genWhy+"); this function takes different "+
+			"arguments in dpctl 0.22 and 0.23, so usmbridge does not guess and builds no SPIR-V through it")
 }
 
 // BundleGetKernel returns a new kernel ref of a NUL-terminated name, 0

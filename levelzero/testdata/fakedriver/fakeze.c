@@ -125,7 +125,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct alloc *allocs; static size_t nallocs, capallocs;
 static uint64_t next_id = 1;
 static atomic_long live_contexts, live_queues, live_lists, live_pools, live_events, live_ipc;
-static atomic_long live_modules, live_kernels, launches;
+static atomic_long live_modules, live_kernels, launches, module_creates;
 static atomic_uint loader_version; /* what the loader passed to the getters */
 
 /* zexFakeFailNext: pending injected failures. */
@@ -163,10 +163,11 @@ static ze_result_t fake_fail_next(const char *name, ze_result_t result) {
     return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
 }
 
-/* zexFakeGetStats fills out[0..11]: allocations, contexts, queues, lists,
+/* zexFakeGetStats fills out[0..12]: allocations, contexts, queues, lists,
  * event pools, events, open IPC mappings, modules, kernels, the loader's
- * API version, the number of armed failures not yet triggered, and the
- * kernel launches run so far. */
+ * API version, the number of armed failures not yet triggered, the
+ * kernel launches run so far, and the calls of zeModuleCreate so far
+ * (whatever their module). */
 static ze_result_t fake_get_stats(uint64_t *out) {
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     pthread_mutex_lock(&mu);
@@ -178,6 +179,7 @@ static ze_result_t fake_get_stats(uint64_t *out) {
     out[4] = (uint64_t)live_pools; out[5] = (uint64_t)live_events; out[6] = (uint64_t)live_ipc;
     out[7] = (uint64_t)live_modules; out[8] = (uint64_t)live_kernels;
     out[9] = loader_version; out[10] = (uint64_t)armed; out[11] = (uint64_t)launches;
+    out[12] = (uint64_t)module_creates;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -996,6 +998,7 @@ static const char *parse(const uint8_t *b, size_t n, struct module *m) {
 
 static ze_result_t fz_module_create(ze_context_handle_t ctx, ze_device_handle_t dev, const ze_module_desc_t *desc,
                                     ze_module_handle_t *out, ze_module_build_log_handle_t *log) {
+    module_creates++;
     if (!is_context(ctx) || !is_device(dev)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!desc || !out || !desc->pInputModule) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (log) *log = NULL;
