@@ -107,6 +107,6 @@ func (b *Backend) Lent() (ctxs, queues int) {
 	return len(b.lent.ctxs), len(b.lent.queues)
 }
 
-// Bundle is the program's DPCTLSyclKernelBundleRef (the launch benchmark's
-// C peer gets its kernel from it).
-func (p *Program) Bundle() uintptr { return p.kb }
+// ProgramBundle is the DPCTLSyclKernelBundleRef of a program the backend
+// built (the launch benchmark's C peer gets its kernel from it).
+func ProgramBundle(p usm.Program) uintptr { return p.(*program).kb }

@@ -34,7 +34,7 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 			ffi.Required(&del, "DPCTLEvent_Delete"), ffi.Required(&getKernel, "DPCTLKernelBundle_GetKernel"),
 			ffi.Required(&delKernel, "DPCTLKernel_Delete")))
 		name := []byte("empty\x00")
-		kr := getKernel.Call(p.(*dpctl.Program).Bundle(), uintptr(unsafe.Pointer(&name[0])))
+		kr := getKernel.Call(dpctl.ProgramBundle(p), uintptr(unsafe.Pointer(&name[0])))
 		require.NotZero(b, kr)
 		defer delKernel.Call(kr)
 		b.ReportAllocs()

@@ -46,7 +46,7 @@ func Live() map[string]int64 { return counters.Snapshot() }
 // (compared with DPCTLContext_AreEq and DPCTLDevice_AreEq).
 type progCache struct {
 	mu sync.Mutex
-	by map[programs.Key][]*Program
+	by map[programs.Key][]*program
 }
 
 // BuildProgram returns the program src builds for the queue's context and
@@ -91,7 +91,7 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 		return nil, err
 	}
 	if q.progs == nil {
-		q.progs = map[programs.Key]*Program{}
+		q.progs = map[programs.Key]*program{}
 	}
 	key = p.key // the kept copy
 	q.progs[key] = p
@@ -100,7 +100,7 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 
 // get returns the kept program of key for ctx and dev, or builds it; it
 // takes ctx and dev (kept by a new program, deleted otherwise).
-func (ps *progCache) get(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.ProgramSource) (*Program, error) {
+func (ps *progCache) get(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.ProgramSource) (*program, error) {
 	a := b.api
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
@@ -119,13 +119,13 @@ func (ps *progCache) get(b *Backend, q *Queue, key programs.Key, ctx, dev uintpt
 		return nil, err
 	}
 	if ps.by == nil {
-		ps.by = map[programs.Key][]*Program{}
+		ps.by = map[programs.Key][]*program{}
 	}
 	ps.by[key] = append(ps.by[key], p)
 	return p, nil
 }
 
-func (ps *progCache) remove(p *Program) {
+func (ps *progCache) remove(p *program) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	l := ps.by[p.key]
@@ -140,7 +140,7 @@ func (ps *progCache) remove(p *Program) {
 	}
 }
 
-func build(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.ProgramSource) (*Program, error) {
+func build(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.ProgramSource) (*program, error) {
 	k := b.api.Kernels()
 	opts := key.CFlags()
 	var kb uintptr
@@ -176,7 +176,7 @@ func build(b *Backend, q *Queue, key programs.Key, ctx, dev uintptr, src usm.Pro
 		}
 		return nil, be
 	}
-	p := &Program{b: b, key: key, kb: kb, ctx: ctx, dev: dev}
+	p := &program{b: b, key: key, kb: kb, ctx: ctx, dev: dev}
 	if key.IL {
 		p.params = kernelparams.FromSPIRV(il)
 	}
@@ -211,10 +211,10 @@ func (b *Backend) nativeBuildLog(q *Queue, src usm.ProgramSource) string {
 	return ""
 }
 
-// Program is a SYCL kernel bundle in executable state
+// program is a SYCL kernel bundle in executable state
 // (DPCTLSyclKernelBundleRef) for one context and device. It implements
 // usm.Program; Close releases its kernels and the bundle once.
-type Program struct {
+type program struct {
 	b        *Backend
 	key      programs.Key
 	kb       uintptr // DPCTLSyclKernelBundleRef (owned)
@@ -227,11 +227,11 @@ type Program struct {
 	closed  atomic.Bool // set under the kernels' lock (their Close)
 }
 
-var _ usm.Program = (*Program)(nil)
+var _ usm.Program = (*program)(nil)
 
 // Kernel returns the kernel of that name (DPCTLKernelBundle_GetKernel,
 // once per name); a name the bundle lacks is a usm.ErrValue error.
-func (p *Program) Kernel(name string) (*usm.Kernel, error) {
+func (p *program) Kernel(name string) (*usm.Kernel, error) {
 	const op = "dpctl.Program.Kernel"
 	return p.kernels.Get(op, name, func(cname []byte) (*usm.Kernel, error) {
 		if p.closed.Load() {
@@ -254,7 +254,7 @@ func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 // Close releases the kernels and the bundle once, after launches in
 // progress, and drops the program from the Backend's cache: the next
 // BuildProgram of the same source builds it again.
-func (p *Program) Close() error {
+func (p *program) Close() error {
 	if p == nil {
 		return nil
 	}
@@ -277,7 +277,7 @@ func (p *Program) Close() error {
 // l is the memory DPCTLQueue_Submit* reads, kept so a launch allocates
 // nothing; usm.Kernel serialises launches.
 type kernel struct {
-	prog   *Program
+	prog   *program
 	name   string
 	ref    uintptr             // DPCTLSyclKernelRef (owned); 0 once closed
 	params []kernelparams.Kind // what each parameter takes, where the SPIR-V says

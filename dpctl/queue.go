@@ -25,7 +25,7 @@ type Queue struct {
 	defaultCtx atomic.Int32
 	// progs remembers the programs built for the queue (program.go).
 	progMu sync.Mutex
-	progs  map[programs.Key]*Program
+	progs  map[programs.Key]*program
 }
 
 // ownQueue wraps a queue ref the backend owns: it is deleted once the

@@ -35,7 +35,7 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 		require.NoError(b, peer.Resolve(ffi.Required(&launch, "peer_ze_launch")))
 		require.NoError(b, ze.Resolve(ffi.Required(&appendFn, "zeCommandListAppendLaunchKernel"),
 			ffi.Required(&sync, "zeEventHostSynchronize"), ffi.Required(&reset, "zeEventHostReset")))
-		raw, _, err := api.KernelCreate(zeapi.Module(p.(*Program).h.Raw()), []byte("empty\x00"))
+		raw, _, err := api.KernelCreate(zeapi.Module(p.(*program).h.Raw()), []byte("empty\x00"))
 		require.NoError(b, err)
 		defer func() { require.NoError(b, api.KernelDestroy(raw)) }()
 		require.NoError(b, api.KernelSetGroupSize(raw, 1, 1, 1))

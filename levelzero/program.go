@@ -25,7 +25,7 @@ import (
 // progCache holds the programs built in one context, and the events of
 // its launches.
 type progCache struct {
-	progs programs.Cache[*Program]
+	progs programs.Cache[*program]
 	evs   launchEvents
 }
 
@@ -72,7 +72,7 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 	}
 	defer q.ctx.unlock()
 	c := &q.ctx.progs
-	p, err := c.progs.Get(op, programs.LookupKey(uintptr(q.dev.h), "", src.SPIRV, src.Options), func(key programs.Key) (*Program, error) {
+	p, err := c.progs.Get(op, programs.LookupKey(uintptr(q.dev.h), "", src.SPIRV, src.Options), func(key programs.Key) (*program, error) {
 		// Checked before the driver sees it (kernelparams.CheckSPIRV says
 		// why), and handed over in little-endian words.
 		il, err := kernelparams.CheckSPIRV(op, []byte(key.Src))
@@ -87,22 +87,22 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 			}
 			return nil, &usm.BuildError{Op: "zeModuleCreate", Log: log, Err: err}
 		}
-		p := &Program{ctx: q.ctx, dev: q.dev, key: key, cache: c, params: kernelparams.FromSPIRV(il)}
+		p := &program{ctx: q.ctx, dev: q.dev, key: key, cache: c, params: kernelparams.FromSPIRV(il)}
 		p.h.Init(uintptr(m), "ze_module_handle_t", livePrograms)
 		q.ctx.children.Add(1)
 		return p, nil
 	})
 	if err != nil {
-		return nil, err // a nil *Program in the interface would not be nil
+		return nil, err // a nil *program in the interface would not be nil
 	}
 	return p, nil
 }
 
-// Program is a Level Zero module built for one device
+// program is a Level Zero module built for one device
 // (Queue.BuildProgram). It implements usm.Program: Kernel gives its
 // kernels, made once per name; Close releases them and the module, once,
 // for every holder.
-type Program struct {
+type program struct {
 	h     ffi.Handle
 	ctx   *Context
 	dev   *device
@@ -115,11 +115,11 @@ type Program struct {
 	kernels programs.Kernels[*usm.Kernel]
 }
 
-var _ usm.Program = (*Program)(nil)
+var _ usm.Program = (*program)(nil)
 
 // Kernel returns the kernel of that name (zeKernelCreate, once per
 // name); a name the module lacks is a usm.ErrValue error.
-func (p *Program) Kernel(name string) (*usm.Kernel, error) {
+func (p *program) Kernel(name string) (*usm.Kernel, error) {
 	const op = "levelzero.Program.Kernel"
 	return p.kernels.Get(op, name, func(cname []byte) (*usm.Kernel, error) {
 		mh, err := p.h.RLock(op)
@@ -141,7 +141,7 @@ func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 // Close releases the kernels and the module (zeKernelDestroy,
 // zeModuleDestroy) once, after launches in progress, and drops it from
 // its context's cache.
-func (p *Program) Close() error {
+func (p *program) Close() error {
 	if p == nil {
 		return nil
 	}
@@ -164,7 +164,7 @@ func (p *Program) Close() error {
 // launch allocates nothing.
 type kernel struct {
 	h    ffi.Handle
-	prog *Program
+	prog *program
 	name string
 
 	vals   []uint64

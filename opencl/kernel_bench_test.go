@@ -31,7 +31,7 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 			require.NoError(b, cl.Resolve(ffi.Required(&enqueue, "clEnqueueNDRangeKernel"),
 				ffi.Required(&wait, "clWaitForEvents"), ffi.Required(&release, "clReleaseEvent")))
 			l, _ := lib()
-			raw, err := l.CreateKernel(clapi.Program(p.(*Program).h.Raw()), []byte("empty\x00"))
+			raw, err := l.CreateKernel(clapi.Program(p.(*program).h.Raw()), []byte("empty\x00"))
 			require.NoError(b, err)
 			defer l.ReleaseKernel(raw)
 			b.ReportAllocs()

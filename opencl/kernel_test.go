@@ -480,7 +480,7 @@ func TestKernelParameterKindsAgree(t *testing.T) {
 	each(t, func(t *testing.T, r rt) {
 		p, err := usm.BuildProgram(r.q, usm.ProgramSource{OpenCLC: paramSrc + testutil.KernelSource()})
 		require.NoError(t, err)
-		op := p.(*Program)
+		op := p.(*program)
 		pid, err := op.h.RLock("test")
 		require.NoError(t, err)
 		defer op.h.RUnlock()

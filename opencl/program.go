@@ -24,7 +24,7 @@ import (
 
 // progCache holds the programs built in one context; its Close releases
 // them all and refuses later builds.
-type progCache = programs.Cache[*Program]
+type progCache = programs.Cache[*program]
 
 // cache returns the program cache of the queue's context.
 func (q *Queue) cache() *progCache {
@@ -61,16 +61,16 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 	}
 	defer q.h.RUnlock()
 	c := q.cache()
-	p, err := c.Get(op, programs.LookupKey(uintptr(q.ndev), src.OpenCLC, src.SPIRV, src.Options), func(key programs.Key) (*Program, error) {
+	p, err := c.Get(op, programs.LookupKey(uintptr(q.ndev), src.OpenCLC, src.SPIRV, src.Options), func(key programs.Key) (*program, error) {
 		return buildProgram(l, q, c, key)
 	})
 	if err != nil {
-		return nil, err // a nil *Program in the interface would not be nil
+		return nil, err // a nil *program in the interface would not be nil
 	}
 	return p, nil
 }
 
-func buildProgram(l *clapi.Lib, q *Queue, c *progCache, key programs.Key) (*Program, error) {
+func buildProgram(l *clapi.Lib, q *Queue, c *progCache, key programs.Key) (*program, error) {
 	var id clapi.Program
 	var err error
 	var il []byte // the SPIR-V, in little-endian words
@@ -103,7 +103,7 @@ func buildProgram(l *clapi.Lib, q *Queue, c *progCache, key programs.Key) (*Prog
 	if state == nil {
 		state = made.state(q.nctx) // a queue from elsewhere on a context made here
 	}
-	p := &Program{cache: c, key: key, ctx: q.nctx, dev: q.ndev, platform: q.platform, state: state}
+	p := &program{cache: c, key: key, ctx: q.nctx, dev: q.ndev, platform: q.platform, state: state}
 	if key.IL {
 		p.spirvParams = kernelparams.FromSPIRV(il)
 	}
@@ -111,10 +111,10 @@ func buildProgram(l *clapi.Lib, q *Queue, c *progCache, key programs.Key) (*Prog
 	return p, nil
 }
 
-// Program is a cl_program built for one device (Queue.BuildProgram). It
+// program is a cl_program built for one device (Queue.BuildProgram). It
 // implements usm.Program: Kernel gives its kernels, made once per name;
 // Close releases them and the program, once, for every holder.
-type Program struct {
+type program struct {
 	h        ffi.Handle
 	cache    *progCache
 	key      programs.Key
@@ -129,11 +129,11 @@ type Program struct {
 	kernels programs.Kernels[*usm.Kernel]
 }
 
-var _ usm.Program = (*Program)(nil)
+var _ usm.Program = (*program)(nil)
 
 // Kernel returns the kernel of that name (clCreateKernel, once per name).
 // A name the program lacks is a usm.ErrValue error.
-func (p *Program) Kernel(name string) (*usm.Kernel, error) {
+func (p *program) Kernel(name string) (*usm.Kernel, error) {
 	const op = "opencl.Program.Kernel"
 	return p.kernels.Get(op, name, func(cname []byte) (*usm.Kernel, error) {
 		pid, err := p.h.RLock(op)
@@ -167,7 +167,7 @@ func (p *Program) Kernel(name string) (*usm.Kernel, error) {
 // Close releases the program's kernels and the program (clReleaseKernel,
 // clReleaseProgram) once, after launches in progress, and drops it from
 // its cache: the next BuildProgram of the same source builds it again.
-func (p *Program) Close() error {
+func (p *program) Close() error {
 	if p == nil {
 		return nil
 	}
@@ -187,7 +187,7 @@ func (p *Program) Close() error {
 // allocates nothing.
 type kernel struct {
 	h    ffi.Handle
-	prog *Program
+	prog *program
 	name string
 
 	vals   []uint64            // scalar argument values
