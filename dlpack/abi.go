@@ -25,5 +25,5 @@ const (
 // rule that strides are non-NULL for ndim > 0 it follows on export.
 var ProducerVersion = Version{Major: 1, Minor: 2}
 
-// MaxNdim is the largest ndim usmbridge exports or imports (NumPy's limit).
-const MaxNdim = 64
+// maxNdim is the largest ndim usmbridge exports or imports (NumPy's limit).
+const maxNdim = dlabi.MaxNdim

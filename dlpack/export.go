@@ -75,7 +75,7 @@ type ExportOptions struct {
 // array. A size-0 array keeps its (valid) pointer.
 //
 // Refusals are usm.ErrBuffer errors: non-native byte order, more than
-// MaxNdim dimensions, an unsupported dl_device, a needed copy with
+// 64 dimensions (NumPy's limit), an unsupported dl_device, a needed copy with
 // CopyNever, and a read-only array asked for as a legacy tensor (which
 // cannot carry the READ_ONLY flag; NumPy refuses the same).
 func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
@@ -200,8 +200,8 @@ func view(a *usm.Array) (View, usm.Window, error) {
 		return View{}, usm.Window{}, exportErr(errkind.Buffer, "", err)
 	}
 	ndim := len(a.Shape)
-	if ndim > MaxNdim {
-		return View{}, usm.Window{}, exportErr(errkind.Buffer, "ndim "+itoa(int64(ndim))+" exceeds "+itoa(MaxNdim), nil)
+	if ndim > maxNdim {
+		return View{}, usm.Window{}, exportErr(errkind.Buffer, "ndim "+itoa(int64(ndim))+" exceeds "+itoa(maxNdim), nil)
 	}
 	win, err := a.Window()
 	if err != nil {

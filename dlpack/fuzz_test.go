@@ -96,14 +96,14 @@ func FuzzImport(f *testing.F) {
 		stridesNull := in[27]&1 == 1
 		rest := in[28:]
 		var vals []int64
-		for len(rest) >= 8 && len(vals) < 2*dlpack.MaxNdim {
+		for len(rest) >= 8 && len(vals) < 2*dlabi.MaxNdim {
 			vals = append(vals, int64(binary.LittleEndian.Uint64(rest)))
 			rest = rest[8:]
 		}
 		// Give Import arrays of exactly ndim entries when ndim is sane, so
 		// any read past them would be a bug; otherwise NULL or short ones
 		// (Import must refuse those without reading).
-		if fo.ndim >= 0 && int(fo.ndim) <= dlpack.MaxNdim {
+		if fo.ndim >= 0 && int(fo.ndim) <= dlabi.MaxNdim {
 			n := int(fo.ndim)
 			fo.shape = make([]int64, n)
 			copy(fo.shape, vals)

@@ -74,7 +74,7 @@ type queueProvider interface {
 
 // Import takes a producer's tensor. It validates everything before taking
 // ownership: the version (a major other than 1 is refused, and the deleter
-// is called unless KeepOnError), ndim (0..MaxNdim), shape (non-NULL for
+// is called unless KeepOnError), ndim (0..64, NumPy's limit), shape (non-NULL for
 // ndim > 0, no negative extents), strides (NULL means C-contiguous),
 // dtype (dtype.FromDataType: every DLPack dtype of whole-byte elements,
 // bfloat16 and float8 included), byte_offset (honoured; data + byte_offset is
@@ -90,7 +90,7 @@ type queueProvider interface {
 func Import(m Managed, opts ImportOptions) (*Tensor, error) {
 	t, err := inspect(m, opts.Registry)
 	if err != nil {
-		if !opts.KeepOnError && !m.IsNil() {
+		if !opts.KeepOnError && m.ptr != 0 {
 			m.Delete()
 		}
 		return nil, err
@@ -100,7 +100,7 @@ func Import(m Managed, opts ImportOptions) (*Tensor, error) {
 }
 
 func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
-	if m.IsNil() {
+	if m.ptr == 0 {
 		return nil, importErr(errkind.Value, "NULL managed tensor", nil)
 	}
 	t := new(Tensor)
@@ -118,8 +118,8 @@ func inspect(m Managed, reg *usm.Registry) (*Tensor, error) {
 	}
 
 	// Shape, strides, dtype.
-	if dl.Ndim < 0 || dl.Ndim > MaxNdim {
-		return nil, importErr(errkind.Buffer, "ndim "+itoa(int64(dl.Ndim))+" is outside 0.."+itoa(MaxNdim), nil)
+	if dl.Ndim < 0 || dl.Ndim > maxNdim {
+		return nil, importErr(errkind.Buffer, "ndim "+itoa(int64(dl.Ndim))+" is outside 0.."+itoa(maxNdim), nil)
 	}
 	ndim := int(dl.Ndim)
 	if ndim > 0 && dl.Shape == 0 {

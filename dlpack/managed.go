@@ -1,8 +1,6 @@
 package dlpack
 
 import (
-	"strconv"
-
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/ffi"
@@ -26,17 +24,6 @@ func (m Managed) Pointer() uintptr { return m.ptr }
 
 // Versioned reports whether the struct is a DLManagedTensorVersioned.
 func (m Managed) Versioned() bool { return m.versioned }
-
-// IsNil reports whether m holds no tensor.
-func (m Managed) IsNil() bool { return m.ptr == 0 }
-
-func (m Managed) String() string {
-	kind := "DLManagedTensor"
-	if m.versioned {
-		kind = "DLManagedTensorVersioned"
-	}
-	return kind + "(0x" + strconv.FormatUint(uint64(m.ptr), 16) + ")"
-}
 
 // versionedView and legacyView read the struct in place.
 func (m Managed) versionedView() *dlabi.ManagedTensorVersioned {

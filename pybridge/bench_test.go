@@ -152,7 +152,7 @@ func TestReleaseOwner(t *testing.T) {
 }
 
 // lookSUAI reads obj's __sycl_usm_array_interface__ into d as pyext's C
-// half does: the attribute, and an exact dict's values at SUAIKeys. C
+// half does: the attribute, and an exact dict's values at the keys (internal/suaikeys). C
 // takes a reference to each value, since reading one may run Python code;
 // here they are borrowed from the dict, which the caller holds (and
 // DecRefs when done) and no Python code reaches: a dpnp array's values

@@ -46,9 +46,20 @@
 // # Go code that Python loaded
 //
 // An extension module (package pyext) also needs what no embedding
-// program does: the interpreter of its process (Attach), raw PyObject*s in
-// and out (UnsafeObject, Object.Ptr), Python exceptions both ways (Raise,
-// ErrorOf, ExceptionOf, TakeError, ReleaseError), and the DLPack steps its C half leaves
-// to Go (ImportCapsule, Export, DLPackOptions, WorkQueue). They are this
-// package's API like the rest, one implementation each.
+// program does: the interpreter of its process (Attach, Python.DoHeld),
+// raw PyObject*s in and out (UnsafeObject, Object.Ptr), Python exceptions
+// both ways (ErrorOf, ExceptionOf, ReleaseError), and the DLPack and SUAI
+// steps its C half leaves to Go (ImportCapsule, ReadArray,
+// ReadSUAIArrayInto, ArrayFromSUAI, DLPackOptions, ExportView). They are
+// this package's API like the rest, one implementation each.
+//
+// # The files
+//
+// An import reads top to bottom: FromDLPack (fromdlpack.go) asks the
+// producer through its C exchange table (exchange.go) or __dlpack__
+// (producer.go, with the queues dpctl.go pins), imports the tensor
+// (import.go), orders it on its queue (order.go) and places it where it
+// was asked to be (place.go). Exports are export.go, suaiexport.go and
+// arrayobject.go; __dlpack__'s keywords dlpackargs.go; the readers of any
+// array object readarray.go, of a SUAI suai.go and suaifields.go.
 package pybridge

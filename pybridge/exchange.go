@@ -10,14 +10,14 @@ import (
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/ffi"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
-	"github.com/usmbridge/usmbridge/usm"
 )
 
 // The DLPack C exchange API (DLPack 1.2/1.3; RATIONALE.md, "The DLPack C
 // exchange API, both sides"): a producer type carries a static table of C
 // functions that hand tensors over without a Python call and without
-// synchronising. This file is the consumer, and the Go parts of the
-// producer pyext's C half offers (WorkQueue, export).
+// synchronising. This file is the consumer's first stage (FromDLPack asks
+// a producer through its table: exchangeAPI, callTable); the producer is
+// pyext's (its C half's exchange.c, and exchange_cgo.go).
 
 // The names a producer type uses: the 1.3 capsule and its name, and the
 // 1.2 int form.
@@ -205,51 +205,6 @@ func (g *GIL) callTable(x Object, api uintptr) (dlpack.Managed, error) {
 		return dlpack.Managed{}, errkind.New(errkind.Value, "pybridge.FromDLPack", "managed_tensor_from_py_object_no_sync of "+g.objTypeName(x)+" failed without setting an exception")
 	}
 	return dlpack.UnsafeManaged(out, true), nil
-}
-
-// currentWorkStream is the producer's current_work_stream: NULL for
-// kDLCPU; for kDLOneAPI, the DPCTLSyclQueueRef of the queue usmbridge uses
-// for that device (the one imports of that device are bound to, made once
-// per process). Other devices are a usm.ErrBuffer error.
-func (g *GIL) currentWorkStream(dev dlpack.Device) (uintptr, error) {
-	switch dev.Type {
-	case dlabi.CPU:
-		return 0, nil
-	case dlabi.OneAPI:
-		d, err := g.dpctlUnderGIL()
-		if err != nil {
-			return 0, errkind.Wrap(errkind.Buffer, "pybridge.currentWorkStream", "a kDLOneAPI device needs dpctl", err)
-		}
-		local, ok := d.LocalDevice(dev)
-		if !ok {
-			return 0, errkind.New(errkind.Buffer, "pybridge.currentWorkStream", "no SYCL device "+dev.String())
-		}
-		q, err := defaultQueue(d, local)
-		if err != nil {
-			return 0, err
-		}
-		return q.Ref(), nil
-	}
-	return 0, errkind.New(errkind.Buffer, "pybridge.currentWorkStream", "usmbridge has no work stream on "+dev.String())
-}
-
-// WorkQueue is the queue usmbridge uses for dev: nil for kDLCPU, for
-// kDLOneAPI the dpctl queue imports of that device are bound to (made once
-// per process; its Ref is the DPCTLSyclQueueRef). It is what the DLPack C
-// exchange API's current_work_stream answers.
-func (g *GIL) WorkQueue(dev dlpack.Device) (usm.Queue, error) {
-	if dev.Type == dlabi.CPU {
-		return nil, nil
-	}
-	ref, err := g.currentWorkStream(dev)
-	if err != nil {
-		return nil, err
-	}
-	d, err := g.dpctlUnderGIL()
-	if err != nil {
-		return nil, err
-	}
-	return d.UnsafeBorrowQueue(ref), nil
 }
 
 // Live returns pybridge's counts for leak tests: "exchange_imports", the

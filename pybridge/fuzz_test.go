@@ -85,7 +85,7 @@ def capsule(name):
     return ctypes.pythonapi.PyCapsule_New(ctypes.addressof(buf), name, None)
 def tensor(versioned, major, ndim, code, bits, lanes, devtype, devid, byte_offset, data, shape, strides, flags):
     # a DLManagedTensor(Versioned) with valid pointers (64 extents each,
-    # DLPack's MaxNdim) and hostile values, no deleter
+    # DLPack's maximum ndim) and hostile values, no deleter
     sh = (ctypes.c_int64 * 64)(*shape); st = (ctypes.c_int64 * 64)(*strides)
     mem = ctypes.create_string_buffer(256)
     t = ctypes.create_string_buffer(96); KEEP.extend([sh, st, mem, t])

@@ -79,7 +79,7 @@ func (g *GIL) importRegistry(reg *usm.Registry, p uintptr, versioned bool, op st
 // kDLOneAPI tensor when reg is nil. On error the tensor's deleter has
 // been called.
 func (g *GIL) importManaged(m dlpack.Managed, reg *usm.Registry) (*dlpack.Tensor, error) {
-	if m.IsNil() {
+	if m.Pointer() == 0 {
 		return nil, errkind.New(errkind.Value, "pybridge.importManaged", "NULL managed tensor")
 	}
 	reg, err := g.importRegistry(reg, m.Pointer(), m.Versioned(), "pybridge.importManaged")

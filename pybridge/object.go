@@ -571,13 +571,6 @@ func (g *GIL) Call(fn Object, args ...Object) (Object, error) {
 	return Object{r}, nil
 }
 
-// IncRef adds a reference to o (the counterpart of DecRef).
-func (g *GIL) IncRef(o Object) {
-	if o.p != 0 {
-		g.api().IncRef(o.p)
-	}
-}
-
 // staticC returns a NUL-terminated copy of s in C memory that is never
 // freed, for names the C API keeps (capsule names) or that hot paths pass.
 func staticC(s string) *byte {

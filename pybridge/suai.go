@@ -3,6 +3,7 @@ package pybridge
 import (
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/pyapi"
+	"github.com/usmbridge/usmbridge/internal/suaikeys"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -16,29 +17,28 @@ var (
 	errNoSUAIAttrKind = errkind.Value
 )
 
-// The SUAI keys, in the order of the values suaiValues fetches.
+// The SUAI keys, in the order of the values suaiValues fetches and C
+// hands over (internal/suaikeys).
 const (
-	keyData = iota
-	keyShape
-	keyStrides
-	keyTypestr
-	keyOffset
-	keyVersion
-	keySyclobj
-	numKeys
+	keyData    = suaikeys.Data
+	keyShape   = suaikeys.Shape
+	keyStrides = suaikeys.Strides
+	keyTypestr = suaikeys.Typestr
+	keyOffset  = suaikeys.Offset
+	keyVersion = suaikeys.Version
+	keySyclobj = suaikeys.Syclobj
+	numKeys    = suaikeys.N
 )
 
-var suaiKeyNames = [numKeys]string{"data", "shape", "strides", "typestr", "offset", "version", "syclobj"}
-
-// SUAIKeys are the keys of __sycl_usm_array_interface__ in the order of
-// SUAIDict.Values.
-func SUAIKeys() [numKeys]string { return suaiKeyNames }
+var suaiKeyNames = suaikeys.Names
 
 // SUAIDict is an object's __sycl_usm_array_interface__ as a caller that
 // read the attribute itself found it, for ArrayFromSUAI and
-// ReadSUAIArrayInto. Dict is the attribute's value. When Looked, Dict is
-// exactly a dict (not a subclass) and Values holds its value at each of
-// SUAIKeys, looked up as dpctl's dict.get does (PyDict_GetItemWithError; a
+// ReadSUAIArrayInto (pyext's C half, for an array argument and for
+// asarray). Dict is the attribute's value. When Looked, Dict is exactly a
+// dict (not a subclass) and Values holds its value at each of the keys
+// "data", "shape", "strides", "typestr", "offset", "version" and
+// "syclobj", in that order, looked up as dpctl's dict.get does (PyDict_GetItemWithError; a
 // zero Object where a key is absent): the values are then read as they
 // are, without another lookup. Otherwise (a dict subclass, or no dict at
 // all) Values is unused and Dict is read as ReadArray reads it. Every

@@ -91,8 +91,8 @@ const (
 	rInstance
 )
 
-// maxNdim is ubx.h's UBX_MAX_NDIM and dlpack.MaxNdim.
-const maxNdim = 64
+// maxNdim is ubx.h's UBX_MAX_NDIM, dlpack's limit (internal/dlabi).
+const maxNdim = dlabi.MaxNdim
 
 // result mirrors ubx_result: what a call returns to C.
 type result struct {

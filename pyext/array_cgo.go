@@ -127,8 +127,8 @@ func ubx_go_sycl_queue(v *C.ubx_view, syclobj unsafe.Pointer, store *C.int) (out
 		return ext.py.DoHeld(func(g *pybridge.GIL) error {
 			so := pybridge.UnsafeObject(uintptr(syclobj))
 			if g.IsSyclQueue(so) {
-				g.IncRef(so)
-				out = cmem.Ptr(so.Ptr())
+				q, _ := g.FromGo(so) // an Object: a new reference to it
+				out = cmem.Ptr(q.Ptr())
 				return nil
 			}
 			vv := (*view)(unsafe.Pointer(v))

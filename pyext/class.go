@@ -84,9 +84,6 @@ func NewClass[T any](m *Module, name, doc string) *Class[T] {
 	return &Class[T]{m: m, c: c}
 }
 
-// Name is the class's name in its module.
-func (c *Class[T]) Name() string { return c.c.name }
-
 // addClass adds c to m, unless its name is taken or no Python identifier,
 // or T has a class already.
 func (m *Module) addClass(c *class) {

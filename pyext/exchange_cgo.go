@@ -6,6 +6,8 @@ package pyext
 
 // #include <stdlib.h>
 // #include "ubx.h"
+// void *ubx_save_thread(void);
+// void ubx_restore_thread(void *ts);
 import "C"
 import (
 	"strconv"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dlpack"
+	"github.com/usmbridge/usmbridge/dpctl"
 	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
@@ -82,18 +85,45 @@ func ubx_go_work_stream(devType, devID C.int32_t, out *unsafe.Pointer) C.int {
 		if out == nil {
 			return errkind.New(errkind.Value, "current_work_stream", "out_current_stream is NULL")
 		}
-		return ext.py.DoHeld(func(g *pybridge.GIL) error {
-			q, err := g.WorkQueue(dlabi.Device{Type: dlabi.DeviceType(devType), ID: int32(devID)})
-			if err != nil {
-				return err
-			}
-			*out = nil
-			if r, ok := q.(interface{ Ref() uintptr }); ok {
-				*out = cmem.Ptr(r.Ref())
-			}
-			return nil
-		})
+		ref, err := workStream(dlabi.Device{Type: dlabi.DeviceType(devType), ID: int32(devID)})
+		if err != nil {
+			return err
+		}
+		*out = cmem.Ptr(ref)
+		return nil
 	}))
+}
+
+// workStream is the table's current_work_stream of dev: NULL for kDLCPU;
+// for kDLOneAPI, the DPCTLSyclQueueRef of dpctl's queue of the device, the
+// one imports of that device are bound to (dpctl.Backend.Queue, made once
+// per process); other devices are a usm.ErrBuffer error. C calls it with
+// the GIL, which is let go while dpctl is got: the first call imports
+// dpctl, and an import under way on another thread needs the GIL to finish
+// (pybridge's Python.Dpctl).
+func workStream(dev dlabi.Device) (uintptr, error) {
+	const op = "current_work_stream"
+	switch dev.Type {
+	case dlabi.CPU:
+		return 0, nil
+	case dlabi.OneAPI:
+		ts := C.ubx_save_thread()
+		d, err := ext.py.Dpctl()
+		C.ubx_restore_thread(ts)
+		if err != nil {
+			return 0, errkind.Wrap(errkind.Buffer, op, "a kDLOneAPI device needs dpctl", err)
+		}
+		local, ok := d.LocalDevice(dev)
+		if !ok {
+			return 0, errkind.New(errkind.Buffer, op, "no SYCL device "+dev.String())
+		}
+		q, err := d.Queue(local)
+		if err != nil {
+			return 0, err
+		}
+		return q.(*dpctl.Queue).Ref(), nil
+	}
+	return 0, errkind.New(errkind.Buffer, op, "usmbridge has no work stream on "+dev.String())
 }
 
 //export ubx_go_alloc

@@ -84,8 +84,8 @@ func ubx_go_asarray(obj, suai unsafe.Pointer, res *C.ubx_result) C.int {
 				}
 				return err
 			}
-			r.base = uintptr(obj)
-			g.IncRef(o)
+			base, _ := g.FromGo(o) // an Object: a new reference to it, the Array's
+			r.base = base.Ptr()
 			r.syclobj = so.Ptr()
 			return nil
 		})

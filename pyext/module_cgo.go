@@ -19,6 +19,7 @@ import (
 	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
+	"github.com/usmbridge/usmbridge/internal/suaikeys"
 	"github.com/usmbridge/usmbridge/pybridge"
 )
 
@@ -75,7 +76,7 @@ func fillTables() {
 	}
 	C.ubx_max_user_address = C.uint64_t(dlabi.MaxUserAddress)
 	keys := (*[C.UBX_SUAI_KEYS]*C.char)(unsafe.Pointer(&C.ubx_suai_keys))
-	for i, k := range pybridge.SUAIKeys() {
+	for i, k := range suaikeys.Names {
 		keys[i] = C.CString(k) // lives as long as the process
 	}
 	formats := (*[C.UBX_DTYPE_CODES][C.UBX_DTYPE_BYTES]*C.char)(unsafe.Pointer(&C.ubx_buffer_format))

@@ -114,6 +114,8 @@ func (f Filter) accepts(d Device) bool {
 // (the "filter string" variant). It holds one pointer to the parse, which
 // never changes, so copying it is cheap and storing it in an Obj
 // allocates nothing (an import sets the Obj of every array it makes).
+// Selectors compare with ==; the zero Selector, Selector{}, was never
+// parsed (usm.Registry.SelectorFor returns it with its error).
 type Selector struct{ p *parsed }
 
 type parsed struct {
@@ -311,13 +313,10 @@ func (s Selector) Filters() []Filter {
 	return append([]Filter(nil), s.p.filters...)
 }
 
-// IsZero reports whether s is the zero Selector (never parsed).
-func (s Selector) IsZero() bool { return s.p == nil }
-
 // Resolve returns the index into devs (the global order) of the first device
 // accepted by any filter of s. No match is a *SelectorError listing devs.
 func (s Selector) Resolve(devs []Device) (int, error) {
-	if s.IsZero() {
+	if s.p == nil { // the zero Selector, never parsed
 		return -1, &SelectorError{Selector: "", Reason: "zero Selector (use ParseSelector)"}
 	}
 	// seen[i] counts, for filter i, the devices accepted so far, so that

@@ -71,7 +71,7 @@ func TestParseSelectorValid(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, sel.Filters())
 			assert.Equal(t, tt.in, sel.String())
-			assert.False(t, sel.IsZero())
+			assert.NotEqual(t, syclobj.Selector{}, sel)
 			assert.Equal(t, sel, syclobj.MustParseSelector(tt.in))
 
 			// The canonical form of the filters parses to the same filters.
@@ -142,7 +142,7 @@ func TestParseSelectorInvalid(t *testing.T) {
 			)
 			require.NotPanics(t, func() { sel, err = syclobj.ParseSelector(tt.in) })
 			require.Error(t, err)
-			assert.True(t, sel.IsZero())
+			assert.Equal(t, syclobj.Selector{}, sel)
 
 			var se *syclobj.SelectorError
 			require.ErrorAs(t, err, &se)
@@ -309,7 +309,7 @@ func TestResolveNoDevices(t *testing.T) {
 
 func TestResolveZeroSelector(t *testing.T) {
 	var sel syclobj.Selector
-	assert.True(t, sel.IsZero())
+	assert.Equal(t, syclobj.Selector{}, sel)
 	assert.Empty(t, sel.Filters())
 	assert.Equal(t, "", sel.String())
 	idx, err := sel.Resolve(devices)

@@ -145,9 +145,9 @@ func (t Type) IsNative() bool {
 	return t.Size == 1 || t.Order == NotApplicable || t.Order == Native || t.Order == hostOrder
 }
 
-// Canonical returns t with its byte order normalised: '|' for native types,
-// '<' or '>' for byte-swapped ones.
-func (t Type) Canonical() Type {
+// canonical returns t with its byte order normalised: '|' for native types,
+// '<' or '>' for byte-swapped ones: what Parse gives of String's text.
+func (t Type) canonical() Type {
 	if t.IsNative() {
 		t.Order = NotApplicable
 	}
@@ -160,7 +160,7 @@ func (t Type) String() string {
 	if !t.Valid() {
 		return "invalid typestr"
 	}
-	c := t.Canonical()
+	c := t.canonical()
 	b := make([]byte, 0, 4)
 	b = append(b, byte(c.Order), byte(c.Kind))
 	b = strconv.AppendInt(b, int64(c.Size), 10)

@@ -334,9 +334,6 @@ func NewKernel(name string, nargs int, l Launcher) *Kernel {
 	return &Kernel{name: name, nargs: nargs, l: l, args: make([]Arg, nargs)}
 }
 
-// Name is the kernel's name in its program.
-func (k *Kernel) Name() string { return k.name }
-
 // NumArgs is the number of arguments the kernel takes.
 func (k *Kernel) NumArgs() int { return k.nargs }
 

@@ -62,6 +62,11 @@ type Device struct {
 	ID   int32
 }
 
+// MaxNdim is the largest ndim usmbridge exports or imports: NumPy's limit,
+// dlpack's and pyext's (ubx.h's UBX_MAX_NDIM: pyext's abi_test.go holds
+// ubx_result, which has room for that many, to its Go mirror).
+const MaxNdim = 64
+
 // AcceptsNoSync reports whether __dlpack__(stream=-1), the array API's "do
 // not synchronize", is accepted for an array on d: only kDLOneAPI arrays
 // have streams (RATIONALE.md, "__dlpack__'s stream"). pybridge reads the

@@ -1,0 +1,4 @@
+package typestr
+
+// Canonical is canonical, for the tests of package typestr_test.
+func Canonical(t Type) Type { return t.canonical() }
