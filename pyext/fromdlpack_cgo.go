@@ -10,6 +10,8 @@ import "C"
 import (
 	"unsafe"
 
+	"github.com/usmbridge/usmbridge/internal/dlabi"
+	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/pybridge"
 )
 
@@ -90,4 +92,77 @@ func ubx_go_asarray(obj, suai unsafe.Pointer, res *C.ubx_result) C.int {
 			return nil
 		})
 	}))
+}
+
+// fromDLPackOptions reads from_dlpack's device and copy keywords: a
+// DLPack (device_type, device_id) pair goes to the producer as its
+// dl_device, as the array API says (the producer refuses a device it
+// cannot serve); "cpu", a SYCL filter string, a dpctl.SyclDevice or
+// SyclQueue name a device usmbridge resolves to its pair first. A device it
+// cannot resolve is an error naming the keyword.
+func fromDLPackOptions(g *pybridge.GIL, device, copyArg pybridge.Object) (pybridge.FromDLPackOptions, error) {
+	var opts pybridge.FromDLPackOptions
+	named := false
+	if device.Ptr() != 0 && !g.IsNone(device) {
+		var err error
+		if named, err = namesDevice(g, device); err != nil {
+			return opts, err
+		}
+	}
+	if named {
+		d, err := deviceOf(g, device)
+		if err != nil {
+			return opts, deviceArgError("from_dlpack", "device", err)
+		}
+		if d.Queue != nil {
+			// A dpctl.SyclQueue: passed as the stream, the producer orders
+			// it after its work, and the array is bound to it.
+			opts.Stream = device
+		}
+		device = pybridge.Object{}
+		opts.Device = &d.DL
+	}
+	if device.Ptr() != 0 { // a DLPack pair, or nothing a device is
+		o, err := g.DLPackOptions(dlabi.Device{}, pybridge.Object{}, pybridge.Object{}, device, pybridge.Object{})
+		if err != nil {
+			if exc, own := errkind.Origin[*pybridge.Exception](err); own && exc != nil {
+				return opts, err // raised by the pair's own code (an __index__)
+			}
+			// Said of from_dlpack's device, not of the __dlpack__ keyword
+			// the pair goes on to; a pair's own fault (an id beyond 32
+			// bits) stays its cause.
+			const want = "must be \"cpu\", a SYCL filter string, a DLPack (device_type, device_id) pair, a dpctl.SyclDevice or a dpctl.SyclQueue"
+			if k := errkind.Of(err); k != nil && k != errkind.Type {
+				return opts, &ArgumentError{Func: "from_dlpack", Param: "device", Reason: "is not a device usmbridge can use", kind: k, Err: err}
+			}
+			return opts, argErr(errkind.Type, "from_dlpack", "device", want)
+		}
+		opts.Device = o.Device
+	}
+	o, err := g.DLPackOptions(dlabi.Device{}, pybridge.Object{}, pybridge.Object{}, pybridge.Object{}, copyArg)
+	if err != nil {
+		return opts, err
+	}
+	opts.Copy = o.Copy
+	return opts, nil
+}
+
+// namesDevice reports whether o names a device by name or object (a str, a
+// dpctl.SyclDevice or SyclQueue) rather than as a DLPack pair. An
+// exception the object's own code raised (a property) is the error.
+func namesDevice(g *pybridge.GIL, o pybridge.Object) (bool, error) {
+	if _, ok := g.AsString(o); ok {
+		return true, nil
+	}
+	for _, attr := range []string{"filter_string", "sycl_device"} {
+		v, err := attrIfAny(g, o, attr)
+		if err != nil {
+			return false, err
+		}
+		if v.Ptr() != 0 {
+			g.DecRef(v)
+			return true, nil
+		}
+	}
+	return false, nil
 }
