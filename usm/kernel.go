@@ -307,8 +307,10 @@ func (e Event) Close() error {
 // after (those of other runtimes are the backend's to wait for on the
 // host), and checks every pointer argument first: nothing is submitted
 // when one is not USM of the kernel's context, or when q is not a queue
-// of that context and device (ErrValue). Close releases the native kernel
-// once no launch is in progress.
+// of that context and device (ErrValue). Close releases the native kernel.
+// Kernel calls Launch and Close under one mutex, never two at a time and
+// never Launch after a Close that succeeded, so a Launcher needs no lock
+// of its own for its kernel's state or against its own Close.
 type Launcher interface {
 	Launch(q Queue, r Range, after []Event, args []Arg) (Event, error)
 	Close() error
@@ -350,7 +352,8 @@ func (k *Kernel) NumArgs() int { return k.nargs }
 // submitted, and so is a scalar for a pointer parameter where the runtime
 // says what each parameter is (docs/go.md, "Kernels"). An empty range
 // submits nothing: after's events are waited for and the zero Event is
-// returned.
+// returned. So is it for a launch done by the time Launch returns (on a
+// synchronous Level Zero list), which needs no event of the runtime.
 func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, error) {
 	const op = "usm.Kernel.Launch"
 	if err := r.check(); err != nil {
@@ -362,13 +365,13 @@ func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, er
 	if q == nil {
 		return Event{}, errkind.New(errkind.Value, op, "no queue")
 	}
-	k.mu.Lock()
-	closed := k.closed
-	k.mu.Unlock()
-	if closed { // before the empty range's shortcut: a closed kernel launches nothing, however little
-		return Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed")
-	}
 	if r.empty() {
+		k.mu.Lock()
+		closed := k.closed
+		k.mu.Unlock()
+		if closed { // a closed kernel launches nothing, however little
+			return Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed")
+		}
 		for _, e := range after {
 			if err := e.Wait(); err != nil {
 				return Event{}, err
@@ -382,6 +385,9 @@ func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, er
 		return Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed")
 	}
 	copy(k.args, args)
+	if len(after) == 0 { // no copy of none: copying Events costs a typedslicecopy even then
+		return k.l.Launch(q, r, nil, k.args)
+	}
 	k.after = append(k.after[:0], after...)
 	ev, err := k.l.Launch(q, r, k.after, k.args)
 	clear(k.after)
