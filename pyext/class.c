@@ -248,7 +248,14 @@ PyObject *ubx_function_new(PyMethodDef *ml, PyObject *self, PyObject *modname)
 
 typedef struct {
 	PyObject_HEAD
-	int64_t handle; /* Go's value (class.go's table); 0 once dropped */
+	int64_t handle; /* Go's value (class.go's table); 0 once given back */
+	/* The calls that read the object as an argument and have not ended
+	 * (ubx_read_instance to ubx_release_instance): while there are any,
+	 * the handle stays the object's and Go's value open, for the call
+	 * runs on it. A clear meanwhile (cleared) ends the object's use from
+	 * Python at once and gives the value back when the last call ends. */
+	int32_t calls;
+	int32_t cleared;
 	PyObject *weakrefs;
 } Instance;
 
@@ -277,16 +284,13 @@ static int class_of(PyTypeObject *tp)
 	return -1;
 }
 
-/* instance_drop gives an object's Go value back to Go, which closes it if
- * it is an io.Closer. A forked child leaves it (it cannot enter Go). */
-static void instance_drop(Instance *o)
+/* give_back gives an object's Go value back to Go, which closes it if it
+ * is an io.Closer. A forked child leaves it (it cannot enter Go). */
+static void give_back(Instance *o)
 {
 	int64_t h = o->handle;
-	if (h == 0)
-		return;
 	o->handle = 0;
-	if (h < nobjects && objects[h] == (PyObject *)o)
-		objects[h] = NULL;
+	o->cleared = 0;
 	if (ubx_forked()) {
 		fork_skip();
 		return;
@@ -295,10 +299,34 @@ static void instance_drop(Instance *o)
 	PyErr_Fetch(&et, &ev, &tb);
 	if (ubx_go_drop_value(h) != 0) {
 		go_failed();
-		/* The type, not the object, which is being freed. */
+		/* The type, not the object, which may be being freed. */
 		PyErr_WriteUnraisable((PyObject *)Py_TYPE(o));
 	}
 	PyErr_Restore(et, ev, tb);
+}
+
+/* instance_drop ends an object's Go value, when the object is freed or
+ * cleared: no longer its object's (objects), and given back to Go, at once
+ * or, while calls run on it, when the last ends. */
+static void instance_drop(Instance *o)
+{
+	int64_t h = o->handle;
+	if (h == 0 || o->cleared)
+		return;
+	if (h < nobjects && objects[h] == (PyObject *)o)
+		objects[h] = NULL;
+	if (o->calls > 0) {
+		o->cleared = 1;
+		return;
+	}
+	give_back(o);
+}
+
+void ubx_release_instance(ubx_value *val)
+{
+	Instance *o = (Instance *)val->obj;
+	if (--o->calls == 0 && o->cleared)
+		give_back(o);
 }
 
 static int instance_clear(Instance *o)
@@ -400,8 +428,9 @@ int ubx_read_instance(const ubx_func *f, const ubx_param *p, PyObject *o, ubx_va
 		}
 		return -1;
 	}
-	int64_t h = ((Instance *)o)->handle;
-	if (h == 0) {
+	Instance *in = (Instance *)o;
+	int64_t h = in->handle;
+	if (h == 0 || in->cleared) {
 		if (p->flags & UBX_F_SELF)
 			PyErr_Format(PyExc_TypeError,
 				     "%s(): the %s object's Go value is gone (the garbage collector cleared it)", f->name,
@@ -412,6 +441,10 @@ int ubx_read_instance(const ubx_func *f, const ubx_param *p, PyObject *o, ubx_va
 				     f->name, p->name, tp->tp_name);
 		return -1;
 	}
+	/* The call holds the value (o is the caller's, alive for the call):
+	 * reading the later arguments may run Python that clears o, and a new
+	 * object must not take its handle before Go reads it. */
+	in->calls++;
 	val->i = h;
 	val->kind = UBX_V_INSTANCE;
 	return 0;
@@ -452,6 +485,8 @@ PyObject *ubx_instance_result(const ubx_result *r)
 		return NULL;
 	}
 	o->handle = h;
+	o->calls = 0;
+	o->cleared = 0;
 	o->weakrefs = NULL;
 	objects[h] = (PyObject *)o;
 	PyObject_GC_Track(o);

@@ -29,8 +29,10 @@ UBX_HIDDEN PyObject *ubx_function_new(PyMethodDef *ml, PyObject *self, PyObject 
 /* ubx_add_classes makes the module's classes and adds them to m. */
 UBX_HIDDEN int ubx_add_classes(PyObject *m, const ubx_module_def *def);
 /* ubx_read_instance reads an argument of class p->cls (UBX_P_INSTANCE):
- * 0, or -1 with CPython's TypeError. */
+ * 0, or -1 with CPython's TypeError. A value it read is the call's until
+ * ubx_release_instance, which the call runs when it ends. */
 UBX_HIDDEN int ubx_read_instance(const ubx_func *f, const ubx_param *p, PyObject *o, ubx_value *val);
+UBX_HIDDEN void ubx_release_instance(ubx_value *val);
 /* ubx_instance_result is the object of a UBX_R_INSTANCE result. */
 UBX_HIDDEN PyObject *ubx_instance_result(const ubx_result *r);
 

@@ -256,6 +256,42 @@ CASES = {
             else:
                 raise AssertionError("took a str")
         """,
+    # A method's receiver cleared while a later argument is read (its
+    # __float__ runs Python: here it calls the class's tp_clear, as the
+    # collector does to a cycle, and makes a new object). The call keeps
+    # the object's value until it ends: the method runs on it, not on the
+    # new object that took its handle (it returned 999, the intruder's),
+    # and Close runs once, after the call. tp_clear is called through
+    # ctypes as in test_classes.py's CLEARED.
+    "receiver cleared during the call": """
+        import ctypes
+        T = extmod.Plan
+        assert ctypes.c_ulong.from_address(id(T) + 168).value == T.__flags__, "PyTypeObject layout"
+        clear = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object)(ctypes.c_void_p.from_address(id(T) + 192).value)
+        p = T(1.0)
+        closed = extmod.closed_plans()
+        seen = []
+        class Clears:
+            def __float__(self):
+                clear(p)
+                seen.append(extmod.closed_plans())
+                seen.append(T(999.0))
+                return 1.0
+        got = p.poly(0.0, Clears(), 0.0, 0.0)
+        assert got == 1.0, "the method ran on another object's value: %r" % got
+        assert seen[0] == closed, "closed while the call ran on it"
+        assert extmod.closed_plans() == closed + 1, "not closed once when the call ended"
+        try:
+            p.a
+        except TypeError as e:
+            assert "Go value is gone" in str(e), e
+        else:
+            raise AssertionError("a cleared object was used")
+        assert seen[1].a == 999.0 and seen[1].itself() is seen[1]
+        del p, seen
+        gc.collect()
+        assert extmod.closed_plans() == closed + 2
+        """,
     # 20,000 goroutines waiting for the GIL at once: each waits in Go, not
     # on an OS thread of its own.
     "many goroutines": """
