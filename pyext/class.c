@@ -248,7 +248,7 @@ PyObject *ubx_function_new(PyMethodDef *ml, PyObject *self, PyObject *modname)
 
 typedef struct {
 	PyObject_HEAD
-	int64_t handle; /* Go's value (class.go's table); 0 once given back */
+	int64_t handle; /* Go's value (values.go's table); 0 once given back */
 	/* The calls that read the object as an argument and have not ended
 	 * (ubx_read_instance to ubx_release_instance): while there are any,
 	 * the handle stays the object's and Go's value open, for the call

@@ -101,6 +101,21 @@ def test_the_same_value_is_the_same_object():
     assert extmod.closed_plans() == closed + 1, "the Go value is closed once, when its object goes"
 
 
+# A class of a zero-size Go type (struct{}): Go gives every zero-size
+# allocation one address, so its values cannot be told apart. Each object
+# is its own, and each is closed once when it goes (issue 41: Zero() is
+# Zero() held, and two constructions were closed once).
+def test_zero_size_objects_are_each_their_own():
+    gc.collect()
+    closes = extmod.zero_closes()
+    a, b = extmod.Zero(), extmod.Zero()
+    assert a is not b and type(a) is extmod.Zero
+    c = a.itself()
+    assert c is not a, "a zero-size value has no identity to find its object by"
+    del a, b, c
+    assert extmod.zero_closes() == closes + 3
+
+
 # An error from the Go value's Close, and a panic in it, go to the
 # unraisable hook; the panic is the user's, named by the class's method as
 # a method's panic is (it read "usmbridge: internal error: Go panic in
