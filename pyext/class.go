@@ -16,6 +16,9 @@ import (
 // properties. Methods and constructors take parameters as functions do (P,
 // Default, Optional, KeywordOnly, the array options), and a parameter or
 // result of type *T of any function or method is an object of the class.
+// Methods of one name that differ only in their arrays' element types are
+// overloads, whichever of Method0 … Method3R or Method adds them, as Func's
+// functions are.
 //
 // The Python object is freed as any other: by its reference count, or by
 // the cyclic garbage collector (the class takes part in it); the module then
@@ -269,22 +272,27 @@ func SettableProperty[T, V any](cls *Class[T], name, doc string, get func(*T) (V
 }
 
 // join adds member function f to its class: the constructor, a method or
-// a property's accessor. Two members of one name are an error.
+// a property's accessor. A method of the name of another is its overload
+// (function.overload, as for functions of the module); any other two
+// members of one name are an error.
 func (m *Module) join(f *function) {
 	mb := f.member
 	c := mb.c
-	taken := func(name string) bool {
+	method := func(name string) *function {
 		for _, g := range c.methods {
 			if g.member.attr == name {
-				return true
+				return g
 			}
 		}
+		return nil
+	}
+	taken := func(name string) bool {
 		for _, p := range c.props {
 			if p.name == name {
 				return true
 			}
 		}
-		return false
+		return method(name) != nil
 	}
 	switch mb.kind {
 	case memberInit:
@@ -300,6 +308,11 @@ func (m *Module) join(f *function) {
 			return
 		case reservedAttr[mb.attr]:
 			m.errs = append(m.errs, fmt.Errorf("class %s: %s cannot be defined by a Go method (the class makes and frees its objects itself)", c.name, mb.attr))
+			return
+		case mb.kind == memberMethod && method(mb.attr) != nil:
+			if err := method(mb.attr).overload(f); err != nil {
+				m.errs = append(m.errs, fmt.Errorf("class %s: %s %w", c.name, mb.attr, err))
+			}
 			return
 		case taken(mb.attr):
 			m.errs = append(m.errs, fmt.Errorf("class %s: %s defined twice", c.name, mb.attr))

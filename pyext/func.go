@@ -1,6 +1,7 @@
 package pyext
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -608,14 +609,15 @@ func paramName(ps []Param, i int) string {
 	return "#" + strconv.Itoa(i+1)
 }
 
-// overload adds g, a function of f's name, to f's overloads, or says why it
-// cannot be one.
+// overload adds g, a function or method of f's name, to f's overloads, or
+// says why it cannot be one: "defined twice" and why, which the caller
+// completes with what f is ("function f", "class Plan: run").
 func (f *function) overload(g *function) error {
 	if f.builtin != fnGo || g.builtin != fnGo {
-		return fmt.Errorf("function %s defined twice", f.name)
+		return errors.New("defined twice")
 	}
 	if len(f.params) != len(g.params) || f.releaseGIL != g.releaseGIL {
-		return fmt.Errorf("function %s defined twice, with other parameters or options (overloads differ only in their arrays' element types)", f.name)
+		return errors.New("defined twice, with other parameters or options (overloads differ only in their arrays' element types)")
 	}
 	differ := false
 	for i := range f.params {
@@ -624,7 +626,7 @@ func (f *function) overload(g *function) error {
 			p.hasDefault == q.hasDefault && reflect.DeepEqual(p.array, q.array) &&
 			(!p.hasDefault || reflect.DeepEqual(p.deflt, q.deflt)) && (p.isArray || f.types[i] == g.types[i])
 		if !same {
-			return fmt.Errorf("function %s defined twice: parameter %s differs (overloads differ only in their arrays' element types)", f.name, p.name)
+			return fmt.Errorf("defined twice: parameter %s differs (overloads differ only in their arrays' element types)", p.name)
 		}
 		if f.wants[i] != g.wants[i] {
 			differ = true
@@ -637,9 +639,9 @@ func (f *function) overload(g *function) error {
 	for _, o := range os {
 		if slices.Equal(o.wants, g.wants) {
 			if differ {
-				return fmt.Errorf("function %s defined twice for the same element types", f.name)
+				return errors.New("defined twice for the same element types")
 			}
-			return fmt.Errorf("function %s defined twice", f.name)
+			return errors.New("defined twice")
 		}
 	}
 	if f.overloads == nil {

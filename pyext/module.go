@@ -78,7 +78,7 @@ func (m *Module) add(f *function) {
 	for _, g := range m.funcs {
 		if g.name == f.name {
 			if err := g.overload(f); err != nil {
-				m.errs = append(m.errs, err)
+				m.errs = append(m.errs, fmt.Errorf("function %s %w", f.name, err))
 			}
 			return
 		}

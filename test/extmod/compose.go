@@ -48,11 +48,23 @@ var keptToken *token
 
 // defineComposition adds classes whose values hold each other's
 // (test_class_lifecycle.py's model, test_soundness.py's cases of issue
-// 41), and a class of a zero-size type.
+// 41), a class of a zero-size type, and overloaded methods.
 func defineComposition(m *pyext.Module) {
 	box := pyext.NewClass[Box](m, "Box", "A value a Holder's value may hold; box_closes(id) counts its Close.")
 	pyext.Init1(box, func(id int) (*Box, error) { return &Box{id: id}, nil }, pyext.P("id"))
 	pyext.Property(box, "id", "The box's number.", func(b *Box) (int, error) { return b.id, nil })
+	// Overloads: one name over two element types, of a typed method and
+	// of Method's any arity.
+	pyext.Method1R(box, "kind", "The element type of x.", func(b *Box, x pyext.Array[float32]) (string, error) {
+		return "float32", nil
+	}, pyext.P("x"))
+	pyext.Method1R(box, "kind", "", func(b *Box, x pyext.Array[float64]) (string, error) { return "float64", nil }, pyext.P("x"))
+	pyext.Method(box, "first", "x[0] + k, and the box's number.", func(b *Box, x pyext.Array[float32], k int) (float64, error) {
+		return float64(x.Slice()[0]) + float64(k) + float64(b.id)/1000, nil
+	}, []pyext.Param{pyext.P("x", pyext.NDim(1)), pyext.P("k", pyext.Default(0))})
+	pyext.Method(box, "first", "", func(b *Box, x pyext.Array[int32], k int) (float64, error) {
+		return float64(x.Slice()[0]) + float64(k) + float64(b.id)/1000, nil
+	}, []pyext.Param{pyext.P("x", pyext.NDim(1)), pyext.P("k", pyext.Default(0))})
 	pyext.Func1R(m, "box_closes", "How many times the Box numbered id was closed.", func(id int) (int, error) {
 		boxCloses.mu.Lock()
 		defer boxCloses.mu.Unlock()

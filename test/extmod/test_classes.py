@@ -116,6 +116,21 @@ def test_zero_size_objects_are_each_their_own():
     assert extmod.zero_closes() == closes + 3
 
 
+# Methods of one name over other element types are overloads, as functions
+# are (issue 41: "class Box: kind defined twice" at import), for the
+# typed MethodNR and Method's any arity alike.
+def test_methods_overload_on_element_types():
+    b = extmod.Box(7)
+    assert b.kind(np.ones(2, "f4")) == "float32" and b.kind(np.ones(2)) == "float64"
+    with pytest.raises(TypeError, match=r"Box.kind\(\) argument 'x' must be an array of float32 or float64, got int32"):
+        b.kind(np.ones(2, "i4"))
+    assert b.first(np.array([2], "f4"), 1) == 3.007 and b.first(np.array([5], "i4"), k=2) == 7.007
+    assert b.first(np.array([5], "i4")) == 5.007
+    with pytest.raises(TypeError, match=r"Box.first\(\) argument 'x' must be an array of float32 or int32, got float64"):
+        b.first(np.ones(1))
+    assert str(inspect.signature(b.first)) == "(x, k=0)"
+
+
 # An error from the Go value's Close, and a panic in it, go to the
 # unraisable hook; the panic is the user's, named by the class's method as
 # a method's panic is (it read "usmbridge: internal error: Go panic in
