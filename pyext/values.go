@@ -149,9 +149,9 @@ func (t *valueTable) remove(h int64) slot {
 // recordClosed remembers that s's value was closed, until Go frees it: a
 // weak pointer tells the value from a later one at its address. Records
 // of freed values are swept when the map has doubled since the last sweep
-// (prune), which costs less than a cleanup per value would: a cleanup, or
-// a second special of the value's span, tripled the cost of an object's
-// end. The caller holds t.mu.
+// (prune), a constant cost per record, rather than by a cleanup per value
+// that a goroutine of the runtime would run against the table's lock. The
+// caller holds t.mu.
 func (t *valueTable) recordClosed(s slot) {
 	p := (*byte)(reflect.ValueOf(s.v).UnsafePointer())
 	k := valueKey{s.c, uintptr(unsafe.Pointer(p))}
