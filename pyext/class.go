@@ -90,6 +90,8 @@ const (
 func (mb *member) applyFunc(f *function) { f.member = mb }
 
 // NewClass defines a class name of the module whose objects hold a *T.
+// name, and those of its methods and properties, are names Python code can
+// write (Check says which cannot).
 // Without a constructor (Init0 …) only Go makes its objects, by returning
 // a *T. T is not a pointer or interface type.
 func NewClass[T any](m *Module, name, doc string) *Class[T] {
@@ -108,8 +110,8 @@ func (c *Class[T]) Name() string { return c.c.name }
 // addClass adds c to m, unless its name is taken or no Python identifier,
 // or T has a class already.
 func (m *Module) addClass(c *class) {
-	if !identifier(c.name) {
-		m.errs = append(m.errs, fmt.Errorf("class name %q is not a Python identifier", c.name))
+	if err := nameError("class", c.name); err != nil {
+		m.errs = append(m.errs, err)
 	}
 	for _, o := range m.classes {
 		if o.typ == c.typ {
@@ -303,8 +305,8 @@ func (m *Module) join(f *function) {
 		c.ctor = f
 	case memberMethod, memberGet:
 		switch {
-		case !identifier(mb.attr):
-			m.errs = append(m.errs, fmt.Errorf("class %s: name %q is not a Python identifier", c.name, mb.attr))
+		case nameProblem(mb.attr) != "":
+			m.errs = append(m.errs, fmt.Errorf("class %s: name %q %s", c.name, mb.attr, nameProblem(mb.attr)))
 			return
 		case reservedAttr[mb.attr]:
 			m.errs = append(m.errs, fmt.Errorf("class %s: %s cannot be defined by a Go method (the class makes and frees its objects itself)", c.name, mb.attr))

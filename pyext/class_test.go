@@ -68,7 +68,7 @@ func TestClassDefinitionErrors(t *testing.T) {
 		"class Plan: fill defined twice: parameter x differs (overloads differ only in their arrays' element types)",
 		"class Plan: fill defined twice for the same element types",
 		"function Plan.bad: parameter self appears twice",
-		`class Plan: name "class" is not a Python identifier`,
+		`class Plan: name "class" is a Python keyword`,
 		"class Plan: two constructors",
 		"class Again: Go type pyext.plan is class Plan already",
 		"class Pointer: its Go type *pyext.plan is a ptr",
@@ -101,8 +101,8 @@ func TestNameClashes(t *testing.T) {
 		"class ForkError: the name is the module's fork error",
 		"function _c_stats: the name is a function of the module's C half",
 		"class Plan: the name is function Plan already",
-		`function name "lambda" is not a Python identifier`,
-		`parameter name "def" is not a Python identifier`,
+		`function name "lambda" is a Python keyword`,
+		`parameter name "def" is a Python keyword`,
 	} {
 		assert.Contains(t, err.Error(), want)
 	}

@@ -153,8 +153,8 @@ func define(m *Module, name, doc string, ps []Param, decs []decoder, opts []Func
 				errs = append(errs, "parameter "+p.name+": "+err.Error())
 			}
 		}
-		if !identifier(p.name) {
-			errs = append(errs, fmt.Sprintf("parameter name %q is not a Python identifier", p.name))
+		if err := nameError("parameter", p.name); err != nil {
+			errs = append(errs, err.Error())
 		}
 		if seen[p.name] {
 			errs = append(errs, "parameter "+p.name+" appears twice")

@@ -3,7 +3,6 @@ package pyext
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Module is an extension module being defined. The package built into the
@@ -83,8 +82,8 @@ func (m *Module) add(f *function) {
 			return
 		}
 	}
-	if !identifier(f.name) {
-		m.errs = append(m.errs, fmt.Errorf("function name %q is not a Python identifier", f.name))
+	if err := nameError("function", f.name); err != nil {
+		m.errs = append(m.errs, err)
 		return
 	}
 	f.index = len(m.funcs)
@@ -94,7 +93,16 @@ func (m *Module) add(f *function) {
 // err is the module's definition errors, joined, with the names that
 // clash in the module's namespace.
 func (m *Module) err() error {
-	errs := append(append([]error(nil), m.errs...), m.clashes()...)
+	var errs []error
+	if p := moduleNameProblem(m.name); p != "" {
+		errs = append(errs, fmt.Errorf("module name %q %s", m.name, p))
+	}
+	for _, t := range []string{m.arrayName, m.forkErrorName} {
+		if p := moduleNameProblem(t); t != "" && p != "" {
+			errs = append(errs, fmt.Errorf("TypeNames: %q %s", t, p))
+		}
+	}
+	errs = append(append(errs, m.errs...), m.clashes()...)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -160,15 +168,18 @@ var registered struct {
 //	func main() {}
 //
 // built with go build -buildmode=c-shared, cgo on, CGO_CFLAGS naming
-// Python's include directory and -DUBX_MODULE.
+// Python's include directory and -DUBX_MODULE. A module name that is not
+// ASCII has, as PEP 489 says, an init function PyInitU_ and its last part
+// in Python's punycode, '-' made '_' (PyInitU_mod_bsa for "modé").
 func Main(name string, define func(*Module) error) {
 	registered.name, registered.define = name, define
 }
 
 // Check runs define on a new module named name and returns every
 // definition error, as the import would report them (a parameter type
-// pyext cannot read, an option that does not fit, a name that is no Python
-// identifier or is a keyword, two functions or classes of one name, a
+// pyext cannot read, an option that does not fit, a name Python code
+// could not write: no identifier, a keyword, or not in the NFKC form
+// Python reads identifiers in; two functions or classes of one name, a
 // function or class named like a name every module has: Array,
 // ForkError): call it from a Go test of the package so that a mistake
 // fails there rather than at import.
@@ -178,31 +189,6 @@ func Check(name string, define func(*Module) error) error {
 		return err
 	}
 	return m.err()
-}
-
-// identifier reports whether s is an ASCII Python identifier that is not
-// a keyword (Python could not name it: mod.class is a syntax error).
-func identifier(s string) bool {
-	if s == "" || strings.ContainsAny(s[:1], "0123456789") || keywords[s] {
-		return false
-	}
-	for _, r := range s {
-		letter := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
-		if r != '_' && !letter && ('0' > r || r > '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// keywords are Python's keywords (3.10 to 3.15), which are not
-// identifiers; soft keywords (match, case, type, _) are.
-var keywords = map[string]bool{
-	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
-	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
-	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
-	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
-	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
 }
 
 // moduleFuncs are the functions of the module's namespace (not its

@@ -103,3 +103,28 @@ func Module(m *pyext.Module) error {
 		}
 	}
 }
+
+// The build refuses a module name Python could not import as written (a
+// keyword, a name Python reads as another), before it builds anything, and
+// says why; pyext.Check refuses the same names (pyext/names_test.go holds
+// usmbridge.build's rule and pyext's equal).
+func TestModuleNamesRefused(t *testing.T) {
+	py := testutil.ProjectPython(t)
+	for name, want := range map[string]string{
+		"class":      "module name 'class' is a Python keyword",
+		"pkg.def":    "module name 'pkg.def' has a part 'def' that is a Python keyword",
+		"\ufb01t":    "module name '\ufb01t' is not in the NFKC form to which Python normalizes the identifiers it reads (code that writes it names 'fit')",
+		"a-b":        "module name 'a-b' is not a Python identifier",
+		"pkg..saxpy": "has a part '' that is not a Python identifier",
+	} {
+		cmd := exec.Command(py, "-m", "usmbridge.build", "-o", t.TempDir(), "--name", name, "extmod")
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(testutil.ModuleRoot(), "python"))
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("--name %q: %v, want a refusal saying %q:\n%s", name, err, want, out)
+		}
+		if err := pyext.Check(name, extmod.Module); err == nil {
+			t.Errorf("pyext.Check accepted the module name %q", name)
+		}
+	}
+}
