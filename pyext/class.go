@@ -96,6 +96,9 @@ func (mb *member) applyFunc(f *function) { f.member = mb }
 // a *T. T is not a pointer or interface type.
 func NewClass[T any](m *Module, name, doc string) *Class[T] {
 	c := &class{name: name, doc: doc, typ: reflect.TypeFor[*T](), zeroSize: reflect.TypeFor[T]().Size() == 0}
+	if err := docError("class "+name, doc); err != nil {
+		m.errs = append(m.errs, err)
+	}
 	_, c.closer = any((*T)(nil)).(interface{ Close() error })
 	if k := reflect.TypeFor[T]().Kind(); k == reflect.Pointer || k == reflect.Interface {
 		m.errs = append(m.errs, fmt.Errorf("class %s: its Go type %s is a %s; a class holds a *T of a type T of its own", name, reflect.TypeFor[T](), k))

@@ -67,7 +67,7 @@ func TestClassDefinitionErrors(t *testing.T) {
 		"class Plan: run defined twice",
 		"class Plan: fill defined twice: parameter x differs (overloads differ only in their arrays' element types)",
 		"class Plan: fill defined twice for the same element types",
-		"function Plan.bad: parameter self appears twice",
+		"function Plan.bad: parameter self: a constructor's or method's parameter cannot be named self",
 		`class Plan: name "class" is a Python keyword`,
 		"class Plan: two constructors",
 		"class Again: Go type pyext.plan is class Plan already",

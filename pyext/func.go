@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/dlabi"
@@ -31,7 +32,10 @@ type Param struct {
 	opts []ParamOption
 }
 
-// P is a parameter named name, with options.
+// P is a parameter named name, with options. name is an ASCII Python
+// identifier that is no keyword (CPython's text signatures, which
+// inspect.signature reads, are ASCII), and not self for a constructor or
+// method.
 func P(name string, opts ...ParamOption) Param { return Param{name: name, opts: opts} }
 
 // ParamOption is an option of a parameter: Default, Optional, KeywordOnly,
@@ -153,18 +157,33 @@ func define(m *Module, name, doc string, ps []Param, decs []decoder, opts []Func
 				errs = append(errs, "parameter "+p.name+": "+err.Error())
 			}
 		}
+		if d, ok := s.deflt.(string); ok && s.hasDefault && !utf8.ValidString(d) {
+			errs = append(errs, "parameter "+p.name+": its Default is not valid UTF-8, which a Python str cannot hold")
+		}
 		if err := nameError("parameter", p.name); err != nil {
 			errs = append(errs, err.Error())
+		} else if p := asciiProblem(p.name); p != "" && (f.member == nil || f.member.kind != memberSet) {
+			errs = append(errs, p) // a setter's value is named after its property, and never in a signature
 		}
-		if seen[p.name] {
+		switch {
+		case s.flags&fSelf != 0: // the receiver: a setter's value may be named self (a property self)
+		case p.name == "self" && f.member != nil && f.member.kind != memberSet:
+			errs = append(errs, "parameter self: a constructor's or method's parameter cannot be named self, "+
+				"which is the object's own in its Python signature")
+		case seen[p.name]:
 			errs = append(errs, "parameter "+p.name+" appears twice")
 		}
-		seen[p.name] = true
+		if s.flags&fSelf == 0 {
+			seen[p.name] = true
+		}
 		if kwOnly {
 			s.flags |= fKwOnly // after Python's *, every parameter is keyword-only
 		}
 		kwOnly = s.flags&fKwOnly != 0
 		f.params = append(f.params, s)
+	}
+	if p := docProblem(doc); p != "" {
+		errs = append(errs, "its doc "+p)
 	}
 	for i := 1; i < len(f.params); i++ {
 		if f.params[i-1].flags&fOptional != 0 && f.params[i].flags&(fOptional|fKwOnly) == 0 {
@@ -245,10 +264,18 @@ func pyRepr(v any) string {
 }
 
 // pyFloatRepr is Python's repr of a float: the shortest text that reads
-// back, with ".0" for integral values; inf and nan have no literal.
+// back, with ".0" for integral values. inf and nan have no literal: they
+// are the expressions 1e999 (a literal too large for a float is inf),
+// -1e999 and 1e999-1e999, which inspect.signature evaluates (from Python
+// 3.10 on) and a stub may hold.
 func pyFloatRepr(f float64, bits int) string {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return "..."
+	switch {
+	case math.IsNaN(f):
+		return "1e999-1e999"
+	case math.IsInf(f, 1):
+		return "1e999"
+	case math.IsInf(f, -1):
+		return "-1e999"
 	}
 	s := strconv.FormatFloat(f, 'g', -1, bits)
 	if !strings.ContainsAny(s, ".eEn") {

@@ -29,7 +29,8 @@ type Module struct {
 // "usmbridge._ext").
 func (m *Module) Name() string { return m.name }
 
-// Doc sets the module's docstring.
+// Doc sets the module's docstring (UTF-8, without NUL: CPython keeps it
+// as a C string).
 func (m *Module) Doc(doc string) { m.doc = doc }
 
 // TypeNames names the module's Array type and fork error, by default
@@ -96,6 +97,9 @@ func (m *Module) err() error {
 	var errs []error
 	if p := moduleNameProblem(m.name); p != "" {
 		errs = append(errs, fmt.Errorf("module name %q %s", m.name, p))
+	}
+	if err := docError("the module", m.doc); err != nil {
+		errs = append(errs, err)
 	}
 	for _, t := range []string{m.arrayName, m.forkErrorName} {
 		if p := moduleNameProblem(t); t != "" && p != "" {
@@ -179,10 +183,11 @@ func Main(name string, define func(*Module) error) {
 // definition error, as the import would report them (a parameter type
 // pyext cannot read, an option that does not fit, a name Python code
 // could not write: no identifier, a keyword, or not in the NFKC form
-// Python reads identifiers in; two functions or classes of one name, a
-// function or class named like a name every module has: Array,
-// ForkError): call it from a Go test of the package so that a mistake
-// fails there rather than at import.
+// Python reads identifiers in, a parameter name that is not ASCII or, of a
+// constructor or method, is self; a doc with a NUL or not UTF-8; two
+// functions or classes of one name, a function or class named like a name
+// every module has: Array, ForkError): call it from a Go test of the
+// package so that a mistake fails there rather than at import.
 func Check(name string, define func(*Module) error) error {
 	m := &Module{name: name}
 	if err := define(m); err != nil {

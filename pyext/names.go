@@ -124,3 +124,41 @@ var keywords = map[string]bool{
 	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
 	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
 }
+
+// asciiProblem is the definition error of a parameter name that is not
+// ASCII, or "": CPython's text signatures, from which inspect.signature and
+// help() read a function's parameters, must be ASCII (inspect encodes them
+// so, from 3.10 to 3.15), so a parameter named "ñ" would make every
+// inspect.signature of its function fail.
+func asciiProblem(param string) string {
+	for i := 0; i < len(param); i++ {
+		if param[i] >= utf8.RuneSelf {
+			return fmt.Sprintf("parameter name %q is not ASCII, which CPython's text signatures "+
+				"(what inspect.signature and help() read) must be", param)
+		}
+	}
+	return ""
+}
+
+// docProblem says why doc cannot be a docstring, or "": CPython keeps the
+// docs of C functions and types as C strings (PyMethodDef.ml_doc,
+// Py_tp_doc) and decodes them as UTF-8, so a NUL would end the doc there
+// (and the stub would say more than __doc__), and bytes that are not UTF-8
+// would fail the import or every read of __doc__.
+func docProblem(doc string) string {
+	switch {
+	case strings.IndexByte(doc, 0) >= 0:
+		return "has a NUL character, which ends a docstring CPython keeps as a C string"
+	case !utf8.ValidString(doc):
+		return "is not valid UTF-8"
+	}
+	return ""
+}
+
+// docError is the definition error of a doc that docProblem refuses.
+func docError(what string, doc string) error {
+	if p := docProblem(doc); p != "" {
+		return fmt.Errorf("the doc of %s %s", what, p)
+	}
+	return nil
+}
