@@ -146,9 +146,9 @@ func stubOf(m *Module) string {
 			writeBody(&body, "    ", docOf(f))
 		case fnFromDLPack:
 			body.WriteString("\ndef " + f.name + "(x: " + w.helper("_ArrayLike") + ", /, *, device: " + w.ref("Optional") + "[" +
-				w.helper("_DeviceLike") + "] = None, copy: " + w.ref("Optional") + "[" + w.ref("bool") + "] = None) -> " + w.ref("Array") + ": ...\n")
+				w.helper("_DeviceLike") + "] = None, copy: " + w.ref("Optional") + "[" + w.ref("bool") + "] = None) -> " + w.class("Array") + ": ...\n")
 		case fnAsArray:
-			body.WriteString("\ndef " + f.name + "(obj: " + w.helper("_SUAIProducer") + ", /) -> " + w.ref("Array") + ": ...\n")
+			body.WriteString("\ndef " + f.name + "(obj: " + w.helper("_SUAIProducer") + ", /) -> " + w.class("Array") + ": ...\n")
 		}
 	}
 	header := regexp.MustCompile(`\{(\w+)\}`).ReplaceAllStringFunc(stubHeader, func(s string) string {
@@ -251,23 +251,15 @@ func (w *stubWriter) writeClass(b *strings.Builder, c *class) {
 	}
 }
 
-// ref writes name, a name the stub refers to, as it can be written where
-// the stub is (at its top, or in the class being written): as it is when
-// nothing of the module's there hides it; else a private name's attribute
-// (_typing.Optional, _builtins.int, _numpy for np) or a class's private
-// alias.
+// ref writes name, a name the stub imports (stubOrigins), as it can be
+// written where the stub is (at its top, or in the class being written):
+// as it is when nothing of the module's there binds the same name; else
+// as an attribute of a private name of its module (_typing.Optional,
+// _builtins.int; _numpy for np).
 func (w *stubWriter) ref(name string) string {
-	from, imported := stubOrigins[name]
-	if !imported { // a class of the stub: Array, ForkError, the module's
-		// In a class's body a name of two leading underscores is
-		// mangled (_Plan__Vec), so it is written through its alias too.
-		if w.members[name] || w.members != nil && strings.HasPrefix(name, "__") && !strings.HasSuffix(name, "__") {
-			if _, ok := w.private["class "+name]; !ok {
-				w.aliases = append(w.aliases, name)
-			}
-			return w.privateName("class "+name, name)
-		}
-		return name
+	from, ok := stubOrigins[name]
+	if !ok {
+		panic("pyext: the stub imports no " + name) // a name added to stubHeader and not to stubOrigins
 	}
 	if !w.top[name] && !w.members[name] {
 		w.plain[name] = true
@@ -277,6 +269,22 @@ func (w *stubWriter) ref(name string) string {
 		return w.privateName("import numpy", "numpy")
 	}
 	return w.privateName("import "+from, from) + "." + name
+}
+
+// class writes name, a class the stub defines (Array, ForkError, one of
+// the module's, which may be named like what ref writes: a class int), as
+// it can be written where the stub is: as it is, but in the body of a
+// class with a member of that name through a private alias (_Plan = Plan),
+// and so too a name of two leading underscores, which a class's body
+// mangles (_Plan__Vec).
+func (w *stubWriter) class(name string) string {
+	if w.members[name] || w.members != nil && strings.HasPrefix(name, "__") && !strings.HasSuffix(name, "__") {
+		if _, ok := w.private["class "+name]; !ok {
+			w.aliases = append(w.aliases, name)
+		}
+		return w.privateName("class "+name, name)
+	}
+	return name
 }
 
 // helper is the name of one of the stub's own helpers (_ArrayLike,
@@ -458,7 +466,7 @@ func (w *stubWriter) param(p *paramSpec) string {
 	case p.kind == pArray:
 		t = w.helper("_ArrayLike")
 	case p.kind == pInstance:
-		t = w.ref(w.m.classes[p.class].name)
+		t = w.class(w.m.classes[p.class].name)
 	case p.typ == reflect.TypeFor[Device]().String():
 		t = w.helper("_DeviceLike")
 	default:
@@ -475,14 +483,18 @@ func (w *stubWriter) result(t reflect.Type) string {
 	if t == nil || t == reflect.TypeFor[none]() {
 		return "None"
 	}
-	return w.ref(resultType(w.m, t))
+	if c := w.m.classOf(t); c != nil {
+		return w.class(c.name)
+	}
+	if n := pyResultType(t); n != "Array" {
+		return w.ref(n)
+	}
+	return w.class("Array")
 }
 
-// resultType is the name of the Python type of a Go result.
-func resultType(m *Module, t reflect.Type) string {
-	if c := m.classOf(t); c != nil {
-		return c.name
-	}
+// pyResultType is the name of the Python type of a Go result that is no
+// object of a class: an imported name, or Array.
+func pyResultType(t reflect.Type) string {
 	switch t {
 	case reflect.TypeFor[pybridge.Object]():
 		return "Any"

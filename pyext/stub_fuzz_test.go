@@ -696,12 +696,27 @@ func (mod *fuzzModule) expectations(m *Module) []map[string]any {
 	for _, f := range m.funcs {
 		byName[f.name] = f
 	}
+	classes := map[int]string{} // the class of each Go type
+	for _, it := range mod.items {
+		if c, ok := it.(*fuzzClass); ok {
+			classes[c.typ] = c.name
+		}
+	}
+	expectParams := func(ps []fuzzParam) [][]any { return expectParams(ps, classes) }
+	result := func(t reflect.Type) any { // the class a result is an object of, or nil
+		for i, ft := range fuzzTypes {
+			if ft.t == t && classes[i] != "" {
+				return classes[i]
+			}
+		}
+		return nil
+	}
 	for _, it := range mod.items {
 		switch it := it.(type) {
 		case *fuzzFunc:
 			if !strings.HasPrefix(it.name, "_") {
 				defs = append(defs, map[string]any{"path": it.name, "doc": it.doc, "params": expectParams(it.params),
-					"sig": sig(byName[it.name]), "method": false, "bound": false})
+					"sig": sig(byName[it.name]), "method": false, "bound": false, "result": result(it.result)})
 			}
 		case *fuzzClass:
 			internal := it.doc
@@ -719,6 +734,7 @@ func (mod *fuzzModule) expectations(m *Module) []map[string]any {
 				d := map[string]any{"path": it.name + "." + fn.name, "doc": fn.doc}
 				if fn.name != "__eq__" && fn.name != "__ne__" || len(fn.params) != 1 {
 					d["params"], d["sig"], d["method"], d["bound"] = expectParams(fn.params), sig(byName[it.name+"."+fn.name]), true, true
+					d["result"] = result(fn.result)
 				}
 				defs = append(defs, d)
 			}
@@ -728,8 +744,9 @@ func (mod *fuzzModule) expectations(m *Module) []map[string]any {
 }
 
 // expectParams are ps as stubcheck.py compares them: name, "p" or "k"
-// (keyword-only), and the default as [kind, value] or nil.
-func expectParams(ps []fuzzParam) [][]any {
+// (keyword-only), the default as [kind, value] or nil, and the class
+// whose objects it takes, or nil.
+func expectParams(ps []fuzzParam, classes map[int]string) [][]any {
 	out := [][]any{}
 	kwo := false
 	for _, p := range ps {
@@ -745,7 +762,11 @@ func expectParams(ps []fuzzParam) [][]any {
 		case p.optional:
 			d = []any{"none", nil}
 		}
-		out = append(out, []any{p.name, kind, d})
+		var cls any
+		if c := classes[p.typ]; c != "" {
+			cls = c
+		}
+		out = append(out, []any{p.name, kind, d, cls})
 	}
 	return out
 }

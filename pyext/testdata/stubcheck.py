@@ -57,46 +57,75 @@ class Fail(Exception):
     pass
 
 
-def check_names(tree):
-    """Every name an annotation, decorator, base or alias uses means a
-    type where it is used; no name is bound twice."""
-    top = {}
+class Bindings:
+    """What the stub binds: at its top (name -> "import", "class", "def",
+    "alias"), its aliases (name -> the name they stand for), and each
+    class's body (class -> name -> "def", "variable")."""
 
+    def __init__(self, tree):
+        self.top, self.aliases, self.scopes = {}, {}, {}
+        for n in tree.body:
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                for a in n.names:
+                    self.bind(self.top, a.asname or a.name, "import", "the top")
+            elif isinstance(n, ast.ClassDef):
+                self.bind(self.top, n.name, "class", "the top")
+                self.scopes[n.name] = scope = {}
+                for m in n.body:
+                    if isinstance(m, ast.FunctionDef):
+                        setter = any(isinstance(d, ast.Attribute) and d.attr == "setter" for d in m.decorator_list)
+                        if m.name in scope and not setter:
+                            raise Fail("class %s: %s is bound twice" % (n.name, m.name))
+                        scope[m.name] = "def"
+                    elif isinstance(m, ast.AnnAssign):
+                        self.bind(scope, m.target.id, "variable", "class " + n.name)
+            elif isinstance(n, ast.FunctionDef):
+                self.bind(self.top, n.name, "def", "the top")
+            elif isinstance(n, ast.Assign):
+                for t in n.targets:
+                    self.bind(self.top, t.id, "alias", "the top")
+                    if isinstance(n.value, ast.Name):
+                        self.aliases[t.id] = n.value.id
+
+    @staticmethod
     def bind(scope, name, kind, where):
-        if name in scope and not (kind == "def" and scope[name] == "def"):
+        if name in scope:
             raise Fail("%s: %s is bound twice" % (where, name))
         scope[name] = kind
 
-    for n in tree.body:
-        if isinstance(n, ast.Import):
-            for a in n.names:
-                bind(top, a.asname or a.name, "import", "the top")
-        elif isinstance(n, ast.ImportFrom):
-            for a in n.names:
-                bind(top, a.asname or a.name, "import", "the top")
-        elif isinstance(n, ast.ClassDef):
-            bind(top, n.name, "class", "the top")
-        elif isinstance(n, ast.FunctionDef):
-            if n.name in top:
-                raise Fail("the top: %s is bound twice" % n.name)
-            top[n.name] = "def"
-        elif isinstance(n, ast.Assign):
-            for t in n.targets:
-                bind(top, t.id, "alias", "the top")
-
-    def resolve(name, scope):
+    def resolve(self, name, scope):
         if scope is not None and name in scope:
             return scope[name]
-        if name in top:
-            return top[name]
+        if name in self.top:
+            return self.top[name]
         return "builtin" if hasattr(builtins, name) else None
+
+    def class_of(self, expr, scope):
+        """The class of the stub an annotation names (through Optional[]
+        and aliases), or None."""
+        if isinstance(expr, ast.Subscript):
+            expr = expr.slice
+        if not isinstance(expr, ast.Name):
+            return None
+        kind = self.resolve(expr.id, scope)
+        if kind == "class":
+            return expr.id
+        if kind == "alias" and self.top.get(self.aliases.get(expr.id)) == "class":
+            return self.aliases[expr.id]
+        return None
+
+
+def check_names(tree, b):
+    """Every name an annotation, decorator, base or alias uses means a
+    type where it is used (a method named int makes "-> int" in its class
+    mean the method, which type checkers refuse)."""
 
     def types(expr, scope, where):
         if expr is None:
             return
         for node in ast.walk(expr):
             if isinstance(node, ast.Name):
-                kind = resolve(node.id, scope)
+                kind = b.resolve(node.id, scope)
                 if kind not in ("import", "class", "alias", "builtin"):
                     raise Fail("%s: %s means %s there, not a type" % (where, node.id, kind))
 
@@ -115,22 +144,27 @@ def check_names(tree):
         elif isinstance(n, ast.Assign):
             types(n.value, None, "the alias " + n.targets[0].id)
         elif isinstance(n, ast.ClassDef):
-            for b in n.bases:
-                types(b, None, "class " + n.name)
-            scope = {}
+            for base in n.bases:
+                types(base, None, "class " + n.name)
             for m in n.body:
                 if isinstance(m, ast.FunctionDef):
-                    setter = any(isinstance(d, ast.Attribute) and d.attr == "setter" for d in m.decorator_list)
-                    if m.name in scope and not setter:
-                        raise Fail("class %s: %s is bound twice" % (n.name, m.name))
-                    scope[m.name] = "def"
+                    function(m, b.scopes[n.name], n.name + "." + m.name)
                 elif isinstance(m, ast.AnnAssign):
-                    bind(scope, m.target.id, "variable", "class " + n.name)
-            for m in n.body:
-                if isinstance(m, ast.FunctionDef):
-                    function(m, scope, n.name + "." + m.name)
-                elif isinstance(m, ast.AnnAssign):
-                    types(m.annotation, scope, n.name + "." + m.target.id)
+                    types(m.annotation, b.scopes[n.name], n.name + "." + m.target.id)
+
+
+def check_classes(fn, d, b, scope, where):
+    """Each parameter and result that is an object of a class of the
+    module is annotated with that class."""
+    a = fn.args
+    args = a.posonlyargs + a.args + a.kwonlyargs
+    if d["method"]:
+        args = args[1:]
+    for arg, p in zip(args, d["params"]):
+        if p[3] is not None and b.class_of(arg.annotation, scope) != p[3]:
+            raise Fail("%s: parameter %s is annotated %s, not class %s" % (where, arg.arg, ast.unparse(arg.annotation), p[3]))
+    if d.get("result") is not None and b.class_of(fn.returns, scope) != d["result"]:
+        raise Fail("%s: the result is annotated %s, not class %s" % (where, ast.unparse(fn.returns), d["result"]))
 
 
 def same(got, want):
@@ -156,7 +190,7 @@ KINDS = {"p": inspect.Parameter.POSITIONAL_OR_KEYWORD, "k": inspect.Parameter.KE
 
 def check_params(got, want, where):
     """got: (name, kind, default) read back; want: the definition's
-    [name, "p"/"k", default or null]."""
+    [name, "p"/"k", default or null, class or null]."""
     if [(n, k) for n, k, _ in got] != [(p[0], KINDS[p[1]]) for p in want]:
         raise Fail("%s: parameters %s, want %s" % (where, [(n, str(k)) for n, k, _ in got], want))
     for (n, _, d), p in zip(got, want):
@@ -218,10 +252,12 @@ def check_stub(stub, defs):
     except SyntaxError as e:
         raise Fail("the stub does not compile: %s (line %s: %r)" % (e.msg, e.lineno, e.text))
     tree = ast.parse(stub)
-    check_names(tree)
+    b = Bindings(tree)
+    check_names(tree, b)
     for d in defs:
         where = d["path"] or "the module"
         node = find(tree, d["path"])
+        scope = b.scopes.get(d["path"].split(".")[0]) if "." in d["path"] else None
         if "doc" in d:
             want = d["doc"]
             if "typename" in d:
@@ -231,6 +267,7 @@ def check_stub(stub, defs):
                 raise Fail("%s: the stub's doc %r, __doc__ says %r" % (where, got, want))
         if "params" in d:
             check_params(stub_params(node, d["method"]), d["params"], where + " in the stub")
+            check_classes(node, d, b, scope, where + " in the stub")
             check_params(signature_params(d["sig"], d["bound"], where), d["params"], where + "'s text signature")
 
 
