@@ -10,10 +10,14 @@ import (
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/pyext"
 	"github.com/usmbridge/usmbridge/test/extmod"
+	"github.com/usmbridge/usmbridge/test/hostilemod"
 )
 
 func TestExtmodDefinition(t *testing.T) {
 	if err := pyext.Check("extmod", extmod.Module); err != nil {
+		t.Fatal(err)
+	}
+	if err := pyext.Check("hostilé", hostilemod.Module); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -102,6 +106,19 @@ func Module(m *pyext.Module) error {
 			t.Errorf("the import did not say %q:\n%s", want, out)
 		}
 	}
+}
+
+// TestHostileNames builds test/hostilemod, the names, docs and defaults
+// that pyext accepts and that once broke a module or its stub (issue 41),
+// as the module "hostilé" with its stub: a non-ASCII module name, which
+// CPython imports through PyInitU_ and the name's punycode (PEP 489). The
+// module imports, help() renders it, inspect.signature reads every
+// signature and the stub says what the module says (test_hostile.py);
+// test/stubs_test.go holds the stub to mypy.
+func TestHostileNames(t *testing.T) {
+	dir := t.TempDir()
+	py := buildModule(t, dir, "--stubs", "--name", "hostilé", "hostilemod")
+	testutil.Pytest(t, py, "", []string{"PYTHONPATH=" + dir, "HOSTILE_STUB=" + filepath.Join(dir, "hostilé.pyi")}, "hostilemod")
 }
 
 // The build refuses a module name Python could not import as written (a

@@ -71,7 +71,7 @@ var layerOf = map[string]int{
 	"typestr": coreLayer, "dtype": coreLayer, "syclobj": coreLayer, "usm": coreLayer, "dlpack": coreLayer,
 	"cpu": backendLayer, "opencl": backendLayer, "levelzero": backendLayer, "dpctl": backendLayer,
 	"pybridge": pythonLayer, "pyext": pythonLayer, "python/ext": pythonLayer, "test/extmod": pythonLayer, "python/bench/benchmod": pythonLayer,
-	"test/nativemod": pythonLayer,
+	"test/nativemod": pythonLayer, "test/hostilemod": pythonLayer,
 }
 
 var layerNames = [...]string{"the protocol core", "the backends", "the Python boundary"}
