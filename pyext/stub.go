@@ -3,7 +3,6 @@ package pyext
 import (
 	"fmt"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -151,13 +150,21 @@ func stubOf(m *Module) string {
 			body.WriteString("\ndef " + f.name + "(obj: " + w.helper("_SUAIProducer") + ", /) -> " + w.class("Array") + ": ...\n")
 		}
 	}
-	header := regexp.MustCompile(`\{(\w+)\}`).ReplaceAllStringFunc(stubHeader, func(s string) string {
-		if name := s[1 : len(s)-1]; strings.HasPrefix(name, "_") {
-			return w.helper(name)
-		} else {
-			return w.ref(name)
+	var header strings.Builder
+	for rest := stubHeader; rest != ""; {
+		before, after, ok := strings.Cut(rest, "{")
+		header.WriteString(before)
+		if !ok {
+			break
 		}
-	})
+		name, tail, _ := strings.Cut(after, "}")
+		if strings.HasPrefix(name, "_") {
+			header.WriteString(w.helper(name))
+		} else {
+			header.WriteString(w.ref(name))
+		}
+		rest = tail
+	}
 
 	var b strings.Builder
 	b.WriteString("# Type stubs of the extension module " + m.name + ", written by python -m usmbridge.build (pyext).\n")
@@ -165,7 +172,7 @@ func stubOf(m *Module) string {
 		writeDoc(&b, "", m.doc)
 	}
 	b.WriteString(w.imports())
-	b.WriteString(header)
+	b.WriteString(header.String())
 	b.WriteString(body.String())
 	if len(w.aliases) > 0 {
 		b.WriteString("\n# The classes by names no method or property of a class hides.\n")
