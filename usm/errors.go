@@ -28,6 +28,25 @@ var (
 	ErrMemory error = errkind.Memory
 )
 
+// ErrClosed is the error of using an array whose memory is gone: an
+// Array whose Owner has released it (Allocation.Free with no export
+// holding it), or an NDArray that was closed. It is of kind ErrValue (the
+// ValueError a closed Python file raises), so errors.Is(err, ErrClosed)
+// and errors.Is(err, ErrValue) both hold; every accessor, export and
+// kernel argument of such an array returns an error matching it, and
+// nothing reads or writes the memory.
+var ErrClosed error = errkind.New(errkind.Value, "usm", "the array is closed or its memory has been freed")
+
+// closedError is an accessor's refusal of an array whose memory is gone:
+// ErrClosed, naming the operation.
+type closedError struct {
+	Op     string
+	Reason string
+}
+
+func (e *closedError) Error() string        { return e.Op + ": " + e.Reason }
+func (e *closedError) Is(target error) bool { return target == ErrClosed || target == ErrValue }
+
 // PythonException names the Python exception that err should raise:
 // "BufferError", "ValueError", "TypeError", "AttributeError",
 // "OverflowError", "MemoryError", "NotImplementedError", or "RuntimeError"

@@ -90,11 +90,31 @@ func checkHost(op string, a *Array) error {
 // bool array must hold only bytes 0 and 1 when viewed. Anything else is an
 // error naming what was wrong: ErrType for a T that is not the element type,
 // ErrBuffer for memory or a layout View cannot serve, ErrValue for a bool
-// byte that is neither 0 nor 1. For read-only or strided arrays use
-// Values, At or CopyToSlice. The slice is valid while
-// the array's memory is (see Array.Owner).
+// byte that is neither 0 nor 1, ErrClosed for memory that has been freed.
+// For read-only or strided arrays use Values, At or CopyToSlice.
+//
+// The slice holds no reference to the memory: it is valid until the
+// array's Owner lets the memory go (Allocation.Free, when no export holds
+// it). A Free on another goroutine while the slice is in use frees the
+// memory under it, which no check can see; a program that shares the
+// memory across goroutines holds a reference for as long as the slice is
+// used (Hold, then Release), or uses an NDArray, whose slices are valid
+// until its Close.
 func View[T Element](a *Array) ([]T, error) {
 	const op = "usm.View"
+	o, err := a.hold(op)
+	if err != nil {
+		return nil, err
+	}
+	// Released by hand, not deferred: a defer that is not open-coded
+	// costs as much as the rest of a small View (callgrind).
+	xs, err := view[T](op, a)
+	release(o)
+	return xs, err
+}
+
+// view is View of an array whose memory is held.
+func view[T Element](op string, a *Array) ([]T, error) {
 	if err := checkType[T](op, a); err != nil {
 		return nil, err
 	}
@@ -135,6 +155,18 @@ func View[T Element](a *Array) ([]T, error) {
 // use Values or CopyToSlice.
 func At[T Element](a *Array, index ...int64) (T, error) {
 	const op = "usm.At"
+	o, err := a.hold(op)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := at[T](op, a, index)
+	release(o)
+	return v, err
+}
+
+// at is At of an array whose memory is held.
+func at[T Element](op string, a *Array, index []int64) (T, error) {
 	var v T
 	if err := checkType[T](op, a); err != nil {
 		return v, err
@@ -163,10 +195,23 @@ func At[T Element](a *Array, index ...int64) (T, error) {
 // Values waits on the array's queue and returns an iterator over the
 // elements of a host-accessible array of element type T in C (row-major)
 // order, for any layout: strided, negative strides, 0-d (one element) or
-// empty. The iterator reads the memory when it runs, so the array must stay
-// alive and unchanged by devices until it is done.
+// empty. The iterator reads the memory when it runs, holding the array's
+// Owner while it does, so the array must stay unchanged by devices until
+// it is done; an iterator run once the memory has been freed yields no
+// element (Values itself then returns ErrClosed).
 func Values[T Element](a *Array) (iter.Seq[T], error) {
 	const op = "usm.Values"
+	o, err := a.hold(op)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := values[T](op, a)
+	release(o)
+	return seq, err
+}
+
+// values is Values of an array whose memory is held.
+func values[T Element](op string, a *Array) (iter.Seq[T], error) {
 	if err := checkType[T](op, a); err != nil {
 		return nil, err
 	}
@@ -179,8 +224,14 @@ func Values[T Element](a *Array) (iter.Seq[T], error) {
 	// The iterator keeps its own layout: changing a's fields later does
 	// not redirect it.
 	shape, strides := slices.Clone(a.Shape), slices.Clone(a.EffectiveStrides())
-	isz, data, offset := int64(a.DType.Size()), a.Data, a.Offset
+	isz, data, offset, owner := int64(a.DType.Size()), a.Data, a.Offset, a.Owner
 	return func(yield func(T) bool) {
+		if owner != nil {
+			if !owner.Retain() {
+				return
+			}
+			defer owner.Release()
+		}
 		forEachElement(shape, strides, offset, func(el int64) bool {
 			var v T
 			load(&v, data, el*isz)
@@ -215,6 +266,17 @@ func CopyFromSlice[T Element](a *Array, src []T) error {
 const stagingSlack = 4
 
 func copySlice[T Element](op string, a *Array, s []T, toArray bool) error {
+	o, err := a.hold(op)
+	if err != nil {
+		return err
+	}
+	err = copyHeld(op, a, s, toArray)
+	release(o)
+	return err
+}
+
+// copyHeld is copySlice of an array whose memory is held.
+func copyHeld[T Element](op string, a *Array, s []T, toArray bool) error {
 	if err := checkType[T](op, a); err != nil {
 		return err
 	}
