@@ -47,8 +47,8 @@
 //
 // An extension module (package pyext) also needs what no embedding
 // program does: the interpreter of its process (Attach), raw PyObject*s in
-// and out (UnsafeObject, Object.Ptr), Python exceptions both ways (Raise,
-// ErrorOf, ExceptionOf, TakeError, ReleaseError), and the DLPack steps its C half leaves
+// and out (UnsafeObject, Object.Ptr), Python exceptions both ways
+// (ErrorOf, ExceptionOf, RaisedAsItself, ReleaseError), and the DLPack steps its C half leaves
 // to Go (ImportCapsule, Export, DLPackOptions, WorkQueue). They are this
 // package's API like the rest, one implementation each.
 package pybridge
