@@ -152,6 +152,31 @@ func (r Range) WithLocal(local ...int) Range {
 	return r
 }
 
+// InGroupsOf returns r in work-groups of the given extents, one per
+// dimension, with each global extent rounded up to a multiple of its
+// work-group's: the range for n items when n need not divide into
+// groups (NDRange(1000).InGroupsOf(64) is 1024 items in 16 groups). The
+// items past the extent given exist: the kernel skips them, as in
+//
+//	size_t i = get_global_id(0);
+//	if (i >= n) return; // n, the array's length, passed as a scalar
+//
+// Launch refuses negative extents, and rounded extents of 2^31 or more
+// (ErrValue); extents all 0 leave the groups to the runtime, as
+// WithLocal's do.
+func (r Range) InGroupsOf(local ...int) Range {
+	r = r.WithLocal(local...)
+	if len(local) != r.Dims {
+		return r // WithLocal marked it: Launch refuses it
+	}
+	for i := range min(r.Dims, 3) {
+		if l, g := r.Local[i], r.Global[i]; l > 0 && g > 0 && g%l != 0 {
+			r.Global[i] = g + l - g%l
+		}
+	}
+	return r
+}
+
 // HasLocal reports whether work-group extents were given.
 func (r Range) HasLocal() bool { return r.Local != [3]int{} }
 

@@ -174,22 +174,39 @@ func at[T Element](op string, a *Array, index []int64) (T, error) {
 	if err := checkHost(op, a); err != nil {
 		return v, err
 	}
-	if len(index) != len(a.Shape) {
-		return v, accessErr(errkind.Value, op, strconv.Itoa(len(index))+" indices for an array of "+strconv.Itoa(len(a.Shape))+" dimensions")
-	}
-	st := a.EffectiveStrides()
-	el := a.Offset
-	for i, x := range index {
-		if x < 0 || x >= a.Shape[i] {
-			return v, accessErr(errkind.Value, op, "index "+strconv.FormatInt(x, 10)+" is out of bounds for dimension "+strconv.Itoa(i)+" of extent "+strconv.FormatInt(a.Shape[i], 10))
-		}
-		el += x * st[i] // within the validated window: no overflow
+	el, err := elementAt(op, a, index)
+	if err != nil {
+		return v, err
 	}
 	if err := a.Wait(); err != nil {
 		return v, err
 	}
 	load(&v, a.Data, el*int64(a.DType.Size()))
 	return v, nil
+}
+
+// elementAt is the element offset (from Data) of the element at index, of
+// an array whose layout checkType validated.
+func elementAt(op string, a *Array, index []int64) (int64, error) {
+	if len(index) != len(a.Shape) {
+		return 0, accessErr(errkind.Value, op, strconv.Itoa(len(index))+" indices for an array of "+strconv.Itoa(len(a.Shape))+" dimensions")
+	}
+	el := a.Offset
+	for i, x := range index {
+		if x < 0 || x >= a.Shape[i] {
+			return 0, accessErr(errkind.Value, op, "index "+strconv.FormatInt(x, 10)+" is out of bounds for dimension "+strconv.Itoa(i)+" of extent "+strconv.FormatInt(a.Shape[i], 10))
+		}
+		s := int64(1)
+		if a.Strides != nil {
+			s = a.Strides[i]
+		} else {
+			for _, e := range a.Shape[i+1:] {
+				s *= max(e, 1)
+			}
+		}
+		el += x * s // within the validated window: no overflow
+	}
+	return el, nil
 }
 
 // Values waits on the array's queue and returns an iterator over the
