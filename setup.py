@@ -102,8 +102,9 @@ class BuildPyWithGoSource(build_py):
             copy_go_module(go_module_dir(path), os.path.join(dest, name), packages=packages)
 
 
-# Directories of the repository that are not library source.
-NOT_LIBRARY = {"examples", "test", "python", "scripts", "docs", "build", "dist", ".git", ".cache", ".venv", ".ci"}
+# Directories of the repository that are not library source (gonum is a
+# module of its own, which no extension module needs).
+NOT_LIBRARY = {"examples", "test", "python", "scripts", "docs", "build", "dist", ".git", ".cache", ".venv", ".ci", "gonum"}
 
 
 def copy_go_module(src, dest, packages=None, keep=()):

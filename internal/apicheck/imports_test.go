@@ -69,7 +69,8 @@ const (
 
 var layerOf = map[string]int{
 	"typestr": coreLayer, "dtype": coreLayer, "syclobj": coreLayer, "usm": coreLayer, "dlpack": coreLayer,
-	"cpu": backendLayer, "opencl": backendLayer, "levelzero": backendLayer, "dpctl": backendLayer,
+	"gonum": coreLayer, // usm's arrays as gonum's matrices: a module of its own (RATIONALE.md, "gonum in a module of its own")
+	"cpu":   backendLayer, "opencl": backendLayer, "levelzero": backendLayer, "dpctl": backendLayer,
 	"pybridge": pythonLayer, "pyext": pythonLayer, "python/ext": pythonLayer, "test/extmod": pythonLayer, "python/bench/benchmod": pythonLayer,
 	"test/nativemod": pythonLayer, "test/hostilemod": pythonLayer,
 }
