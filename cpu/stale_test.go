@@ -9,6 +9,7 @@ import (
 	"github.com/usmbridge/usmbridge/cpu"
 	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/testutil"
+	"github.com/usmbridge/usmbridge/internal/testutil/stale"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -19,17 +20,17 @@ func TestStaleArray(t *testing.T) {
 	if testutil.InChild("stale") {
 		b := new(cpu.Backend)
 		reg := usm.NewRegistry(b)
-		stale := staleFloats(t, b, reg)
+		freed := staleFloats(t, b, reg)
 		alloc, err := b.AllocHost(4 * 1024)
 		require.NoError(t, err)
 		defer alloc.Free()
 		fresh, err := reg.NewArray(alloc, dtype.Float32, []int64{1024})
 		require.NoError(t, err)
 		require.NoError(t, usm.CopyFromSlice(fresh, ones(1024)))
-		if alloc.Pointer() != stale.Data {
-			t.Logf("the allocator gave other pages: %#x, not %#x", alloc.Pointer(), stale.Data)
+		if alloc.Pointer() != freed.Data {
+			t.Logf("the allocator gave other pages: %#x, not %#x", alloc.Pointer(), freed.Data)
 		}
-		testutil.StaleAccess(t, stale, fresh, nil, nil)
+		stale.Access(t, freed, fresh, nil, nil)
 		return
 	}
 	testutil.RunChild(t, "stale", time.Minute).Expect(t, 0, "stale array refused")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/testutil"
+	"github.com/usmbridge/usmbridge/internal/testutil/stale"
 	"github.com/usmbridge/usmbridge/syclobj"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -28,7 +29,7 @@ func TestStaleArray(t *testing.T) {
 				const n = 1 << 14
 				alloc, err := b.Alloc(dev, kind, 4*n)
 				require.NoError(t, err)
-				stale, err := reg.NewArray(alloc, dtype.Float32, []int64{n})
+				freed, err := reg.NewArray(alloc, dtype.Float32, []int64{n})
 				require.NoError(t, err)
 				require.NoError(t, alloc.Free())
 				again, err := b.Alloc(dev, kind, 4*n)
@@ -45,7 +46,7 @@ func TestStaleArray(t *testing.T) {
 				require.NoError(t, err)
 				prog, k := testutil.BuildKernel(t, q, usm.ProgramSource{OpenCLC: testutil.KernelSource()}, "fill")
 				defer prog.Close()
-				testutil.StaleAccess(t, stale, fresh, k, q)
+				stale.Access(t, freed, fresh, k, q)
 				return
 			}
 			loaded(t)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/testutil"
+	"github.com/usmbridge/usmbridge/internal/testutil/stale"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -24,7 +25,7 @@ func TestStaleArray(t *testing.T) {
 				reg := usm.NewRegistry(b)
 				alloc, err := b.Alloc(0, kind, 4*n)
 				require.NoError(t, err)
-				stale, err := reg.NewArray(alloc, dtype.Float32, []int64{n})
+				freed, err := reg.NewArray(alloc, dtype.Float32, []int64{n})
 				require.NoError(t, err)
 				require.NoError(t, alloc.Free())
 				again, err := b.Alloc(0, kind, 4*n)
@@ -41,7 +42,7 @@ func TestStaleArray(t *testing.T) {
 				require.NoError(t, err)
 				prog, k := testutil.BuildKernel(t, q, usm.ProgramSource{SPIRV: testutil.SPIRV(t)}, "fill")
 				defer prog.Close()
-				testutil.StaleAccess(t, stale, fresh, k, q)
+				stale.Access(t, freed, fresh, k, q)
 				return
 			}
 			needDriver(t)

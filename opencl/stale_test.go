@@ -8,6 +8,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/internal/testutil"
+	"github.com/usmbridge/usmbridge/internal/testutil/stale"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -29,7 +30,7 @@ func TestStaleArray(t *testing.T) {
 					reg := usm.NewRegistry(r.b)
 					alloc, err := r.b.Alloc(r.local, kind, 4*n)
 					require.NoError(t, err)
-					stale, err := reg.NewArray(alloc, dtype.Float32, []int64{n})
+					freed, err := reg.NewArray(alloc, dtype.Float32, []int64{n})
 					require.NoError(t, err)
 					require.NoError(t, alloc.Free())
 					again, err := r.b.Alloc(r.local, kind, 4*n)
@@ -44,7 +45,7 @@ func TestStaleArray(t *testing.T) {
 					require.NoError(t, usm.CopyFromSlice(fresh, ones))
 					prog, k := testutil.BuildKernel(t, r.q, usm.ProgramSource{OpenCLC: testutil.KernelSource()}, "fill")
 					defer prog.Close()
-					testutil.StaleAccess(t, stale, fresh, k, r.q)
+					stale.Access(t, freed, fresh, k, r.q)
 					return
 				}
 				testutil.RunChild(t, "stale", 2*time.Minute).Expect(t, 0, "stale array refused")

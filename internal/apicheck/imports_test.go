@@ -79,7 +79,7 @@ var layerNames = [...]string{"the protocol core", "the backends", "the Python bo
 
 // testOnly are internal packages that only tests import (checked below):
 // they may import the public packages whose tests they serve.
-var testOnly = map[string]bool{"internal/testutil": true}
+var testOnly = map[string]bool{"internal/testutil": true, "internal/testutil/stale": true}
 
 // moduleDeps is Deps in both cgo modes (pyext's cgo files import more
 // than its pure-Go ones).

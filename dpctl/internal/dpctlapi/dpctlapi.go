@@ -260,6 +260,7 @@ func (a *API) DeviceGetName(dev uintptr) string {
 	defer a.cstringDelete.Call1(c)
 	return goString(c)
 }
+
 // DeviceGetVendor, DeviceGetDriverVersion and PlatformGetName return the
 // string dpctl reports ("" where the library lacks the function); the C
 // string it allocates is deleted here.

@@ -1,4 +1,7 @@
-package testutil
+// Package stale is the use-after-free case of every backend's tests: a
+// package of its own, since it imports dlpack, whose own dependencies'
+// tests import testutil.
+package stale
 
 import (
 	"errors"
@@ -9,7 +12,7 @@ import (
 	"github.com/usmbridge/usmbridge/usm"
 )
 
-// StaleAccess is the use-after-free case every backend runs in a child
+// Access is the use-after-free case every backend runs in a child
 // process: arr is a float32 array over an allocation of the backend that
 // has just been freed, and fresh an array the backend allocated since
 // (over the same address, where its allocator reuses it), filled with
@@ -23,7 +26,7 @@ import (
 //
 // k, when not nil, is testdata/kernels.cl's fill on queue q: a launch
 // with arr as its array argument must be refused too.
-func StaleAccess(tb testing.TB, arr, fresh *usm.Array, k *usm.Kernel, q usm.Queue) {
+func Access(tb testing.TB, arr, fresh *usm.Array, k *usm.Kernel, q usm.Queue) {
 	tb.Helper()
 	n := 1
 	for _, s := range arr.Shape {
