@@ -27,3 +27,24 @@ func TestDescribeDevice(t *testing.T) {
 	}
 	assert.Equal(t, usm.Device{}, b.DescribeDevice(len(devs)), "no such device")
 }
+
+// An array Empty makes is on the device it was asked for, with that
+// device's queue, whatever device the driver files host memory under.
+func TestEmptyOnDevice(t *testing.T) {
+	b := newBackend(t)
+	reg := usm.NewRegistry(b)
+	devs := reg.Devices()
+	last := devs[len(devs)-1]
+	for _, kind := range last.USM {
+		x, err := usm.Empty[int32](last, kind, 4)
+		require.NoError(t, err, kind)
+		a, err := x.Array()
+		require.NoError(t, err)
+		assert.Equal(t, len(devs)-1, a.Device, kind)
+		q, err := last.Queue()
+		require.NoError(t, err)
+		assert.Same(t, q, x.Queue(), kind)
+		require.NoError(t, x.CopyFrom([]int32{1, 2, 3, 4}))
+		require.NoError(t, x.Close())
+	}
+}

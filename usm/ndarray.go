@@ -102,11 +102,15 @@ func Empty[T Element](d Device, kind Kind, shape ...int64) (*NDArray[T], error) 
 	if err != nil {
 		return nil, err
 	}
-	arr, err := d.reg.NewArray(alloc, t, shape)
+	// Bound to d itself, whichever device the backend files host memory
+	// under: host USM belongs to every device of its context.
+	in := Interface{Shape: slices.Clone(shape), DType: t, Data: alloc.Pointer(), Syclobj: d.Selector, Version: Version1}
+	arr, err := d.reg.Bind(in)
 	if err != nil {
 		_ = alloc.Free()
 		return nil, err
 	}
+	arr.Owner = alloc
 	return &NDArray[T]{arr: *arr, st: &storage{release: alloc.Free, queue: arr.Queue}, root: true}, nil
 }
 
