@@ -47,17 +47,40 @@ func accessErr(k *errkind.Kind, op, reason string) error {
 	return &accessError{Op: op, Reason: reason, kind: k}
 }
 
-// elementTypes maps the kinds of Element's types to element types.
-var elementTypes = map[reflect.Kind]dtype.Type{
-	reflect.Bool: dtype.Bool,
-	reflect.Int8: dtype.Int8, reflect.Int16: dtype.Int16, reflect.Int32: dtype.Int32, reflect.Int64: dtype.Int64,
-	reflect.Uint8: dtype.Uint8, reflect.Uint16: dtype.Uint16, reflect.Uint32: dtype.Uint32, reflect.Uint64: dtype.Uint64,
-	reflect.Float32: dtype.Float32, reflect.Float64: dtype.Float64,
-	reflect.Complex64: dtype.Complex64, reflect.Complex128: dtype.Complex128,
+// typeFor is the element type of T: a switch on its kind, not a map
+// lookup, since every typed access asks (a map lookup cost as much as the
+// rest of a small View's checks).
+func typeFor[T Element]() dtype.Type {
+	switch reflect.TypeFor[T]().Kind() {
+	case reflect.Bool:
+		return dtype.Bool
+	case reflect.Int8:
+		return dtype.Int8
+	case reflect.Int16:
+		return dtype.Int16
+	case reflect.Int32:
+		return dtype.Int32
+	case reflect.Int64:
+		return dtype.Int64
+	case reflect.Uint8:
+		return dtype.Uint8
+	case reflect.Uint16:
+		return dtype.Uint16
+	case reflect.Uint32:
+		return dtype.Uint32
+	case reflect.Uint64:
+		return dtype.Uint64
+	case reflect.Float32:
+		return dtype.Float32
+	case reflect.Float64:
+		return dtype.Float64
+	case reflect.Complex64:
+		return dtype.Complex64
+	case reflect.Complex128:
+		return dtype.Complex128
+	}
+	return dtype.Type{} // unreachable: Element admits no other kind
 }
-
-// typeFor is the element type of T.
-func typeFor[T Element]() dtype.Type { return elementTypes[reflect.TypeFor[T]().Kind()] }
 
 // checkType refuses a T that is not the array's element type and a
 // byte-swapped element type (Go values are in host order), then validates
