@@ -55,7 +55,7 @@ func ExampleNDArray() {
 func ExampleRegistry_Devices() {
 	reg := usm.NewRegistry(cpu.Default())
 	for _, d := range reg.Devices() {
-		fmt.Println(d, d.Vendor, d.USM, d.OpenCLC || d.SPIRV)
+		fmt.Printf("%v %s %v %v\n", d, d.Vendor, d.USM, d.OpenCLC || d.SPIRV)
 	}
 	// Output: host:host:0 "usmbridge host (mmap)" (usmbridge host) usmbridge [host] false
 }
