@@ -77,44 +77,64 @@ class GoBuildExt(ub_build.BuildGoExt):
                 os.environ.update(saved)
 
 
+# The modules usmbridge's library packages import, by the directory of
+# _gosrc that carries them, and the packages of each they need (None: all).
+# x/text gives pyext's name rule Unicode's NFKC (pyext/names.go).
+CARRIED = {
+    "purego": ("github.com/ebitengine/purego", None),
+    "text": ("golang.org/x/text", {"unicode/norm", "transform"}),
+}
+
+
 class BuildPyWithGoSource(build_py):
     """build_py that also puts usmbridge's Go source in the package
     (usmbridge/_gosrc/usmbridge: the library packages, no tests) with the
-    module it needs (_gosrc/purego, from Go's module cache), so that an
-    installed usmbridge builds users' extension modules without a Go module
-    proxy (python -m usmbridge.build)."""
+    modules it needs (_gosrc/purego and _gosrc/text, from Go's module
+    cache: CARRIED), so that an installed usmbridge builds users' extension
+    modules without a Go module proxy (python -m usmbridge.build)."""
 
     def run(self):
         super().run()
         dest = os.path.join(self.build_lib, "usmbridge", "_gosrc")
         shutil.rmtree(dest, ignore_errors=True)
-        copy_go_module(SOURCE_ROOT, os.path.join(dest, "usmbridge"))
-        purego = go_module_dir("github.com/ebitengine/purego")
-        copy_go_module(purego, os.path.join(dest, "purego"))
+        copy_go_module(SOURCE_ROOT, os.path.join(dest, "usmbridge"), keep=[m for m, _ in CARRIED.values()])
+        for name, (path, packages) in CARRIED.items():
+            copy_go_module(go_module_dir(path), os.path.join(dest, name), packages=packages)
 
 
-# Directories of the repository that are not library source.
-NOT_LIBRARY = {"examples", "test", "python", "scripts", "docs", "build", "dist", ".git", ".cache", ".venv", ".ci"}
+# Directories of the repository that are not library source (gonum is a
+# module of its own, which no extension module needs).
+NOT_LIBRARY = {"examples", "test", "python", "scripts", "docs", "build", "dist", ".git", ".cache", ".venv", ".ci", "gonum"}
 
 
-def copy_go_module(src, dest):
-    """Copy a Go module's go.mod and the non-test Go, C, header and assembly files of
-    its packages (no testdata). usmbridge's go.mod loses the requirements
-    only its tests have, so that the copy needs nothing but purego."""
+def copy_go_module(src, dest, packages=None, keep=()):
+    """Copy a Go module's go.mod and LICENSE and the non-test Go, C, header
+    and assembly files of its packages (no testdata; only those named in
+    packages, when given). Its go.mod keeps only the requirements of the
+    modules in keep: usmbridge's loses those only its tests have, a carried
+    module's all (the packages carried import only the standard library and
+    each other), so that the copies need nothing but one another."""
     for root, dirs, files in os.walk(src):
         rel = os.path.relpath(root, src)
         dirs[:] = sorted(d for d in dirs if d != "testdata" and not d.startswith(".")
                          and not (rel == "." and d in NOT_LIBRARY))
+        if packages is not None and rel != "." and rel.replace(os.sep, "/") not in packages:
+            continue
         for f in files:
-            if (f.endswith((".go", ".c", ".h", ".s")) and not f.endswith("_test.go")) or (rel == "." and f in ("go.mod", "LICENSE")):
+            if (f.endswith((".go", ".c", ".h", ".s")) and not f.endswith("_test.go") and (packages is None or rel != ".")) \
+                    or (rel == "." and f in ("go.mod", "LICENSE")):
                 os.makedirs(os.path.join(dest, rel), exist_ok=True)
                 shutil.copyfile(os.path.join(root, f), os.path.join(dest, rel, f))
     gomod = os.path.join(dest, "go.mod")
     with open(gomod) as f:
         text = f.read()
+
+    def kept(line):
+        return any(m in line for m in keep)
+
     text = re.sub(r"(?m)^require \(\n(.*?)^\)\n", lambda m: "require (\n" + "".join(
-        l + "\n" for l in m.group(1).splitlines() if "purego" in l) + ")\n", text, flags=re.S)
-    text = re.sub(r"(?m)^require [^(\n]*(?<!purego) v[^\n]*\n", lambda m: m.group(0) if "purego" in m.group(0) else "", text)
+        l + "\n" for l in m.group(1).splitlines() if kept(l)) + ")\n", text, flags=re.S)
+    text = re.sub(r"(?m)^require [^(\n][^\n]*\n", lambda m: m.group(0) if kept(m.group(0)) else "", text)
     with open(gomod, "w") as f:
         f.write(text)
 

@@ -53,6 +53,16 @@ func (b *Backend) Devices() []syclobj.Device {
 	return []syclobj.Device{{Backend: syclobj.Host, Type: syclobj.HostDevice, Name: deviceName}}
 }
 
+// DescribeDevice says what the host device is, for usm.Registry's Device
+// values: memory of every kind is served as host memory (KindHost), and
+// no program builds (its memory is computed on in Go).
+func (b *Backend) DescribeDevice(device int) usm.Device {
+	if device != 0 {
+		return usm.Device{}
+	}
+	return usm.Device{Vendor: "usmbridge", Platform: "usmbridge host", USM: []usm.Kind{usm.KindHost}}
+}
+
 // QueryPointer reports KindHost with the allocation's base and size for any
 // pointer into a live allocation of b (interior pointers included), and
 // KindUnknown otherwise.

@@ -41,7 +41,9 @@
 //
 // # Errors
 //
-// Errors are *Error values matching usm.ErrBuffer (data that cannot be
-// exchanged), usm.ErrValue, usm.ErrType or usm.ErrMemory; usm.PythonException
+// Errors are *Error values matching one of usm.ErrBuffer (data that cannot
+// be exchanged), usm.ErrValue (an export of freed memory among them: it
+// also matches usm.ErrClosed), usm.ErrType, usm.ErrOverflow (a layout
+// whose byte count does not fit) or usm.ErrMemory; usm.PythonException
 // names the exception the array API standard requires for each.
 package dlpack

@@ -3,10 +3,13 @@ package dlpack
 import "github.com/usmbridge/usmbridge/internal/errkind"
 
 // Error reports a failed export or import. It matches exactly one of
-// usm.ErrBuffer, usm.ErrValue, usm.ErrType or usm.ErrMemory with errors.Is,
-// which is the Python exception the array API standard requires, whatever
-// kind its cause has: the cause (Err) stays reachable with errors.As, and
-// with errors.Is for targets that are not kinds, but not as a second kind.
+// usm.ErrBuffer, usm.ErrValue, usm.ErrType, usm.ErrOverflow (a shape,
+// stride or offset whose byte count does not fit: the OverflowError NumPy
+// raises for one) or usm.ErrMemory with errors.Is, which is the Python
+// exception the array API standard requires, whatever kind its cause has:
+// the cause (Err) stays reachable with errors.As, and with errors.Is for
+// targets that are not kinds (usm.ErrClosed: an export of an array whose
+// memory has been freed, of kind usm.ErrValue), but not as a second kind.
 type Error struct {
 	Op     string // "dlpack.Export" or "dlpack.Import"
 	Reason string

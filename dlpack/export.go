@@ -79,13 +79,33 @@ type ExportOptions struct {
 // CopyNever, and a read-only array asked for as a legacy tensor (which
 // cannot carry the READ_ONLY flag; NumPy refuses the same).
 func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
+	if a == nil {
+		return Managed{}, exportErr(errkind.Value, "nil array", nil)
+	}
+	// The memory is held from the first step (a freed array is refused
+	// before anything reads it), and the reference becomes the export's
+	// own when the consumer gets the memory itself.
+	held, err := a.Hold()
+	if err != nil {
+		return Managed{}, exportErr(errkind.Value, "", err)
+	}
+	m, kept, err := export(a, held, opts)
+	if !kept && held != nil {
+		held.Release()
+	}
+	return m, err
+}
+
+// export is Export of an array whose memory is held (held, nil for an
+// array without an Owner); kept reports that the tensor took held over.
+func export(a *usm.Array, held usm.Owner, opts ExportOptions) (m Managed, kept bool, err error) {
 	v, win, err := view(a)
 	if err != nil {
-		return Managed{}, err
+		return Managed{}, false, err
 	}
 	version, versioned := dlabi.NegotiateVersion(opts.MaxVersion, ProducerVersion)
 	if !versioned && v.ReadOnly {
-		return Managed{}, exportErr(errkind.Buffer, "cannot export a read-only array as a legacy DLManagedTensor, which cannot signal read-only (ask for max_version >= (1, 0))", nil)
+		return Managed{}, false, exportErr(errkind.Buffer, "cannot export a read-only array as a legacy DLManagedTensor, which cannot signal read-only (ask for max_version >= (1, 0))", nil)
 	}
 
 	// Decide where the consumer will find the data.
@@ -94,14 +114,14 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 	if opts.Device != nil && *opts.Device != a.DLDevice {
 		want := *opts.Device
 		if want != (Device{Type: CPU, ID: 0}) || a.DLDevice.Type != OneAPI {
-			return Managed{}, exportErr(errkind.Buffer, "unsupported dl_device "+want.String()+" for an array on "+a.DLDevice.String(), nil)
+			return Managed{}, false, exportErr(errkind.Buffer, "unsupported dl_device "+want.String()+" for an array on "+a.DLDevice.String(), nil)
 		}
 		dev = want
 		switch {
 		case a.Memory.Kind.HostAccessible() && opts.Copy != CopyAlways:
 			// zero copy: the host can read this USM once the queue is idle
 		case opts.Copy == CopyNever:
-			return Managed{}, exportErr(errkind.Buffer, "array cannot be placed on the requested device "+want.String()+" without a copy ("+a.Memory.Kind.String()+" USM is not host-accessible)", nil)
+			return Managed{}, false, exportErr(errkind.Buffer, "array cannot be placed on the requested device "+want.String()+" without a copy ("+a.Memory.Kind.String()+" USM is not host-accessible)", nil)
 		default:
 			copyTo = usm.KindHost
 		}
@@ -117,29 +137,27 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 		// stream=-1: the consumer orders its accesses (see NoSync).
 	case opts.Stream != nil && copyTo == usm.KindUnknown:
 		if err := usm.Order(a.Queue, opts.Stream); err != nil {
-			return Managed{}, exportErr(errkind.Buffer, "ordering the consumer's queue after the array's", err)
+			return Managed{}, false, exportErr(errkind.Buffer, "ordering the consumer's queue after the array's", err)
 		}
 	default:
 		if err := a.Wait(); err != nil {
-			return Managed{}, exportErr(errkind.Buffer, "waiting for the array's queue", err)
+			return Managed{}, false, exportErr(errkind.Buffer, "waiting for the array's queue", err)
 		}
 	}
 	data := v.Data
 	var owner usm.Owner
 	var flags uint64
+	copied := false
 	if copyTo != usm.KindUnknown {
 		alloc, e0, err := copyWindow(a, win, copyTo, opts.HostAllocator)
 		if err != nil {
-			return Managed{}, err
+			return Managed{}, false, err
 		}
 		// The copy has the array's strides: the same bytes lie below
 		// element 0.
-		owner, data, flags = alloc, e0-uintptr(v.ByteOffset), dlabi.FlagIsCopied
-	} else if a.Owner != nil {
-		if !a.Owner.Retain() {
-			return Managed{}, exportErr(errkind.Value, "the array's memory has already been freed", nil)
-		}
-		owner = a.Owner
+		owner, data, flags, copied = alloc, e0-uintptr(v.ByteOffset), dlabi.FlagIsCopied, true
+	} else {
+		owner, kept = held, true
 	}
 	if v.ReadOnly {
 		flags |= dlabi.FlagReadOnly
@@ -150,12 +168,12 @@ func Export(a *usm.Array, opts ExportOptions) (Managed, error) {
 	}
 	m, ok := build(versioned, version, data, v.ByteOffset, dev, v.DType, v.Shape, strides, flags, owner)
 	if !ok {
-		if owner != nil {
+		if copied { // the copy goes; a held reference is Export's to drop
 			owner.Release()
 		}
-		return Managed{}, exportErr(errkind.Memory, "out of memory for the tensor struct", nil)
+		return Managed{}, false, exportErr(errkind.Memory, "out of memory for the tensor struct", nil)
 	}
-	return m, nil
+	return m, kept, nil
 }
 
 // View is the tensor an export of an array hands a consumer when it makes
@@ -178,8 +196,19 @@ type View struct {
 // building it: no C memory, no reference to a's Owner and no wait on its
 // queue. It is for a caller that describes the array itself, as an
 // extension module's Array does; what a consumer receives still comes
-// from Export.
+// from Export. An array whose memory has been freed is refused as Export
+// refuses it (usm.ErrClosed).
 func ViewOf(a *usm.Array) (View, error) {
+	if a == nil {
+		return View{}, exportErr(errkind.Value, "nil array", nil)
+	}
+	held, err := a.Hold()
+	if err != nil {
+		return View{}, exportErr(errkind.Value, "", err)
+	}
+	if held != nil {
+		held.Release()
+	}
 	v, _, err := view(a)
 	if err == nil && v.Strides == nil {
 		v.Strides = a.EffectiveStrides()

@@ -43,14 +43,15 @@ type Backend struct {
 }
 
 type device struct {
-	ref    uintptr     // DPCTLSyclDeviceRef (owned)
-	ctx    uintptr     // dpctl's cached context of the device (owned)
-	defCtx uintptr     // the platform's default context (owned; 0 if none)
-	usm    bool        // the device can allocate USM (see hasUSM)
-	cached *defaultCtx // ctx among Backend.ctxs (nil without USM)
-	qOnce  sync.Once
-	q      *Queue
-	qErr   error
+	ref                      uintptr     // DPCTLSyclDeviceRef (owned)
+	ctx                      uintptr     // dpctl's cached context of the device (owned)
+	defCtx                   uintptr     // the platform's default context (owned; 0 if none)
+	usm                      bool        // the device can allocate USM (see hasUSM)
+	vendor, driver, platform string      // what DescribeDevice says of it
+	cached                   *defaultCtx // ctx among Backend.ctxs (nil without USM)
+	qOnce                    sync.Once
+	q                        *Queue
+	qErr                     error
 }
 
 var (
@@ -103,8 +104,10 @@ func (b *Backend) enumerate() error {
 		dev := &device{ref: ref, ctx: a.DeviceMgrGetCachedContext(ref), usm: b.hasUSM(ref)}
 		if p := a.DeviceGetPlatform(ref); p != 0 {
 			dev.defCtx = a.PlatformGetDefaultContext(p)
+			dev.platform = a.PlatformGetName(p)
 			a.PlatformDelete(p)
 		}
+		dev.vendor, dev.driver = a.DeviceGetVendor(ref), a.DeviceGetDriverVersion(ref)
 		desc := syclobj.Device{}
 		switch a.DeviceGetBackend(ref) {
 		case dpctlapi.BackendOpenCL:
@@ -165,6 +168,33 @@ func (b *Backend) Name() syclobj.Backend {
 
 // Devices lists the root devices in sycl::device::get_devices() order.
 func (b *Backend) Devices() []syclobj.Device { return append([]syclobj.Device(nil), b.descs...) }
+
+// DescribeDevice says what device i is, for usm.Registry's Device values:
+// vendor, SYCL platform and driver as dpctl reports them, the kinds of
+// USM its aspects allow, OpenCL C programs on OpenCL devices and SPIR-V
+// on OpenCL and Level Zero ones (Queue.BuildProgram).
+func (b *Backend) DescribeDevice(i int) usm.Device {
+	if i < 0 || i >= len(b.devs) {
+		return usm.Device{}
+	}
+	d := b.devs[i]
+	x := usm.Device{Vendor: d.vendor, Platform: d.platform, Driver: d.driver}
+	for _, k := range []struct {
+		kind   usm.Kind
+		aspect int
+	}{{usm.KindHost, dpctlapi.AspectUSMHost}, {usm.KindDevice, dpctlapi.AspectUSMDevice}, {usm.KindShared, dpctlapi.AspectUSMShared}} {
+		if b.api.DeviceHasAspect(d.ref, k.aspect) {
+			x.USM = append(x.USM, k.kind)
+		}
+	}
+	switch b.descs[i].Backend {
+	case syclobj.OpenCL:
+		x.OpenCLC, x.SPIRV = true, true
+	case syclobj.LevelZero:
+		x.SPIRV = true
+	}
+	return x
+}
 
 func usmKind(t int) usm.Kind {
 	switch t {

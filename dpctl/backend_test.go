@@ -185,3 +185,21 @@ func TestQueryPointerNativeRouteIsSYCLs(t *testing.T) {
 	var host [16]byte
 	assert.Equal(t, usm.KindUnknown, b.QueryPointer(uintptr(unsafe.Pointer(&host[0]))).Kind)
 }
+
+// dpctl's opencl:cpu device says its vendor, SYCL platform and driver, the
+// kinds of USM its aspects allow, and that it builds OpenCL C and SPIR-V.
+func TestDescribeDevice(t *testing.T) {
+	_, b := loaded(t)
+	d, err := b.Registry().Device("opencl:cpu")
+	require.NoError(t, err)
+	assert.Equal(t, syclobj.OpenCL, d.Backend)
+	assert.NotEmpty(t, d.Vendor)
+	assert.NotEmpty(t, d.Platform)
+	assert.NotEmpty(t, d.Driver)
+	assert.Equal(t, []usm.Kind{usm.KindHost, usm.KindDevice, usm.KindShared}, d.USM)
+	assert.True(t, d.OpenCLC && d.SPIRV)
+	q, err := d.Queue()
+	require.NoError(t, err)
+	assert.IsType(t, (*dpctl.Queue)(nil), q)
+	t.Log(d, d.Vendor, d.Driver)
+}

@@ -1,6 +1,7 @@
 package levelzero
 
 import (
+	"strconv"
 	"sync"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -142,6 +143,30 @@ func (b *Backend) Devices() []syclobj.Device {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	return append([]syclobj.Device(nil), b.desc...)
+}
+
+// DescribeDevice says what device i is, for usm.Registry's Device values:
+// its vendor (PCI vendor id 0x8086 is Intel's), its driver (index and
+// version), every kind of USM, and programs from SPIR-V only (Level Zero
+// builds no OpenCL C).
+func (b *Backend) DescribeDevice(i int) usm.Device {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if i < 0 || i >= len(b.devs) {
+		return usm.Device{}
+	}
+	d := b.devs[i].dev
+	vendor := "PCI vendor 0x" + strconv.FormatUint(uint64(d.props.VendorID), 16)
+	if d.props.VendorID == 0x8086 {
+		vendor = "Intel(R) Corporation"
+	}
+	return usm.Device{
+		Vendor:   vendor,
+		Platform: "Level Zero driver " + strconv.Itoa(d.driver.index),
+		Driver:   strconv.FormatUint(uint64(d.driver.props.Version), 10),
+		USM:      []usm.Kind{usm.KindHost, usm.KindDevice, usm.KindShared},
+		SPIRV:    true,
+	}
 }
 
 // Context returns the backend's context for the driver of device i, for

@@ -270,3 +270,119 @@ func TestKernelAfterEvents(t *testing.T) {
 		})
 	}
 }
+
+// A launch on a synchronous list (a Backend's) is done when its append
+// returns: its results are there at once, it returns the zero Event,
+// which is complete, and the driver makes no event for it. On an
+// asynchronous list the launch signals an event the table hands out.
+func TestKernelLaunchSynchronous(t *testing.T) {
+	b := newBackend(t)
+	q, err := b.Queue(0)
+	require.NoError(t, err)
+	_, k := testutil.BuildKernel(t, q, usm.ProgramSource{SPIRV: testutil.SPIRV(t)}, "fill")
+	yp, y := floats(t, b, 0, 8)
+	require.NoError(t, testutil.LaunchWait(k, q, usm.NDRange(8), usm.Pointer(yp), usm.Scalar(float32(1))))
+	before := mustFake(t)
+	ev, err := k.Launch(q, usm.NDRange(8), nil, usm.Pointer(yp), usm.Scalar(float32(3)))
+	require.NoError(t, err)
+	assert.Equal(t, []float32{3, 3, 3, 3, 3, 3, 3, 3}, y, "done before any wait")
+	src, id := ev.Source()
+	assert.Nil(t, src, "the zero Event")
+	assert.Zero(t, id)
+	after := mustFake(t)
+	assert.Equal(t, before.Launches+1, after.Launches)
+	assert.Equal(t, before.objects(), after.objects(), "no event, no pool")
+	require.NoError(t, ev.Wait())
+	require.NoError(t, ev.Close())
+
+	ctx, err := b.Context(0)
+	require.NoError(t, err)
+	async, err := newImmediateList(ctx, b.devs[0].dev, zeapi.QueueModeAsynchronous)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, async.Close()) }()
+	ev, err = k.Launch(async, usm.NDRange(8), nil, usm.Pointer(yp), usm.Scalar(float32(4)))
+	require.NoError(t, err)
+	src, _ = ev.Source()
+	assert.NotNil(t, src, "an event of the table")
+	require.NoError(t, ev.Wait())
+	require.NoError(t, ev.Close())
+	assert.Equal(t, float32(4), y[7])
+	assert.Zero(t, Live()["launches"])
+}
+
+// A launch sets only the arguments that changed since the last one (the
+// kernel object keeps them), and after a launch that failed it sets every
+// one again: scale_add's c, changed in a launch refused at m (a double
+// where the kernel takes a float, whose size the driver refuses), never
+// reached the kernel, so the next launch with that c must set it.
+func TestKernelArgumentsKept(t *testing.T) {
+	b := newBackend(t)
+	q, err := b.Queue(0)
+	require.NoError(t, err)
+	_, k := testutil.BuildKernel(t, q, usm.ProgramSource{SPIRV: testutil.SPIRV(t)}, "scale_add")
+	yp, y := floats(t, b, 0, 4)
+	zp, z := floats(t, b, 0, 4)
+	launch := func(p uintptr, m, c usm.Arg) error {
+		return testutil.LaunchWait(k, q, usm.NDRange(4), usm.Pointer(p), m, c)
+	}
+	require.NoError(t, launch(yp, usm.Scalar(float32(1)), usm.Scalar(float32(2))))
+	assert.Equal(t, float32(2), y[0])
+	require.NoError(t, launch(yp, usm.Scalar(float32(1)), usm.Scalar(float32(2))), "nothing changed")
+	assert.Equal(t, float32(4), y[0])
+	require.NoError(t, launch(zp, usm.Scalar(float32(1)), usm.Scalar(float32(2))), "the pointer changed")
+	assert.Equal(t, float32(2), z[0])
+	assert.Equal(t, float32(4), y[0], "y is left alone")
+	require.NoError(t, launch(yp, usm.Scalar(float32(3)), usm.Scalar(float32(2))), "the pointer and m changed")
+	assert.Equal(t, float32(14), y[0])
+
+	err = launch(yp, usm.Scalar(float64(1)), usm.Scalar(float32(5)))
+	assert.ErrorIs(t, err, usm.ErrValue)
+	assert.ErrorIs(t, err, zeapi.ErrorInvalidKernelArgumentSize)
+	assert.ErrorContains(t, err, "argument 1 of kernel \"scale_add\"")
+	assert.Equal(t, float32(14), y[0], "nothing ran")
+	require.NoError(t, launch(yp, usm.Scalar(float32(1)), usm.Scalar(float32(5))))
+	assert.Equal(t, float32(19), y[0], "c = 5 reached the kernel")
+}
+
+// The pointers of a launch are checked together (one crossing into C),
+// but the error names the first argument that is not USM of the
+// kernel's context, in order, NULL included.
+func TestKernelPointerChecks(t *testing.T) {
+	b := newBackend(t)
+	q, err := b.Queue(0)
+	require.NoError(t, err)
+	_, k := testutil.BuildKernel(t, q, usm.ProgramSource{SPIRV: testutil.SPIRV(t)}, "saxpy")
+	xp, _ := floats(t, b, 0, 4)
+	yp, y := floats(t, b, 0, 4)
+	goMem := make([]float32, 4)
+	gp := uintptr(unsafe.Pointer(&goMem[0]))
+	for _, c := range []struct {
+		x, y uintptr
+		bad  int
+	}{{gp, yp, 1}, {xp, gp, 3}, {0, yp, 1}, {xp, 0, 3}, {gp, 0, 1}, {0, gp, 1}} {
+		_, err := k.Launch(q, usm.NDRange(4), nil, usm.Scalar(float32(1)), usm.Pointer(c.x), usm.Scalar(int64(1)), usm.Pointer(c.y), usm.Scalar(int64(1)))
+		assert.ErrorIs(t, err, usm.ErrValue)
+		assert.ErrorContains(t, err, "argument "+strconv.Itoa(c.bad)+" of kernel \"saxpy\"")
+		assert.ErrorContains(t, err, "is not USM of the kernel's context")
+	}
+	assert.Equal(t, []float32{0, 0, 0, 0}, y, "nothing ran")
+	require.NoError(t, testutil.LaunchWait(k, q, usm.NDRange(4), usm.Scalar(float32(1)), usm.Pointer(xp), usm.Scalar(int64(1)), usm.Pointer(yp), usm.Scalar(int64(1))))
+}
+
+// A launch the driver refuses leaves its event free for the next one:
+// nothing was appended that would signal it, so the backend closes.
+func TestKernelFailedLaunchKeepsNoEvent(t *testing.T) {
+	b := newBackend(t)
+	ctx, err := b.Context(0)
+	require.NoError(t, err)
+	async, err := newImmediateList(ctx, b.devs[0].dev, zeapi.QueueModeAsynchronous)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, async.Close()) }()
+	_, k := testutil.BuildKernel(t, async, usm.ProgramSource{SPIRV: testutil.SPIRV(t)}, "empty")
+	failNext(t, "zeCommandListAppendLaunchKernel", ErrorDeviceLost)
+	_, err = k.Launch(async, usm.NDRange(1), nil)
+	wantCallError(t, err, "zeCommandListAppendLaunchKernel", ErrorDeviceLost)
+	assert.Zero(t, ctx.progs.evs.held(), "the event is free again")
+	require.NoError(t, testutil.LaunchWait(k, async, usm.NDRange(1)))
+	assert.Zero(t, ctx.progs.evs.held())
+}

@@ -87,7 +87,7 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 			}
 			return nil, &usm.BuildError{Op: "zeModuleCreate", Log: log, Err: err}
 		}
-		p := &program{ctx: q.ctx, dev: q.dev, key: key, cache: c, params: kernelparams.FromSPIRV(il)}
+		p := &program{ctx: q.ctx, ctxh: ch, dev: q.dev, key: key, cache: c, params: kernelparams.FromSPIRV(il)}
 		p.h.Init(uintptr(m), "ze_module_handle_t", livePrograms)
 		q.ctx.children.Add(1)
 		return p, nil
@@ -103,8 +103,13 @@ func (q *Queue) BuildProgram(src usm.ProgramSource) (usm.Program, error) {
 // kernels, made once per name; Close releases them and the module, once,
 // for every holder.
 type program struct {
-	h     ffi.Handle
-	ctx   *Context
+	h   ffi.Handle
+	ctx *Context
+	// ctxh is ctx's handle, open while the program is: a context closes
+	// its programs first (Context.close), and a program its kernels, each
+	// after the launch in progress (usm.Kernel). So a launch reads it
+	// without locking the context.
+	ctxh  zeapi.Context
 	dev   *device
 	key   programs.Key
 	cache *progCache
@@ -131,7 +136,8 @@ func (p *program) Kernel(name string) (*usm.Kernel, error) {
 		if err != nil {
 			return nil, errkind.Wrap(errkind.Value, op, "no kernel "+errkind.Quote(name)+" in the module", err)
 		}
-		kl := &kernel{prog: p, name: name, vals: make([]uint64, n), q: new(zeapi.TypeQuery), params: make([]kernelparams.Kind, n)}
+		kl := &kernel{raw: kh, prog: p, name: name, params: make([]kernelparams.Kind, n), vals: make([]uint64, n), sizes: make([]int, n),
+			ptrs: make([]uintptr, 0, n), q: zeapi.NewTypeQuery(n), calls: api.NewLaunch(n)}
 		copy(kl.params, p.params[name])
 		kl.h.Init(uintptr(kh), "ze_kernel_handle_t", liveKernels)
 		return usm.NewKernel(name, n, kl), nil
@@ -158,31 +164,44 @@ func (p *program) Close() error {
 }
 
 // kernel is a ze_kernel_handle_t as usm.Kernel drives it (usm.Launcher):
-// its arguments and group size are state of the kernel object, so a
-// launch sets them and appends under the exclusive lock of the handle.
+// its arguments and group size are state of the kernel object, which
+// usm.Kernel keeps to one launch at a time and away from Close, so a
+// launch uses raw, the handle, and its scratch without a lock of its own.
 // The scratch is the memory the driver reads during a launch, kept so a
 // launch allocates nothing.
 type kernel struct {
-	h    ffi.Handle
+	h    ffi.Handle // for Close: once, and counted live
+	raw  zeapi.Kernel
 	prog *program
 	name string
 
-	vals   []uint64
 	params []kernelparams.Kind // what each parameter takes, where the SPIR-V says
-	q      *zeapi.TypeQuery
-	group  [3]uint32
-	count  zeapi.GroupCount
-	last   usm.Range // the range group and count were set for
-	waits  []zeapi.Event
-	pins   evtable.Pins // this package's events the launch follows
+	// The arguments as the kernel object holds them: each one's value
+	// and size as last set (size 0: not set since the kernel was made, or
+	// since a launch failed), so a launch sets only those that changed.
+	vals  []uint64
+	sizes []int
+	ptrs  []uintptr // this launch's pointer arguments, for MemTypes
+	q     *zeapi.TypeQuery
+	calls *zeapi.Launch
+	group [3]uint32
+	count zeapi.GroupCount
+	last  usm.Range // the range group and count were set for
+	waits []zeapi.Event
+	pins  evtable.Pins // this package's events the launch follows
 }
 
 // Launch implements usm.Launcher: q must be an immediate command list of
 // the module's context and device (a Backend's queue is one). Pointer
 // arguments must be USM the context knows (zeMemGetAllocProperties),
-// checked before anything is set. The launch signals a host-visible event
-// of the context, the returned Event; events of this package in the same
-// context are waited for by the list, others on the host first.
+// checked before anything is set. On a synchronous list (a Backend's) the
+// launch is done when it returns, and the Event is the zero one;
+// elsewhere the launch signals a host-visible event of the context, the
+// returned Event. Events of this package in the same context are waited
+// for by the list, others on the host first. The native calls take one
+// crossing into C, and one more before it for the pointers' checks
+// (RATIONALE.md, "A Level Zero launch: one crossing, no event it does not
+// need").
 func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.Arg) (usm.Event, error) {
 	const op = "levelzero.Kernel.Launch"
 	p := k.prog
@@ -192,87 +211,130 @@ func (k *kernel) Launch(q usm.Queue, r usm.Range, after []usm.Event, args []usm.
 		return usm.Event{}, errValue(op, "kernel "+errkind.Quote(k.name)+" is a Level Zero kernel; the queue is not a Level Zero queue")
 	case zq.kind != immediateList:
 		return usm.Event{}, errValue(op, "kernels are appended to immediate command lists, not to a command queue")
-	case zq.ctx.Native() != p.ctx.Native() || zq.dev != p.dev:
+	case zq.dev != p.dev || (zq.ctx != p.ctx && zq.ctx.Native() != p.ctx.Native()):
 		return usm.Event{}, errValue(op, "the queue is not of the context and device kernel "+errkind.Quote(k.name)+" was built for")
-	}
-	if zq.serial != nil {
-		zq.serial.Lock() // a Backend's list: serialised with its copies
-		defer zq.serial.Unlock()
 	}
 	lh, err := zq.lock(op)
 	if err != nil {
 		return usm.Event{}, err
 	}
 	defer zq.h.Unlock()
-	ch, err := p.ctx.lock(op)
-	if err != nil {
+	return k.launch(op, zq, zeapi.CommandList(lh), r, after, args)
+}
+
+// launch is Launch with the list locked: one call on a list at a time.
+// (A Backend's copies and waits also hold Queue.serial, since theirs are
+// several calls and events of the device; a launch is one call, on its
+// own events.) The kernel is open, and with it its program and the
+// program's context (program.ctxh): usm.Kernel keeps Close away.
+func (k *kernel) launch(op string, zq *Queue, lh zeapi.CommandList, r usm.Range, after []usm.Event, args []usm.Arg) (usm.Event, error) {
+	p, kh := k.prog, k.raw
+	if err := k.checkArgs(op, p.ctxh, args); err != nil {
 		return usm.Event{}, err
 	}
-	defer p.ctx.unlock()
-	kh, err := k.h.Lock(op)
-	if err != nil {
-		return usm.Event{}, errkind.Wrap(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed", err)
-	}
-	defer k.h.Unlock()
-	for i, a := range args {
-		if err := kernelparams.Check(op, k.name, i, k.params[i], a.IsPointer()); err != nil {
+	if !sameRange(r, k.last) {
+		if err := k.setRange(kh, r); err != nil {
 			return usm.Event{}, err
 		}
-		if a.IsPointer() && (a.Bits() == 0 || api.MemType(ch, uintptr(a.Bits()), k.q) == zeapi.MemoryTypeUnknown) {
-			return usm.Event{}, errValue(op, "argument "+strconv.Itoa(i)+" of kernel "+errkind.Quote(k.name)+": 0x"+strconv.FormatUint(a.Bits(), 16)+" is not USM of the kernel's context")
+	}
+	if len(after) > 0 {
+		defer k.doneWaits()
+		if err := k.follow(op, after); err != nil {
+			return usm.Event{}, err
 		}
 	}
-	if err := k.setRange(zeapi.Kernel(kh), r); err != nil {
-		return usm.Event{}, err
+	// A launch on a synchronous list is done when its append returns, so
+	// it needs no event, and returns the zero Event, which is complete.
+	// Elsewhere it signals an event of the context, reset first.
+	var ev *event
+	var signal zeapi.Event
+	if !zq.synchronous {
+		var err error
+		if ev, err = p.cache.evs.get(p.ctx); err != nil {
+			return usm.Event{}, err
+		}
+		signal = ev.raw
 	}
 	for i, a := range args {
-		k.vals[i] = a.Bits()
-		if err := api.KernelSetArgumentValue(zeapi.Kernel(kh), uint32(i), uintptr(a.Size()), unsafe.Pointer(&k.vals[i])); err != nil {
-			return usm.Event{}, errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(i)+" of kernel "+errkind.Quote(k.name), err)
+		if size := a.Size(); size != k.sizes[i] || a.Bits() != k.vals[i] {
+			k.vals[i], k.sizes[i] = a.Bits(), size
+			k.calls.SetArgumentValue(kh, uint32(i), uintptr(size), unsafe.Pointer(&k.vals[i]))
 		}
 	}
-	k.waits = k.waits[:0]
-	defer k.doneWaits()
-	err = evtable.Follow(events.t, usm.EventSource(events), after, &k.pins, op, func(_ int, le launchEvent) error {
-		eh, err := le.ev.rlock(op)
+	k.calls.Append(lh, kh, &k.count, signal, k.waits)
+	if argi, err := k.calls.Run(); err != nil {
+		clear(k.sizes) // what the kernel object holds is unknown now: set everything next time
+		if ev != nil {
+			p.cache.evs.put(ev, true) // nothing was appended that signals it
+		}
+		if argi >= 0 {
+			return usm.Event{}, errkind.Wrap(errkind.Value, op, "argument "+strconv.Itoa(argi)+" of kernel "+errkind.Quote(k.name), err)
+		}
+		return usm.Event{}, err
+	}
+	if ev == nil {
+		return usm.Event{}, nil
+	}
+	return usm.NewEvent(events, events.t.Put(ev)), nil
+}
+
+// checkArgs refuses an argument its parameter cannot take
+// (kernelparams.Check) and a pointer that is not USM of the kernel's
+// context, in the arguments' order; the pointers are asked about in one
+// crossing into C.
+func (k *kernel) checkArgs(op string, ch zeapi.Context, args []usm.Arg) error {
+	k.ptrs = k.ptrs[:0]
+	for _, a := range args {
+		if a.IsPointer() && a.Bits() != 0 {
+			k.ptrs = append(k.ptrs, uintptr(a.Bits()))
+		}
+	}
+	var types []uint32
+	if len(k.ptrs) > 0 {
+		types = api.MemTypes(ch, k.ptrs, k.q)
+	}
+	j := 0
+	for i, a := range args {
+		if err := kernelparams.Check(op, k.name, i, k.params[i], a.IsPointer()); err != nil {
+			return err
+		}
+		if !a.IsPointer() {
+			continue
+		}
+		known := a.Bits() != 0 && types[j] != zeapi.MemoryTypeUnknown
+		if a.Bits() != 0 {
+			j++
+		}
+		if !known {
+			return errValue(op, "argument "+strconv.Itoa(i)+" of kernel "+errkind.Quote(k.name)+": 0x"+strconv.FormatUint(a.Bits(), 16)+" is not USM of the kernel's context")
+		}
+	}
+	return nil
+}
+
+// follow goes through the events the launch follows (evtable.Follow):
+// this package's of the kernel's context go on the wait list, others are
+// waited for on the host. The caller ends the pins (doneWaits).
+func (k *kernel) follow(op string, after []usm.Event) error {
+	ctx := k.prog.ctx
+	return evtable.Follow(events.t, usm.EventSource(events), after, &k.pins, op, func(_ int, e *event) error {
+		eh, err := e.rlock(op)
 		if err != nil {
 			return err
 		}
-		le.ev.h.RUnlock() // the pin (Follow) keeps it alive until doneWaits
-		if le.ctx.Native() != p.ctx.Native() {
+		e.h.RUnlock() // the pin (Follow) keeps it alive until doneWaits
+		if c := e.pool.ctx; c != ctx && c.Native() != ctx.Native() {
 			return api.EventHostSynchronize(eh, zeapi.Infinite)
 		}
 		k.waits = append(k.waits, eh)
 		return nil
 	})
-	if err != nil {
-		return usm.Event{}, err
-	}
-	ev, err := p.cache.evs.get(p.ctx)
-	if err != nil {
-		return usm.Event{}, err
-	}
-	eh, err := ev.rlock(op)
-	if err != nil {
-		p.cache.evs.put(ev, false)
-		return usm.Event{}, err
-	}
-	err = api.AppendLaunchKernel(zeapi.CommandList(lh), zeapi.Kernel(kh), &k.count, eh, k.waits)
-	ev.h.RUnlock()
-	if err != nil {
-		p.cache.evs.put(ev, false)
-		return usm.Event{}, err
-	}
-	return usm.NewEvent(events, events.t.Put(launchEvent{ev: ev, ctx: p.ctx, cache: p.cache})), nil
 }
 
 // setRange sets the group size (the range's work-groups, or the driver's
 // suggestion) and the group count of r.
 func (k *kernel) setRange(kh zeapi.Kernel, r usm.Range) error {
 	const op = "levelzero.Kernel.Launch"
-	if r == k.last {
-		return nil // the kernel keeps its group size
-	}
 	k.last = usm.Range{}
 	var g [3]uint32
 	for i := range 3 {
@@ -304,9 +366,18 @@ func (k *kernel) setRange(kh zeapi.Kernel, r usm.Range) error {
 	return nil
 }
 
+// sameRange is a == b without the call to memequal that == of the
+// arrays costs: a launch with the range of the last keeps the kernel's
+// group size.
+func sameRange(a, b usm.Range) bool {
+	return a.Dims == b.Dims && a.Global[0] == b.Global[0] && a.Global[1] == b.Global[1] && a.Global[2] == b.Global[2] &&
+		a.Local[0] == b.Local[0] && a.Local[1] == b.Local[1] && a.Local[2] == b.Local[2]
+}
+
 func (k *kernel) doneWaits() {
-	events.t.Unpin(&k.pins, func(le launchEvent) { le.cache.evs.put(le.ev, false) })
+	events.t.Unpin(&k.pins, func(e *event) { e.launches().put(e, false) })
 	clear(k.waits)
+	k.waits = k.waits[:0]
 }
 
 // Close destroys the kernel once (zeKernelDestroy), after a launch in
@@ -316,7 +387,8 @@ func (k *kernel) Close() error {
 }
 
 // launchEvents are a context's host-visible events that launches signal,
-// in pools of launchPoolSize, reused once released (reset first).
+// in pools of launchPoolSize, reused once released and done (reset by the
+// launch that reuses them).
 type launchEvents struct {
 	mu    sync.Mutex
 	pools []*eventPool
@@ -329,33 +401,46 @@ const launchPoolSize = 64
 
 func (l *launchEvents) get(c *Context) (*event, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.reclaim()
+	if len(l.busy) > 0 {
+		l.reclaim()
+	}
 	if len(l.free) == 0 {
-		pool, err := newEventPool(c, launchPoolSize, true)
-		if err != nil {
+		if err := l.grow(c); err != nil {
+			l.mu.Unlock()
 			return nil, err
-		}
-		l.pools = append(l.pools, pool)
-		for i := range uint32(launchPoolSize) {
-			e, err := pool.newEvent(i)
-			if err != nil {
-				return nil, err
-			}
-			l.free = append(l.free, e)
-			l.all = append(l.all, e)
 		}
 	}
 	e := l.free[len(l.free)-1]
 	l.free = l.free[:len(l.free)-1]
+	l.mu.Unlock()
 	return e, nil
 }
 
-// put makes a released event available again, reset, once its launch
-// has signalled it: an event released earlier waits among the busy ones,
-// since the device may still signal it.
-func (l *launchEvents) put(e *event, signalled bool) {
-	if (signalled || e.seen.Swap(false)) && e.hostReset() == nil {
+// grow adds a pool of launchPoolSize events; l.mu is held.
+func (l *launchEvents) grow(c *Context) error {
+	pool, err := newEventPool(c, launchPoolSize, true)
+	if err != nil {
+		return err
+	}
+	l.pools = append(l.pools, pool)
+	for i := range uint32(launchPoolSize) {
+		e, err := pool.newEvent(i)
+		if err != nil {
+			return err
+		}
+		l.free = append(l.free, e)
+		l.all = append(l.all, e)
+	}
+	return nil
+}
+
+// put makes a released event available again once its launch is done
+// (done says so, or a wait saw the event signalled): an event released
+// earlier waits among the busy ones, since the device may still signal
+// it. The next launch resets it, in the crossing into C of its append
+// (zeapi.Launch), not here.
+func (l *launchEvents) put(e *event, done bool) {
+	if e.seen.Swap(false) || done {
 		l.mu.Lock()
 		l.free = append(l.free, e)
 		l.mu.Unlock()
@@ -371,7 +456,7 @@ func (l *launchEvents) put(e *event, signalled bool) {
 func (l *launchEvents) reclaim() {
 	keep := l.busy[:0]
 	for _, e := range l.busy {
-		if e.hostSynchronize(zeapi.Poll) == nil && e.hostReset() == nil {
+		if e.hostSynchronize(zeapi.Poll) == nil {
 			l.free = append(l.free, e)
 		} else {
 			keep = append(keep, e)
@@ -413,38 +498,34 @@ func (l *launchEvents) close() error {
 	return nil
 }
 
-// launchEvent is a launch's event and the context whose pool it is of.
-type launchEvent struct {
-	ev    *event
-	ctx   *Context
-	cache *progCache
-}
+// launches returns the launch events of the context whose pool e is of.
+func (e *event) launches() *launchEvents { return &e.pool.ctx.progs.evs }
 
 // eventSource is the package's table of launch events (usm.EventSource).
-type eventSource struct{ t *evtable.Table[launchEvent] }
+type eventSource struct{ t *evtable.Table[*event] }
 
-var events = &eventSource{t: evtable.New[launchEvent](liveLaunches)}
+var events = &eventSource{t: evtable.New[*event](liveLaunches)}
 
 // WaitEvent waits for the launch (zeEventHostSynchronize).
 func (s *eventSource) WaitEvent(id uint64) error {
-	le, ok := s.t.Use(id)
+	e, ok := s.t.Use(id)
 	if !ok {
 		return errValue("levelzero.Event.Wait", "the event was released")
 	}
-	err := le.ev.hostSynchronize(zeapi.Infinite)
+	err := e.hostSynchronize(zeapi.Infinite)
 	if err == nil {
-		le.ev.seen.Store(true) // its release need not ask the driver again
+		e.seen.Store(true) // its release need not ask the driver again
 	}
-	if le, rel := s.t.Done(id); rel {
-		le.cache.evs.put(le.ev, err == nil)
+	if e, rel := s.t.Done(id); rel {
+		e.launches().put(e, err == nil)
 	}
 	return err
 }
 
 // ReleaseEvent gives the event back to its context's pool, once.
 func (s *eventSource) ReleaseEvent(id uint64) error {
-	if le, rel := s.t.Take(id); rel {
-		le.cache.evs.put(le.ev, false)
+	if e, rel := s.t.Take(id); rel {
+		e.launches().put(e, false)
 	}
 	return nil
 }

@@ -46,6 +46,10 @@ type Queue struct {
 	kind    queueKind
 	foreign bool     // wrapped from a SYCL runtime: never destroyed here
 	owner   *Backend // set for a Backend's queue, which only its Close releases
+	// synchronous: an immediate list made here in QueueModeSynchronous,
+	// whose appends return once their work is done (so a launch needs no
+	// event: program.go).
+	synchronous bool
 	// serial, for a Backend's queue, serialises Wait with the Backend's
 	// copies on the same list.
 	serial *sync.Mutex
@@ -78,7 +82,7 @@ func newImmediateList(c *Context, dev *device, mode zeapi.QueueMode) (*Queue, er
 		return nil, err
 	}
 	c.children.Add(1)
-	q := &Queue{ctx: c, dev: dev, kind: immediateList}
+	q := &Queue{ctx: c, dev: dev, kind: immediateList, synchronous: mode == zeapi.QueueModeSynchronous}
 	q.h.Init(uintptr(l), "ze_command_list_handle_t", liveQueues)
 	return q, nil
 }
@@ -376,6 +380,10 @@ type event struct {
 	h    ffi.Handle
 	pool *eventPool
 	seen atomic.Bool // a launch event a wait saw signalled (program.go)
+	// raw is h's handle, for a holder that keeps Close away without the
+	// lock: a launch event between launchEvents.get and put, which its
+	// pools' close refuses (program.go).
+	raw zeapi.Event
 }
 
 // newEvent creates the event at index, with host scope for signal and
@@ -398,7 +406,7 @@ func (p *eventPool) newEvent(index uint32) (*event, error) {
 		return nil, err
 	}
 	p.events.Add(1)
-	ev := &event{pool: p}
+	ev := &event{pool: p, raw: e}
 	ev.h.Init(uintptr(e), "ze_event_handle_t", liveEvents)
 	return ev, nil
 }

@@ -3,6 +3,7 @@ package opencl
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/usmbridge/usmbridge/internal/cmem"
@@ -367,4 +368,40 @@ func (b *Backend) Copy(dst, src, n uintptr) error {
 	}
 	cmem.Move(dst, src, n)
 	return nil
+}
+
+// DescribeDevice says what device i is, for usm.Registry's Device values:
+// its vendor, platform (PoCL's and Intel's CPU runtimes tell apart by it)
+// and driver; the kinds it allocates, all three served as fine-grain SVM
+// where it has no cl_intel_unified_shared_memory (SVM); OpenCL C always
+// builds (where the loader has OpenCL 1.2's program entry points), SPIR-V
+// where CL_DEVICE_IL_VERSION names it.
+func (b *Backend) DescribeDevice(i int) usm.Device {
+	if i < 0 || i >= len(b.devs) {
+		return usm.Device{}
+	}
+	bd := b.devs[i]
+	d := bd.dev
+	x := usm.Device{Vendor: d.info.vendor, Platform: d.platform.info.name, Driver: d.info.driverVersion}
+	switch bd.mem {
+	case usmMemory:
+		for _, k := range []struct {
+			kind usm.Kind
+			caps uint64
+		}{{usm.KindHost, d.info.usm.host}, {usm.KindDevice, d.info.usm.device}, {usm.KindShared, d.info.usm.singleDeviceShared}} {
+			if k.caps != 0 {
+				x.USM = append(x.USM, k.kind)
+			}
+		}
+	case svmMemory:
+		x.USM, x.SVM = []usm.Kind{usm.KindHost, usm.KindDevice, usm.KindShared}, true
+	}
+	if l, err := lib(); err == nil && l.HasPrograms() {
+		x.OpenCLC = true
+		if l.HasIL() {
+			v, _ := l.DeviceInfoString(d.id, clapi.DeviceILVersion)
+			x.SPIRV = strings.Contains(v, "SPIR-V")
+		}
+	}
+	return x
 }

@@ -34,9 +34,10 @@ func Example() {
 }
 
 // A kernel from Go: OpenCL C built for the queue's context and device
-// (once: the next BuildProgram of the same source finds it), launched
-// over the array's elements on the queue, after nothing, with a scalar
-// and a USM pointer (docs/go.md, "Kernels").
+// (once: the next BuildProgram of the same source finds it), launched on
+// the array's queue over a range rounded up to work-groups of 4, with a
+// scalar, the array and its length, which the kernel's guard compares
+// the work-items past the end with (docs/go.md, "Kernels").
 func Example_kernel() {
 	ocl, err := opencl.New()
 	if err != nil {
@@ -44,33 +45,38 @@ func Example_kernel() {
 		return
 	}
 	defer ocl.Close()
-	alloc, err := ocl.Alloc(0, usm.KindShared, 8*4)
+	dev, err := usm.NewRegistry(ocl).Device("opencl") // the first OpenCL device
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer alloc.Free()
-	arr, _ := usm.NewRegistry(ocl).NewArray(alloc, dtype.Float32, []int64{8})
-	_ = usm.CopyFromSlice(arr, []float32{0, 1, 2, 3, 4, 5, 6, 7})
+	x, err := usm.Empty[float32](dev, usm.KindShared, 10)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer x.Close() // before ocl.Close: defers run last first
+	_ = x.CopyFrom([]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 
-	q, _ := ocl.Queue(0)
-	prog, err := usm.BuildProgram(q, usm.ProgramSource{OpenCLC: `
-		kernel void scale(float a, global float *x) {
-			x[get_global_id(0)] *= a;
+	prog, err := usm.BuildProgram(x.Queue(), usm.ProgramSource{OpenCLC: `
+		kernel void scale(float a, global float *x, ulong n) {
+			size_t i = get_global_id(0);
+			if (i >= n) return; // the work-items the rounding added
+			x[i] *= a;
 		}`})
 	if err != nil {
 		fmt.Println(err) // a *usm.BuildError carries the compiler's log
 		return
 	}
 	k, _ := prog.Kernel("scale")
-	ev, err := k.Launch(q, usm.NDRange(8), nil, usm.Scalar(float32(10)), usm.Pointer(arr.Data))
+	r := usm.NDRange(10).InGroupsOf(4) // 12 work-items in 3 groups of 4
+	ev, err := k.Launch(x.Queue(), r, nil, usm.Scalar(float32(10)), x.Arg(), usm.Scalar(uint64(10)))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	_ = ev.Wait() // or pass ev to the next launch's after: the device orders them
-	_ = ev.Close()
-	xs, _ := usm.View[float32](arr)
-	fmt.Println(k.NumArgs(), xs)
-	// Output: 2 [0 10 20 30 40 50 60 70]
+	_ = ev.Close() // x's accesses wait on its queue (ev.Wait waits for this launch alone)
+	xs, _ := x.Elements()
+	fmt.Println(k.NumArgs(), r.Global[0], xs)
+	// Output: 3 12 [0 10 20 30 40 50 60 70 80 90]
 }

@@ -93,3 +93,78 @@ au[1] = 10
 }
 
 func itoaPtr(p uintptr) string { return strconv.FormatUint(uint64(p), 10) }
+
+// USM the opencl backend allocated on Intel's runtime becomes a
+// usm_ndarray over the same memory, as its SUAI does: DLPack, which dpnp's
+// from_dlpack imports, names a device only, and dpnp takes a pointer only
+// in that device's default SYCL context, which does not know this memory
+// (the BufferError "Data pointer in DLPack is not bound to default sycl
+// context" before). Strides of either sign and read-only views keep their
+// layout and flag; the memory stays until the Python array goes.
+func TestArrayObjectNativeOpenCL(t *testing.T) {
+	py, _ := withDpctl(t)
+	ob, reg, dev, _ := nativeOpenCL(t)
+	defer ob.Close()
+	for _, kind := range []usm.Kind{usm.KindShared, usm.KindDevice, usm.KindHost} {
+		t.Run(kind.String(), func(t *testing.T) {
+			arr := ramp(t, ob, reg, dev, kind, 12)
+			alloc := arr.Owner.(*usm.Allocation)
+			rev := *arr // x.reshape(3, 4)[::-1, 1::2], read-only
+			rev.Shape, rev.Strides, rev.Offset, rev.ReadOnly = []int64{3, 2}, []int64{-4, 2}, 9, true
+			require.NoError(t, py.Do(func(g *GIL) error {
+				for name, a := range map[string]*usm.Array{"ax": arr, "ar": &rev} {
+					o, err := g.ArrayObject(a)
+					if err != nil {
+						return err
+					}
+					err = g.SetMain(name, o)
+					g.DecRef(o)
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+			require.NoError(t, alloc.Free()) // the Python arrays hold the memory
+			assert.True(t, alloc.Live())
+			run(t, py, `
+import dpnp.tensor as dpt
+assert type(ax).__name__ == "usm_ndarray", type(ax)
+assert ax.usm_type == "`+kind.String()+`", ax.usm_type
+assert ax.__sycl_usm_array_interface__["data"][0] == `+itoaPtr(arr.Data)+`, "no copy"
+assert dpt.asnumpy(ax).tolist() == list(range(12))
+assert dpt.asnumpy(ar).tolist() == [[9, 11], [5, 7], [1, 3]], dpt.asnumpy(ar)
+assert not ar.flags.writable and ax.flags.writable
+ax[0] = 100
+ax.sycl_queue.wait()
+assert dpt.asnumpy(ar)[2].tolist() == [1, 3]
+assert int(dpt.asnumpy(ax)[0]) == 100
+del ax, ar
+import gc; gc.collect()
+`)
+			assert.False(t, alloc.Live(), "the memory went with the Python arrays")
+		})
+	}
+}
+
+// Memory no SYCL context can reach (PoCL's SVM) is refused with the
+// ValueError that says which allocation will do, and nothing is left held.
+func TestArrayObjectNativeRefused(t *testing.T) {
+	py, _ := withDpctl(t)
+	ob, reg, _, dev := nativeOpenCL(t)
+	defer ob.Close()
+	arr := ramp(t, ob, reg, dev, usm.KindShared, 4)
+	alloc := arr.Owner.(*usm.Allocation)
+	err := py.Do(func(g *GIL) error {
+		o, err := g.ArrayObject(arr)
+		if err == nil {
+			g.DecRef(o)
+		}
+		return err
+	})
+	require.ErrorIs(t, err, usm.ErrValue)
+	assert.Equal(t, "ValueError", usm.PythonException(err))
+	assert.Contains(t, err.Error(), "allocate it through dpctl")
+	require.NoError(t, alloc.Free())
+	assert.False(t, alloc.Live(), "nothing held the memory")
+}

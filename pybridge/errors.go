@@ -62,7 +62,11 @@ func (e *Exception) Error() string {
 // usm.ErrValue, TypeError usm.ErrType, BufferError usm.ErrBuffer,
 // AttributeError usm.ErrAttribute, OverflowError usm.ErrOverflow,
 // MemoryError usm.ErrMemory, NotImplementedError usm.ErrNotSupported
-// (subclasses included); other exceptions match no kind.
+// (subclasses included). Exceptions of other classes (KeyError,
+// RuntimeError, ImportError, ...) match no kind: they are the one error
+// of usmbridge with none, since no kind says what Python code raised, and
+// usm.PythonException of one is "RuntimeError" while raising it back
+// raises the exception itself.
 func (e *Exception) Is(target error) bool { return e.kind != nil && target == error(e.kind) }
 
 // Object returns a new reference to the exception object, or NULL for an

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/errkind"
@@ -13,20 +11,39 @@ import (
 
 // Class is a Go type T that Python sees as a class of the module: Python
 // objects of the class each hold a *T, which lives as long as the object.
-// NewClass defines it; Init0 … Init3 give it a constructor, Method0 …
-// Method3 (and …R) methods, Property and SettableProperty properties.
-// Methods and constructors take parameters as functions do (P, Default,
-// Optional, KeywordOnly, the array options), and a parameter or result of
-// type *T of any function or method is an object of the class.
+// NewClass defines it; Init0 … Init4 give it a constructor, Method0 …
+// Method3 (and …R) and Method methods, Property and SettableProperty
+// properties. Methods and constructors take parameters as functions do (P,
+// Default, Optional, KeywordOnly, the array options), and a parameter or
+// result of type *T of any function or method is an object of the class.
+// Methods of one name that differ only in their arrays' element types are
+// overloads, whichever of Method0 … Method3R or Method adds them, as Func's
+// functions are.
 //
 // The Python object is freed as any other: by its reference count, or by
 // the cyclic garbage collector (the class takes part in it); the module then
 // drops its *T, and calls its Close method if *T has one (io.Closer: device
 // memory, a plan, a connection), once, with the GIL; an error Close returns
-// goes to Python's unraisable hook. A *T that Go returns while its object is
-// alive is that object again, not a second one. Objects support weak
-// references. The class cannot be subclassed from Python (RATIONALE.md,
-// "Go types as Python classes").
+// goes to Python's unraisable hook. A call that reads the object as an
+// argument holds its *T until the call ends: the collector clearing the
+// object meanwhile closes it after the call, not under it.
+//
+// Each *T has at most one object. A *T that Go returns while its object is
+// alive is that object again, not a second one. A *T that Go returns after
+// its object went (a value held by another class's value, returned when its
+// own object was deleted) is a new object if *T has no Close, since nothing
+// happened to it; if *T has Close, which ran when the object went, the
+// call raises RuntimeError naming the function and the class rather than
+// return a closed value as alive (and close it a second time): keep the
+// object alive as long as Go uses its value. Go keeps that record of a
+// closed value without keeping the value alive, for as long as Go can reach
+// it. A zero-size T (struct{}) has no identity to go by, for Go gives every
+// zero-size allocation one address: each construction is an object of its
+// own, a *T Go returns is a new object each time, and each object's Close
+// runs once, when it goes.
+//
+// Objects support weak references. The class cannot be subclassed from
+// Python (RATIONALE.md, "Go types as Python classes").
 type Class[T any] struct {
 	m *Module
 	c *class
@@ -41,6 +58,7 @@ type class struct {
 	methods   []*function
 	props     []*property
 	closer    bool // *T has Close() error
+	zeroSize  bool // T has size zero: its values have no identity (values)
 }
 
 // property is a property of a class: its getter (self) and setter (self,
@@ -72,10 +90,15 @@ const (
 func (mb *member) applyFunc(f *function) { f.member = mb }
 
 // NewClass defines a class name of the module whose objects hold a *T.
+// name, and those of its methods and properties, are names Python code can
+// write (Check says which cannot).
 // Without a constructor (Init0 …) only Go makes its objects, by returning
 // a *T. T is not a pointer or interface type.
 func NewClass[T any](m *Module, name, doc string) *Class[T] {
-	c := &class{name: name, doc: doc, typ: reflect.TypeFor[*T]()}
+	c := &class{name: name, doc: doc, typ: reflect.TypeFor[*T](), zeroSize: reflect.TypeFor[T]().Size() == 0}
+	if err := docError("class "+name, doc); err != nil {
+		m.errs = append(m.errs, err)
+	}
 	_, c.closer = any((*T)(nil)).(interface{ Close() error })
 	if k := reflect.TypeFor[T]().Kind(); k == reflect.Pointer || k == reflect.Interface {
 		m.errs = append(m.errs, fmt.Errorf("class %s: its Go type %s is a %s; a class holds a *T of a type T of its own", name, reflect.TypeFor[T](), k))
@@ -87,8 +110,8 @@ func NewClass[T any](m *Module, name, doc string) *Class[T] {
 // addClass adds c to m, unless its name is taken or no Python identifier,
 // or T has a class already.
 func (m *Module) addClass(c *class) {
-	if !identifier(c.name) {
-		m.errs = append(m.errs, fmt.Errorf("class name %q is not a Python identifier", c.name))
+	if err := nameError("class", c.name); err != nil {
+		m.errs = append(m.errs, err)
 	}
 	for _, o := range m.classes {
 		if o.typ == c.typ {
@@ -251,22 +274,27 @@ func SettableProperty[T, V any](cls *Class[T], name, doc string, get func(*T) (V
 }
 
 // join adds member function f to its class: the constructor, a method or
-// a property's accessor. Two members of one name are an error.
+// a property's accessor. A method of the name of another is its overload
+// (function.overload, as for functions of the module); any other two
+// members of one name are an error.
 func (m *Module) join(f *function) {
 	mb := f.member
 	c := mb.c
-	taken := func(name string) bool {
+	method := func(name string) *function {
 		for _, g := range c.methods {
 			if g.member.attr == name {
-				return true
+				return g
 			}
 		}
+		return nil
+	}
+	taken := func(name string) bool {
 		for _, p := range c.props {
 			if p.name == name {
 				return true
 			}
 		}
-		return false
+		return method(name) != nil
 	}
 	switch mb.kind {
 	case memberInit:
@@ -277,11 +305,16 @@ func (m *Module) join(f *function) {
 		c.ctor = f
 	case memberMethod, memberGet:
 		switch {
-		case !identifier(mb.attr):
-			m.errs = append(m.errs, fmt.Errorf("class %s: name %q is not a Python identifier", c.name, mb.attr))
+		case nameProblem(mb.attr) != "":
+			m.errs = append(m.errs, fmt.Errorf("class %s: name %q %s", c.name, mb.attr, nameProblem(mb.attr)))
 			return
 		case reservedAttr[mb.attr]:
 			m.errs = append(m.errs, fmt.Errorf("class %s: %s cannot be defined by a Go method (the class makes and frees its objects itself)", c.name, mb.attr))
+			return
+		case mb.kind == memberMethod && method(mb.attr) != nil:
+			if err := method(mb.attr).overload(f); err != nil {
+				m.errs = append(m.errs, fmt.Errorf("class %s: %s %w", c.name, mb.attr, err))
+			}
 			return
 		case taken(mb.attr):
 			m.errs = append(m.errs, fmt.Errorf("class %s: %s defined twice", c.name, mb.attr))
@@ -312,88 +345,6 @@ var reservedAttr = map[string]bool{
 	"__setattr__": true, "__delattr__": true, "__init_subclass__": true, "__class_getitem__": true,
 	"__set_name__": true, "__doc__": true, "__module__": true, "__qualname__": true, "__name__": true,
 	"__text_signature__": true, "__reduce__": true, "__reduce_ex__": true,
-}
-
-// values is the table of the Go values Python objects of classes hold: C
-// keeps a handle (index+1), as an Array keeps its Go state's (state.go).
-// A value is in the table once, however often Go returns it, so that its
-// one Python object is returned again (byValue).
-type valueTable struct {
-	mu      sync.Mutex
-	tab     []any
-	free    []int
-	byValue map[any]int64
-	live    atomic.Int64
-}
-
-var values = valueTable{byValue: map[any]int64{}}
-
-// adopt returns v's handle: the one it has (existing true: its object is
-// alive), or a new one.
-func (t *valueTable) adopt(v any) (h int64, existing bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if h, ok := t.byValue[v]; ok {
-		return h, true
-	}
-	t.live.Add(1)
-	if n := len(t.free); n > 0 {
-		i := t.free[n-1]
-		t.free = t.free[:n-1]
-		t.tab[i] = v
-		h = int64(i + 1)
-	} else {
-		t.tab = append(t.tab, v)
-		h = int64(len(t.tab))
-	}
-	t.byValue[v] = h
-	return h, false
-}
-
-func (t *valueTable) get(h int64) any {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if h > 0 && h <= int64(len(t.tab)) {
-		return t.tab[h-1]
-	}
-	return nil
-}
-
-func (t *valueTable) remove(h int64) any {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if h <= 0 || h > int64(len(t.tab)) || t.tab[h-1] == nil {
-		return nil
-	}
-	v := t.tab[h-1]
-	t.tab[h-1] = nil
-	delete(t.byValue, v)
-	t.free = append(t.free, int(h-1))
-	t.live.Add(-1)
-	return v
-}
-
-// dropValue ends the Go side of an object: its value leaves the table and
-// is closed if it is an io.Closer. A panic in Close is the user's, named
-// by the class's method (Plan.Close), as a method's panic is.
-func dropValue(h int64) (err error) {
-	v := values.remove(h)
-	c, ok := v.(interface{ Close() error })
-	if !ok {
-		return nil
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			name := "Close"
-			if ext.mod != nil {
-				if cl := ext.mod.classOf(reflect.TypeOf(v)); cl != nil {
-					name = cl.name + ".Close"
-				}
-			}
-			err = userPanic(name, p)
-		}
-	}()
-	return c.Close()
 }
 
 // decoderOf is the decoder of a parameter of Go type t: an object of one
@@ -442,16 +393,21 @@ func deadObject(f *frame, i int, c *class) error {
 }
 
 // instanceEncoder returns a *T as its object: the one it has, or a new
-// object of class c; nil is None.
+// object of class c; nil is None. A value that was closed when its object
+// went is refused: Go kept it past its object, and a new object would pass
+// a closed value off as alive, and close it again.
 func instanceEncoder(c *class) encoder {
 	return func(f *frame, src unsafe.Pointer, r *result) error {
 		if *(*unsafe.Pointer)(src) == nil {
 			r.kind = rNone
 			return nil
 		}
-		h, existing := values.adopt(reflect.NewAt(c.typ, src).Elem().Interface())
+		h, got := values.adopt(reflect.NewAt(c.typ, src).Elem().Interface(), c)
+		if got == valueClosed {
+			return RuntimeError("%s() returned a %s whose object is gone, and whose value was closed then: keep the %s object alive while Go holds its value", f.fn.name, c.name, c.name)
+		}
 		r.kind, r.arg, r.i = rInstance, int32(c.index), h
-		if existing {
+		if got == valueAlive {
 			r.n = 1
 		}
 		return nil

@@ -28,6 +28,11 @@ func TestClassDefinition(t *testing.T) {
 		Property(c, "size", "", func(p *plan) (int, error) { return 1, nil })
 		SettableProperty(c, "a", "", func(p *plan) (float64, error) { return p.a, nil }, func(p *plan, a float64) error { p.a = a; return nil })
 		Func2R(m, "merge", "", func(p, q *plan) (*plan, error) { return p, nil }, P("p"), P("q", Optional()))
+		// Overloads over element types (issue 41: "class Plan: run
+		// defined twice"), typed and of any arity.
+		Method1R(c, "run", "", func(p *plan, x Array[float64]) (float64, error) { return p.a, nil }, P("x"))
+		Method(c, "fill", "", func(p *plan, x Array[float32], v int) error { return nil }, []Param{P("x"), P("v", Default(0))})
+		Method(c, "fill", "", func(p *plan, x Array[int32], v int) error { return nil }, []Param{P("x"), P("v", Default(0))})
 		return nil
 	})
 	require.NoError(t, err)
@@ -40,6 +45,10 @@ func TestClassDefinitionErrors(t *testing.T) {
 		Method0(c, "__init__", "", func(p *plan) error { return nil })
 		Method0(c, "run", "", func(p *plan) error { return nil })
 		Method0(c, "run", "", func(p *plan) error { return nil })
+		Method1(c, "fill", "", func(p *plan, x Array[float32]) error { return nil }, P("x"))
+		Method1(c, "fill", "", func(p *plan, x Array[float64]) error { return nil }, P("x"))
+		Method1(c, "fill", "", func(p *plan, x Array[float64]) error { return nil }, P("x"))
+		Method1(c, "fill", "", func(p *plan, y Array[float64]) error { return nil }, P("y"))
 		Property(c, "run", "", func(p *plan) (int, error) { return 0, nil })
 		Method1(c, "bad", "", func(p *plan, self int) error { return nil }, P("self"))
 		Method0(c, "class", "", func(p *plan) error { return nil })
@@ -56,8 +65,10 @@ func TestClassDefinitionErrors(t *testing.T) {
 	for _, want := range []string{
 		"class Plan: __init__ cannot be defined by a Go method",
 		"class Plan: run defined twice",
-		"function Plan.bad: parameter self appears twice",
-		`class Plan: name "class" is not a Python identifier`,
+		"class Plan: fill defined twice: parameter x differs (overloads differ only in their arrays' element types)",
+		"class Plan: fill defined twice for the same element types",
+		"function Plan.bad: parameter self: a constructor's or method's parameter cannot be named self",
+		`class Plan: name "class" is a Python keyword`,
 		"class Plan: two constructors",
 		"class Again: Go type pyext.plan is class Plan already",
 		"class Pointer: its Go type *pyext.plan is a ptr",
@@ -90,8 +101,8 @@ func TestNameClashes(t *testing.T) {
 		"class ForkError: the name is the module's fork error",
 		"function _c_stats: the name is a function of the module's C half",
 		"class Plan: the name is function Plan already",
-		`function name "lambda" is not a Python identifier`,
-		`parameter name "def" is not a Python identifier`,
+		`function name "lambda" is a Python keyword`,
+		`parameter name "def" is a Python keyword`,
 	} {
 		assert.Contains(t, err.Error(), want)
 	}

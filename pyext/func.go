@@ -1,12 +1,14 @@
 package pyext
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/dlabi"
@@ -30,7 +32,10 @@ type Param struct {
 	opts []ParamOption
 }
 
-// P is a parameter named name, with options.
+// P is a parameter named name, with options. name is an ASCII Python
+// identifier that is no keyword (CPython's text signatures, which
+// inspect.signature reads, are ASCII), and not self for a constructor or
+// method.
 func P(name string, opts ...ParamOption) Param { return Param{name: name, opts: opts} }
 
 // ParamOption is an option of a parameter: Default, Optional, KeywordOnly,
@@ -152,18 +157,33 @@ func define(m *Module, name, doc string, ps []Param, decs []decoder, opts []Func
 				errs = append(errs, "parameter "+p.name+": "+err.Error())
 			}
 		}
-		if !identifier(p.name) {
-			errs = append(errs, fmt.Sprintf("parameter name %q is not a Python identifier", p.name))
+		if d, ok := s.deflt.(string); ok && s.hasDefault && !utf8.ValidString(d) {
+			errs = append(errs, "parameter "+p.name+": its Default is not valid UTF-8, which a Python str cannot hold")
 		}
-		if seen[p.name] {
+		if err := nameError("parameter", p.name); err != nil {
+			errs = append(errs, err.Error())
+		} else if p := asciiProblem(p.name); p != "" && (f.member == nil || f.member.kind != memberSet) {
+			errs = append(errs, p) // a setter's value is named after its property, and never in a signature
+		}
+		switch {
+		case s.flags&fSelf != 0: // the receiver: a setter's value may be named self (a property self)
+		case p.name == "self" && f.member != nil && f.member.kind != memberSet:
+			errs = append(errs, "parameter self: a constructor's or method's parameter cannot be named self, "+
+				"which is the object's own in its Python signature")
+		case seen[p.name]:
 			errs = append(errs, "parameter "+p.name+" appears twice")
 		}
-		seen[p.name] = true
+		if s.flags&fSelf == 0 {
+			seen[p.name] = true
+		}
 		if kwOnly {
 			s.flags |= fKwOnly // after Python's *, every parameter is keyword-only
 		}
 		kwOnly = s.flags&fKwOnly != 0
 		f.params = append(f.params, s)
+	}
+	if p := docProblem(doc); p != "" {
+		errs = append(errs, "its doc "+p)
 	}
 	for i := 1; i < len(f.params); i++ {
 		if f.params[i-1].flags&fOptional != 0 && f.params[i].flags&(fOptional|fKwOnly) == 0 {
@@ -244,10 +264,18 @@ func pyRepr(v any) string {
 }
 
 // pyFloatRepr is Python's repr of a float: the shortest text that reads
-// back, with ".0" for integral values; inf and nan have no literal.
+// back, with ".0" for integral values. inf and nan have no literal: they
+// are the expressions 1e999 (a literal too large for a float is inf),
+// -1e999 and 1e999-1e999, which inspect.signature evaluates (from Python
+// 3.10 on) and a stub may hold.
 func pyFloatRepr(f float64, bits int) string {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return "..."
+	switch {
+	case math.IsNaN(f):
+		return "1e999-1e999"
+	case math.IsInf(f, 1):
+		return "1e999"
+	case math.IsInf(f, -1):
+		return "-1e999"
 	}
 	s := strconv.FormatFloat(f, 'g', -1, bits)
 	if !strings.ContainsAny(s, ".eEn") {
@@ -608,14 +636,15 @@ func paramName(ps []Param, i int) string {
 	return "#" + strconv.Itoa(i+1)
 }
 
-// overload adds g, a function of f's name, to f's overloads, or says why it
-// cannot be one.
+// overload adds g, a function or method of f's name, to f's overloads, or
+// says why it cannot be one: "defined twice" and why, which the caller
+// completes with what f is ("function f", "class Plan: run").
 func (f *function) overload(g *function) error {
 	if f.builtin != fnGo || g.builtin != fnGo {
-		return fmt.Errorf("function %s defined twice", f.name)
+		return errors.New("defined twice")
 	}
 	if len(f.params) != len(g.params) || f.releaseGIL != g.releaseGIL {
-		return fmt.Errorf("function %s defined twice, with other parameters or options (overloads differ only in their arrays' element types)", f.name)
+		return errors.New("defined twice, with other parameters or options (overloads differ only in their arrays' element types)")
 	}
 	differ := false
 	for i := range f.params {
@@ -624,7 +653,7 @@ func (f *function) overload(g *function) error {
 			p.hasDefault == q.hasDefault && reflect.DeepEqual(p.array, q.array) &&
 			(!p.hasDefault || reflect.DeepEqual(p.deflt, q.deflt)) && (p.isArray || f.types[i] == g.types[i])
 		if !same {
-			return fmt.Errorf("function %s defined twice: parameter %s differs (overloads differ only in their arrays' element types)", f.name, p.name)
+			return fmt.Errorf("defined twice: parameter %s differs (overloads differ only in their arrays' element types)", p.name)
 		}
 		if f.wants[i] != g.wants[i] {
 			differ = true
@@ -637,9 +666,9 @@ func (f *function) overload(g *function) error {
 	for _, o := range os {
 		if slices.Equal(o.wants, g.wants) {
 			if differ {
-				return fmt.Errorf("function %s defined twice for the same element types", f.name)
+				return errors.New("defined twice for the same element types")
 			}
-			return fmt.Errorf("function %s defined twice", f.name)
+			return errors.New("defined twice")
 		}
 	}
 	if f.overloads == nil {

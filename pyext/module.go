@@ -3,7 +3,6 @@ package pyext
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Module is an extension module being defined. The package built into the
@@ -30,7 +29,8 @@ type Module struct {
 // "usmbridge._ext").
 func (m *Module) Name() string { return m.name }
 
-// Doc sets the module's docstring.
+// Doc sets the module's docstring (UTF-8, without NUL: CPython keeps it
+// as a C string).
 func (m *Module) Doc(doc string) { m.doc = doc }
 
 // TypeNames names the module's Array type and fork error, by default
@@ -78,13 +78,13 @@ func (m *Module) add(f *function) {
 	for _, g := range m.funcs {
 		if g.name == f.name {
 			if err := g.overload(f); err != nil {
-				m.errs = append(m.errs, err)
+				m.errs = append(m.errs, fmt.Errorf("function %s %w", f.name, err))
 			}
 			return
 		}
 	}
-	if !identifier(f.name) {
-		m.errs = append(m.errs, fmt.Errorf("function name %q is not a Python identifier", f.name))
+	if err := nameError("function", f.name); err != nil {
+		m.errs = append(m.errs, err)
 		return
 	}
 	f.index = len(m.funcs)
@@ -94,7 +94,19 @@ func (m *Module) add(f *function) {
 // err is the module's definition errors, joined, with the names that
 // clash in the module's namespace.
 func (m *Module) err() error {
-	errs := append(append([]error(nil), m.errs...), m.clashes()...)
+	var errs []error
+	if p := moduleNameProblem(m.name); p != "" {
+		errs = append(errs, fmt.Errorf("module name %q %s", m.name, p))
+	}
+	if err := docError("the module", m.doc); err != nil {
+		errs = append(errs, err)
+	}
+	for _, t := range []string{m.arrayName, m.forkErrorName} {
+		if p := moduleNameProblem(t); t != "" && p != "" {
+			errs = append(errs, fmt.Errorf("TypeNames: %q %s", t, p))
+		}
+	}
+	errs = append(append(errs, m.errs...), m.clashes()...)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -160,49 +172,28 @@ var registered struct {
 //	func main() {}
 //
 // built with go build -buildmode=c-shared, cgo on, CGO_CFLAGS naming
-// Python's include directory and -DUBX_MODULE.
+// Python's include directory and -DUBX_MODULE. A module name that is not
+// ASCII has, as PEP 489 says, an init function PyInitU_ and its last part
+// in Python's punycode, '-' made '_' (PyInitU_mod_bsa for "modé").
 func Main(name string, define func(*Module) error) {
 	registered.name, registered.define = name, define
 }
 
 // Check runs define on a new module named name and returns every
 // definition error, as the import would report them (a parameter type
-// pyext cannot read, an option that does not fit, a name that is no Python
-// identifier or is a keyword, two functions or classes of one name, a
-// function or class named like a name every module has: Array,
-// ForkError): call it from a Go test of the package so that a mistake
-// fails there rather than at import.
+// pyext cannot read, an option that does not fit, a name Python code
+// could not write: no identifier, a keyword, or not in the NFKC form
+// Python reads identifiers in, a parameter name that is not ASCII or, of a
+// constructor or method, is self; a doc with a NUL or not UTF-8; two
+// functions or classes of one name, a function or class named like a name
+// every module has: Array, ForkError): call it from a Go test of the
+// package so that a mistake fails there rather than at import.
 func Check(name string, define func(*Module) error) error {
 	m := &Module{name: name}
 	if err := define(m); err != nil {
 		return err
 	}
 	return m.err()
-}
-
-// identifier reports whether s is an ASCII Python identifier that is not
-// a keyword (Python could not name it: mod.class is a syntax error).
-func identifier(s string) bool {
-	if s == "" || strings.ContainsAny(s[:1], "0123456789") || keywords[s] {
-		return false
-	}
-	for _, r := range s {
-		letter := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
-		if r != '_' && !letter && ('0' > r || r > '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// keywords are Python's keywords (3.10 to 3.15), which are not
-// identifiers; soft keywords (match, case, type, _) are.
-var keywords = map[string]bool{
-	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
-	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
-	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
-	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
-	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
 }
 
 // moduleFuncs are the functions of the module's namespace (not its

@@ -1,9 +1,11 @@
 package pyext
 
 import (
+	"fmt"
 	"reflect"
-	"strconv"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/usmbridge/usmbridge/pybridge"
 	"github.com/usmbridge/usmbridge/usm"
@@ -11,151 +13,366 @@ import (
 
 // stubHeader opens every module's stub: what an array and a device
 // parameter take, the module's Array type and its fork error. The names
-// with a leading underscore exist only for type checkers.
-const stubHeader = `from typing import Any, ClassVar, Literal, Optional, Protocol, Tuple, Union
+// with a leading underscore exist only for type checkers. {Name} is a name
+// the stub refers to, which stubWriter.ref writes so that no name of the
+// module's hides it.
+const stubHeader = `
+class {_DLPackProducer}({Protocol}):
+    def __dlpack_device__(self) -> {Any}: ...
 
-import numpy as np
-from typing_extensions import Buffer
-
-class _DLPackProducer(Protocol):
-    def __dlpack_device__(self) -> Any: ...
-
-class _SUAIProducer(Protocol):
-    @property
-    def __sycl_usm_array_interface__(self) -> Any: ...
+class {_SUAIProducer}({Protocol}):
+    @{property}
+    def __sycl_usm_array_interface__(self) -> {Any}: ...
 
 # What an array parameter takes: host memory with the buffer protocol
 # (NumPy), any DLPack producer (dpnp, dpctl, jax, torch, tvm-ffi, an Array
 # of a pyext module), an object with __sycl_usm_array_interface__.
-_ArrayLike = Union[Buffer, _DLPackProducer, _SUAIProducer]
+{_ArrayLike} = {Union}[{Buffer}, {_DLPackProducer}, {_SUAIProducer}]
 # What a device parameter takes: "cpu", a SYCL filter string, a DLPack
 # (device_type, device_id) pair, a dpctl.SyclDevice or SyclQueue.
-_DeviceLike = Union[str, Tuple[int, int], Any]
+{_DeviceLike} = {Union}[{str}, {Tuple}[{int}, {int}], {Any}]
 
-class ForkError(RuntimeError):
+class ForkError({RuntimeError}):
     """Raised by every use of the module in a child created by fork()."""
 
 class Array:
     """A zero-copy view of host memory or SYCL USM, made by this module."""
 
-    __dlpack_c_exchange_api__: ClassVar[Any]
-    __c_dlpack_exchange_api__: ClassVar[int]
+    __dlpack_c_exchange_api__: {ClassVar}[{Any}]
+    __c_dlpack_exchange_api__: {ClassVar}[{int}]
 
-    @property
-    def __sycl_usm_array_interface__(self) -> dict[str, Any]: ...
-    @property
-    def shape(self) -> Tuple[int, ...]: ...
-    @property
-    def ndim(self) -> int: ...
-    @property
-    def size(self) -> int: ...
-    @property
-    def itemsize(self) -> int: ...
-    @property
-    def nbytes(self) -> int: ...
-    @property
-    def dtype(self) -> Union[np.dtype[Any], str]: ...
-    @property
-    def strides(self) -> Tuple[int, ...]: ...
-    @property
-    def offset(self) -> int: ...
-    @property
+    @{property}
+    def __sycl_usm_array_interface__(self) -> {dict}[{str}, {Any}]: ...
+    @{property}
+    def shape(self) -> {Tuple}[{int}, ...]: ...
+    @{property}
+    def ndim(self) -> {int}: ...
+    @{property}
+    def size(self) -> {int}: ...
+    @{property}
+    def itemsize(self) -> {int}: ...
+    @{property}
+    def nbytes(self) -> {int}: ...
+    @{property}
+    def dtype(self) -> {Union}[{np}.dtype[{Any}], {str}]: ...
+    @{property}
+    def strides(self) -> {Tuple}[{int}, ...]: ...
+    @{property}
+    def offset(self) -> {int}: ...
+    @{property}
     def T(self) -> "Array": ...
-    @property
+    @{property}
     def mT(self) -> "Array": ...
-    @property
-    def sycl_queue(self) -> Any: ...
-    @property
-    def __usm_ndarray__(self) -> Any: ...
-    @property
-    def usm_type(self) -> Optional[Literal["device", "shared", "host"]]: ...
-    @property
-    def device(self) -> Tuple[int, int]: ...
-    @property
-    def data(self) -> int: ...
-    @property
-    def readonly(self) -> bool: ...
+    @{property}
+    def sycl_queue(self) -> {Any}: ...
+    @{property}
+    def __usm_ndarray__(self) -> {Any}: ...
+    @{property}
+    def usm_type(self) -> {Optional}[{Literal}["device", "shared", "host"]]: ...
+    @{property}
+    def device(self) -> {Tuple}[{int}, {int}]: ...
+    @{property}
+    def data(self) -> {int}: ...
+    @{property}
+    def readonly(self) -> {bool}: ...
     def __dlpack__(
         self,
         *,
-        stream: Any = None,
-        max_version: Optional[Tuple[int, int]] = None,
-        dl_device: Optional[Tuple[int, int]] = None,
-        copy: Optional[bool] = None,
-    ) -> Any: ...
-    def __dlpack_device__(self) -> Tuple[int, int]: ...
-    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> Any: ...
-    def __len__(self) -> int: ...
-    def __buffer__(self, flags: int, /) -> memoryview: ...
+        stream: {Any} = None,
+        max_version: {Optional}[{Tuple}[{int}, {int}]] = None,
+        dl_device: {Optional}[{Tuple}[{int}, {int}]] = None,
+        copy: {Optional}[{bool}] = None,
+    ) -> {Any}: ...
+    def __dlpack_device__(self) -> {Tuple}[{int}, {int}]: ...
+    def __array__(self, dtype: {Any} = None, copy: {Optional}[{bool}] = None) -> {Any}: ...
+    def __len__(self) -> {int}: ...
+    def __buffer__(self, flags: {int}, /) -> {memoryview}: ...
 `
+
+// stubOrigins are the names a stub refers to that it does not define, and
+// the module each comes from (np: numpy itself).
+var stubOrigins = map[string]string{
+	"Any": "typing", "ClassVar": "typing", "Literal": "typing", "Optional": "typing", "Protocol": "typing",
+	"Tuple": "typing", "Union": "typing", "Buffer": "typing_extensions", "np": "numpy",
+	"bool": "builtins", "dict": "builtins", "float": "builtins", "int": "builtins", "memoryview": "builtins",
+	"object": "builtins", "property": "builtins", "str": "builtins", "RuntimeError": "builtins",
+}
+
+// stubWriter writes a module's stub. A name the stub refers to (int,
+// Optional, np, a class of the module) is hidden wherever the module binds
+// the same name: at the top for a function or class of the module named
+// so, in a class's body for a method or property (a method named int makes
+// "-> int" in its class mean the method, which type checkers refuse). ref
+// writes such a name through a private one instead (_builtins.int, an
+// alias _Plan = Plan), which no name of the module takes, so any names
+// pyext accepts give a stub that type-checks.
+type stubWriter struct {
+	m       *Module
+	top     map[string]bool   // the names the module's definitions bind at the stub's top
+	members map[string]bool   // the names the class being written binds; nil outside a class
+	taken   map[string]bool   // every name the module's definitions bind, and the private names given out
+	private map[string]string // the private name of each key ("import typing": "_typing")
+	plain   map[string]bool   // the imported names written as they are (from typing import Any)
+	aliases []string          // the classes written through an alias (_Plan = Plan)
+}
 
 // stubOf is the module's type stub (<name>.pyi): its functions and classes
 // with the Python types of their parameters, defaults and results, and
-// their docstrings. `python -m usmbridge.build --stubs` writes it.
+// their docstrings, each as the module's __doc__ says it. `python -m
+// usmbridge.build --stubs` writes it.
 func stubOf(m *Module) string {
+	w := &stubWriter{m: m, top: map[string]bool{}, taken: map[string]bool{}, private: map[string]string{}, plain: map[string]bool{}}
+	for _, f := range w.stubFuncs() {
+		w.top[f.name] = true
+	}
+	for _, c := range m.classes {
+		w.top[c.name] = true
+		for n := range classMembers(c) {
+			w.taken[n] = true
+		}
+	}
+	for n := range w.top {
+		w.taken[n] = true
+	}
+	var body strings.Builder
+	for _, c := range m.classes {
+		w.writeClass(&body, c)
+	}
+	for _, f := range w.stubFuncs() {
+		switch f.builtin {
+		case fnGo:
+			body.WriteString("\ndef " + f.name + "(" + w.params(f.params, "") + ") -> " + w.result(f.result) + ":")
+			writeBody(&body, "    ", docOf(f))
+		case fnFromDLPack:
+			body.WriteString("\ndef " + f.name + "(x: " + w.helper("_ArrayLike") + ", /, *, device: " + w.ref("Optional") + "[" +
+				w.helper("_DeviceLike") + "] = None, copy: " + w.ref("Optional") + "[" + w.ref("bool") + "] = None) -> " + w.class("Array") + ": ...\n")
+		case fnAsArray:
+			body.WriteString("\ndef " + f.name + "(obj: " + w.helper("_SUAIProducer") + ", /) -> " + w.class("Array") + ": ...\n")
+		}
+	}
+	var header strings.Builder
+	for rest := stubHeader; rest != ""; {
+		before, after, ok := strings.Cut(rest, "{")
+		header.WriteString(before)
+		if !ok {
+			break
+		}
+		name, tail, _ := strings.Cut(after, "}")
+		if strings.HasPrefix(name, "_") {
+			header.WriteString(w.helper(name))
+		} else {
+			header.WriteString(w.ref(name))
+		}
+		rest = tail
+	}
+
 	var b strings.Builder
 	b.WriteString("# Type stubs of the extension module " + m.name + ", written by python -m usmbridge.build (pyext).\n")
-	b.WriteString(stubHeader)
-	for _, c := range m.classes {
-		b.WriteString("\nclass " + c.name + ":\n")
-		writeDoc(&b, "    ", c.doc)
-		if c.ctor != nil {
-			b.WriteString("    def __init__(" + stubParams(m, c.ctor.params, "self") + ") -> None: ...\n")
-		}
-		for _, p := range c.props {
-			b.WriteString("    @property\n    def " + p.name + "(self) -> " + stubResult(m, p.get.result) + ":")
-			writeBody(&b, "        ", p.doc)
-			if p.set != nil {
-				v := p.set.params[1]
-				b.WriteString("    @" + p.name + ".setter\n    def " + p.name + "(self, value: " + stubParam(m, &v) + ") -> None: ...\n")
-			}
-		}
-		eq, hash := false, false
-		for _, f := range c.methods {
-			params := stubParams(m, f.params[1:], "self")
-			switch f.member.attr {
-			case "__eq__", "__ne__":
-				// Any operand: another type is NotImplemented (module.c's
-				// operand_refused), as object's signature says.
-				params = "self, " + f.params[1].name + ": object"
-				eq = eq || f.member.attr == "__eq__"
-			case "__hash__":
-				hash = true
-			}
-			b.WriteString("    def " + f.member.attr + "(" + params + ") -> " + stubResult(m, f.result) + ":")
-			writeBody(&b, "        ", docOf(f))
-		}
-		if eq && !hash { // class.c's make_class: __eq__ without __hash__ is unhashable
-			b.WriteString("    __hash__: ClassVar[None]  # type: ignore[assignment]\n")
-		}
-		if c.ctor == nil && len(c.props) == 0 && len(c.methods) == 0 && c.doc == "" {
-			b.WriteString("    ...\n")
-		}
+	if m.doc != "" {
+		writeDoc(&b, "", m.doc)
 	}
-	for _, f := range m.moduleFuncs() {
-		if f.builtin != fnGo || strings.HasPrefix(f.name, "_") {
-			continue
-		}
-		b.WriteString("\ndef " + f.name + "(" + stubParams(m, f.params, "") + ") -> " + stubResult(m, f.result) + ":")
-		writeBody(&b, "    ", docOf(f))
-	}
-	for _, f := range m.moduleFuncs() {
-		switch f.builtin {
-		case fnFromDLPack:
-			b.WriteString("\ndef " + f.name + "(x: _ArrayLike, /, *, device: Optional[_DeviceLike] = None, copy: Optional[bool] = None) -> Array: ...\n")
-		case fnAsArray:
-			b.WriteString("\ndef " + f.name + "(obj: _SUAIProducer, /) -> Array: ...\n")
+	b.WriteString(w.imports())
+	b.WriteString(header.String())
+	b.WriteString(body.String())
+	if len(w.aliases) > 0 {
+		b.WriteString("\n# The classes by names no method or property of a class hides.\n")
+		for _, c := range w.aliases {
+			b.WriteString(w.private["class "+c] + " = " + c + "\n")
 		}
 	}
 	return b.String()
 }
 
-// docOf is a function's docstring without CPython's signature prefix.
+// stubFuncs are the module's functions the stub declares: not the private
+// ones (a leading underscore), which are not the module's API.
+func (w *stubWriter) stubFuncs() []*function {
+	var out []*function
+	for _, f := range w.m.moduleFuncs() {
+		if f.builtin != fnGo || !strings.HasPrefix(f.name, "_") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// classMembers are the names c's body binds in the stub.
+func classMembers(c *class) map[string]bool {
+	names := map[string]bool{}
+	if c.ctor != nil {
+		names["__init__"] = true
+	}
+	for _, p := range c.props {
+		names[p.name] = true
+	}
+	for _, f := range c.methods {
+		names[f.member.attr] = true
+	}
+	if c.eqWithoutHash() {
+		names["__hash__"] = true
+	}
+	return names
+}
+
+// eqWithoutHash reports whether c has __eq__ and no __hash__, which makes
+// its objects unhashable (class.c's make_class).
+func (c *class) eqWithoutHash() bool {
+	eq, hash := false, false
+	for _, f := range c.methods {
+		eq = eq || f.member.attr == "__eq__"
+		hash = hash || f.member.attr == "__hash__"
+	}
+	return eq && !hash
+}
+
+func (w *stubWriter) writeClass(b *strings.Builder, c *class) {
+	w.members = classMembers(c)
+	defer func() { w.members = nil }()
+	b.WriteString("\nclass " + c.name + ":\n")
+	writeDoc(b, "    ", typeDoc(c))
+	if c.ctor != nil {
+		b.WriteString("    def __init__(" + w.params(c.ctor.params, "self") + ") -> None: ...\n")
+	}
+	for _, p := range c.props {
+		b.WriteString("    @" + w.ref("property") + "\n    def " + p.name + "(self) -> " + w.result(p.get.result) + ":")
+		writeBody(b, "        ", p.doc)
+		if p.set != nil {
+			v := p.set.params[1]
+			b.WriteString("    @" + p.name + ".setter\n    def " + p.name + "(self, value: " + w.param(&v) + ") -> None: ...\n")
+		}
+	}
+	for _, f := range c.methods {
+		params := w.params(f.params[1:], "self")
+		if a := f.member.attr; (a == "__eq__" || a == "__ne__") && len(f.params) == 2 {
+			// Any operand: another type is NotImplemented (module.c's
+			// operand_refused), as object's signature says.
+			params = "self, " + f.params[1].name + ": " + w.ref("object")
+		}
+		b.WriteString("    def " + f.member.attr + "(" + params + ") -> " + w.result(f.result) + ":")
+		writeBody(b, "        ", docOf(f))
+	}
+	if c.eqWithoutHash() {
+		b.WriteString("    __hash__: " + w.ref("ClassVar") + "[None]  # type: ignore[assignment]\n")
+	}
+	if c.ctor == nil && len(c.props) == 0 && len(c.methods) == 0 && typeDoc(c) == "" {
+		b.WriteString("    ...\n")
+	}
+}
+
+// ref writes name, a name the stub imports (stubOrigins), as it can be
+// written where the stub is (at its top, or in the class being written):
+// as it is when nothing of the module's there binds the same name; else
+// as an attribute of a private name of its module (_typing.Optional,
+// _builtins.int; _numpy for np).
+func (w *stubWriter) ref(name string) string {
+	from, ok := stubOrigins[name]
+	if !ok {
+		panic("pyext: the stub imports no " + name) // a name added to stubHeader and not to stubOrigins
+	}
+	if !w.top[name] && !w.members[name] {
+		w.plain[name] = true
+		return name
+	}
+	if from == "numpy" {
+		return w.privateName("import numpy", "numpy")
+	}
+	return w.privateName("import "+from, from) + "." + name
+}
+
+// class writes name, a class the stub defines (Array, ForkError, one of
+// the module's, which may be named like what ref writes: a class int), as
+// it can be written where the stub is: as it is, but in the body of a
+// class with a member of that name through a private alias (_Plan = Plan),
+// and so too a name of two leading underscores, which a class's body
+// mangles (_Plan__Vec).
+func (w *stubWriter) class(name string) string {
+	if w.members[name] || w.members != nil && strings.HasPrefix(name, "__") && !strings.HasSuffix(name, "__") {
+		if _, ok := w.private["class "+name]; !ok {
+			w.aliases = append(w.aliases, name)
+		}
+		return w.privateName("class "+name, name)
+	}
+	return name
+}
+
+// helper is the name of one of the stub's own helpers (_ArrayLike,
+// _DeviceLike, _DLPackProducer, _SUAIProducer): a private name, so that no
+// name of the module's (a class _ArrayLike, a method of that name) is it.
+func (w *stubWriter) helper(name string) string { return w.privateName("helper "+name, name) }
+
+// privateName is the private name of key: "_" and base, with underscores
+// added at its end until no name of the module's is the same.
+func (w *stubWriter) privateName(key, base string) string {
+	if p, ok := w.private[key]; ok {
+		return p
+	}
+	p := "_" + strings.TrimLeft(base, "_")
+	for w.taken[p] {
+		p += "_"
+	}
+	w.taken[p] = true
+	w.private[key] = p
+	return p
+}
+
+// imports are the stub's imports of what ref wrote: plain names from
+// typing and typing_extensions, numpy as np, and the modules that private
+// names stand for.
+func (w *stubWriter) imports() string {
+	var b strings.Builder
+	for _, from := range []string{"typing", "typing_extensions"} {
+		var names []string
+		for n := range w.plain {
+			if stubOrigins[n] == from {
+				names = append(names, n)
+			}
+		}
+		if len(names) > 0 {
+			slices.Sort(names)
+			b.WriteString("from " + from + " import " + strings.Join(names, ", ") + "\n")
+		}
+	}
+	if w.plain["np"] {
+		b.WriteString("import numpy as np\n")
+	}
+	for _, mod := range []string{"builtins", "numpy", "typing", "typing_extensions"} {
+		if p, ok := w.private["import "+mod]; ok {
+			b.WriteString("import " + mod + " as " + p + "\n")
+		}
+	}
+	return b.String()
+}
+
+// docOf is a function's docstring without CPython's signature prefix, as
+// its __doc__ says it (class.c's function_doc).
 func docOf(f *function) string {
 	if _, d, ok := strings.Cut(f.doc, ")\n--\n\n"); ok {
 		return d
 	}
 	return f.doc
+}
+
+// typeDoc is a class's docstring as its __doc__ says it: CPython reads a
+// type's doc that starts with "Name(" and has ")\n--\n\n" before any
+// blank line as a signature, and leaves it out (Objects/typeobject.c's
+// _PyType_DocWithoutSignature). The constructor's signature is written
+// so; a class without a constructor has the user's doc, which might be.
+func typeDoc(c *class) string {
+	if c.ctor != nil {
+		return c.doc
+	}
+	rest, ok := strings.CutPrefix(c.doc, c.name+"(")
+	if !ok {
+		return c.doc
+	}
+	for i := 0; i < len(rest); i++ {
+		if strings.HasPrefix(rest[i:], ")\n--\n\n") {
+			return rest[i+6:]
+		}
+		if strings.HasPrefix(rest[i:], "\n\n") {
+			break
+		}
+	}
+	return c.doc
 }
 
 // writeBody ends a def: its docstring, or "...".
@@ -168,28 +385,54 @@ func writeBody(b *strings.Builder, indent, doc string) {
 	writeDoc(b, indent, doc)
 }
 
+// writeDoc writes doc as a docstring whose value, as Python reads it
+// (inspect.cleandoc, which help() and editors apply), is doc's: a
+// backslash, a quote that could end the string, and control characters
+// (a carriage return would be read as a newline) are escapes, and the
+// lines after the first are indented as the code around them unless
+// indenting could change what cleandoc makes of them (a tab, whose width
+// depends on the column; a line of only whitespace); then they are written
+// as they are.
 func writeDoc(b *strings.Builder, indent, doc string) {
 	if doc == "" {
 		return
 	}
-	doc = strings.ReplaceAll(strings.ReplaceAll(doc, `\`, `\\`), `"""`, `\"\"\"`)
+	more := indent // the indent of the lines after the first
 	lines := strings.Split(doc, "\n")
-	b.WriteString(indent + `"""` + lines[0])
 	for _, l := range lines[1:] {
-		b.WriteString("\n")
-		if l != "" {
-			b.WriteString(indent + l)
+		if strings.ContainsRune(l, '\t') || l != "" && strings.TrimFunc(l, pyWhitespace) == "" {
+			more = ""
 		}
 	}
-	if strings.HasSuffix(doc, `"`) {
-		b.WriteString(" ")
+	var e strings.Builder
+	for i, r := range doc {
+		switch {
+		case r == '\\':
+			e.WriteString(`\\`)
+		case r == '"' && (i+1 == len(doc) || doc[i+1] == '"'):
+			e.WriteString(`\"`)
+		case r == '\n':
+			e.WriteByte('\n')
+			if next := doc[i+1:]; next != "" && next[0] != '\n' {
+				e.WriteString(more)
+			}
+		case r < 0x20 && r != '\t' || r >= 0x7f && r < 0xa0:
+			fmt.Fprintf(&e, `\x%02x`, r)
+		default:
+			e.WriteRune(r)
+		}
 	}
-	b.WriteString(`"""` + "\n")
+	b.WriteString(indent + `"""` + e.String() + `"""` + "\n")
 }
 
-// stubParams is a parameter list: self first for a method, "*" before the
-// keyword-only ones.
-func stubParams(m *Module, ps []paramSpec, self string) string {
+// pyWhitespace reports whether r may be whitespace to Python's str.strip:
+// Unicode's White_Space, and the separators U+001C to U+001F.
+func pyWhitespace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }
+
+// params is a parameter list: self first for a method, "*" before the
+// keyword-only ones. A default is written as the text signature writes it
+// (pyRepr); an array's that None does not stand for, as "...".
+func (w *stubWriter) params(ps []paramSpec, self string) string {
 	var parts []string
 	if self != "" {
 		parts = append(parts, self)
@@ -201,10 +444,12 @@ func stubParams(m *Module, ps []paramSpec, self string) string {
 			parts = append(parts, "*")
 			star = true
 		}
-		s := p.name + ": " + stubParam(m, p)
+		s := p.name + ": " + w.param(p)
 		switch {
+		case p.hasDefault && p.isArray && p.flags&fNone == 0:
+			s += " = ..."
 		case p.hasDefault:
-			s += " = " + stubDefault(p.deflt)
+			s += " = " + pyRepr(p.deflt)
 		case p.flags&fOptional != 0:
 			s += " = None"
 		}
@@ -213,69 +458,50 @@ func stubParams(m *Module, ps []paramSpec, self string) string {
 	return strings.Join(parts, ", ")
 }
 
-// stubParam is the Python type a parameter takes.
-func stubParam(m *Module, p *paramSpec) string {
+// param is the Python type a parameter takes.
+func (w *stubWriter) param(p *paramSpec) string {
 	var t string
-	switch p.kind {
-	case pBool:
-		t = "bool"
-	case pInt, pUint:
-		t = "int"
-	case pFloat:
-		t = "float"
-	case pStr:
-		t = "str"
-	case pArray:
-		t = "_ArrayLike"
-	case pInstance:
-		t = m.classes[p.class].name
+	switch {
+	case p.kind == pBool:
+		t = w.ref("bool")
+	case p.kind == pInt || p.kind == pUint:
+		t = w.ref("int")
+	case p.kind == pFloat:
+		t = w.ref("float")
+	case p.kind == pStr:
+		t = w.ref("str")
+	case p.kind == pArray:
+		t = w.helper("_ArrayLike")
+	case p.kind == pInstance:
+		t = w.class(w.m.classes[p.class].name)
+	case p.typ == reflect.TypeFor[Device]().String():
+		t = w.helper("_DeviceLike")
 	default:
-		t = "Any"
-		if p.typ == reflect.TypeFor[Device]().String() {
-			t = "_DeviceLike"
-		}
+		return w.ref("Any")
 	}
-	if p.flags&fNone != 0 && t != "Any" {
-		t = "Optional[" + t + "]"
+	if p.flags&fNone != 0 {
+		return w.ref("Optional") + "[" + t + "]"
 	}
 	return t
 }
 
-// stubDefault writes a default as Python source where it is a literal,
-// else as "...".
-func stubDefault(v any) string {
-	switch x := v.(type) {
-	case string:
-		return strconv.Quote(x)
-	case bool, nil:
-		return pyRepr(x)
-	case Device:
-		return strconv.Quote(x.String())
-	}
-	rv := reflect.ValueOf(v)
-	switch {
-	case rv.CanInt():
-		return strconv.FormatInt(rv.Int(), 10)
-	case rv.CanUint():
-		return strconv.FormatUint(rv.Uint(), 10)
-	case rv.CanFloat():
-		s := strconv.FormatFloat(rv.Float(), 'g', -1, 64)
-		if !strings.ContainsAny(s, ".eEn") {
-			s += ".0"
-		}
-		return s
-	}
-	return "..."
-}
-
-// stubResult is the Python type of a Go result.
-func stubResult(m *Module, t reflect.Type) string {
+// result is the Python type of a Go result.
+func (w *stubWriter) result(t reflect.Type) string {
 	if t == nil || t == reflect.TypeFor[none]() {
 		return "None"
 	}
-	if c := m.classOf(t); c != nil {
-		return c.name
+	if c := w.m.classOf(t); c != nil {
+		return w.class(c.name)
 	}
+	if n := pyResultType(t); n != "Array" {
+		return w.ref(n)
+	}
+	return w.class("Array")
+}
+
+// pyResultType is the name of the Python type of a Go result that is no
+// object of a class: an imported name, or Array.
+func pyResultType(t reflect.Type) string {
 	switch t {
 	case reflect.TypeFor[pybridge.Object]():
 		return "Any"

@@ -376,8 +376,10 @@ UBX_HIDDEN int instance_traverse(Instance *o, visitproc visit, void *arg);
 UBX_HIDDEN void instance_dealloc(Instance *o);
 UBX_HIDDEN extern PyMemberDef instance_members[];
 /* ubx_read_instance reads an argument of class p->cls (UBX_P_INSTANCE):
- * 0, or -1 with CPython's TypeError. */
+ * 0, or -1 with CPython's TypeError. A value it read is the call's until
+ * ubx_release_instance, which the call runs when it ends. */
 UBX_HIDDEN int ubx_read_instance(const ubx_func *f, const ubx_param *p, PyObject *o, ubx_value *val);
+UBX_HIDDEN void ubx_release_instance(ubx_value *val);
 /* ubx_instance_result is the object of a UBX_R_INSTANCE result. */
 UBX_HIDDEN PyObject *ubx_instance_result(const ubx_result *r);
 

@@ -48,8 +48,16 @@ run() {
 # Lint first (.golangci.yml): golangci-lint as installed by
 # scripts/setup-05-lint.sh. Missing, it is skipped locally and a failure
 # where USMBRIDGE_REQUIRE names "lint" (CI).
+# The modules nested in the repository: gonum (a module of its own, so
+# that gonum stays out of the module graph of programs that do not use it)
+# and the example that uses it; go test ./... of the root does not enter
+# them.
+nested="gonum examples/ndarray"
 if [ -n "${USMBRIDGE_GOLANGCI_LINT:-}" ] && [ -x "$USMBRIDGE_GOLANGCI_LINT" ]; then
 	run "$USMBRIDGE_GOLANGCI_LINT" run ./...
+	for m in $nested; do
+		run env -C "$m" "$USMBRIDGE_GOLANGCI_LINT" run ./...
+	done
 elif [[ ",${USMBRIDGE_REQUIRE:-}," == *,lint,* || ",${USMBRIDGE_REQUIRE:-}," == *,all,* ]]; then
 	echo "!! golangci-lint is required (USMBRIDGE_REQUIRE) but scripts/setup-05-lint.sh did not install it" >&2
 	status=1
@@ -61,6 +69,9 @@ fi
 # the Debian sid root, take under 2 of them): -timeout keeps it
 # clear of go test's default 10-minute limit for the package.
 run env CGO_ENABLED=0 go test -count=1 -shuffle=on -timeout 30m ./...
+for m in $nested; do
+	run env CGO_ENABLED=0 go -C "$m" test -count=1 ./...
+done
 # pybridge again with every C API call checked for a pending Python
 # exception (internal/pyapi, errcheck.go): such a call fails the run.
 run env CGO_ENABLED=0 go test -count=1 -tags usmbridge_errcheck ./pybridge/
@@ -72,6 +83,9 @@ if [ -n "${USMBRIDGE_PYTHON:-}" ]; then
 fi
 if [ "$quick" = 0 ]; then
 	run env CGO_ENABLED=1 go test -count=1 -shuffle=on -race ./...
+	for m in $nested; do
+		run env CGO_ENABLED=1 go -C "$m" test -count=1 -race ./...
+	done
 	# Smoke-run every benchmark once so they cannot rot.
 	run env CGO_ENABLED=0 go test -count=1 -run '^$' -bench . -benchtime=1x ./...
 	# The same for the performance table's command (docs/performance.md):

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -277,12 +279,23 @@ func runDocBlock(t *testing.T, what, block string, cmd *exec.Cmd, env []string) 
 // functions, whose `// Output:` go test asserts, and docs/extensions.md
 // shows the saxpy example module and test/extmod, which
 // examples/saxpy/saxpy_test.go and TestExtmod build and run from Python.
+//
+// go test compiles an Example inside its package's test build, where
+// names only tests declare (export_test.go's aliases of unexported
+// functions, another test file's helpers) are in scope: an example that
+// used one would pass here and not compile for a user. So the files that
+// docs/go.md and README.md take their blocks from, and every example file
+// go doc shows (example*_test.go of the public packages, the nested gonum
+// module's and examples/*'s), are also compiled as a user's code, in a
+// module of its own that requires the checkout through replace
+// (compileAsUser).
 func TestDocsGo(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
+	userFiles := map[string]bool{}
 	for _, b := range readDocs(t, root) {
 		if b.lang != "go" {
 			continue
@@ -292,6 +305,9 @@ func TestDocsGo(t *testing.T) {
 		if m == nil {
 			t.Errorf("%s: a Go block without <!-- go: path [name] --> naming the code it shows", b)
 			continue
+		}
+		if b.file == "docs/go.md" || b.file == "README.md" {
+			userFiles[m[1]] = true
 		}
 		src, err := goSource(filepath.Join(root, filepath.FromSlash(m[1])), m[2])
 		if err != nil {
@@ -304,6 +320,79 @@ func TestDocsGo(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no Go blocks in the docs")
+	}
+	for _, pattern := range []string{"*/example*_test.go", "examples/*/example*_test.go"} {
+		files, err := filepath.Glob(filepath.Join(root, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			rel, _ := filepath.Rel(root, f)
+			userFiles[filepath.ToSlash(rel)] = true
+		}
+	}
+	compileAsUser(t, root, userFiles)
+}
+
+// compileAsUser compiles the Go files files (relative to root) as a user's
+// program sees the module: copied into a module of its own that requires
+// github.com/usmbridge/usmbridge and its gonum module through replace
+// directives to the checkout, one package per source directory, as
+// non-test files of a package named docexample (compiled, not linked).
+// A file that names what only the module's tests declare, or an internal
+// package, does not compile, and fails t with the compiler's message.
+// Modules come from Go's module cache only (GOPROXY=off).
+func compileAsUser(t *testing.T, root string, files map[string]bool) {
+	t.Helper()
+	dir := t.TempDir()
+	gomod := "module docexample\n\ngo 1.25.0\n\nrequire (\n" +
+		"\tgithub.com/usmbridge/usmbridge v0.0.0\n\tgithub.com/usmbridge/usmbridge/gonum v0.0.0\n)\n\n" +
+		"replace github.com/usmbridge/usmbridge => " + root + "\n\n" +
+		"replace github.com/usmbridge/usmbridge/gonum => " + filepath.Join(root, "gonum") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var sum []byte
+	for _, f := range []string{"go.sum", "gonum/go.sum"} {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum = append(sum, b...)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pkgClause := regexp.MustCompile(`(?m)^package \w+`)
+	var names []string
+	for f := range files {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	for _, f := range names {
+		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkgDir := filepath.Join(dir, filepath.FromSlash(filepath.Dir(f)))
+		if err := os.MkdirAll(pkgDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out := strings.TrimSuffix(filepath.Base(f), "_test.go")
+		out = strings.TrimSuffix(out, ".go") + "_doc.go"
+		src = pkgClause.ReplaceAll(src, []byte("package docexample"))
+		if err := os.WriteFile(filepath.Join(pkgDir, out), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOWORK=off")
+	for _, args := range [][]string{{"mod", "tidy"}, {"build", "./..."}} {
+		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), args...) //nolint:staticcheck // SA1019: the toolchain of this test binary
+		cmd.Dir, cmd.Env = dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the docs' Go examples do not compile as a user's code (go %s in a module requiring the checkout): %v\n%s\nfiles: %v",
+				strings.Join(args, " "), err, out, names)
+		}
 	}
 }
 

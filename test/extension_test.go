@@ -10,10 +10,14 @@ import (
 	"github.com/usmbridge/usmbridge/internal/testutil"
 	"github.com/usmbridge/usmbridge/pyext"
 	"github.com/usmbridge/usmbridge/test/extmod"
+	"github.com/usmbridge/usmbridge/test/hostilemod"
 )
 
 func TestExtmodDefinition(t *testing.T) {
 	if err := pyext.Check("extmod", extmod.Module); err != nil {
+		t.Fatal(err)
+	}
+	if err := pyext.Check("hostilé", hostilemod.Module); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -100,6 +104,44 @@ func Module(m *pyext.Module) error {
 		"class ForkError: the name is the module's fork error"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the import did not say %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestHostileNames builds test/hostilemod, the names, docs and defaults
+// that pyext accepts and that once broke a module or its stub (issue 41),
+// as the module "hostilé" with its stub: a non-ASCII module name, which
+// CPython imports through PyInitU_ and the name's punycode (PEP 489). The
+// module imports, help() renders it, inspect.signature reads every
+// signature and the stub says what the module says (test_hostile.py);
+// test/stubs_test.go holds the stub to mypy.
+func TestHostileNames(t *testing.T) {
+	dir := t.TempDir()
+	py := buildModule(t, dir, "--stubs", "--name", "hostilé", "hostilemod")
+	testutil.Pytest(t, py, "", []string{"PYTHONPATH=" + dir, "HOSTILE_STUB=" + filepath.Join(dir, "hostilé.pyi")}, "hostilemod")
+}
+
+// The build refuses a module name Python could not import as written (a
+// keyword, a name Python reads as another), before it builds anything, and
+// says why; pyext.Check refuses the same names (pyext/names_test.go holds
+// usmbridge.build's rule and pyext's equal).
+func TestModuleNamesRefused(t *testing.T) {
+	py := testutil.ProjectPython(t)
+	for name, want := range map[string]string{
+		"class":      "module name 'class' is a Python keyword",
+		"pkg.def":    "module name 'pkg.def' has a part 'def' that is a Python keyword",
+		"\ufb01t":    "module name '\ufb01t' is not in the NFKC form to which Python normalizes the identifiers it reads (code that writes it names 'fit')",
+		"a-b":        "module name 'a-b' is not a Python identifier",
+		"pkg..saxpy": "has a part '' that is not a Python identifier",
+	} {
+		cmd := exec.Command(py, "-m", "usmbridge.build", "-o", t.TempDir(), "--name", name, "extmod")
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(testutil.ModuleRoot(), "python"))
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("--name %q: %v, want a refusal saying %q:\n%s", name, err, want, out)
+		}
+		if err := pyext.Check(name, extmod.Module); err == nil {
+			t.Errorf("pyext.Check accepted the module name %q", name)
 		}
 	}
 }

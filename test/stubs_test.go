@@ -12,8 +12,9 @@ import (
 	"github.com/usmbridge/usmbridge/internal/testutil"
 )
 
-// TestStubs builds examples/saxpy, examples/linalg and test/extmod
-// (modules with classes)
+// TestStubs builds examples/saxpy, examples/linalg, test/extmod
+// (modules with classes) and test/hostilemod (as hostilé: names that
+// shadow what a stub imports, members named like types; issue 41)
 // with `python -m usmbridge.build --stubs` and holds their stubs to mypy
 // --strict (pinned in requirements-test.txt): the stubs themselves and the
 // users in test/stubs type-check, and each line of the bad_*.py users is
@@ -25,9 +26,10 @@ func TestStubs(t *testing.T) {
 	py := buildModule(t, dir, "--stubs", "../examples/saxpy")
 	buildModule(t, dir, "--stubs", "extmod")
 	buildModule(t, dir, "--stubs", "../examples/linalg")
+	buildModule(t, dir, "--stubs", "--name", "hostilé", "hostilemod")
 	stubs, _ := filepath.Glob(filepath.Join(dir, "*.pyi"))
-	if len(stubs) != 3 {
-		t.Fatalf("the builds wrote stubs %q, want saxpy.pyi, extmod.pyi and linalg.pyi", stubs)
+	if len(stubs) != 4 {
+		t.Fatalf("the builds wrote stubs %q, want saxpy.pyi, extmod.pyi, linalg.pyi and hostilé.pyi", stubs)
 	}
 	here, err := filepath.Abs("stubs")
 	if err != nil {
@@ -41,11 +43,11 @@ func TestStubs(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	if out, err := mypy(append([]string{"use_saxpy.py", "use_extmod.py", "use_linalg.py"}, stubs...)...); err != nil {
+	if out, err := mypy(append([]string{"use_saxpy.py", "use_extmod.py", "use_linalg.py", "use_hostile.py"}, stubs...)...); err != nil {
 		t.Fatalf("mypy refused the stubs or their users: %v\n%s", err, out)
 	}
 	errLine := regexp.MustCompile(`(?m)^(bad_\w+\.py):(\d+): error:`)
-	for _, bad := range []string{"bad_saxpy.py", "bad_extmod.py", "bad_linalg.py"} {
+	for _, bad := range []string{"bad_saxpy.py", "bad_extmod.py", "bad_linalg.py", "bad_hostile.py"} {
 		out, err := mypy(bad)
 		if err == nil {
 			t.Errorf("mypy accepted %s:\n%s", bad, out)

@@ -170,7 +170,8 @@ print("saxpy works")
 	}
 	src := filepath.Join(strings.TrimSpace(runIn(t, tmp, packageEnv(), vpy, "-c", "import os, usmbridge; print(os.path.dirname(usmbridge.__file__))")), "_gosrc")
 	runIn(t, mod, offline, "go", "mod", "edit", "-replace", "github.com/usmbridge/usmbridge="+filepath.Join(src, "usmbridge"),
-		"-replace", "github.com/ebitengine/purego="+filepath.Join(src, "purego"))
+		"-replace", "github.com/ebitengine/purego="+filepath.Join(src, "purego"),
+		"-replace", "golang.org/x/text="+filepath.Join(src, "text"))
 	t.Log(runIn(t, mod, append(offline, "CGO_ENABLED=0", "GOFLAGS=-mod=mod"), "go", "test", "-count=1", "./saxpy"))
 }
 

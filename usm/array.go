@@ -24,6 +24,40 @@ type Array struct {
 	DLDevice DLDevice    // the DLPack device of the memory
 }
 
+// Hold retains the array's Owner for one use of its memory, and returns
+// it, to be released when the use ends; nil, and no error, when the array
+// has no Owner (its memory is the caller's to keep alive). An array whose
+// memory has been freed is an error matching ErrClosed: every accessor of
+// this package (View, At, Values, CopyToSlice, CopyFromSlice, Bytes,
+// SUAI), dlpack's exports and kernel arguments ask Hold first, so that a
+// stale array never reads or writes memory that has gone back to its
+// backend, or been handed out again.
+//
+// The reference held is what keeps a Free on another goroutine from
+// returning the memory during the call: the memory goes when the call
+// releases it. What a call returns that aliases the memory (View's slice)
+// holds no reference of its own; see View.
+func (a *Array) Hold() (Owner, error) { return a.hold("usm.Array.Hold") }
+
+func (a *Array) hold(op string) (o Owner, err error) {
+	if o = a.Owner; o != nil && !o.Retain() {
+		o, err = nil, errFreed(op)
+	}
+	return o, err
+}
+
+// errFreed is hold's refusal, out of line so that hold inlines.
+func errFreed(op string) error {
+	return &closedError{Op: op, Reason: "the array's memory has been freed"}
+}
+
+// release drops a reference hold took.
+func release(o Owner) {
+	if o != nil {
+		o.Release()
+	}
+}
+
 // Wait waits for the array's queue, if it has one.
 func (a *Array) Wait() error {
 	if a.Queue == nil {
@@ -41,6 +75,17 @@ func (a *Array) Wait() error {
 // memory has no SUAI"). Such arrays travel through DLPack as kDLCPU. An
 // element type SUAI has no typestring for is Map's usm.ErrBuffer error.
 func (a *Array) SUAI() (map[string]any, error) {
+	o, err := a.hold("__sycl_usm_array_interface__")
+	if err != nil {
+		return nil, err
+	}
+	m, err := a.suai()
+	release(o)
+	return m, err
+}
+
+// suai is SUAI of an array whose memory is held.
+func (a *Array) suai() (map[string]any, error) {
 	if a.DLDevice.Type != dlabi.OneAPI {
 		return nil, errkind.New(errkind.Attribute, "__sycl_usm_array_interface__", "the array is not USM (it lives on "+a.DLDevice.String()+"); exchange it through DLPack")
 	}
@@ -86,8 +131,20 @@ func addOffset(p uintptr, off int64) (uintptr, bool) {
 
 // Bytes waits on the array's queue and returns the bytes it touches (its
 // Window) as a slice, for host-accessible memory. Element 0 is at index
-// Offset·itemsize − Window().Lo. Device memory is a usm.ErrBuffer error.
+// Offset·itemsize − Window().Lo. Device memory is a usm.ErrBuffer error,
+// freed memory an ErrClosed one. The slice is valid as View's is.
 func (a *Array) Bytes() ([]byte, error) {
+	o, err := a.hold("usm.Array.Bytes")
+	if err != nil {
+		return nil, err
+	}
+	b, err := a.bytes()
+	release(o)
+	return b, err
+}
+
+// bytes is Bytes of an array whose memory is held.
+func (a *Array) bytes() ([]byte, error) {
 	if !a.Memory.Kind.HostAccessible() {
 		return nil, errkind.New(errkind.Buffer, "usm.Array.Bytes", a.Memory.Kind.String()+" memory is not host-accessible")
 	}

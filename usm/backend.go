@@ -64,6 +64,7 @@ func (p PointerInfo) HasExtent() bool { return p.Base != 0 }
 //	BindRef(ref syclobj.Obj, ptr uintptr) (PointerInfo, Queue, bool, error)   // SYCL context and queue refs
 //	DLPackDevice(device int) (DLDevice, error)                                // its own kDLOneAPI numbering,
 //	LocalDevice(d DLDevice) (device int, ok bool)                             // and its inverse
+//	DescribeDevice(device int) Device                                         // vendor, platform, USM kinds, programs (Device)
 //
 // and its queues may have OrderBefore(consumer Queue) error, which Order
 // uses, Idle() bool, true when no work can ever be pending on the queue (a

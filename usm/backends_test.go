@@ -16,18 +16,21 @@ import (
 var (
 	_ usm.Copier        = (*cpu.Backend)(nil)
 	_ usm.QueueProvider = (*cpu.Backend)(nil)
+	_ usm.Describer     = (*cpu.Backend)(nil)
 
 	_ usm.Copier         = (*opencl.Backend)(nil)
 	_ usm.QueueProvider  = (*opencl.Backend)(nil)
 	_ usm.Orderer        = (*opencl.Queue)(nil)
 	_ usm.ContextQuerier = (*opencl.Backend)(nil)
 	_ usm.ProgramBuilder = (*opencl.Queue)(nil)
+	_ usm.Describer      = (*opencl.Backend)(nil)
 
 	_ usm.Copier         = (*levelzero.Backend)(nil)
 	_ usm.QueueProvider  = (*levelzero.Backend)(nil)
 	_ usm.Orderer        = (*levelzero.Queue)(nil)
 	_ usm.ContextQuerier = (*levelzero.Backend)(nil)
 	_ usm.ProgramBuilder = (*levelzero.Queue)(nil)
+	_ usm.Describer      = (*levelzero.Backend)(nil)
 
 	_ usm.Copier         = (*dpctl.Backend)(nil)
 	_ usm.QueueProvider  = (*dpctl.Backend)(nil)
@@ -36,4 +39,5 @@ var (
 	_ usm.DLPackDevicer  = (*dpctl.Backend)(nil)
 	_ usm.ContextQuerier = (*dpctl.Backend)(nil)
 	_ usm.ProgramBuilder = (*dpctl.Queue)(nil)
+	_ usm.Describer      = (*dpctl.Backend)(nil)
 )

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -81,5 +82,53 @@ func TestParseAllocations(t *testing.T) {
 	})
 	if n > 2 {
 		t.Errorf("usm.Parse of a 4-D map: %v allocations, want <= 2", n)
+	}
+}
+
+// typedBenchArray is a 1-D float32 array of 256 elements in host memory
+// of the cpu backend, owned by its allocation: what typed access costs
+// per call, the owner's liveness check included.
+func typedBenchArray(b *testing.B) *usm.Array {
+	be := new(cpu.Backend)
+	alloc, err := be.AllocHost(256 * 4)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = alloc.Free() })
+	arr, err := usm.NewRegistry(be).NewArray(alloc, dtype.Float32, []int64{256})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return arr
+}
+
+func BenchmarkView(b *testing.B) {
+	arr := typedBenchArray(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if xs, err := usm.View[float32](arr); err != nil || len(xs) != 256 {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAt(b *testing.B) {
+	arr := typedBenchArray(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := usm.At[float32](arr, 100); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCopyToSlice(b *testing.B) {
+	arr := typedBenchArray(b)
+	dst := make([]float32, 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := usm.CopyToSlice(dst, arr); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

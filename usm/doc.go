@@ -1,7 +1,18 @@
 // Package usm is the centre of usmbridge: the __sycl_usm_array_interface__
 // (SUAI) value and its parser, overflow-safe layout math, the interfaces
-// that backends implement, and the Registry that binds pointers to the
-// backends that own them.
+// that backends implement, the Registry that binds pointers to the
+// backends that own them, and the array a Go program holds.
+//
+// # Arrays that own their memory
+//
+// NDArray[T] is one value that owns an array's memory, queue and layout,
+// with one idempotent Close: Empty allocates one on a Device (which
+// Registry.Devices lists and Registry.Device names by a filter
+// selector), Adopt takes over an Array another library produced. Its
+// views (Slice, Reshape, Transpose) share the memory and close with it;
+// Elements, Raw, At, Set, CopyTo and CopyFrom read and write it; Arg
+// passes it to a Kernel; Array describes it to the lower-level API below.
+// A closed array refuses every use with ErrClosed.
 //
 // # SUAI
 //
@@ -38,7 +49,10 @@
 //
 // # Errors
 //
-// Every error matches one kind with errors.Is — ErrValue, ErrType,
-// ErrBuffer, ErrAttribute, ErrOverflow, ErrMemory, ErrNotAvailable,
-// ErrNotSupported — and PythonException names the exception it maps to.
+// Every error usmbridge makes matches one kind with errors.Is — ErrValue,
+// ErrType, ErrBuffer, ErrAttribute, ErrOverflow, ErrMemory,
+// ErrNotAvailable, ErrNotSupported — and PythonException names the
+// exception it maps to. Using an array whose memory is gone (a closed
+// NDArray, an Array whose allocation was freed) is ErrClosed, of kind
+// ErrValue.
 package usm

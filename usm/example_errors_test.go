@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/usmbridge/usmbridge/cpu"
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -20,10 +22,18 @@ func Example_errors() {
 	}
 	fmt.Println(errors.Is(err, usm.ErrValue), usm.PythonException(err))
 
-	_, err = usm.ByteWindow([]int64{1 << 62, 4}, nil, 0, 4) // 2^64 bytes
+	in := usm.Interface{Shape: []int64{1 << 62, 4}, DType: dtype.Float32} // 2^64 bytes
+	_, err = in.Window()
 	fmt.Println(errors.Is(err, usm.ErrOverflow), usm.PythonException(err))
+
+	dev, _ := usm.NewRegistry(cpu.Default()).Device("host")
+	x, _ := usm.Empty[float32](dev, usm.KindHost, 4)
+	_ = x.Close()
+	_, err = x.At(0) // a closed array: ErrClosed, of kind ErrValue
+	fmt.Println(errors.Is(err, usm.ErrClosed), usm.PythonException(err))
 	// Output:
 	// field: shape
 	// true ValueError
 	// true OverflowError
+	// true ValueError
 }

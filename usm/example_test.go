@@ -3,6 +3,7 @@ package usm_test
 import (
 	"fmt"
 
+	"github.com/usmbridge/usmbridge/dtype"
 	"github.com/usmbridge/usmbridge/usm"
 )
 
@@ -54,20 +55,24 @@ func ExampleParseJSON() {
 	// Output: |f8 [3 4] <nil> 0
 }
 
-func ExampleByteWindow() {
+func ExampleInterface_Window() {
 	// dpctl's test_suai_non_contig_1D: every other byte of 19, from byte 8.
-	w, _ := usm.ByteWindow([]int64{10}, []int64{2}, 8, 1)
+	in := usm.Interface{Shape: []int64{10}, Strides: []int64{2}, Offset: 8, DType: dtype.Uint8}
+	w, _ := in.Window()
 	fmt.Println(w, w.Len())
 
 	// A reversed float32 vector reaches below its element 0.
-	w, _ = usm.ByteWindow([]int64{4}, []int64{-1}, 0, 4)
+	in = usm.Interface{Shape: []int64{4}, Strides: []int64{-1}, DType: dtype.Float32}
+	w, _ = in.Window()
 	fmt.Println(w)
 
 	// Empty arrays touch nothing.
-	w, _ = usm.ByteWindow([]int64{0, 5}, nil, 3, 4)
+	in = usm.Interface{Shape: []int64{0, 5}, Offset: 3, DType: dtype.Float32}
+	w, _ = in.Window()
 	fmt.Println(w, w.Empty())
 
-	_, err := usm.ByteWindow([]int64{1 << 62, 4}, nil, 0, 4)
+	in = usm.Interface{Shape: []int64{1 << 62, 4}, DType: dtype.Float32}
+	_, err := in.Window()
 	fmt.Println(usm.PythonException(err))
 	// Output:
 	// [8, 27) 19

@@ -22,6 +22,7 @@ type (
 	DLPackDevicer  = dlpackDevicer
 	Orderer        = orderer
 	ProgramBuilder = programBuilder
+	Describer      = deviceDescriber
 
 	AccessError = accessError
 )
@@ -29,8 +30,8 @@ type (
 func (r *Registry) DLPackDevice(b Backend, local int) (DLDevice, error) {
 	return r.dlpackDevice(b, local)
 }
-func (r *Registry) Add(b Backend)                           { r.add(b) }
-func (r *Registry) Backends() []Backend                     { return r.rankedBackends() }
-func (r *Registry) Device(global int) (Backend, int, error) { return r.deviceAt(global) }
-func (r *Registry) GlobalIndex(b Backend, local int) int    { return r.globalIndex(b, local) }
-func (in *Interface) Validate() error                       { return in.validate() }
+func (r *Registry) Add(b Backend)                             { r.add(b) }
+func (r *Registry) Backends() []Backend                       { return r.rankedBackends() }
+func (r *Registry) DeviceAt(global int) (Backend, int, error) { return r.deviceAt(global) }
+func (r *Registry) GlobalIndex(b Backend, local int) int      { return r.globalIndex(b, local) }
+func (in *Interface) Validate() error                         { return in.validate() }

@@ -106,9 +106,11 @@ func Parse(m map[string]any) (Interface, error) {
 func errNotADict() error { return malformed(errkind.Value, "dict", "not a dict") }
 
 // Map returns the dict form that dpctl emits: "data" as [pointer,
-// read_only], "shape", "strides" (nil when C-contiguous), "typestr" in
-// canonical form, "offset", "version" 1 and "syclobj" (a Selector becomes
-// its string). The result is freshly built on every call, as a producer
+// read_only], "shape", "strides" (nil when C-contiguous), "typestr" as
+// dpctl writes it, with '|' for every element type in the host's byte
+// order ("|f8", where NumPy's dtype.str is "<f8"; a byte-swapped type
+// keeps its '>' or '<'), "offset", "version" 1 and "syclobj" (a Selector
+// becomes its string). The result is freshly built on every call, as a producer
 // must. Map writes the Interface as it is, a "host" selector included, which
 // usm.Parse reads back but no SYCL consumer accepts: what is handed to
 // consumers comes from Array.SUAI, which refuses memory that is not USM.

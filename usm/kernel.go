@@ -152,6 +152,31 @@ func (r Range) WithLocal(local ...int) Range {
 	return r
 }
 
+// InGroupsOf returns r in work-groups of the given extents, one per
+// dimension, with each global extent rounded up to a multiple of its
+// work-group's: the range for n items when n need not divide into
+// groups (NDRange(1000).InGroupsOf(64) is 1024 items in 16 groups). The
+// items past the extent given exist: the kernel skips them, as in
+//
+//	size_t i = get_global_id(0);
+//	if (i >= n) return; // n, the array's length, passed as a scalar
+//
+// Launch refuses negative extents, and rounded extents of 2^31 or more
+// (ErrValue); extents all 0 leave the groups to the runtime, as
+// WithLocal's do.
+func (r Range) InGroupsOf(local ...int) Range {
+	r = r.WithLocal(local...)
+	if len(local) != r.Dims {
+		return r // WithLocal marked it: Launch refuses it
+	}
+	for i := range min(r.Dims, 3) {
+		if l, g := r.Local[i], r.Global[i]; l > 0 && g > 0 && g%l != 0 {
+			r.Global[i] = g + l - g%l
+		}
+	}
+	return r
+}
+
 // HasLocal reports whether work-group extents were given.
 func (r Range) HasLocal() bool { return r.Local != [3]int{} }
 
@@ -191,12 +216,49 @@ func (r Range) check() error {
 	return nil
 }
 
-// Arg is one kernel argument: a scalar (Scalar) or a USM pointer
-// (Pointer). Its value is copied when the kernel is launched.
+// Arg is one kernel argument: a scalar (Scalar), an array (ArrayArg,
+// NDArray.Arg) or a raw USM pointer (Pointer). Its value is copied when
+// the kernel is launched.
 type Arg struct {
 	bits uint64
 	dt   dtype.Type // the scalar's type; zero for a pointer
 	ptr  bool
+	arr  kernelArray // an array, resolved to the address of its element 0 at launch
+}
+
+// kernelArray is an array passed to a kernel: Launch asks it for the
+// address of element 0, holding its memory for the launch (hold's
+// reference, released once the launch is submitted), and refuses the
+// launch if it cannot (memory freed, an array closed or read-only).
+type kernelArray interface {
+	kernelArg(op string) (ptr uintptr, held Owner, err error)
+}
+
+// ArrayArg is an array argument: the kernel's `global T *` receives the
+// address of the array's element 0 (ElementPointer) when it is launched,
+// and indexes the array as its strides say (a kernel written for
+// C-contiguous arrays is passed C-contiguous ones). Launch refuses, before
+// anything is submitted, an array whose memory has been freed (ErrClosed)
+// and a read-only one (ErrBuffer: a kernel argument cannot say
+// read-only; a kernel that only reads it may take usm.Pointer of its
+// ElementPointer). The memory must stay alive until the kernel completes
+// (see Kernel.Launch).
+func ArrayArg(a *Array) Arg { return Arg{ptr: true, arr: a} }
+
+func (a *Array) kernelArg(op string) (uintptr, Owner, error) {
+	o, err := a.hold(op)
+	if err != nil {
+		return 0, nil, err
+	}
+	if a.ReadOnly {
+		release(o)
+		return 0, nil, errkind.New(errkind.Buffer, op, "the array is read-only, and a kernel argument cannot say so")
+	}
+	if _, err := a.Window(); err != nil { // ElementPointer's sum cannot overflow
+		release(o)
+		return 0, nil, wrapLayout(err)
+	}
+	return a.ElementPointer(), o, nil
 }
 
 // Scalar is a scalar kernel argument of T's C type (int is int64, uint
@@ -236,7 +298,7 @@ func Scalar[T int8 | int16 | int32 | int64 | int | uint8 | uint16 | uint32 | uin
 // submits anything.
 func Pointer(p uintptr) Arg { return Arg{bits: uint64(p), ptr: true} }
 
-// IsPointer reports whether a is a pointer argument.
+// IsPointer reports whether a is a pointer argument (an array's included).
 func (a Arg) IsPointer() bool { return a.ptr }
 
 // DType is a scalar argument's type (the zero Type for a pointer).
@@ -251,7 +313,8 @@ func (a Arg) Size() int {
 }
 
 // Bits is the value: the pointer, or the scalar's bytes in the low Size
-// bytes (little-endian, as it is passed).
+// bytes (little-endian, as it is passed). An array argument's pointer is
+// known at launch only: what a backend's Launcher receives is resolved.
 func (a Arg) Bits() uint64 { return a.bits }
 
 // EventSource is what a backend's events live in: a table of native
@@ -307,8 +370,10 @@ func (e Event) Close() error {
 // after (those of other runtimes are the backend's to wait for on the
 // host), and checks every pointer argument first: nothing is submitted
 // when one is not USM of the kernel's context, or when q is not a queue
-// of that context and device (ErrValue). Close releases the native kernel
-// once no launch is in progress.
+// of that context and device (ErrValue). Close releases the native kernel.
+// Kernel calls Launch and Close under one mutex, never two at a time and
+// never Launch after a Close that succeeded, so a Launcher needs no lock
+// of its own for its kernel's state or against its own Close.
 type Launcher interface {
 	Launch(q Queue, r Range, after []Event, args []Arg) (Event, error)
 	Close() error
@@ -326,12 +391,13 @@ type Kernel struct {
 	mu     sync.Mutex
 	closed bool
 	args   []Arg
+	held   []Owner // what array arguments hold during a launch
 	after  []Event
 }
 
 // NewKernel is how a backend hands out a kernel of nargs arguments.
 func NewKernel(name string, nargs int, l Launcher) *Kernel {
-	return &Kernel{name: name, nargs: nargs, l: l, args: make([]Arg, nargs)}
+	return &Kernel{name: name, nargs: nargs, l: l, args: make([]Arg, nargs), held: make([]Owner, nargs)}
 }
 
 // NumArgs is the number of arguments the kernel takes.
@@ -343,11 +409,19 @@ func (k *Kernel) NumArgs() int { return k.nargs }
 // queue; a SYCL queue that is out of order orders by events only). A
 // wrong number of arguments, a range no runtime takes, a pointer that is
 // not USM of the kernel's context, a queue of another context or device,
-// a closed queue or kernel: each is an error before anything is
+// a closed queue or kernel, an array argument whose memory is gone
+// (ErrClosed) or that is read-only: each is an error before anything is
 // submitted, and so is a scalar for a pointer parameter where the runtime
 // says what each parameter is (docs/go.md, "Kernels"). An empty range
 // submits nothing: after's events are waited for and the zero Event is
-// returned.
+// returned. So is it for a launch done by the time Launch returns (on a
+// synchronous Level Zero list), which needs no event of the runtime.
+//
+// Array arguments are held until the kernel is submitted; the memory must
+// stay until it completes: an NDArray's Close waits on its queue first,
+// so a kernel launched on that queue (NDArray.Queue) is covered, and
+// memory freed otherwise is freed after the event or the queue is waited
+// for.
 func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, error) {
 	const op = "usm.Kernel.Launch"
 	if err := r.check(); err != nil {
@@ -359,13 +433,23 @@ func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, er
 	if q == nil {
 		return Event{}, errkind.New(errkind.Value, op, "no queue")
 	}
-	k.mu.Lock()
-	closed := k.closed
-	k.mu.Unlock()
-	if closed { // before the empty range's shortcut: a closed kernel launches nothing, however little
-		return Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed")
-	}
 	if r.empty() {
+		k.mu.Lock()
+		closed := k.closed
+		k.mu.Unlock()
+		if closed { // a closed kernel launches nothing, however little
+			return Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed")
+		}
+		for i, a := range args { // refused as a launch would refuse them
+			if a.arr == nil {
+				continue
+			}
+			_, o, err := a.arr.kernelArg(op)
+			if err != nil {
+				return Event{}, argErr(op, k.name, i, err)
+			}
+			release(o)
+		}
 		for _, e := range after {
 			if err := e.Wait(); err != nil {
 				return Event{}, err
@@ -379,10 +463,49 @@ func (k *Kernel) Launch(q Queue, r Range, after []Event, args ...Arg) (Event, er
 		return Event{}, errkind.New(errkind.Value, op, "kernel "+errkind.Quote(k.name)+" is closed")
 	}
 	copy(k.args, args)
-	k.after = append(k.after[:0], after...)
-	ev, err := k.l.Launch(q, r, k.after, k.args)
-	clear(k.after)
+	held := false // array arguments hold their memory until the submit
+	for i, a := range k.args {
+		if a.arr == nil {
+			continue
+		}
+		p, o, err := a.arr.kernelArg(op)
+		if err != nil {
+			k.releaseHeld()
+			clear(k.args) // no array stays reachable from the kernel
+			return Event{}, argErr(op, k.name, i, err)
+		}
+		k.held[i], held = o, true
+		k.args[i] = Arg{bits: uint64(p), ptr: true}
+	}
+	var ev Event
+	var err error
+	if len(after) == 0 { // no copy of none: copying Events costs a typedslicecopy even then
+		ev, err = k.l.Launch(q, r, nil, k.args)
+	} else {
+		k.after = append(k.after[:0], after...)
+		ev, err = k.l.Launch(q, r, k.after, k.args)
+		clear(k.after)
+	}
+	if held {
+		k.releaseHeld()
+	}
 	return ev, err
+}
+
+// argErr is err, of its own kind, as the refusal of argument i.
+func argErr(op, kernel string, i int, err error) error {
+	return errkind.Wrap(errkind.Of(err), op, "argument "+strconv.Itoa(i)+" of kernel "+errkind.Quote(kernel), errkind.HideKind(err))
+}
+
+// releaseHeld drops the references array arguments took for a launch;
+// k.mu is held.
+func (k *Kernel) releaseHeld() {
+	for i, o := range k.held {
+		if o != nil {
+			o.Release()
+			k.held[i] = nil
+		}
+	}
 }
 
 // Close releases the kernel, after a launch in progress; later launches

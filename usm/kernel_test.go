@@ -165,3 +165,44 @@ func TestBuildProgramRefusals(t *testing.T) {
 	assert.Equal(t, "clBuildProgram: the program does not build: failed\nline 1: error", be.Error())
 	assert.Equal(t, "ValueError", usm.PythonException(be))
 }
+
+// An array argument reaches the backend as the address of its element 0,
+// held for the launch and released after it; a read-only array and one
+// whose memory is gone are refused before the backend sees anything, on
+// an empty range too.
+func TestArrayArg(t *testing.T) {
+	l := &recorder{}
+	k := usm.NewKernel("k", 2, l)
+	q, err := cpu.Default().Queue(0)
+	require.NoError(t, err)
+	host := new(cpu.Backend)
+	alloc, err := host.AllocHost(64)
+	require.NoError(t, err)
+	arr, err := usm.NewRegistry(host).NewArray(alloc, dtype.Float32, []int64{4, 4})
+	require.NoError(t, err)
+	view := *arr
+	view.Shape, view.Strides, view.Offset = []int64{4}, []int64{-4}, 13 // column 1, bottom up
+
+	_, err = k.Launch(q, usm.NDRange(4), nil, usm.ArrayArg(&view), usm.Scalar(float32(1)))
+	require.NoError(t, err)
+	require.Equal(t, 1, l.launches)
+	assert.True(t, l.args[0].IsPointer())
+	assert.EqualValues(t, alloc.Pointer()+13*4, l.args[0].Bits(), "element 0's address")
+
+	ro := *arr
+	ro.ReadOnly = true
+	for _, r := range []usm.Range{usm.NDRange(4), usm.NDRange(0)} {
+		_, err = k.Launch(q, r, nil, usm.ArrayArg(&ro), usm.Scalar(float32(1)))
+		assert.ErrorIs(t, err, usm.ErrBuffer)
+		assert.ErrorContains(t, err, "argument 0 of kernel \"k\"")
+	}
+	require.NoError(t, alloc.Free())
+	assert.False(t, alloc.Live(), "the launch's hold was released")
+	for _, r := range []usm.Range{usm.NDRange(4), usm.NDRange(0)} {
+		_, err = k.Launch(q, r, nil, usm.Scalar(float32(1)), usm.ArrayArg(arr))
+		assert.ErrorIs(t, err, usm.ErrClosed)
+		assert.ErrorIs(t, err, usm.ErrValue)
+		assert.Equal(t, "ValueError", usm.PythonException(err))
+	}
+	assert.Equal(t, 1, l.launches, "nothing reached the backend")
+}

@@ -83,13 +83,6 @@ func (r *Registry) rankedBackends() []Backend {
 	return r.backends
 }
 
-// Devices returns every device in the global order.
-func (r *Registry) Devices() []syclobj.Device {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return slices.Clone(r.descs)
-}
-
 // deviceAt returns the backend and backend-local index of a global device.
 func (r *Registry) deviceAt(global int) (Backend, int, error) {
 	r.mu.RLock()

@@ -375,14 +375,14 @@ func TestRegistryDeviceOrder(t *testing.T) {
 		local int
 	}{{l0, 0}, {l0, 1}, {ocl1, 0}, {ocl1, 1}, {ocl2, 0}, {host, 0}}
 	for g, w := range want {
-		b, local, err := reg.Device(g)
+		b, local, err := reg.DeviceAt(g)
 		require.NoError(t, err)
 		assert.Same(t, w.b, b, "global %d", g)
 		assert.Equal(t, w.local, local)
 		assert.Equal(t, g, reg.GlobalIndex(w.b, w.local))
 	}
 	for _, g := range []int{-1, 6} {
-		_, _, err := reg.Device(g)
+		_, _, err := reg.DeviceAt(g)
 		requireKind(t, err, usm.ErrValue)
 	}
 	assert.Equal(t, -1, reg.GlobalIndex(l0, 2))

@@ -47,17 +47,40 @@ func accessErr(k *errkind.Kind, op, reason string) error {
 	return &accessError{Op: op, Reason: reason, kind: k}
 }
 
-// elementTypes maps the kinds of Element's types to element types.
-var elementTypes = map[reflect.Kind]dtype.Type{
-	reflect.Bool: dtype.Bool,
-	reflect.Int8: dtype.Int8, reflect.Int16: dtype.Int16, reflect.Int32: dtype.Int32, reflect.Int64: dtype.Int64,
-	reflect.Uint8: dtype.Uint8, reflect.Uint16: dtype.Uint16, reflect.Uint32: dtype.Uint32, reflect.Uint64: dtype.Uint64,
-	reflect.Float32: dtype.Float32, reflect.Float64: dtype.Float64,
-	reflect.Complex64: dtype.Complex64, reflect.Complex128: dtype.Complex128,
+// typeFor is the element type of T: a switch on its kind, not a map
+// lookup, since every typed access asks (a map lookup cost as much as the
+// rest of a small View's checks).
+func typeFor[T Element]() dtype.Type {
+	switch reflect.TypeFor[T]().Kind() {
+	case reflect.Bool:
+		return dtype.Bool
+	case reflect.Int8:
+		return dtype.Int8
+	case reflect.Int16:
+		return dtype.Int16
+	case reflect.Int32:
+		return dtype.Int32
+	case reflect.Int64:
+		return dtype.Int64
+	case reflect.Uint8:
+		return dtype.Uint8
+	case reflect.Uint16:
+		return dtype.Uint16
+	case reflect.Uint32:
+		return dtype.Uint32
+	case reflect.Uint64:
+		return dtype.Uint64
+	case reflect.Float32:
+		return dtype.Float32
+	case reflect.Float64:
+		return dtype.Float64
+	case reflect.Complex64:
+		return dtype.Complex64
+	case reflect.Complex128:
+		return dtype.Complex128
+	}
+	return dtype.Type{} // unreachable: Element admits no other kind
 }
-
-// typeFor is the element type of T.
-func typeFor[T Element]() dtype.Type { return elementTypes[reflect.TypeFor[T]().Kind()] }
 
 // checkType refuses a T that is not the array's element type and a
 // byte-swapped element type (Go values are in host order), then validates
@@ -90,11 +113,31 @@ func checkHost(op string, a *Array) error {
 // bool array must hold only bytes 0 and 1 when viewed. Anything else is an
 // error naming what was wrong: ErrType for a T that is not the element type,
 // ErrBuffer for memory or a layout View cannot serve, ErrValue for a bool
-// byte that is neither 0 nor 1. For read-only or strided arrays use
-// Values, At or CopyToSlice. The slice is valid while
-// the array's memory is (see Array.Owner).
+// byte that is neither 0 nor 1, ErrClosed for memory that has been freed.
+// For read-only or strided arrays use Values, At or CopyToSlice.
+//
+// The slice holds no reference to the memory: it is valid until the
+// array's Owner lets the memory go (Allocation.Free, when no export holds
+// it). A Free on another goroutine while the slice is in use frees the
+// memory under it, which no check can see; a program that shares the
+// memory across goroutines holds a reference for as long as the slice is
+// used (Hold, then Release), or uses an NDArray, whose slices are valid
+// until its Close.
 func View[T Element](a *Array) ([]T, error) {
 	const op = "usm.View"
+	o, err := a.hold(op)
+	if err != nil {
+		return nil, err
+	}
+	// Released by hand, not deferred: a defer that is not open-coded
+	// costs as much as the rest of a small View (callgrind).
+	xs, err := view[T](op, a)
+	release(o)
+	return xs, err
+}
+
+// view is View of an array whose memory is held.
+func view[T Element](op string, a *Array) ([]T, error) {
 	if err := checkType[T](op, a); err != nil {
 		return nil, err
 	}
@@ -135,6 +178,18 @@ func View[T Element](a *Array) ([]T, error) {
 // use Values or CopyToSlice.
 func At[T Element](a *Array, index ...int64) (T, error) {
 	const op = "usm.At"
+	o, err := a.hold(op)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := at[T](op, a, index)
+	release(o)
+	return v, err
+}
+
+// at is At of an array whose memory is held.
+func at[T Element](op string, a *Array, index []int64) (T, error) {
 	var v T
 	if err := checkType[T](op, a); err != nil {
 		return v, err
@@ -142,16 +197,9 @@ func At[T Element](a *Array, index ...int64) (T, error) {
 	if err := checkHost(op, a); err != nil {
 		return v, err
 	}
-	if len(index) != len(a.Shape) {
-		return v, accessErr(errkind.Value, op, strconv.Itoa(len(index))+" indices for an array of "+strconv.Itoa(len(a.Shape))+" dimensions")
-	}
-	st := a.EffectiveStrides()
-	el := a.Offset
-	for i, x := range index {
-		if x < 0 || x >= a.Shape[i] {
-			return v, accessErr(errkind.Value, op, "index "+strconv.FormatInt(x, 10)+" is out of bounds for dimension "+strconv.Itoa(i)+" of extent "+strconv.FormatInt(a.Shape[i], 10))
-		}
-		el += x * st[i] // within the validated window: no overflow
+	el, err := elementAt(op, a, index)
+	if err != nil {
+		return v, err
 	}
 	if err := a.Wait(); err != nil {
 		return v, err
@@ -160,13 +208,50 @@ func At[T Element](a *Array, index ...int64) (T, error) {
 	return v, nil
 }
 
+// elementAt is the element offset (from Data) of the element at index, of
+// an array whose layout checkType validated.
+func elementAt(op string, a *Array, index []int64) (int64, error) {
+	if len(index) != len(a.Shape) {
+		return 0, accessErr(errkind.Value, op, strconv.Itoa(len(index))+" indices for an array of "+strconv.Itoa(len(a.Shape))+" dimensions")
+	}
+	el := a.Offset
+	for i, x := range index {
+		if x < 0 || x >= a.Shape[i] {
+			return 0, accessErr(errkind.Value, op, "index "+strconv.FormatInt(x, 10)+" is out of bounds for dimension "+strconv.Itoa(i)+" of extent "+strconv.FormatInt(a.Shape[i], 10))
+		}
+		s := int64(1)
+		if a.Strides != nil {
+			s = a.Strides[i]
+		} else {
+			for _, e := range a.Shape[i+1:] {
+				s *= max(e, 1)
+			}
+		}
+		el += x * s // within the validated window: no overflow
+	}
+	return el, nil
+}
+
 // Values waits on the array's queue and returns an iterator over the
 // elements of a host-accessible array of element type T in C (row-major)
 // order, for any layout: strided, negative strides, 0-d (one element) or
-// empty. The iterator reads the memory when it runs, so the array must stay
-// alive and unchanged by devices until it is done.
+// empty. The iterator reads the memory when it runs, holding the array's
+// Owner while it does, so the array must stay unchanged by devices until
+// it is done; an iterator run once the memory has been freed yields no
+// element (Values itself then returns ErrClosed).
 func Values[T Element](a *Array) (iter.Seq[T], error) {
 	const op = "usm.Values"
+	o, err := a.hold(op)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := values[T](op, a)
+	release(o)
+	return seq, err
+}
+
+// values is Values of an array whose memory is held.
+func values[T Element](op string, a *Array) (iter.Seq[T], error) {
 	if err := checkType[T](op, a); err != nil {
 		return nil, err
 	}
@@ -179,8 +264,14 @@ func Values[T Element](a *Array) (iter.Seq[T], error) {
 	// The iterator keeps its own layout: changing a's fields later does
 	// not redirect it.
 	shape, strides := slices.Clone(a.Shape), slices.Clone(a.EffectiveStrides())
-	isz, data, offset := int64(a.DType.Size()), a.Data, a.Offset
+	isz, data, offset, owner := int64(a.DType.Size()), a.Data, a.Offset, a.Owner
 	return func(yield func(T) bool) {
+		if owner != nil {
+			if !owner.Retain() {
+				return
+			}
+			defer owner.Release()
+		}
 		forEachElement(shape, strides, offset, func(el int64) bool {
 			var v T
 			load(&v, data, el*isz)
@@ -215,6 +306,17 @@ func CopyFromSlice[T Element](a *Array, src []T) error {
 const stagingSlack = 4
 
 func copySlice[T Element](op string, a *Array, s []T, toArray bool) error {
+	o, err := a.hold(op)
+	if err != nil {
+		return err
+	}
+	err = copyHeld(op, a, s, toArray)
+	release(o)
+	return err
+}
+
+// copyHeld is copySlice of an array whose memory is held.
+func copyHeld[T Element](op string, a *Array, s []T, toArray bool) error {
 	if err := checkType[T](op, a); err != nil {
 		return err
 	}

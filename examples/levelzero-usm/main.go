@@ -53,7 +53,7 @@ func run() error {
 	}
 	defer b.Close()
 	reg := usm.NewRegistry(b)
-	fmt.Printf("1. Level Zero devices: %v\n", reg.Devices())
+	fmt.Printf("1. Level Zero devices: %v\n", b.Devices())
 
 	// 2. Shared USM on device 0, written from the host.
 	const n = 8

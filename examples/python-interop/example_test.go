@@ -92,15 +92,14 @@ func Example_arrayObject() {
 		fmt.Println(err)
 		return
 	}
-	host := cpu.Default()
-	alloc, _ := host.AllocHost(3 * 8)
-	defer alloc.Free() // NumPy's array keeps the memory while it lives
-	arr, _ := usm.NewRegistry(host).NewArray(alloc, dtype.Float64, []int64{3})
-	xs, _ := usm.View[float64](arr)
-	copy(xs, []float64{1, 2, 3})
+	dev, _ := usm.NewRegistry(cpu.Default()).Device("host")
+	x, _ := usm.Empty[float64](dev, usm.KindHost, 3)
+	defer x.Close() // NumPy's array keeps the memory while it lives
+	_ = x.CopyFrom([]float64{1, 2, 3})
+	arr, _ := x.Array() // the array as the lower-level API takes it
 
 	err = py.Do(func(g *pybridge.GIL) error {
-		a, err := g.ArrayObject(arr)
+		a, err := g.ArrayObject(arr) // numpy.ndarray for host memory, usm_ndarray for USM
 		if err != nil {
 			return err
 		}
@@ -123,7 +122,9 @@ func Example_arrayObject() {
 		}
 		return g.Exec("del a")
 	})
-	fmt.Println(xs, err)
+	out := make([]float64, 3)
+	_ = x.CopyTo(out)
+	fmt.Println(out, err)
 	// Output:
 	// ndarray 60.0
 	// [10 20 30] <nil>
@@ -152,13 +153,18 @@ func Example_dpctl() {
 			return err
 		}
 		defer g.DecRef(x)
-		arr, err := g.AsArray(x, nil) // nil: dpctl's registry
+		arr, err := g.AsArray(x, nil) // nil: dpctl's registry; its Owner holds x
 		if err != nil {
 			return err
 		}
-		defer arr.Owner.Release() // the Owner keeps x alive until then
+		y, err := usm.Adopt[float32](arr) // takes the Owner's reference over
+		if err != nil {
+			arr.Owner.Release()
+			return err
+		}
+		defer y.Close() // lets x go
 		out := make([]float32, 4)
-		err = usm.CopyToSlice(out, arr) // device USM: copied by the array's queue
+		err = y.CopyTo(out) // device USM: copied by the array's queue
 		fmt.Println(arr.Memory.Kind, arr.DLDevice.Type, out)
 		return err
 	})
@@ -166,14 +172,19 @@ func Example_dpctl() {
 		fmt.Println(err)
 	}
 
-	alloc, err := d.Alloc(0, usm.KindShared, 16) // USM of dpctl's device 0
+	dev, err := d.Registry().Device("opencl:cpu") // a device of dpctl's SYCL runtime
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer alloc.Free()
-	arr, _ := d.Registry().NewArray(alloc, dtype.Int32, []int64{4})
-	fmt.Println(arr.Memory.Kind, arr.DLDevice.Type)
+	z, err := usm.Empty[int32](dev, usm.KindShared, 4) // in the memory dpnp's arrays use
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer z.Close()
+	za, _ := z.Array()
+	fmt.Println(za.Memory.Kind, za.DLDevice.Type)
 	// Output:
 	// device kDLOneAPI [0 1 2 3]
 	// shared kDLOneAPI

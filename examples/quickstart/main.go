@@ -64,7 +64,7 @@ func run() error {
 	b, dev, kind, done, why := pick()
 	defer done()
 	reg := usm.NewRegistry(b)
-	fmt.Printf("1. backend: %s — %s; devices: %v\n", b.Name(), why, reg.Devices())
+	fmt.Printf("1. backend: %s — %s; devices: %v\n", b.Name(), why, b.Devices())
 
 	// 2. Allocate a 3x4 float32 array and fill it from the host.
 	const rows, cols = 3, 4

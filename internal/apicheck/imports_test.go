@@ -69,16 +69,17 @@ const (
 
 var layerOf = map[string]int{
 	"typestr": coreLayer, "dtype": coreLayer, "syclobj": coreLayer, "usm": coreLayer, "dlpack": coreLayer,
-	"cpu": backendLayer, "opencl": backendLayer, "levelzero": backendLayer, "dpctl": backendLayer,
+	"gonum": coreLayer, // usm's arrays as gonum's matrices: a module of its own (RATIONALE.md, "gonum in a module of its own")
+	"cpu":   backendLayer, "opencl": backendLayer, "levelzero": backendLayer, "dpctl": backendLayer,
 	"pybridge": pythonLayer, "pyext": pythonLayer, "python/ext": pythonLayer, "test/extmod": pythonLayer, "python/bench/benchmod": pythonLayer,
-	"test/nativemod": pythonLayer,
+	"test/nativemod": pythonLayer, "test/hostilemod": pythonLayer,
 }
 
 var layerNames = [...]string{"the protocol core", "the backends", "the Python boundary"}
 
 // testOnly are internal packages that only tests import (checked below):
 // they may import the public packages whose tests they serve.
-var testOnly = map[string]bool{"internal/testutil": true}
+var testOnly = map[string]bool{"internal/testutil": true, "internal/testutil/stale": true}
 
 // moduleDeps is Deps in both cgo modes (pyext's cgo files import more
 // than its pure-Go ones).

@@ -27,34 +27,17 @@ type Checker struct {
 }
 
 // NewChecker builds the module's packages (go list -export) to read their
-// export data.
+// export data, and those of the nested modules that hold public packages
+// (the gonum package), whose dependencies the main module does not have.
 func NewChecker(root string) (*Checker, error) {
-	cmd := exec.Command("go", "list", "-export", "-deps", "-json=ImportPath,Export,Module", "./...")
-	cmd.Dir = root
-	out, err := cmd.Output()
+	c := &Checker{root: root, fset: token.NewFileSet(), exports: map[string]string{}}
+	mods, err := NestedModules(root)
 	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return nil, fmt.Errorf("go list: %v\n%s", err, ee.Stderr)
-		}
 		return nil, err
 	}
-	c := &Checker{root: root, fset: token.NewFileSet(), exports: map[string]string{}}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	for dec.More() {
-		var p struct {
-			ImportPath, Export string
-			Module             *struct {
-				Path string
-				Main bool
-			}
-		}
-		if err := dec.Decode(&p); err != nil {
+	for _, mod := range append([]string{"."}, mods...) {
+		if err := c.listExports(mod); err != nil {
 			return nil, err
-		}
-		c.exports[p.ImportPath] = p.Export
-		if p.Module != nil && p.Module.Main {
-			c.module = p.Module.Path
 		}
 	}
 	c.imp = importer.ForCompiler(c.fset, "gc", func(path string) (io.ReadCloser, error) {
@@ -65,6 +48,42 @@ func NewChecker(root string) (*Checker, error) {
 		return os.Open(f)
 	})
 	return c, nil
+}
+
+// listExports reads the export data of the packages of the module in
+// dir (relative to the root) and of their dependencies; the main module's
+// path is the root's.
+func (c *Checker) listExports(dir string) error {
+	cmd := exec.Command("go", "list", "-export", "-deps", "-json=ImportPath,Export,Module", "./...")
+	cmd.Dir = filepath.Join(c.root, dir)
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("go list in %s: %v\n%s", dir, err, ee.Stderr)
+		}
+		return err
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p struct {
+			ImportPath, Export string
+			Module             *struct {
+				Path string
+				Main bool
+			}
+		}
+		if err := dec.Decode(&p); err != nil {
+			return err
+		}
+		if c.exports[p.ImportPath] == "" {
+			c.exports[p.ImportPath] = p.Export
+		}
+		if p.Module != nil && p.Module.Main && dir == "." {
+			c.module = p.Module.Path
+		}
+	}
+	return nil
 }
 
 // Check type-checks the public package in dir (relative to the root), in

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -61,6 +62,29 @@ func Public(root string) ([]string, error) {
 		return nil
 	})
 	return dirs, err
+}
+
+// NestedModules lists the directories (relative to root, with '/') of the
+// modules nested in the module at root that hold public packages: those
+// Public walks into (gonum, whose dependency the main module keeps out of
+// its users' module graphs).
+func NestedModules(root string) ([]string, error) {
+	pkgs, err := Public(root)
+	if err != nil {
+		return nil, err
+	}
+	var mods []string
+	for _, p := range pkgs {
+		for d := p; d != "." && d != ""; d = filepath.ToSlash(filepath.Dir(d)) {
+			if _, err := os.Stat(filepath.Join(root, d, "go.mod")); err == nil {
+				if !slices.Contains(mods, d) {
+					mods = append(mods, d)
+				}
+				break
+			}
+		}
+	}
+	return mods, nil
 }
 
 // sources lists the non-test Go files of dir.

@@ -42,6 +42,21 @@ static int64_t ffi_status6_each(uintptr_t fn, const uintptr_t *args, int32_t n)
 	return (int64_t)n << 32;
 }
 
+// ffi_status_seq makes n calls, each a row of seven words: a function of
+// six arguments and the arguments, until one returns a nonzero status; it
+// returns that row's index (n if none did) and its status as
+// ffi_status6_each does.
+static int64_t ffi_status_seq(const uintptr_t *rows, int32_t n)
+{
+	for (int32_t k = 0; k < n; k++) {
+		const uintptr_t *r = rows + 7 * k;
+		int32_t s = ((ffi_status6)r[0])(r[1], r[2], r[3], r[4], r[5], r[6]);
+		if (s != 0)
+			return ((int64_t)k << 32) | (uint32_t)s;
+	}
+	return (int64_t)n << 32;
+}
+
 // ffi_call0_then calls f, which returns a C int, and g only if f returned
 // nonzero: both results (g's 0 when it was not called). Only f's int is
 // read: the bits of the register above it are not the callee's to set.
@@ -145,6 +160,16 @@ func call10(fn uintptr, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 uintptr) uintptr 
 // status6Each is Fn.Status6Each with cgo: every call in one crossing.
 func status6Each(fn uintptr, args *[MaxStatusCalls][6]uintptr, n int) (int, int32) {
 	r := int64(C.ffi_status6_each(C.uintptr_t(fn), (*C.uintptr_t)(unsafe.Pointer(&args[0][0])), C.int32_t(n)))
+	return int(r >> 32), int32(uint32(r))
+}
+
+// A StatusCall is the row ffi_status_seq reads, seven words: the index
+// is out of range, a compile error, otherwise.
+var _ = [1]struct{}{}[unsafe.Sizeof(StatusCall{})-7*unsafe.Sizeof(uintptr(0))]
+
+// statusSeq is StatusSeq with cgo: every call in one crossing.
+func statusSeq(calls []StatusCall) (int, int32) {
+	r := int64(C.ffi_status_seq((*C.uintptr_t)(unsafe.Pointer(&calls[0])), C.int32_t(len(calls))))
 	return int(r >> 32), int32(uint32(r))
 }
 

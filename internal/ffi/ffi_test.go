@@ -166,6 +166,43 @@ func TestStatus6Each(t *testing.T) {
 	assert.Panics(t, func() { memcmp.Status6Each(&rows, MaxStatusCalls+1) })
 }
 
+// StatusSeq makes each row's own call in turn and stops at the first
+// nonzero status, saying where: memcmp's 0 for equal bytes, then
+// strncmp's nonzero for different ones, and the row after it is never
+// called (abort). With cgo it allocates nothing. A row without a function
+// panics, and names the row.
+func TestStatusSeq(t *testing.T) {
+	l, err := OpenLib(RTLDNow|RTLDLocal, "libc.so.6")
+	require.NoError(t, err)
+	var memcmp, strncmp, abort Fn
+	require.NoError(t, l.Resolve(Required(&memcmp, "memcmp"), Required(&strncmp, "strncmp"), Required(&abort, "abort")))
+	a, b := []byte("ab\x00"), []byte("ac\x00")
+	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	calls := []StatusCall{
+		{Fn: memcmp, Args: [6]uintptr{pa, pb, 1}},
+		{Fn: strncmp, Args: [6]uintptr{pa, pa, 3}},
+		{Fn: strncmp, Args: [6]uintptr{pb, pa, 3}},
+		{Fn: abort},
+	}
+	at, s := StatusSeq(calls)
+	assert.Equal(t, 2, at, "the first nonzero status is the third call's")
+	assert.Greater(t, s, int32(0), "strncmp(\"ac\", \"ab\") is positive")
+	at, s = StatusSeq(calls[:2])
+	assert.Equal(t, 2, at)
+	assert.Zero(t, s)
+	at, s = StatusSeq(nil)
+	assert.Zero(t, at)
+	assert.Zero(t, s)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if cgoEnabled {
+		assert.Zero(t, testing.AllocsPerRun(100, func() { StatusSeq(calls[:2]) }))
+	}
+	assert.PanicsWithValue(t, "ffi.StatusSeq: call 1 has no function", func() {
+		StatusSeq([]StatusCall{{Fn: memcmp, Args: [6]uintptr{pa, pa, 1}}, {}})
+	})
+}
+
 // Call0Then calls the second function only when the first returned
 // nonzero, and gives both results.
 func TestCall0Then(t *testing.T) {

@@ -1,5 +1,7 @@
 package ffi
 
+import "strconv"
+
 // Fixed-arity calls for hot paths. Call's variadic slice escapes (its
 // uintptrescapes directive keeps every argument's pointee alive by
 // moving the slice to the heap), which costs one allocation per call;
@@ -114,4 +116,36 @@ func (f Fn) Call0Then(g Fn) (int32, uintptr) { return call0Then(uintptr(f), uint
 //go:uintptrescapes
 func (f Fn) Call1Use(use, release Fn, a uintptr) uintptr {
 	return call1Use(uintptr(f), uintptr(use), uintptr(release), a)
+}
+
+// StatusCall is one call of StatusSeq: Fn, a C function of up to six
+// integer arguments that returns a 32-bit status (0: success), and its
+// arguments (those the callee does not declare are ignored, as with
+// Call).
+type StatusCall struct {
+	Fn   Fn
+	Args [6]uintptr
+}
+
+// StatusSeq makes calls in order and stops at the first that returns a
+// nonzero status: it returns that call's index (len(calls) if every call
+// returned 0) and its status. With cgo the calls take one crossing into C
+// between them, not one each: the native calls of a kernel launch (its
+// changed arguments, the reset of its event, the append) cost one
+// transition. Every call needs its function (a zero Fn panics). The rules
+// of Status6Each hold for what the calls read or write through addresses
+// in their arguments: C memory or Go heap memory kept alive until
+// StatusSeq returns, never a stack variable. With cgo, C reads calls in
+// place, which moves a slice on the stack to the heap: keep it with the
+// memory its calls point to (a kernel's launch scratch).
+func StatusSeq(calls []StatusCall) (int, int32) {
+	for i := range calls {
+		if calls[i].Fn == 0 {
+			panic("ffi.StatusSeq: call " + strconv.Itoa(i) + " has no function")
+		}
+	}
+	if len(calls) == 0 {
+		return 0, 0
+	}
+	return statusSeq(calls)
 }

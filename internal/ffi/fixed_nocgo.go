@@ -73,6 +73,19 @@ func status6Each(fn uintptr, args *[MaxStatusCalls][6]uintptr, n int) (int, int3
 	return n, 0
 }
 
+// statusSeq is StatusSeq without cgo: one SyscallN per call.
+func statusSeq(calls []StatusCall) (int, int32) {
+	for k := range calls {
+		c := &calls[k]
+		a := &c.Args
+		r, _, _ := purego.SyscallN(uintptr(c.Fn), a[0], a[1], a[2], a[3], a[4], a[5])
+		if s := int32(uint32(r)); s != 0 {
+			return k, s
+		}
+	}
+	return len(calls), 0
+}
+
 // call0Then is Fn.Call0Then without cgo: two SyscallN.
 func call0Then(f, g uintptr) (int32, uintptr) {
 	r, _, _ := purego.SyscallN(f)

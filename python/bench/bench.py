@@ -282,7 +282,9 @@ GO_ROWS = [
      [("C `clEnqueueNDRangeKernel` (%s)" % rt, "LaunchEmpty/%s/c-enqueue" % rt, "LaunchEmpty/%s/go" % rt)
       for rt in ("pocl", "intel-opencl")]),
     ("launch_levelzero", "empty kernel launched from Go, Level Zero (fake driver)", "./levelzero", "^BenchmarkLaunchEmpty$",
-     [("C `zeCommandListAppendLaunchKernel`", "LaunchEmpty/c-append", "LaunchEmpty/go")]),
+     [("C `zeCommandListAppendLaunchKernel`", "LaunchEmpty/c-append", "LaunchEmpty/go"),
+      ("C append + `zeEventHostSynchronize` + `zeEventHostReset` (asynchronous list)",
+       "LaunchEmpty/async/c-append", "LaunchEmpty/async/go")]),
     ("launch_dpctl", "empty kernel launched from Go, dpctl", "./dpctl", "^BenchmarkLaunchEmpty$",
      [("C `DPCTLQueue_SubmitRange`", "LaunchEmpty/c-submit", "LaunchEmpty/go")]),
     ("extent_query", "extent check of USM from elsewhere (Intel OpenCL)", "./opencl",
@@ -459,10 +461,16 @@ An empty kernel over one work-item launched from Go through
 (`internal/testutil/testdata/launchpeer.c`), on each OpenCL runtime.""",
     "launch_levelzero": """\
 The same through the Level Zero loader and the fake driver
-(`./levelzero`): `zeCommandListAppendLaunchKernel` on the Backend's
-synchronous immediate list, `zeEventHostSynchronize`, `zeEventHostReset`
-in C beside Go. The driver runs nothing, so this is the cost of the
-calls (cgo transitions included), not of a GPU.""",
+(`./levelzero`). On the Backend's immediate list, which is synchronous, a
+launch is done when its append returns, so neither side makes an event:
+`zeCommandListAppendLaunchKernel` alone in C beside Go, whose launch
+returns the zero `usm.Event`. On an asynchronous immediate list each
+launch signals an event: the append signalling one, then
+`zeEventHostSynchronize` and `zeEventHostReset` in C. Go makes its
+native calls of a launch in one crossing into C (RATIONALE.md, "A Level
+Zero launch: one crossing, no event it does not need"). The
+driver runs nothing, so this is the cost of the calls (cgo transitions
+included), not of a GPU.""",
     "launch_dpctl": """\
 The same through dpctl's library on the OpenCL CPU device's in-order
 queue (`./dpctl`): `DPCTLQueue_SubmitRange`, `DPCTLEvent_Wait`,

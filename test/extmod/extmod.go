@@ -75,6 +75,7 @@ func Module(m *pyext.Module) error {
 	pyext.Func1R(m, "ascending", "x[0] of a 1-D float64 array whose elements ascend.", ascending, pyext.P("x", pyext.NDim(1)))
 	definePlan(m)
 	defineWide(m)
+	defineComposition(m)
 	return nil
 }
 

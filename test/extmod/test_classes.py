@@ -101,6 +101,36 @@ def test_the_same_value_is_the_same_object():
     assert extmod.closed_plans() == closed + 1, "the Go value is closed once, when its object goes"
 
 
+# A class of a zero-size Go type (struct{}): Go gives every zero-size
+# allocation one address, so its values cannot be told apart. Each object
+# is its own, and each is closed once when it goes (issue 41: Zero() is
+# Zero() held, and two constructions were closed once).
+def test_zero_size_objects_are_each_their_own():
+    gc.collect()
+    closes = extmod.zero_closes()
+    a, b = extmod.Zero(), extmod.Zero()
+    assert a is not b and type(a) is extmod.Zero
+    c = a.itself()
+    assert c is not a, "a zero-size value has no identity to find its object by"
+    del a, b, c
+    assert extmod.zero_closes() == closes + 3
+
+
+# Methods of one name over other element types are overloads, as functions
+# are (issue 41: "class Box: kind defined twice" at import), for the
+# typed MethodNR and Method's any arity alike.
+def test_methods_overload_on_element_types():
+    b = extmod.Box(7)
+    assert b.kind(np.ones(2, "f4")) == "float32" and b.kind(np.ones(2)) == "float64"
+    with pytest.raises(TypeError, match=r"Box.kind\(\) argument 'x' must be an array of float32 or float64, got int32"):
+        b.kind(np.ones(2, "i4"))
+    assert b.first(np.array([2], "f4"), 1) == 3.007 and b.first(np.array([5], "i4"), k=2) == 7.007
+    assert b.first(np.array([5], "i4")) == 5.007
+    with pytest.raises(TypeError, match=r"Box.first\(\) argument 'x' must be an array of float32 or int32, got float64"):
+        b.first(np.ones(1))
+    assert str(inspect.signature(b.first)) == "(x, k=0)"
+
+
 # An error from the Go value's Close, and a panic in it, go to the
 # unraisable hook; the panic is the user's, named by the class's method as
 # a method's panic is (it read "usmbridge: internal error: Go panic in

@@ -256,6 +256,82 @@ CASES = {
             else:
                 raise AssertionError("took a str")
         """,
+    # A value Go returns after its object went and closed it (issue 41: a
+    # Holder's *Box, its Box object deleted): refused with a RuntimeError
+    # naming the method and the class, never wrapped in a new object that
+    # would pass a closed value off as alive and close it a second time
+    # (a Close that frees native memory freed it twice). A Box Go made
+    # before any object held it is wrapped once, and closed once; a value
+    # of a type without Close is wrapped again, harmlessly.
+    "value returned after its object went": """
+        b = extmod.Box(101)
+        c = extmod.Holder(b)
+        assert c.box() is b
+        del b
+        assert extmod.box_closes(101) == 1
+        for _ in range(2):
+            try:
+                r = c.box()
+            except RuntimeError as e:
+                assert "Holder.box() returned a Box whose object is gone" in str(e), e
+            else:
+                raise AssertionError("a closed Box was returned as alive")
+        del c
+        gc.collect()
+        assert extmod.box_closes(101) == 1, "closed %d times" % extmod.box_closes(101)
+        h = extmod.holder_of_new(102)
+        b = h.box()
+        assert b.id == 102 and h.box() is b and extmod.box_closes(102) == 0
+        del b
+        gc.collect()
+        assert extmod.box_closes(102) == 1
+        try:
+            h.box()
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("a closed Box was returned as alive")
+        t = extmod.token(5)
+        extmod.keep_token(t)
+        del t
+        assert extmod.kept_token().id == 5
+        """,
+    # A method's receiver cleared while a later argument is read (its
+    # __float__ runs Python: here it calls the class's tp_clear, as the
+    # collector does to a cycle, and makes a new object). The call keeps
+    # the object's value until it ends: the method runs on it, not on the
+    # new object that took its handle (it returned 999, the intruder's),
+    # and Close runs once, after the call. tp_clear is called through
+    # ctypes as in test_classes.py's CLEARED.
+    "receiver cleared during the call": """
+        import ctypes
+        T = extmod.Plan
+        assert ctypes.c_ulong.from_address(id(T) + 168).value == T.__flags__, "PyTypeObject layout"
+        clear = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object)(ctypes.c_void_p.from_address(id(T) + 192).value)
+        p = T(1.0)
+        closed = extmod.closed_plans()
+        seen = []
+        class Clears:
+            def __float__(self):
+                clear(p)
+                seen.append(extmod.closed_plans())
+                seen.append(T(999.0))
+                return 1.0
+        got = p.poly(0.0, Clears(), 0.0, 0.0)
+        assert got == 1.0, "the method ran on another object's value: %r" % got
+        assert seen[0] == closed, "closed while the call ran on it"
+        assert extmod.closed_plans() == closed + 1, "not closed once when the call ended"
+        try:
+            p.a
+        except TypeError as e:
+            assert "Go value is gone" in str(e), e
+        else:
+            raise AssertionError("a cleared object was used")
+        assert seen[1].a == 999.0 and seen[1].itself() is seen[1]
+        del p, seen
+        gc.collect()
+        assert extmod.closed_plans() == closed + 2
+        """,
     # 20,000 goroutines waiting for the GIL at once: each waits in Go, not
     # on an OS thread of its own.
     "many goroutines": """

@@ -64,6 +64,7 @@ type API struct {
 	platformGetDefaultContext, platformDelete                        ffi.Fn
 	mgrGetDevices, mgrGetCachedContext                               ffi.Fn
 	vectorSize, vectorGetAt, vectorDelete                            ffi.Fn
+	deviceGetVendor, deviceGetDriverVersion, platformGetName         ffi.Fn // optional: a device's description
 
 	native  Native
 	interop Interop
@@ -128,6 +129,10 @@ func Load(lib *ffi.Lib) (*API, error) {
 		ffi.Required(&a.vectorSize, "DPCTLDeviceVector_Size"),
 		ffi.Required(&a.vectorGetAt, "DPCTLDeviceVector_GetAt"),
 		ffi.Required(&a.vectorDelete, "DPCTLDeviceVector_Delete"),
+		// Optional: only a device's description needs them.
+		ffi.Optional(&a.deviceGetVendor, "DPCTLDevice_GetVendor"),
+		ffi.Optional(&a.deviceGetDriverVersion, "DPCTLDevice_GetDriverVersion"),
+		ffi.Optional(&a.platformGetName, "DPCTLPlatform_GetName"),
 		// Optional: only the extents of allocations need them (native.go).
 		ffi.Optional(&a.native.GetBackend, "DPCTLContext_GetBackend"),
 		ffi.Optional(&a.native.GetNative, symContextGetNative),
@@ -255,6 +260,30 @@ func (a *API) DeviceGetName(dev uintptr) string {
 	defer a.cstringDelete.Call1(c)
 	return goString(c)
 }
+
+// DeviceGetVendor, DeviceGetDriverVersion and PlatformGetName return the
+// string dpctl reports ("" where the library lacks the function); the C
+// string it allocates is deleted here.
+func (a *API) DeviceGetVendor(dev uintptr) string { return a.giveString(a.deviceGetVendor, dev) }
+func (a *API) DeviceGetDriverVersion(dev uintptr) string {
+	return a.giveString(a.deviceGetDriverVersion, dev)
+}
+func (a *API) PlatformGetName(p uintptr) string { return a.giveString(a.platformGetName, p) }
+
+// giveString calls fn(arg), a function that gives a C string, and returns
+// it as a Go string after deleting the C one.
+func (a *API) giveString(fn ffi.Fn, arg uintptr) string {
+	if !fn.Present() {
+		return ""
+	}
+	c := fn.Call1(arg)
+	if c == 0 {
+		return ""
+	}
+	defer a.cstringDelete.Call1(c)
+	return goString(c)
+}
+
 func (a *API) PlatformGetDefaultContext(p uintptr) uintptr {
 	return a.platformGetDefaultContext.Call1(p)
 }

@@ -188,35 +188,119 @@ func (l *Lib) KernelSuggestGroupSize(k Kernel, gx, gy, gz uint32, out *[3]uint32
 		uintptr(unsafe.Pointer(&out[0])), uintptr(unsafe.Pointer(&out[1])), uintptr(unsafe.Pointer(&out[2]))))
 }
 
-// KernelSetArgumentValue sets argument i to size bytes at v, which the
-// driver copies (zeKernelSetArgumentValue).
-func (l *Lib) KernelSetArgumentValue(k Kernel, i uint32, size uintptr, v unsafe.Pointer) error {
-	return check("zeKernelSetArgumentValue", l.kern.kernelSetArgumentValue.Call4(uintptr(k), uintptr(i), size, uintptr(v)))
+// Launch is the native calls of one kernel launch, made in one crossing
+// into C (ffi.StatusSeq) by Run: the arguments set since the last launch
+// (zeKernelSetArgumentValue), the reset of the event the launch signals
+// (zeEventHostReset) and the append (zeCommandListAppendLaunchKernel).
+// It is its owner's scratch (a kernel's, one launch at a time), sized
+// once, so a launch allocates nothing. What the calls read through
+// addresses (argument values, the group count, the wait list) is read
+// during Run: Go heap memory or C memory its owner keeps alive.
+type Launch struct {
+	l     *Lib
+	calls []ffi.StatusCall
+	what  []int // per call: the argument index it sets, or a step below
+	n     int   // the calls added since the last Run
 }
 
-// AppendLaunchKernel appends a launch of count groups that signals signal
-// (may be 0) after wait (zeCommandListAppendLaunchKernel); count and wait
-// are the caller's memory, read during the call.
-func (l *Lib) AppendLaunchKernel(cl CommandList, k Kernel, count *GroupCount, signal Event, wait []Event) error {
-	nw, pw := sliceArg(wait)
-	return check("zeCommandListAppendLaunchKernel", l.kern.commandListAppendLaunchKernel.Call6(uintptr(cl), uintptr(k),
-		uintptr(unsafe.Pointer(count)), uintptr(signal), nw, pw))
+// The calls of a Launch that set no argument.
+const (
+	stepReset  = -1 - iota // zeEventHostReset
+	stepAppend             // zeCommandListAppendLaunchKernel
+)
+
+// NewLaunch returns the scratch of launches of a kernel of nargs
+// arguments.
+func (l *Lib) NewLaunch(nargs int) *Launch {
+	return &Launch{l: l, calls: make([]ffi.StatusCall, nargs+2), what: make([]int, nargs+2)}
 }
 
-// TypeQuery is the memory zeMemGetAllocProperties writes, kept by its
-// caller (a kernel's launch scratch) so a query allocates nothing.
-type TypeQuery struct {
-	props zeMemoryAllocationProperties
-	dev   Device
+// add appends a call of fn and returns its arguments to fill in (at most
+// nargs + 2 calls are added before a Run). The row is written in place,
+// and the arguments the callee does not take are left as they were: it
+// never reads them.
+func (s *Launch) add(what int, fn ffi.Fn) *[6]uintptr {
+	c := &s.calls[s.n]
+	s.what[s.n] = what
+	s.n++
+	c.Fn = fn
+	return &c.Args
 }
 
-// MemType classifies p (zeMemGetAllocProperties) into q's memory and
-// returns its MemoryType*, MemoryTypeUnknown for unknown memory or any
-// error.
-func (l *Lib) MemType(c Context, p uintptr, q *TypeQuery) uint32 {
-	q.props = zeMemoryAllocationProperties{header: header{stype: stypeMemoryAllocationProps}}
-	if Status(uint32(l.memGetAllocProperties.Call4(uintptr(c), p, uintptr(unsafe.Pointer(&q.props)), uintptr(unsafe.Pointer(&q.dev))))) != Success {
-		return MemoryTypeUnknown
+// SetArgumentValue adds the setting of argument i to size bytes at v,
+// which the driver copies (zeKernelSetArgumentValue).
+func (s *Launch) SetArgumentValue(k Kernel, i uint32, size uintptr, v unsafe.Pointer) {
+	a := s.add(int(i), s.l.kern.kernelSetArgumentValue)
+	a[0], a[1], a[2], a[3] = uintptr(k), uintptr(i), size, uintptr(v)
+}
+
+// Append adds the append of a launch of count groups after wait that
+// signals signal (zeCommandListAppendLaunchKernel), an event reset first
+// (zeEventHostReset), or nothing (signal 0).
+func (s *Launch) Append(cl CommandList, k Kernel, count *GroupCount, signal Event, wait []Event) {
+	if signal != 0 {
+		a := s.add(stepReset, s.l.eventHostReset)
+		a[0] = uintptr(signal)
 	}
-	return q.props.typ
+	a := s.add(stepAppend, s.l.kern.commandListAppendLaunchKernel)
+	a[0], a[1], a[2], a[3] = uintptr(cl), uintptr(k), uintptr(unsafe.Pointer(count)), uintptr(signal)
+	a[4], a[5] = sliceArg(wait)
+}
+
+// Run makes the calls added since the last Run, in one crossing, and
+// forgets them. It stops at the first that fails: err is an *Error
+// naming it, and arg the index of the argument when it was a
+// zeKernelSetArgumentValue (else -1).
+func (s *Launch) Run() (arg int, err error) {
+	n := s.n
+	s.n = 0
+	at, st := ffi.StatusSeq(s.calls[:n])
+	if at == n {
+		return -1, nil
+	}
+	switch what := s.what[at]; what {
+	case stepReset:
+		return -1, &Error{Op: "zeEventHostReset", Status: Status(uint32(st))}
+	case stepAppend:
+		return -1, &Error{Op: "zeCommandListAppendLaunchKernel", Status: Status(uint32(st))}
+	default:
+		return what, &Error{Op: "zeKernelSetArgumentValue", Status: Status(uint32(st))}
+	}
+}
+
+// TypeQuery is the memory of MemTypes, kept by its caller (a kernel's
+// launch scratch) and sized once, so a query allocates nothing.
+type TypeQuery struct {
+	calls []ffi.StatusCall
+	props []zeMemoryAllocationProperties
+	devs  []Device
+	types []uint32
+}
+
+// NewTypeQuery returns the memory of MemTypes of up to n pointers.
+func NewTypeQuery(n int) *TypeQuery {
+	return &TypeQuery{calls: make([]ffi.StatusCall, n), props: make([]zeMemoryAllocationProperties, n),
+		devs: make([]Device, n), types: make([]uint32, n)}
+}
+
+// MemTypes classifies each of ps (zeMemGetAllocProperties, all in one
+// crossing into C) into q's memory and returns their MemoryType*, valid
+// until q is used again: MemoryTypeUnknown for unknown memory, and for a
+// pointer the driver fails to classify and every one after it (the
+// calls stop at the first failure). ps holds at most the n of q.
+func (l *Lib) MemTypes(c Context, ps []uintptr, q *TypeQuery) []uint32 {
+	n := len(ps)
+	for i, p := range ps {
+		q.props[i] = zeMemoryAllocationProperties{header: header{stype: stypeMemoryAllocationProps}}
+		q.calls[i] = ffi.StatusCall{Fn: l.memGetAllocProperties, Args: [6]uintptr{uintptr(c), p,
+			uintptr(unsafe.Pointer(&q.props[i])), uintptr(unsafe.Pointer(&q.devs[i]))}}
+	}
+	at, _ := ffi.StatusSeq(q.calls[:n])
+	for i := range n {
+		q.types[i] = MemoryTypeUnknown
+		if i < at {
+			q.types[i] = q.props[i].typ
+		}
+	}
+	return q.types[:n]
 }
