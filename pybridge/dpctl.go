@@ -247,9 +247,11 @@ func defaultQueue(d *dpctl.Backend, local int) (*dpctl.Queue, error) {
 
 // QueueObject returns a new dpctl.SyclQueue over the same SYCL queue as q,
 // a queue of the interpreter's dpctl (an array's Queue): what a Python
-// consumer of the array orders its work with (dpnp.asarray of an object
-// with a sycl_queue attribute keeps its memory without a copy when that
-// queue is the one its __sycl_usm_array_interface__ names). For a queue
+// consumer of the array orders its work with (a usm_ndarray made from the
+// array, by dpnp.tensor.asarray of an object with its
+// __sycl_usm_array_interface__ or by ArrayObject, is on the queue the
+// interface's syclobj names and keeps the memory; dpnp.asarray of such an
+// object copies it, with dpnp 0.20, and refuses copy=False). For a queue
 // of the opencl backend it is the queue on a SYCL context made from the
 // queue's native context (dpctl.Backend.InteropQueue, which imports dpctl
 // if needed). NULL, and no error, for any other queue, where no SYCL

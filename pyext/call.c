@@ -203,8 +203,11 @@ PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyOb
 	if (go_status(ubx_go_call(f->index, vals, n, &res, &c)) == 0)
 		out = make_result(&res, bound, vals, holds, n);
 done:
-	for (int32_t j = 0; j < i; j++)
+	for (int32_t j = 0; j < i; j++) {
+		if (vals[j].kind == UBX_V_INSTANCE)
+			ubx_release_instance(&vals[j]);
 		hold_release(&holds[j]);
+	}
 	PyMem_Free(block);
 	return out;
 }

@@ -23,16 +23,13 @@ static PyObject **objects;
 
 static int64_t nobjects;
 
-/* instance_drop gives an object's Go value back to Go, which closes it if
- * it is an io.Closer. A forked child leaves it (it cannot enter Go). */
-static void instance_drop(Instance *o)
+/* give_back gives an object's Go value back to Go, which closes it if it
+ * is an io.Closer. A forked child leaves it (it cannot enter Go). */
+static void give_back(Instance *o)
 {
 	int64_t h = o->handle;
-	if (h == 0)
-		return;
 	o->handle = 0;
-	if (h < nobjects && objects[h] == (PyObject *)o)
-		objects[h] = NULL;
+	o->cleared = 0;
 	if (ubx_forked()) {
 		fork_skip();
 		return;
@@ -41,10 +38,34 @@ static void instance_drop(Instance *o)
 	PyErr_Fetch(&et, &ev, &tb);
 	if (ubx_go_drop_value(h) != 0) {
 		go_failed();
-		/* The type, not the object, which is being freed. */
+		/* The type, not the object, which may be being freed. */
 		PyErr_WriteUnraisable((PyObject *)Py_TYPE(o));
 	}
 	PyErr_Restore(et, ev, tb);
+}
+
+/* instance_drop ends an object's Go value, when the object is freed or
+ * cleared: no longer its object's (objects), and given back to Go, at once
+ * or, while calls run on it, when the last ends. */
+static void instance_drop(Instance *o)
+{
+	int64_t h = o->handle;
+	if (h == 0 || o->cleared)
+		return;
+	if (h < nobjects && objects[h] == (PyObject *)o)
+		objects[h] = NULL;
+	if (o->calls > 0) {
+		o->cleared = 1;
+		return;
+	}
+	give_back(o);
+}
+
+void ubx_release_instance(ubx_value *val)
+{
+	Instance *o = (Instance *)val->obj;
+	if (--o->calls == 0 && o->cleared)
+		give_back(o);
 }
 
 int instance_clear(Instance *o)
@@ -89,8 +110,9 @@ int ubx_read_instance(const ubx_func *f, const ubx_param *p, PyObject *o, ubx_va
 		}
 		return -1;
 	}
-	int64_t h = ((Instance *)o)->handle;
-	if (h == 0) {
+	Instance *in = (Instance *)o;
+	int64_t h = in->handle;
+	if (h == 0 || in->cleared) {
 		if (p->flags & UBX_F_SELF)
 			PyErr_Format(PyExc_TypeError,
 				     "%s(): the %s object's Go value is gone (the garbage collector cleared it)", f->name,
@@ -101,6 +123,10 @@ int ubx_read_instance(const ubx_func *f, const ubx_param *p, PyObject *o, ubx_va
 				     f->name, p->name, tp->tp_name);
 		return -1;
 	}
+	/* The call holds the value (o is the caller's, alive for the call):
+	 * reading the later arguments may run Python that clears o, and a new
+	 * object must not take its handle before Go reads it. */
+	in->calls++;
 	val->i = h;
 	val->kind = UBX_V_INSTANCE;
 	return 0;
@@ -141,6 +167,8 @@ PyObject *ubx_instance_result(const ubx_result *r)
 		return NULL;
 	}
 	o->handle = h;
+	o->calls = 0;
+	o->cleared = 0;
 	o->weakrefs = NULL;
 	objects[h] = (PyObject *)o;
 	PyObject_GC_Track(o);

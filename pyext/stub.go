@@ -243,7 +243,7 @@ func (w *stubWriter) writeClass(b *strings.Builder, c *class) {
 	for _, f := range c.methods {
 		params := w.params(f.params[1:], "self")
 		if a := f.member.attr; (a == "__eq__" || a == "__ne__") && len(f.params) == 2 {
-			// Any operand: another type is NotImplemented (module.c's
+			// Any operand: another type is NotImplemented (call.c's
 			// operand_refused), as object's signature says.
 			params = "self, " + f.params[1].name + ": " + w.ref("object")
 		}
@@ -343,7 +343,7 @@ func (w *stubWriter) imports() string {
 }
 
 // docOf is a function's docstring without CPython's signature prefix, as
-// its __doc__ says it (class.c's function_doc).
+// its __doc__ says it (function.c's function_doc).
 func docOf(f *function) string {
 	if _, d, ok := strings.Cut(f.doc, ")\n--\n\n"); ok {
 		return d

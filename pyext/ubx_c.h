@@ -363,7 +363,14 @@ UBX_HIDDEN PyObject *call_dlpack(PyObject *x);
 
 typedef struct {
 	PyObject_HEAD
-	int64_t handle; /* Go's value (class.go's table); 0 once dropped */
+	int64_t handle; /* Go's value (values.go's table); 0 once given back */
+	/* The calls that read the object as an argument and have not ended
+	 * (ubx_read_instance to ubx_release_instance): while there are any,
+	 * the handle stays the object's and Go's value open, for the call
+	 * runs on it. A clear meanwhile (cleared) ends the object's use from
+	 * Python at once and gives the value back when the last call ends. */
+	int32_t calls;
+	int32_t cleared;
 	PyObject *weakrefs;
 } Instance;
 

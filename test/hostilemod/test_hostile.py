@@ -143,7 +143,7 @@ def test_stub_says_what_the_module_says():
                 if isinstance(attr, property) or type(attr).__name__ == "getset_descriptor":
                     check_doc(member, attr, where)
                     continue
-                if member.name != "__eq__":  # the stub's operand is any object (module.c)
+                if member.name != "__eq__":  # the stub's operand is any object (call.c's operand_refused)
                     check_params(stub_params(member, True), module_params(attr, True), where)
                 check_doc(member, attr, where)
                 seen += 1
