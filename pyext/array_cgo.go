@@ -8,6 +8,7 @@ package pyext
 // #include "ubx.h"
 // int ubx_fill_buffer(void *arr, void *view, int flags, const char *format, void **exc);
 import "C"
+
 import (
 	"unsafe"
 

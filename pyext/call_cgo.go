@@ -12,6 +12,7 @@ package pyext
 // void *ubx_save_thread(void);
 // void ubx_restore_thread(void *ts);
 import "C"
+
 import (
 	"unsafe"
 

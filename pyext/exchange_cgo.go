@@ -9,6 +9,7 @@ package pyext
 // void *ubx_save_thread(void);
 // void ubx_restore_thread(void *ts);
 import "C"
+
 import (
 	"strconv"
 	"unsafe"

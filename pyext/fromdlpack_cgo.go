@@ -7,6 +7,7 @@ package pyext
 
 // #include "ubx.h"
 import "C"
+
 import (
 	"unsafe"
 

@@ -9,6 +9,7 @@ package pyext
 // #include <stdlib.h>
 // #include "ubx.h"
 import "C"
+
 import (
 	"errors"
 	"unsafe"
