@@ -36,6 +36,7 @@ const (
 	vObject
 	vInstance
 	vSUAI
+	vNew // __setstate__'s receiver without a value: i is the handle Go gives the new one
 )
 
 // value mirrors ubx_value: one argument as C read it.
@@ -89,6 +90,7 @@ const (
 	rArgArray
 	rUint
 	rInstance
+	rTuple
 )
 
 // maxNdim is ubx.h's UBX_MAX_NDIM, dlpack's limit (internal/dlabi).
@@ -128,6 +130,8 @@ const (
 	fWritable
 	fPosOnly
 	fSelf
+	fCls // a class method's receiver: the class it is called on
+	fNew // __setstate__'s receiver: an object without a value gets one (vNew)
 )
 
 // cParam mirrors ubx_param.
@@ -170,6 +174,25 @@ type cModule struct {
 	maxMajor, maxMinor            uint32
 	classes                       uintptr // *cClass
 	nclasses                      int32
+	nexcs                         int32
+	excs                          uintptr // *cExc
+	consts                        uintptr // *cConst
+	nconsts                       int32
+	_                             int32
+}
+
+// cExc mirrors ubx_exc: an exception class of the module.
+type cExc struct {
+	name, doc, base uintptr // *char
+	baseExc         int32
+	_               int32
+	typ             uintptr // the class, once C made it
+}
+
+// cConst mirrors ubx_const: an attribute of the module.
+type cConst struct {
+	name  uintptr // *char
+	value uintptr // PyObject*, a reference kept for the process
 }
 
 // cClass mirrors ubx_class: a class of the module.
@@ -180,6 +203,8 @@ type cClass struct {
 	props     uintptr // *cProp
 	nmethods  int32
 	nprops    int32
+	hidden    int32
+	_         int32
 }
 
 // cProp mirrors ubx_prop: a property's accessors, functions of the module.

@@ -25,7 +25,20 @@ func cLayout() map[string]uintptr {
 	var c C.ubx_class
 	var pr C.ubx_prop
 	var su C.ubx_suai
+	var ex C.ubx_exc
+	var co C.ubx_const
 	return map[string]uintptr{
+		"class.hidden":                     unsafe.Offsetof(c.hidden),
+		"module.nexcs":                     unsafe.Offsetof(d.nexcs),
+		"module.excs":                      unsafe.Offsetof(d.excs),
+		"module.consts":                    unsafe.Offsetof(d.consts),
+		"module.nconsts":                   unsafe.Offsetof(d.nconsts),
+		"exc":                              unsafe.Sizeof(ex),
+		"exc.base":                         unsafe.Offsetof(ex.base),
+		"exc.baseExc":                      unsafe.Offsetof(ex.base_exc),
+		"exc.type":                         unsafe.Offsetof(ex._type),
+		"const":                            unsafe.Sizeof(co),
+		"const.value":                      unsafe.Offsetof(co.value),
 		"suai":                             unsafe.Sizeof(su),
 		"suai.vals":                        unsafe.Offsetof(su.vals),
 		"suai.looked":                      unsafe.Offsetof(su.looked),

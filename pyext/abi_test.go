@@ -28,7 +28,14 @@ func TestABILayout(t *testing.T) {
 	var c cClass
 	var pr cProp
 	var su suaiRead
+	var ex cExc
+	var co cConst
 	want := map[string]uintptr{
+		"class.hidden": unsafe.Offsetof(c.hidden),
+		"module.nexcs": unsafe.Offsetof(d.nexcs), "module.excs": unsafe.Offsetof(d.excs),
+		"module.consts": unsafe.Offsetof(d.consts), "module.nconsts": unsafe.Offsetof(d.nconsts),
+		"exc": unsafe.Sizeof(ex), "exc.base": unsafe.Offsetof(ex.base), "exc.baseExc": unsafe.Offsetof(ex.baseExc),
+		"exc.type": unsafe.Offsetof(ex.typ), "const": unsafe.Sizeof(co), "const.value": unsafe.Offsetof(co.value),
 		"suai": unsafe.Sizeof(su), "suai.vals": unsafe.Offsetof(su.vals), "suai.looked": unsafe.Offsetof(su.looked),
 		"value.suai":  unsafe.Offsetof(val.suai),
 		"ExchangeAPI": unsafe.Sizeof(x), "ExchangeAPI.PrevAPI": unsafe.Offsetof(x.PrevAPI),

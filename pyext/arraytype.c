@@ -1,7 +1,7 @@
 /*
  * arraytype.c: the Array type as Python sees it, assembled from the files
  * of its concerns: its methods (__dlpack__, __dlpack_device__: dlpack.c;
- * __array__: numpy.c), its attributes (getset.c; the SYCL ones: suai.c),
+ * __array__ and __reduce__: numpy.c), its attributes (getset.c; the SYCL ones: suai.c),
  * the buffer protocol (buffer.c), its lifetime (array.c), and the DLPack C
  * exchange table (exchange.c), which the type carries as attributes.
  */
@@ -20,6 +20,8 @@ static PyMethodDef array_methods[] = {
 	 "__array__($self, /, dtype=None, copy=None)\n--\n\n"
 	 "The array as a NumPy array: a view of memory the host reads, else (device USM, another dtype) a copy.\n"
 	 "NumPy's copy keyword: False never copies (ValueError where a copy is needed), True always does."},
+	{"__reduce__", (PyCFunction)array_reduce, METH_NOARGS,
+	 "__reduce__($self, /)\n--\n\nPickle the array as the NumPy array of its elements (a copy, on the host)."},
 	{NULL},
 };
 

@@ -78,7 +78,40 @@ static int bind_args(const ubx_func *f, PyObject *const *args, Py_ssize_t nargs,
 	return 0;
 }
 
-static PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, hold *holds, int32_t n)
+static PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, hold *holds, int32_t n, Instance *into);
+
+/* make_tuple makes a tuple of the results at r->obj, each made (and so
+ * consumed) whatever became of the others, then frees them: the first
+ * failure is the exception, raised once every one is made and let go. */
+static PyObject *make_tuple(ubx_result *r, PyObject **bound, ubx_value *vals, hold *holds, int32_t n)
+{
+	ubx_result *rs = (ubx_result *)r->obj;
+	PyObject *t = PyTuple_New((Py_ssize_t)r->n), *et = NULL, *ev = NULL, *tb = NULL;
+	if (t == NULL)
+		PyErr_Fetch(&et, &ev, &tb);
+	for (int64_t k = 0; k < r->n; k++) {
+		PyObject *x = make_result(&rs[k], bound, vals, holds, n, NULL);
+		if (x == NULL) {
+			if (et == NULL && ev == NULL)
+				PyErr_Fetch(&et, &ev, &tb);
+			else
+				PyErr_Clear();
+		} else if (t != NULL && et == NULL && ev == NULL) {
+			PyTuple_SET_ITEM(t, (Py_ssize_t)k, x);
+		} else {
+			Py_DECREF(x);
+		}
+	}
+	free(rs);
+	if (et != NULL || ev != NULL) {
+		Py_XDECREF(t);
+		PyErr_Restore(et, ev, tb);
+		return NULL;
+	}
+	return t;
+}
+
+static PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, hold *holds, int32_t n, Instance *into)
 {
 	switch (r->kind) {
 	case UBX_R_NONE:
@@ -111,7 +144,9 @@ static PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, h
 			return hold_array(&vals[r->arg], &holds[r->arg]);
 		break;
 	case UBX_R_INSTANCE:
-		return ubx_instance_result(r);
+		return ubx_instance_result(r, into);
+	case UBX_R_TUPLE:
+		return make_tuple(r, bound, vals, holds, n);
 	}
 	PyErr_Format(PyExc_SystemError, "a Go function returned a result of unknown kind %d", (int)r->kind);
 	return NULL;
@@ -147,13 +182,11 @@ static int operand_refused(const ubx_func *f, int32_t i)
 	return 0;
 }
 
-PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
+/* call_func calls f with the arguments; into, for a constructor, is the
+ * object its result's value goes to (the object __new__ made). */
+static inline PyObject *call_func(const ubx_func *f, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames,
+				  Instance *into)
 {
-	if (forked())
-		return NULL;
-	const ubx_func *f = PyCapsule_GetPointer(self, NULL);
-	if (f == NULL)
-		return NULL;
 	int32_t n = f->nparams;
 	PyObject *bound_inline[INLINE_PARAMS];
 	ubx_value vals_inline[INLINE_PARAMS];
@@ -201,15 +234,34 @@ PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyOb
 	result_init(&res);
 	call_ctx c = {vals, holds, n};
 	if (go_status(ubx_go_call(f->index, vals, n, &res, &c)) == 0)
-		out = make_result(&res, bound, vals, holds, n);
+		out = make_result(&res, bound, vals, holds, n, into);
 done:
 	for (int32_t j = 0; j < i; j++) {
 		if (vals[j].kind == UBX_V_INSTANCE)
 			ubx_release_instance(&vals[j]);
+		else if (vals[j].kind == UBX_V_NEW && vals[j].i != 0 && ubx_instance_adopt(&vals[j]) < 0)
+			Py_CLEAR(out); /* its exception is raised */
 		hold_release(&holds[j]);
 	}
 	PyMem_Free(block);
 	return out;
+}
+
+PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
+{
+	if (forked())
+		return NULL;
+	const ubx_func *f = PyCapsule_GetPointer(self, NULL);
+	if (f == NULL)
+		return NULL;
+	return call_func(f, args, nargsf, kwnames, NULL);
+}
+
+PyObject *call_go_into(const ubx_func *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Instance *into)
+{
+	if (forked())
+		return NULL;
+	return call_func(f, args, nargs, kwnames, into);
 }
 
 #else

@@ -45,6 +45,16 @@ func (cgoHalf) cString(s string) (uintptr, int64) {
 	return uintptr(p), int64(len(s))
 }
 
+func (cgoHalf) results(n int) []result {
+	p := C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(result{})))
+	if p == nil {
+		panic("pyext: out of C memory")
+	}
+	return unsafe.Slice((*result)(p), n)
+}
+
+func (cgoHalf) free(p uintptr) { C.free(cmem.Ptr(p)) }
+
 //export ubx_go_call
 func ubx_go_call(index C.int32_t, vals *C.ubx_value, n C.int32_t, res *C.ubx_result, call unsafe.Pointer) C.int {
 	functionCalls++ // with the GIL
@@ -60,6 +70,7 @@ func ubx_go_call(index C.int32_t, vals *C.ubx_value, n C.int32_t, res *C.ubx_res
 		boundary.Check(f.name)
 		err = f.call(c, r)
 	}()
+	c.adoptFresh(err == nil)
 	c.end()
 	// What the call's goroutines released without the GIL (kept views,
 	// Python objects) goes now, as the call returns, rather than when the

@@ -22,6 +22,7 @@ import (
 
 	"github.com/usmbridge/usmbridge/internal/boundary"
 	"github.com/usmbridge/usmbridge/internal/cmem"
+	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/pybridge"
 )
 
@@ -37,9 +38,33 @@ func errorOf(exc unsafe.Pointer) error {
 // The caller returns failure to C.
 func raise(err error) {
 	_ = ext.py.DoHeld(func(g *pybridge.GIL) error {
-		C.ubx_set_error(cmem.Ptr(g.ExceptionOf(err).Ptr()))
+		exc := moduleException(g, err)
+		if exc.Ptr() == 0 {
+			exc = g.ExceptionOf(err)
+		}
+		C.ubx_set_error(cmem.Ptr(exc.Ptr()))
 		return nil
 	})
+}
+
+// moduleException is the exception of the module's own that err is raised
+// as (NewException), a new reference; no object when err is none of them.
+func moduleException(g *pybridge.GIL, err error) pybridge.Object {
+	k := ext.mod.exceptionFor(err)
+	if k < 0 || k >= len(ext.excs) || ext.excs[k].typ == 0 {
+		return pybridge.Object{}
+	}
+	msg, e := g.FromGo(errkind.Message(err))
+	if e != nil {
+		return g.ExceptionOf(e)
+	}
+	defer g.DecRef(msg)
+	exc, e := g.Call(pybridge.UnsafeObject(ext.excs[k].typ), msg)
+	if e != nil {
+		return g.ExceptionOf(e) // what making it raised (MemoryError), as itself
+	}
+	g.ReleaseError(err) // what err held of Python (an exception it wraps) goes now
+	return exc
 }
 
 // guard runs the body of an export: a panic is recovered, counted and

@@ -1,8 +1,10 @@
 /*
  * class.c: the module's classes (pyext.NewClass): Go types whose Python
  * objects hold a Go value by handle (instance.c). Go's class.go defines
- * them; here each becomes a final heap type with its constructor, its
- * methods (function.c's method objects over call_go) and its properties.
+ * them; here each becomes a heap type Python may subclass, with its
+ * constructor (__init__; __new__ makes an object without a value), its
+ * methods (function.c's method objects over call_go, and its functions
+ * for static and class methods) and its properties.
  * RATIONALE.md, "Go types as Python classes", says why they are the way
  * they are.
  */
@@ -29,17 +31,49 @@ static int class_of(PyTypeObject *tp)
 	return -1;
 }
 
-/* Plan(...): the constructor, a Go function whose result is the object. */
+/* class_index is the number of the module's class that tp is, or that tp
+ * derives from (a Python subclass): -1 for none. */
+static int class_index(PyTypeObject *tp)
+{
+	int k = class_of(tp);
+	if (k >= 0 || tp->tp_mro == NULL)
+		return k;
+	for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(tp->tp_mro); i++)
+		if ((k = class_of((PyTypeObject *)PyTuple_GET_ITEM(tp->tp_mro, i))) >= 0)
+			return k;
+	return -1;
+}
+
+/* Plan.__new__: an object without a value (handle 0), of the class or a
+ * Python subclass. Its value comes from __init__, the constructor (a
+ * subclass's __init__ calls it), or from __setstate__ when pickle made
+ * it. */
 static PyObject *instance_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-	int k = class_of(type);
-	if (k < 0 || class_defs[k].ctor == NULL) {
+	if (class_index(type) < 0) {
 		PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
 		return NULL;
 	}
-	PyObject *cap = PyCapsule_New((void *)class_defs[k].ctor, NULL, NULL);
-	if (cap == NULL)
-		return NULL;
+	return type->tp_alloc(type, 0);
+}
+
+/* Plan.__init__(...): the constructor, a Go function whose result is the
+ * object's value. */
+static int instance_init(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	int k = class_index(Py_TYPE(self));
+	if (k < 0 || class_defs[k].ctor == NULL) {
+		PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", k < 0 ? Py_TYPE(self)->tp_name : class_types[k]->tp_name);
+		return -1;
+	}
+	Instance *o = (Instance *)self;
+	if (o->handle != 0 || o->cleared != INSTANCE_OPEN) {
+		PyErr_Format(PyExc_TypeError,
+			     "%s.__init__() called on a %.200s object that has had its Go value: the constructor makes a new "
+			     "object's",
+			     class_types[k]->tp_name, Py_TYPE(self)->tp_name);
+		return -1;
+	}
 	Py_ssize_t na = PyTuple_GET_SIZE(args), nk = kwds != NULL ? PyDict_GET_SIZE(kwds) : 0;
 	PyObject **stack = PyMem_Malloc(sizeof(PyObject *) * (size_t)(na + nk + 1));
 	PyObject *kwnames = nk > 0 ? PyTuple_New(nk) : NULL, *out = NULL;
@@ -55,12 +89,14 @@ static PyObject *instance_new(PyTypeObject *type, PyObject *args, PyObject *kwds
 		PyTuple_SET_ITEM(kwnames, i, Py_NewRef(key));
 		stack[na + i++] = value;
 	}
-	out = call_go(cap, stack, na, kwnames);
+	out = call_go_into(class_defs[k].ctor, stack, na, kwnames, o);
 done:
 	PyMem_Free(stack);
 	Py_XDECREF(kwnames);
-	Py_DECREF(cap);
-	return out;
+	if (out == NULL)
+		return -1;
+	Py_DECREF(out);
+	return 0;
 }
 
 static PyObject *prop_get(PyObject *self, void *closure)
@@ -86,7 +122,9 @@ static int prop_set(PyObject *self, PyObject *value, void *closure)
 	return 0;
 }
 
-/* add_method sets the class's attribute: a method object over f. */
+/* add_method sets the class's attribute: a method object over f, or a
+ * function that binds nothing (a static method: no receiver) or the class
+ * (a class method: its receiver UBX_F_CLS). */
 static int add_method(PyTypeObject *tp, const ubx_func *f, PyObject *modname)
 {
 	PyMethodDef *ml = calloc(1, sizeof(PyMethodDef)); /* lives as long as the process, like the def */
@@ -99,8 +137,10 @@ static int add_method(PyTypeObject *tp, const ubx_func *f, PyObject *modname)
 	ml->ml_doc = f->doc;
 	ml->ml_meth = (PyCFunction)(void (*)(void))call_go;
 	ml->ml_flags = METH_FASTCALL | METH_KEYWORDS;
+	int32_t first = f->nparams > 0 ? f->params[0].flags : 0;
+	int binding = (first & UBX_F_SELF) ? FN_METHOD : (first & UBX_F_CLS) ? FN_CLASSMETHOD : FN_PLAIN;
 	PyObject *self = PyCapsule_New((void *)f, NULL, NULL);
-	PyObject *fn = self != NULL ? function_make(ml, self, modname, tp) : NULL;
+	PyObject *fn = self != NULL ? function_make(ml, self, modname, tp, binding) : NULL;
 	Py_XDECREF(self);
 	if (fn == NULL)
 		return -1;
@@ -130,6 +170,14 @@ static PyTypeObject *make_class(PyObject *m, const ubx_class *c)
 			return NULL; /* leaked: the import fails */
 		getset[i] = (PyGetSetDef){(char *)p->name, prop_get, p->set != NULL ? prop_set : NULL, (char *)p->doc, &props[i]};
 	}
+	/* __new__ makes objects without a value for the constructor to give
+	 * one, or for __setstate__ (pickle's copyreg.__newobj__): a class
+	 * without either is made only by Go. */
+	int makes = c->ctor != NULL;
+	for (int32_t i = 0; i < c->nmethods; i++) {
+		const char *attr = strrchr(c->methods[i].name, '.');
+		makes |= strcmp(attr != NULL ? attr + 1 : c->methods[i].name, "__setstate__") == 0;
+	}
 	PyType_Slot slots[] = {
 		{Py_tp_dealloc, instance_dealloc},
 		{Py_tp_traverse, instance_traverse},
@@ -137,14 +185,18 @@ static PyTypeObject *make_class(PyObject *m, const ubx_class *c)
 		{Py_tp_doc, (void *)c->doc},
 		{Py_tp_members, instance_members},
 		{Py_tp_getset, getset},
-		{c->ctor != NULL ? Py_tp_new : 0, instance_new},
+		{Py_tp_init, instance_init},
+		{makes ? Py_tp_new : 0, instance_new},
 		{0, NULL},
 	};
 	PyType_Spec spec = {
 		.name = c->name,
 		.basicsize = sizeof(Instance),
-		/* Final: no Py_TPFLAGS_BASETYPE (RATIONALE.md, "Go types as Python classes"). */
-		.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | (c->ctor == NULL ? Py_TPFLAGS_DISALLOW_INSTANTIATION : 0),
+		/* Python may subclass it: the constructor is __init__, and an object
+		 * of a subclass is an Instance with more (RATIONALE.md, "Go types as
+		 * Python classes"). */
+		.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE |
+			 (makes ? 0 : Py_TPFLAGS_DISALLOW_INSTANTIATION),
 		.slots = slots,
 	};
 	PyTypeObject *tp = (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, NULL);
@@ -201,6 +253,10 @@ int add_classes(PyObject *m, const ubx_module_def *def)
 		if (class_types[k] == NULL)
 			class_types[k] = (PyTypeObject *)Py_NewRef((PyObject *)tp);
 		const char *attr = strrchr(c->name, '.');
+		if (c->hidden) {
+			Py_DECREF(tp); /* class_types keeps it */
+			continue;
+		}
 		if (PyModule_AddObject(m, attr != NULL ? attr + 1 : c->name, (PyObject *)tp) < 0) {
 			Py_DECREF(tp);
 			return -1;

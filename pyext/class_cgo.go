@@ -72,6 +72,7 @@ func cClasses(m *Module, def *cModule) {
 			cc.props = uintptr(unsafe.Pointer(&ps[0]))
 		}
 		cc.nprops = int32(len(c.props))
+		cc.hidden = boolC(c.hidden)
 	}
 	def.classes = uintptr(unsafe.Pointer(&cs[0]))
 	def.nclasses = int32(len(m.classes))

@@ -69,7 +69,7 @@ func TestClassDefinitionErrors(t *testing.T) {
 		"class Plan: fill defined twice for the same element types",
 		"function Plan.bad: parameter self: a constructor's or method's parameter cannot be named self",
 		`class Plan: name "class" is a Python keyword`,
-		"class Plan: two constructors",
+		"class Plan: the constructor defined twice",
 		"class Again: Go type pyext.plan is class Plan already",
 		"class Pointer: its Go type *pyext.plan is a ptr",
 		`class name "1st" is not a Python identifier`,

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dtype"
@@ -53,7 +55,7 @@ func decoderFor[T any](m *Module, fn string, p Param) (typedDecoder[T], bool) {
 			storeWord(unsafe.Pointer(&x), unsafe.Sizeof(x), w)
 			return x, err
 		}
-	case d.kind == pStr:
+	case d.kind == pStr && !d.optional:
 		td.read = func(c *frame, i int) (T, error) {
 			s, err := strArg(c, i)
 			return *(*T)(unsafe.Pointer(&s)), err
@@ -147,6 +149,9 @@ func decoderOf(t reflect.Type) (decoder, bool) {
 			return errors.New("the default of a Device parameter is a Device or a string such as \"cpu\"")
 		}
 	default:
+		if t.Kind() == reflect.Pointer {
+			return optionalDecoder(t)
+		}
 		at, ok := reflect.Zero(t).Interface().(arrayType)
 		if !ok {
 			return d, false
@@ -174,6 +179,52 @@ func decoderOf(t reflect.Type) (decoder, bool) {
 		}
 	}
 	return d, true
+}
+
+// optionalDecoder reads a parameter of type *T, T a bool, integer, float
+// or str: None is nil, which tells it from T's zero value; omitted is nil
+// too, or a pointer to the Default (a T) when there is one. The parameter
+// takes None whatever its options (UBX_F_NONE).
+func optionalDecoder(t reflect.Type) (decoder, bool) {
+	ed, ok := decoderOf(t.Elem())
+	if !ok || !isScalar(t.Elem()) {
+		return decoder{typ: t.String()}, false
+	}
+	elem := t.Elem()
+	d := decoder{typ: t.String(), kind: ed.kind, flags: fNone, optional: true}
+	d.checkDefault = func(v any) error {
+		if v == nil || reflect.TypeOf(v) != elem {
+			return errors.New("Default of type " + typeName(v) + " for a parameter of type " + t.String() +
+				" (the default is a " + elem.String() + "; Optional makes None the default)")
+		}
+		return nil
+	}
+	d.into = func(c *frame, i int, dst unsafe.Pointer) error {
+		v := &c.vals[i]
+		if v.kind == vNone || v.kind == vMissing && !c.fn.params[i].hasDefault {
+			*(*unsafe.Pointer)(dst) = nil
+			return nil
+		}
+		p := reflect.New(elem)
+		if err := ed.into(c, i, p.UnsafePointer()); err != nil {
+			return err
+		}
+		*(*unsafe.Pointer)(dst) = p.UnsafePointer()
+		return nil
+	}
+	return d, true
+}
+
+// isScalar reports whether t is a bool, an integer, a float or a string
+// type pyext reads and returns (and so has an optional form, *t).
+func isScalar(t reflect.Type) bool {
+	switch t {
+	case reflect.TypeFor[bool](), reflect.TypeFor[string](), reflect.TypeFor[float32](), reflect.TypeFor[float64](),
+		reflect.TypeFor[int](), reflect.TypeFor[int8](), reflect.TypeFor[int16](), reflect.TypeFor[int32](), reflect.TypeFor[int64](),
+		reflect.TypeFor[uint](), reflect.TypeFor[uint8](), reflect.TypeFor[uint16](), reflect.TypeFor[uint32](), reflect.TypeFor[uint64]():
+		return true
+	}
+	return false
 }
 
 // wordArg is a scalar argument as the bits of its Go value (word reads
@@ -212,14 +263,31 @@ func defaultWord(def any) uint64 {
 	return 0
 }
 
-// strArg is a str argument, its default, or "" when omitted or None.
+// strArg is a str argument, its default, or "" when omitted or None; one
+// of its choices (OneOf) when it has them.
 func strArg(c *frame, i int) (string, error) {
 	v, def, err := c.scalar(i)
 	if err != nil || def != nil {
 		s, _ := def.(string)
 		return s, err
 	}
-	return v.str(), nil
+	s := v.str()
+	if ch := c.fn.params[i].choices; ch != nil && !slices.Contains(ch, s) {
+		return "", argErr(errkind.Value, c.fn.name, c.fn.params[i].name, "must be one of "+choiceList(ch)+", got "+pyStrRepr(s))
+	}
+	return s, nil
+}
+
+// choiceList is OneOf's choices as a message says them: 'a', 'b' or 'c'.
+func choiceList(ch []string) string {
+	q := make([]string, len(ch))
+	for i, c := range ch {
+		q[i] = pyStrRepr(c)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 // storeWord writes the low size bytes of w at dst (a bool, an integer or
@@ -469,6 +537,17 @@ func encoderOf(t reflect.Type) (encoder, bool) {
 		return func(c *frame, src unsafe.Pointer, r *result) error {
 			r.kind = rNone
 			return nil
+		}, true
+	}
+	if t.Kind() == reflect.Pointer && isScalar(t.Elem()) { // *T: nil is None
+		e, _ := encoderOf(t.Elem())
+		return func(c *frame, src unsafe.Pointer, r *result) error {
+			p := *(*unsafe.Pointer)(src)
+			if p == nil {
+				r.kind = rNone
+				return nil
+			}
+			return e(c, p, r)
 		}, true
 	}
 	if _, ok := reflect.Zero(t).Interface().(arrayResult); ok {

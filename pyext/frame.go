@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dtype"
+	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/internal/errkind"
 	"github.com/usmbridge/usmbridge/internal/refcount"
@@ -30,6 +31,10 @@ type cHalf interface {
 	restoreThread(ts uintptr)
 	// cString copies s into C memory that C frees.
 	cString(s string) (uintptr, int64)
+	// results allocates n zeroed results in C memory that C frees (a
+	// tuple's); free frees C memory of cString's or results'.
+	results(n int) []result
+	free(p uintptr)
 }
 
 // frame is one call of a Go function from Python: its arguments as C read
@@ -57,6 +62,31 @@ type frame struct {
 	suai pybridge.SUAIDict
 
 	mu sync.Mutex // guards every arg's gen, held and view
+
+	// fresh is the value __setstate__ received for an object that had
+	// none (vNew): the object's once the call succeeds (adoptFresh).
+	fresh freshValue
+}
+
+// freshValue is a new value of class c made for argument i.
+type freshValue struct {
+	i int
+	v any
+	c *class
+}
+
+// adoptFresh gives the value __setstate__ set its handle, which C gives the
+// object, when the call succeeded; a failed call drops it (it was never an
+// object's: its Close does not run).
+func (c *frame) adoptFresh(ok bool) {
+	if c.fresh.v == nil {
+		return
+	}
+	if ok {
+		h, _ := values.adopt(c.fresh.v, c.fresh.c)
+		c.vals[c.fresh.i].i = h
+	}
+	c.fresh = freshValue{}
 }
 
 // frames are the frames no call is using; calls nest (a Go function that
@@ -348,3 +378,50 @@ func (c *frame) setSlice(r *result, p unsafe.Pointer, n int, size uintptr, dt dl
 }
 
 var zeroByte [8]byte
+
+// setTuple returns n values as a tuple: each is encoded (encode) into a
+// result of its own, in C memory that C makes the tuple of and frees. If
+// one cannot be encoded, those encoded before it are let go (discard), as
+// C lets go of the results it cannot make.
+func (c *frame) setTuple(r *result, n int, encode func(i int, r *result) error) error {
+	rs := c.c.results(n)
+	for i := range rs {
+		if err := encode(i, &rs[i]); err != nil {
+			for j := range i {
+				c.discard(&rs[j])
+			}
+			c.c.free(uintptr(unsafe.Pointer(&rs[0])))
+			return err
+		}
+	}
+	r.kind, r.obj, r.n = rTuple, uintptr(unsafe.Pointer(&rs[0])), int64(n)
+	return nil
+}
+
+// discard lets go of what an encoded result holds, which C will not make:
+// a string's C memory, an object's reference, an Array's Go state, a
+// class's value that became an object's only for the result (closed, as
+// C closes one whose object it cannot make).
+func (c *frame) discard(r *result) {
+	switch r.kind {
+	case rStr:
+		c.c.free(r.s)
+	case rObject:
+		_ = c.py.DoHeld(func(g *pybridge.GIL) error { g.DecRef(pybridge.UnsafeObject(r.obj)); return nil })
+	case rArray:
+		if st := handles.remove(r.v.handle); st != nil {
+			st.release()
+		}
+	case rInstance:
+		if r.n == 0 {
+			_ = dropValue(r.i)
+		}
+	case rTuple:
+		rs := unsafe.Slice((*result)(cmem.Ptr(r.obj)), r.n)
+		for i := range rs {
+			c.discard(&rs[i])
+		}
+		c.c.free(r.obj)
+	}
+	*r = result{}
+}

@@ -66,10 +66,34 @@ func Optional() ParamOption {
 }
 
 // KeywordOnly makes the parameter keyword-only, and every parameter after
-// it, as * does in a Python signature: f(x, out=None, *, n) is P("x"),
-// P("out", Optional(), KeywordOnly()), P("n").
+// it, as * does in a Python signature: P("x"), P("out", Optional(),
+// KeywordOnly()), P("n") is f(x, *, out=None, n), where n is keyword-only
+// and required (Python allows a required keyword-only parameter after an
+// optional one). ExampleKeywordOnly shows it.
 func KeywordOnly() ParamOption {
 	return optionFunc(func(s *paramSpec) error { s.flags |= fKwOnly; return nil })
+}
+
+// OneOf makes a str parameter take only these strs: another is a
+// ValueError naming the parameter and the choices, and the stub types the
+// parameter Literal['a', 'b'] (an enum of choices, as a Python API spells
+// it: mode="mean"). A Default must be one of them.
+func OneOf(choices ...string) ParamOption {
+	return optionFunc(func(s *paramSpec) error {
+		if len(choices) == 0 {
+			return errors.New("OneOf without choices")
+		}
+		for i, c := range choices {
+			if !utf8.ValidString(c) {
+				return errors.New("OneOf's choice " + strconv.Quote(c) + " is not valid UTF-8")
+			}
+			if slices.Contains(choices[:i], c) {
+				return errors.New("OneOf's choice " + pyStrRepr(c) + " appears twice")
+			}
+		}
+		s.choices = slices.Clone(choices)
+		return nil
+	})
 }
 
 // paramSpec is a parameter as the module defines it.
@@ -83,6 +107,8 @@ type paramSpec struct {
 	isArray    bool
 	class      int32 // pInstance: the class's index
 	typ        string
+	choices    []string       // OneOf: the strs the parameter takes (nil: any)
+	elem       dlabi.DataType // an Array[T]'s element type (zero: any, or no array)
 }
 
 // FuncOption is an option of a function: ReleaseGIL.
@@ -107,7 +133,8 @@ type function struct {
 	builtin    int32
 	params     []paramSpec
 	releaseGIL bool
-	result     reflect.Type // the Go result's type (none: no result), for the stub
+	bind       binding        // a class member's binding: an instance method, Static, ClassMethod
+	results    []reflect.Type // the Go results' types (none: no result; two or more: a tuple), for the stub
 	// call decodes the arguments, calls the Go function and encodes its
 	// result; c is the call's frame.
 	call func(c *frame, r *result) error
@@ -137,7 +164,7 @@ func define(m *Module, name, doc string, ps []Param, decs []decoder, opts []Func
 	kwOnly := false
 	seen := map[string]bool{}
 	for i, p := range ps {
-		s := paramSpec{name: p.name, kind: decs[i].kind, class: decs[i].class, typ: decs[i].typ}
+		s := paramSpec{name: p.name, kind: decs[i].kind, class: decs[i].class, typ: decs[i].typ, flags: decs[i].flags, elem: decs[i].want}
 		if decs[i].array {
 			s.isArray = true
 		}
@@ -148,6 +175,11 @@ func define(m *Module, name, doc string, ps []Param, decs []decoder, opts []Func
 		}
 		if s.array.any() && !s.isArray {
 			errs = append(errs, "parameter "+p.name+": an array constraint on a parameter of type "+decs[i].typ)
+		}
+		if s.choices != nil && s.kind != pStr {
+			errs = append(errs, "parameter "+p.name+": OneOf on a parameter of type "+decs[i].typ+" (it chooses among strs)")
+		} else if d, ok := s.deflt.(string); ok && s.choices != nil && s.hasDefault && !slices.Contains(s.choices, d) {
+			errs = append(errs, "parameter "+p.name+": its Default "+pyStrRepr(d)+" is not one of OneOf's choices")
 		}
 		if s.array.writable {
 			s.flags |= fWritable
@@ -166,14 +198,16 @@ func define(m *Module, name, doc string, ps []Param, decs []decoder, opts []Func
 			errs = append(errs, p) // a setter's value is named after its property, and never in a signature
 		}
 		switch {
-		case s.flags&fSelf != 0: // the receiver: a setter's value may be named self (a property self)
+		case s.flags&(fSelf|fCls) != 0: // the receiver: a setter's value may be named self (a property self)
 		case p.name == "self" && f.member != nil && f.member.kind != memberSet:
 			errs = append(errs, "parameter self: a constructor's or method's parameter cannot be named self, "+
 				"which is the object's own in its Python signature")
+		case p.name == "cls" && f.bind == bindClass:
+			errs = append(errs, "parameter cls: a class method's parameter cannot be named cls, the class's own in its Python signature")
 		case seen[p.name]:
 			errs = append(errs, "parameter "+p.name+" appears twice")
 		}
-		if s.flags&fSelf == 0 {
+		if s.flags&(fSelf|fCls) == 0 {
 			seen[p.name] = true
 		}
 		if kwOnly {
@@ -185,6 +219,7 @@ func define(m *Module, name, doc string, ps []Param, decs []decoder, opts []Func
 	if p := docProblem(doc); p != "" {
 		errs = append(errs, "its doc "+p)
 	}
+	errs = append(errs, f.bindProblems()...)
 	for i := 1; i < len(f.params); i++ {
 		if f.params[i-1].flags&fOptional != 0 && f.params[i].flags&(fOptional|fKwOnly) == 0 {
 			errs = append(errs, "parameter "+f.params[i].name+" is required but follows an optional one")
@@ -212,7 +247,7 @@ func signature(name string, ps []paramSpec) string {
 			b.WriteString("*, ")
 			star = true
 		}
-		if p.flags&fSelf != 0 {
+		if p.flags&(fSelf|fCls) != 0 {
 			b.WriteString("$")
 		}
 		b.WriteString(p.name)
@@ -325,9 +360,11 @@ func pyStrRepr(s string) string {
 // whether a Default fits T.
 type decoder struct {
 	kind         int32
+	flags        int32 // flags the type implies (UBX_F_NONE for a *T)
 	class        int32 // pInstance: the class's index
 	typ          string
 	array        bool
+	optional     bool           // a *T of a scalar type T
 	want         dlabi.DataType // an array's element type (zero: any)
 	goType       string         // an array's Go element type, for messages
 	checkDefault func(any) error
@@ -345,7 +382,16 @@ type none struct{}
 
 // withResult adds the option that records a function's result type R.
 func withResult[R any](opts []FuncOption) []FuncOption {
-	return append(opts[:len(opts):len(opts)], funcOption(func(f *function) { f.result = reflect.TypeFor[R]() }))
+	return append(opts[:len(opts):len(opts)], funcOption(func(f *function) { f.results = resultTypes(reflect.TypeFor[R]()) }))
+}
+
+// resultTypes is a function's results as the stub sees them: none for
+// none, else each.
+func resultTypes(ts ...reflect.Type) []reflect.Type {
+	if len(ts) == 1 && ts[0] == reflect.TypeFor[none]() {
+		return nil
+	}
+	return ts
 }
 
 func encodeNone(_ *frame, _ none, r *result) error {
@@ -540,12 +586,15 @@ func func4[A, B, C, D, R any](m *Module, name, doc string, fn func(A, B, C, D) (
 
 // Func adds a Go function of any number of parameters, one Param each in
 // params: fn is a func whose parameters have the types Param lists, and
-// whose results are an error, or a value of a result type (see Func0R)
-// and an error. Its type is checked when the module is defined (a
-// mistake is a definition error: Check, and the import). Func0 … Func4R
-// are the same for up to four parameters with fn's type checked by the
-// compiler; Func calls fn through reflection, which costs a few hundred
-// nanoseconds more per call.
+// whose results are an error, or values of result types (see Func0R) and
+// an error. One value is the function's result; two or more are a tuple
+// of them, as Python returns several values (func(x Array[float64]) (mean,
+// variance float64, err error) returns (mean, variance)). Its type is
+// checked when the module is defined (a mistake is a definition error:
+// Check, and the import). Func0 … Func4R are the same for up to four
+// parameters and one result with fn's type checked by the compiler; Func
+// calls fn through reflection, which costs a few hundred nanoseconds more
+// per call.
 //
 // Functions added under one name are one Python function over several
 // element types (nanobind's overloads): they must have the same
@@ -555,11 +604,11 @@ func func4[A, B, C, D, R any](m *Module, name, doc string, fn func(A, B, C, D) (
 // naming the parameter and the types the overloads take.
 func Func(m *Module, name, doc string, fn any, params []Param, opts ...FuncOption) {
 	v := reflect.ValueOf(fn)
-	t := v.Type()
 	if v.Kind() != reflect.Func || v.IsNil() {
 		m.errs = append(m.errs, fmt.Errorf("function %s: Func takes a Go func, got %T", name, fn))
 		return
 	}
+	t := v.Type()
 	errType := reflect.TypeFor[error]()
 	var errs []string
 	if t.IsVariadic() {
@@ -568,8 +617,8 @@ func Func(m *Module, name, doc string, fn any, params []Param, opts ...FuncOptio
 	if t.NumIn() != len(params) {
 		errs = append(errs, fmt.Sprintf("the func has %d parameters and %d Params name them", t.NumIn(), len(params)))
 	}
-	if t.NumOut() < 1 || t.NumOut() > 2 || t.Out(t.NumOut()-1) != errType {
-		errs = append(errs, "the func must return error, or a result and an error")
+	if t.NumOut() < 1 || t.Out(t.NumOut()-1) != errType {
+		errs = append(errs, "the func must return error, or results and an error")
 	}
 	decs := make([]decoder, t.NumIn())
 	for i := range decs {
@@ -579,24 +628,23 @@ func Func(m *Module, name, doc string, fn any, params []Param, opts ...FuncOptio
 		}
 		decs[i] = d
 	}
-	enc := encoderFunc(func(c *frame, src unsafe.Pointer, r *result) error { r.kind = rNone; return nil })
-	if t.NumOut() == 2 {
-		e, ok := m.encoderOf(t.Out(0))
+	nres := max(t.NumOut()-1, 0) // the values besides the error
+	encs := make([]encoder, nres)
+	types := make([]reflect.Type, nres)
+	for i := range encs {
+		types[i] = t.Out(i)
+		e, ok := m.encoderOf(types[i])
 		if !ok {
-			errs = append(errs, "result type "+t.Out(0).String()+" cannot be returned to Python"+classHint(t.Out(0)))
+			errs = append(errs, "result type "+types[i].String()+" cannot be returned to Python"+classHint(types[i]))
 		}
-		enc = encoderFunc(e)
+		encs[i] = e
 	}
 	if len(errs) > 0 {
 		m.errs = append(m.errs, fmt.Errorf("function %s: %s", name, strings.Join(errs, "; ")))
 		return
 	}
-	n, results := t.NumIn(), t.NumOut()
-	resultType := reflect.TypeFor[none]()
-	if results == 2 {
-		resultType = t.Out(0)
-	}
-	opts = append(opts[:len(opts):len(opts)], funcOption(func(f *function) { f.result = resultType }))
+	n := t.NumIn()
+	opts = append(opts[:len(opts):len(opts)], funcOption(func(f *function) { f.results = types }))
 	define(m, name, doc, params, decs, opts, func(c *frame, r *result) error {
 		args := make([]reflect.Value, n)
 		for i := range args {
@@ -609,25 +657,28 @@ func Func(m *Module, name, doc string, fn any, params []Param, opts ...FuncOptio
 		var outs []reflect.Value
 		if err := c.run(func() error {
 			outs = v.Call(args)
-			if e := outs[results-1]; !e.IsNil() {
+			if e := outs[nres]; !e.IsNil() {
 				return e.Interface().(error)
 			}
 			return nil
 		}); err != nil {
 			return err
 		}
-		if results == 1 {
+		encode := func(i int, r *result) error {
+			p := reflect.New(types[i])
+			p.Elem().Set(outs[i])
+			return encs[i](c, p.UnsafePointer(), r)
+		}
+		switch nres {
+		case 0:
 			r.kind = rNone
 			return nil
+		case 1:
+			return encode(0, r)
 		}
-		p := reflect.New(t.Out(0))
-		p.Elem().Set(outs[0])
-		return enc(c, p.UnsafePointer(), r)
+		return c.setTuple(r, nres, encode)
 	})
 }
-
-// encoderFunc is an encoder, named for Func's default.
-type encoderFunc = encoder
 
 func paramName(ps []Param, i int) string {
 	if i < len(ps) {

@@ -22,8 +22,9 @@ typedef struct {
 	PyObject *self;     /* what ml's function gets as self: a capsule of the ubx_func */
 	PyObject *module;   /* __module__ */
 	PyObject *qualname; /* "f", "Plan.run" */
-	PyTypeObject *cls;  /* a method's class; NULL for a function */
+	PyTypeObject *cls;  /* a member's class; NULL for a function of the module */
 	vectorcallfunc vectorcall;
+	int binding; /* FN_*: what __get__ binds */
 } Function;
 
 static PyTypeObject *function_type, *method_type;
@@ -100,17 +101,21 @@ static PyObject *function_objclass(Function *f, void *unused)
 
 static PyObject *function_repr(Function *f)
 {
-	if (f->cls != NULL)
+	if (Py_TYPE(f) == method_type)
 		return PyUnicode_FromFormat("<method '%s' of '%s' objects>", f->ml->ml_name, f->cls->tp_name);
 	return PyUnicode_FromFormat("<built-in function %s>", f->ml->ml_name);
 }
 
-/* A function is never bound (as a built-in function), a method is (as a
- * Python function): obj.run is a bound method; the class's run, the
- * function. */
+/* A function is never bound (as a built-in function; a static method, as
+ * Python's staticmethod), a method is (as a Python function): obj.run is a
+ * bound method; the class's run, the function. A class method is bound to
+ * the class it is looked up on, or the object's (as classmethod). */
 static PyObject *function_get(PyObject *self, PyObject *obj, PyObject *type)
 {
-	if (((Function *)self)->cls == NULL || obj == NULL || obj == Py_None)
+	Function *f = (Function *)self;
+	if (f->binding == FN_CLASSMETHOD)
+		return PyMethod_New(self, type != NULL ? type : (PyObject *)Py_TYPE(obj));
+	if (f->binding != FN_METHOD || obj == NULL || obj == Py_None)
 		return Py_NewRef(self);
 	return PyMethod_New(self, obj);
 }
@@ -199,11 +204,13 @@ static int function_types(void)
 	return 0;
 }
 
-PyObject *function_make(PyMethodDef *ml, PyObject *self, PyObject *modname, PyTypeObject *cls)
+PyObject *function_make(PyMethodDef *ml, PyObject *self, PyObject *modname, PyTypeObject *cls, int binding)
 {
 	if (function_types() < 0)
 		return NULL;
-	Function *f = PyObject_GC_New(Function, cls != NULL ? method_type : function_type);
+	/* Only a method's type is a method descriptor: CPython calls obj.f(x)
+	 * as f(obj, x) for one, which a static or class method is not. */
+	Function *f = PyObject_GC_New(Function, binding == FN_METHOD ? method_type : function_type);
 	if (f == NULL)
 		return NULL;
 	f->ml = ml;
@@ -211,6 +218,7 @@ PyObject *function_make(PyMethodDef *ml, PyObject *self, PyObject *modname, PyTy
 	f->module = Py_NewRef(modname);
 	f->cls = (PyTypeObject *)Py_XNewRef((PyObject *)cls);
 	f->vectorcall = function_vectorcall;
+	f->binding = binding;
 	f->qualname = cls != NULL ? PyUnicode_FromFormat("%s.%s", strrchr(cls->tp_name, '.') != NULL ?
 									  strrchr(cls->tp_name, '.') + 1 :
 									  cls->tp_name,

@@ -29,7 +29,7 @@ static void give_back(Instance *o)
 {
 	int64_t h = o->handle;
 	o->handle = 0;
-	o->cleared = 0;
+	o->cleared = INSTANCE_GONE;
 	if (ubx_forked()) {
 		fork_skip();
 		return;
@@ -55,7 +55,7 @@ static void instance_drop(Instance *o)
 	if (h < nobjects && objects[h] == (PyObject *)o)
 		objects[h] = NULL;
 	if (o->calls > 0) {
-		o->cleared = 1;
+		o->cleared = INSTANCE_CLEARING;
 		return;
 	}
 	give_back(o);
@@ -64,7 +64,7 @@ static void instance_drop(Instance *o)
 void ubx_release_instance(ubx_value *val)
 {
 	Instance *o = (Instance *)val->obj;
-	if (--o->calls == 0 && o->cleared)
+	if (--o->calls == 0 && o->cleared == INSTANCE_CLEARING)
 		give_back(o);
 }
 
@@ -87,7 +87,7 @@ void instance_dealloc(Instance *o)
 	if (o->weakrefs != NULL)
 		PyObject_ClearWeakRefs((PyObject *)o);
 	instance_drop(o);
-	PyObject_GC_Del(o);
+	tp->tp_free(o); /* a Python subclass's object has more than an Instance (its __dict__) */
 	Py_DECREF(tp);
 }
 
@@ -99,7 +99,7 @@ int ubx_read_instance(const ubx_func *f, const ubx_param *p, PyObject *o, ubx_va
 		PyErr_Format(PyExc_SystemError, "%s() argument '%s': no class %d", f->name, p->name, (int)p->cls);
 		return -1;
 	}
-	if (Py_TYPE(o) != tp) {
+	if (Py_TYPE(o) != tp && !PyType_IsSubtype(Py_TYPE(o), tp)) { /* the class, or a Python subclass */
 		if (p->flags & UBX_F_SELF) {
 			const char *attr = strrchr(f->name, '.');
 			PyErr_Format(PyExc_TypeError, "descriptor '%s' for '%s' objects doesn't apply to a '%.200s' object",
@@ -112,6 +112,25 @@ int ubx_read_instance(const ubx_func *f, const ubx_param *p, PyObject *o, ubx_va
 	}
 	Instance *in = (Instance *)o;
 	int64_t h = in->handle;
+	if (h == 0 && in->cleared == INSTANCE_OPEN && (p->flags & UBX_F_NEW)) {
+		/* __setstate__ of an object unpickling made: Go makes its value,
+		 * which the object gets when the call succeeds. */
+		val->kind = UBX_V_NEW;
+		val->i = 0;
+		return 0;
+	}
+	if (h == 0 && in->cleared == INSTANCE_OPEN) {
+		if (p->flags & UBX_F_SELF)
+			PyErr_Format(PyExc_TypeError,
+				     "%s(): the %.200s object has no Go value: %s.__init__ did not run on it (a subclass's "
+				     "__init__ calls super().__init__(...))",
+				     f->name, Py_TYPE(o)->tp_name, tp->tp_name);
+		else
+			PyErr_Format(PyExc_TypeError,
+				     "%s() argument '%s' is a %.200s object without its Go value (%s.__init__ did not run on it)",
+				     f->name, p->name, Py_TYPE(o)->tp_name, tp->tp_name);
+		return -1;
+	}
 	if (h == 0 || in->cleared) {
 		if (p->flags & UBX_F_SELF)
 			PyErr_Format(PyExc_TypeError,
@@ -132,7 +151,61 @@ int ubx_read_instance(const ubx_func *f, const ubx_param *p, PyObject *o, ubx_va
 	return 0;
 }
 
-PyObject *ubx_instance_result(const ubx_result *r)
+/* objects_room makes room in objects for handle h: 0, or -1 (no memory). */
+static int objects_room(int64_t h)
+{
+	if (h < nobjects)
+		return 0;
+	int64_t n = nobjects > 0 ? nobjects : 64;
+	while (n <= h)
+		n *= 2;
+	PyObject **grown = realloc(objects, sizeof(PyObject *) * (size_t)n);
+	if (grown == NULL)
+		return -1;
+	memset(grown + nobjects, 0, sizeof(PyObject *) * (size_t)(n - nobjects));
+	objects = grown;
+	nobjects = n;
+	return 0;
+}
+
+/* drop_new gives back a value whose object cannot have it (its exception
+ * pending): Go closes it, as the object's end would have. */
+static void drop_new(int64_t h)
+{
+	PyObject *et, *ev, *tb;
+	PyErr_Fetch(&et, &ev, &tb);
+	if (ubx_go_drop_value(h) != 0) {
+		go_failed(); /* what its Close failed with, as give_back reports it */
+		PyErr_WriteUnraisable(NULL);
+	}
+	PyErr_Restore(et, ev, tb);
+}
+
+/* attach makes o, an object without a value, the object of Go value h:
+ * 0, or -1 with an exception (h given back). */
+static int attach(Instance *o, int64_t h, const char *fn)
+{
+	if (o->handle != 0 || o->cleared != INSTANCE_OPEN) {
+		PyErr_Format(PyExc_TypeError, "%s(): the %.200s object got a Go value meanwhile", fn, Py_TYPE(o)->tp_name);
+		drop_new(h);
+		return -1;
+	}
+	if (objects_room(h) < 0) {
+		PyErr_NoMemory();
+		drop_new(h);
+		return -1;
+	}
+	o->handle = h;
+	objects[h] = (PyObject *)o;
+	return 0;
+}
+
+int ubx_instance_adopt(ubx_value *val)
+{
+	return attach((Instance *)val->obj, val->i, "__setstate__");
+}
+
+PyObject *ubx_instance_result(const ubx_result *r, Instance *into)
 {
 	int64_t h = r->i;
 	if (r->arg < 0 || r->arg >= nclasses || h <= 0) {
@@ -140,30 +213,31 @@ PyObject *ubx_instance_result(const ubx_result *r)
 			     (long long)h);
 		return NULL;
 	}
-	if (r->n != 0) { /* the value's object is alive */
-		if (h < nobjects && objects[h] != NULL)
+	if (r->n != 0) { /* the value's object is alive (Go refuses it for a constructor) */
+		if (into == NULL && h < nobjects && objects[h] != NULL)
 			return Py_NewRef(objects[h]);
 		PyErr_SetString(PyExc_RuntimeError, "a Go function returned a value whose object is being made or freed");
 		return NULL;
 	}
-	if (h >= nobjects) {
-		int64_t n = nobjects > 0 ? nobjects : 64;
-		while (n <= h)
-			n *= 2;
-		PyObject **grown = realloc(objects, sizeof(PyObject *) * (size_t)n);
-		if (grown == NULL) {
-			if (ubx_go_drop_value(h) != 0)
-				PyErr_Clear();
-			return PyErr_NoMemory();
+	if (into != NULL) { /* a constructor's: the object __new__ made gets the value */
+		if (!PyObject_TypeCheck((PyObject *)into, class_types[r->arg])) {
+			PyErr_Format(PyExc_SystemError, "a constructor returned a value of class %d for a %.200s object",
+				     (int)r->arg, Py_TYPE(into)->tp_name);
+			drop_new(h);
+			return NULL;
 		}
-		memset(grown + nobjects, 0, sizeof(PyObject *) * (size_t)(n - nobjects));
-		objects = grown;
-		nobjects = n;
+		if (attach(into, h, class_types[r->arg]->tp_name) < 0)
+			return NULL;
+		return Py_NewRef((PyObject *)into);
+	}
+	if (objects_room(h) < 0) {
+		PyErr_NoMemory();
+		drop_new(h);
+		return NULL;
 	}
 	Instance *o = PyObject_GC_New(Instance, class_types[r->arg]);
 	if (o == NULL) {
-		if (ubx_go_drop_value(h) != 0)
-			PyErr_Clear();
+		drop_new(h);
 		return NULL;
 	}
 	o->handle = h;

@@ -4,7 +4,8 @@
  * made when Python imports it. It asks Go for the module's definition
  * (ubx_go_define), makes the Array type (arraytype.c), the fork error, the
  * module's functions (function.c over call.c's call_go, or fromdlpack.c's
- * converters) and its classes (class.c), and refuses what it cannot serve:
+ * converters), its classes (class.c), its own exceptions and attributes,
+ * and refuses what it cannot serve:
  * a forked child, a sub-interpreter.
  *
  * The C half owns what Python sees; Go (pyext's cgo files) holds the rules
@@ -89,7 +90,7 @@ static int add_function(PyObject *m, const ubx_func *f)
 	if (self == NULL)
 		return -1;
 	PyObject *modname = PyModule_GetNameObject(m);
-	PyObject *fn = modname != NULL ? function_make(ml, self, modname, NULL) : NULL;
+	PyObject *fn = modname != NULL ? function_make(ml, self, modname, NULL, FN_PLAIN) : NULL;
 	Py_XDECREF(modname);
 	Py_DECREF(self);
 	if (fn == NULL)
@@ -98,6 +99,46 @@ static int add_function(PyObject *m, const ubx_func *f)
 	if (r < 0)
 		Py_DECREF(fn);
 	return r;
+}
+
+/* add_attributes adds the module's own exceptions (made once per process,
+ * as the fork error is, so that a module made again raises the classes
+ * its users caught before) and its attributes (pyext.Module.Const). */
+static int add_attributes(PyObject *m)
+{
+	for (int32_t k = 0; k < def->nexcs; k++) {
+		ubx_exc *e = &def->excs[k];
+		if (e->type == NULL) {
+			PyObject *base = NULL;
+			if (e->base_exc >= 0 && e->base_exc < k) {
+				base = Py_NewRef((PyObject *)def->excs[e->base_exc].type);
+			} else {
+				PyObject *builtins = PyImport_ImportModule("builtins");
+				if (builtins == NULL)
+					return -1;
+				base = PyObject_GetAttrString(builtins, e->base);
+				Py_DECREF(builtins);
+				if (base == NULL)
+					return -1;
+			}
+			if (!PyExceptionClass_Check(base)) {
+				PyErr_Format(PyExc_ImportError, "%s: its base %s is no exception class", e->name, e->base);
+				Py_DECREF(base);
+				return -1;
+			}
+			e->type = PyErr_NewExceptionWithDoc(e->name, *e->doc != '\0' ? e->doc : NULL, base, NULL);
+			Py_DECREF(base);
+			if (e->type == NULL)
+				return -1;
+		}
+		const char *attr = strrchr(e->name, '.');
+		if (PyModule_AddObjectRef(m, attr != NULL ? attr + 1 : e->name, e->type) < 0)
+			return -1;
+	}
+	for (int32_t k = 0; k < def->nconsts; k++)
+		if (PyModule_AddObjectRef(m, def->consts[k].name, def->consts[k].value) < 0)
+			return -1;
+	return 0;
 }
 
 static int module_exec(PyObject *m)
@@ -153,7 +194,7 @@ static int module_exec(PyObject *m)
 	for (int32_t i = 0; i < def->nfuncs; i++)
 		if (add_function(m, &def->funcs[i]) < 0)
 			return -1;
-	if (add_classes(m, def) < 0)
+	if (add_classes(m, def) < 0 || add_attributes(m) < 0)
 		return -1;
 	return PyModule_AddFunctions(m, module_methods);
 }

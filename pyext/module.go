@@ -3,6 +3,8 @@ package pyext
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"unicode/utf8"
 )
 
 // Module is an extension module being defined. The package built into the
@@ -20,6 +22,8 @@ type Module struct {
 	doc     string
 	funcs   []*function // the module's functions, and its classes' members (function.member)
 	classes []*class
+	excs    []*exception // the module's own exception classes
+	consts  []constant   // the module's attributes (Const)
 	errs    []error
 
 	arrayName, forkErrorName string
@@ -38,6 +42,64 @@ func (m *Module) Doc(doc string) { m.doc = doc }
 // objects users meet as usmbridge.Array, names them so).
 func (m *Module) TypeNames(array, forkError string) {
 	m.arrayName, m.forkErrorName = array, forkError
+}
+
+// Const adds an attribute to the module: a version string, a default, the
+// choices of a parameter (OneOf's, as a tuple). v is a bool, an integer, a
+// float, a string, or a slice of those (a tuple in Python); the stub types
+// it Final. name is a name Python code can write, and none the import
+// machinery sets (__name__, __doc__, __file__, ...).
+func (m *Module) Const(name string, v any) {
+	if err := nameError("attribute", name); err != nil {
+		m.errs = append(m.errs, err)
+		return
+	}
+	if moduleDunders[name] {
+		m.errs = append(m.errs, fmt.Errorf("attribute %s: the name is one the import sets", name))
+		return
+	}
+	if err := constProblem(v); err != "" {
+		m.errs = append(m.errs, fmt.Errorf("attribute %s: %s", name, err))
+		return
+	}
+	m.consts = append(m.consts, constant{name, v})
+}
+
+// constant is an attribute of the module, as Const gives it.
+type constant struct {
+	name string
+	v    any
+}
+
+// moduleDunders are the attributes the import sets on every module.
+var moduleDunders = map[string]bool{"__name__": true, "__doc__": true, "__package__": true, "__loader__": true,
+	"__spec__": true, "__file__": true, "__path__": true, "__cached__": true, "__builtins__": true, "__dict__": true,
+	"__class__": true}
+
+// constProblem is why v cannot be a Const's value, or "".
+func constProblem(v any) string {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
+		return "nil is no value (a Const is a bool, an integer, a float, a string or a slice of them)"
+	}
+	if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
+		for i := range rv.Len() {
+			if kindClass(rv.Index(i).Type()) == "" {
+				return "a " + rv.Type().String() + " holds a " + rv.Index(i).Type().String() + " (a Const is a bool, an integer, a float, a string or a slice of them)"
+			}
+			if s, ok := rv.Index(i).Interface().(string); ok && !utf8.ValidString(s) {
+				return "a string that is not valid UTF-8"
+			}
+		}
+		return ""
+	}
+	if kindClass(rv.Type()) == "" {
+		return "a " + rv.Type().String() + " (a Const is a bool, an integer, a float, a string or a slice of them)"
+	}
+	if s, ok := v.(string); ok && !utf8.ValidString(s) {
+		return "a string that is not valid UTF-8"
+	}
+	return ""
 }
 
 // FromDLPack adds the array API's from_dlpack(x, /, *, device=None,
@@ -121,6 +183,7 @@ var reservedNames = map[string]string{
 	"_fork_skips": "a function of the module's C half",
 	"_c_stats":    "a function of the module's C half",
 	"_stub":       "the function that writes the module's type stub",
+	iterClassName: "the class of the module's iterators (iter.Seq results)",
 }
 
 // clashes are the definition errors of names the module's functions and
@@ -142,7 +205,15 @@ func (m *Module) clashes() []error {
 		}
 	}
 	for _, c := range m.classes {
-		check("class", c.name)
+		if !c.hidden {
+			check("class", c.name)
+		}
+	}
+	for _, e := range m.excs {
+		check("exception", e.name)
+	}
+	for _, c := range m.consts {
+		check("attribute", c.name)
 	}
 	return errs
 }

@@ -12,6 +12,8 @@ import "C"
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/dlpack"
@@ -58,8 +60,51 @@ func ubx_go_define(name *C.char, out **C.ubx_module_def) (msg *C.char) {
 	addStub(m)
 	ext.mod, ext.py = m, py
 	fillTables()
-	*out = (*C.ubx_module_def)(cmem.Ptr(cDefinition(m)))
+	def := cDefinition(m)
+	if e := cConsts(m, py, def); e != nil {
+		err = errors.New(n + ": " + errkind.Message(e))
+		return nil
+	}
+	*out = (*C.ubx_module_def)(cmem.Ptr(uintptr(unsafe.Pointer(def))))
 	return nil
+}
+
+// cConsts writes the module's attributes (Const) into def, as Python
+// objects that live as long as the process.
+func cConsts(m *Module, py *pybridge.Python, def *cModule) error {
+	if len(m.consts) == 0 {
+		return nil
+	}
+	cs := unsafe.Slice((*cConst)(C.calloc(C.size_t(len(m.consts)), C.size_t(unsafe.Sizeof(cConst{})))), len(m.consts))
+	err := py.DoHeld(func(g *pybridge.GIL) error {
+		for i, c := range m.consts {
+			o, err := g.FromGo(constValue(c.v))
+			if err != nil {
+				return fmt.Errorf("attribute %s: %w", c.name, err)
+			}
+			cs[i] = cConst{name: cStr(c.name), value: o.Ptr()}
+		}
+		return nil
+	})
+	def.consts, def.nconsts = uintptr(unsafe.Pointer(&cs[0])), int32(len(cs))
+	return err
+}
+
+// constValue is v as pybridge.FromGo converts it: a float32 as a float64,
+// a slice as a []any of its elements so converted.
+func constValue(v any) any {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
+		out := make([]any, rv.Len())
+		for i := range out {
+			out[i] = constValue(rv.Index(i).Interface())
+		}
+		return out
+	}
+	if rv.Kind() == reflect.Float32 {
+		return rv.Float()
+	}
+	return v
 }
 
 // fillTables writes the rules C reads (ubx.h): the element size of every
@@ -90,7 +135,7 @@ func fillTables() {
 
 // cDefinition writes m as a ubx_module_def in C memory that lives as long
 // as the process.
-func cDefinition(m *Module) uintptr {
+func cDefinition(m *Module) *cModule {
 	str := func(s string) uintptr { return uintptr(unsafe.Pointer(C.CString(s))) }
 	def := (*cModule)(C.calloc(1, C.size_t(unsafe.Sizeof(cModule{}))))
 	def.doc = str(m.doc)
@@ -116,5 +161,13 @@ func cDefinition(m *Module) uintptr {
 	v, _ := dlabi.NegotiateVersion(&dlpack.Version{Major: 2}, dlpack.ProducerVersion)
 	def.minorNewer, def.major = v.Minor, v.Major
 	def.maxMajor, def.maxMinor = dlpack.ProducerVersion.Major, dlpack.ProducerVersion.Minor
-	return uintptr(unsafe.Pointer(def))
+	if len(m.excs) > 0 {
+		ex := unsafe.Slice((*cExc)(C.calloc(C.size_t(len(m.excs)), C.size_t(unsafe.Sizeof(cExc{})))), len(m.excs))
+		for i, e := range m.excs {
+			ex[i] = cExc{name: str(m.name + "." + e.name), doc: str(e.doc), base: str(e.base), baseExc: int32(e.baseExc)}
+		}
+		def.excs, def.nexcs = uintptr(unsafe.Pointer(&ex[0])), int32(len(ex))
+		ext.excs = ex
+	}
+	return def
 }

@@ -97,6 +97,28 @@ PyObject *array_array(Array *a, PyObject *const *args, size_t nargsf, PyObject *
 	return r;
 }
 
+/* __reduce__: an Array pickles (and copies, with copy.copy) as the NumPy
+ * array of its elements, numpy.array(a): a copy, made on the host (device
+ * USM through __array__). Unpickled, it is that NumPy array, which every
+ * array parameter takes: so a class whose __getstate__ returns an array of
+ * its host data pickles. Memory is a process's own; what a pickle carries
+ * is the data. */
+PyObject *array_reduce(Array *a, PyObject *unused)
+{
+	if (forked())
+		return NULL;
+	PyObject *np = PyImport_ImportModule("numpy");
+	if (np == NULL)
+		return NULL;
+	PyObject *arr = PyObject_CallMethod(np, "array", "O", (PyObject *)a);
+	Py_DECREF(np);
+	if (arr == NULL)
+		return NULL;
+	PyObject *r = PyObject_CallMethod(arr, "__reduce__", NULL);
+	Py_DECREF(arr);
+	return r;
+}
+
 #else
 
 typedef int ubx_numpy_c_unused; /* nothing without Python */

@@ -17,8 +17,9 @@ import (
 
 // ext is the module this library defines, once Python imported it.
 var ext struct {
-	mod *Module
-	py  *pybridge.Python
+	mod  *Module
+	py   *pybridge.Python
+	excs []cExc // the module's exceptions, in C memory: C sets each one's type at module init
 }
 
 // dlpackCalls counts the __dlpack__ requests C left to Go (tests tell

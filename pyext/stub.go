@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
+	"github.com/usmbridge/usmbridge/internal/dlabi"
 	"github.com/usmbridge/usmbridge/pybridge"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -28,9 +30,17 @@ class {_SUAIProducer}({Protocol}):
 # (NumPy), any DLPack producer (dpnp, dpctl, jax, torch, tvm-ffi, an Array
 # of a pyext module), an object with __sycl_usm_array_interface__.
 {_ArrayLike} = {Union}[{Buffer}, {_DLPackProducer}, {_SUAIProducer}]
+class {_SyclDeviceLike}({Protocol}):
+    @{property}
+    def filter_string(self) -> {str}: ...
+
+class {_SyclQueueLike}({Protocol}):
+    @{property}
+    def sycl_device(self) -> {Any}: ...
+
 # What a device parameter takes: "cpu", a SYCL filter string, a DLPack
 # (device_type, device_id) pair, a dpctl.SyclDevice or SyclQueue.
-{_DeviceLike} = {Union}[{str}, {Tuple}[{int}, {int}], {Any}]
+{_DeviceLike} = {Union}[{str}, {Tuple}[{int}, {int}], {_SyclDeviceLike}, {_SyclQueueLike}]
 
 class ForkError({RuntimeError}):
     """Raised by every use of the module in a child created by fork()."""
@@ -87,16 +97,28 @@ class Array:
     def __array__(self, dtype: {Any} = None, copy: {Optional}[{bool}] = None) -> {Any}: ...
     def __len__(self) -> {int}: ...
     def __buffer__(self, flags: {int}, /) -> {memoryview}: ...
+
+# What a function returning a pyext.Result returns: a new Array, an array
+# argument as the caller gave it (out=), or None.
+{_Result} = {Union}[Array, {_ArrayLike}, None]
 `
 
 // stubOrigins are the names a stub refers to that it does not define, and
 // the module each comes from (np: numpy itself).
-var stubOrigins = map[string]string{
-	"Any": "typing", "ClassVar": "typing", "Literal": "typing", "Optional": "typing", "Protocol": "typing",
-	"Tuple": "typing", "Union": "typing", "Buffer": "typing_extensions", "np": "numpy",
-	"bool": "builtins", "dict": "builtins", "float": "builtins", "int": "builtins", "memoryview": "builtins",
-	"object": "builtins", "property": "builtins", "str": "builtins", "RuntimeError": "builtins",
-}
+var stubOrigins = func() map[string]string {
+	o := map[string]string{
+		"Any": "typing", "ClassVar": "typing", "Literal": "typing", "Optional": "typing", "Protocol": "typing",
+		"Tuple": "typing", "Union": "typing", "Annotated": "typing", "Final": "typing", "overload": "typing", "Iterator": "typing",
+		"Buffer": "typing_extensions", "np": "numpy", "NDArray": "numpy.typing",
+		"bool": "builtins", "dict": "builtins", "float": "builtins", "int": "builtins", "memoryview": "builtins",
+		"object": "builtins", "property": "builtins", "str": "builtins", "staticmethod": "builtins",
+		"classmethod": "builtins",
+	}
+	for _, e := range builtinExceptions {
+		o[e] = "builtins"
+	}
+	return o
+}()
 
 // stubWriter writes a module's stub. A name the stub refers to (int,
 // Optional, np, a class of the module) is hidden wherever the module binds
@@ -125,24 +147,46 @@ func stubOf(m *Module) string {
 	for _, f := range w.stubFuncs() {
 		w.top[f.name] = true
 	}
-	for _, c := range m.classes {
+	for _, c := range w.stubClasses() {
 		w.top[c.name] = true
 		for n := range classMembers(c) {
 			w.taken[n] = true
 		}
 	}
+	for _, e := range m.excs {
+		w.top[e.name] = true
+	}
+	for _, c := range m.consts {
+		w.top[c.name] = true
+	}
 	for n := range w.top {
 		w.taken[n] = true
 	}
 	var body strings.Builder
-	for _, c := range m.classes {
+	for _, c := range m.consts {
+		body.WriteString("\n" + c.name + ": " + w.constType(c.v) + "\n")
+	}
+	for _, e := range m.excs {
+		var base string
+		if e.baseExc >= 0 {
+			base = w.class(e.base)
+		} else {
+			base = w.ref(e.base)
+		}
+		body.WriteString("\nclass " + e.name + "(" + base + "):\n")
+		if e.doc == "" {
+			body.WriteString("    ...\n")
+		} else {
+			writeDoc(&body, "    ", e.doc)
+		}
+	}
+	for _, c := range w.stubClasses() {
 		w.writeClass(&body, c)
 	}
 	for _, f := range w.stubFuncs() {
 		switch f.builtin {
 		case fnGo:
-			body.WriteString("\ndef " + f.name + "(" + w.params(f.params, "") + ") -> " + w.result(f.result) + ":")
-			writeBody(&body, "    ", docOf(f))
+			w.writeDef(&body, "", f.name, "", f, docOf(f))
 		case fnFromDLPack:
 			body.WriteString("\ndef " + f.name + "(x: " + w.helper("_ArrayLike") + ", /, *, device: " + w.ref("Optional") + "[" +
 				w.helper("_DeviceLike") + "] = None, copy: " + w.ref("Optional") + "[" + w.ref("bool") + "] = None) -> " + w.class("Array") + ": ...\n")
@@ -195,6 +239,18 @@ func (w *stubWriter) stubFuncs() []*function {
 	return out
 }
 
+// stubClasses are the module's classes the stub declares: not pyext's
+// own (the iterators', which the stub names Iterator).
+func (w *stubWriter) stubClasses() []*class {
+	var out []*class
+	for _, c := range w.m.classes {
+		if !c.hidden {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // classMembers are the names c's body binds in the stub.
 func classMembers(c *class) map[string]bool {
 	names := map[string]bool{}
@@ -230,25 +286,25 @@ func (w *stubWriter) writeClass(b *strings.Builder, c *class) {
 	b.WriteString("\nclass " + c.name + ":\n")
 	writeDoc(b, "    ", typeDoc(c))
 	if c.ctor != nil {
-		b.WriteString("    def __init__(" + w.params(c.ctor.params, "self") + ") -> None: ...\n")
+		w.writeDef(b, "    ", "__init__", "self", c.ctor, "")
 	}
 	for _, p := range c.props {
-		b.WriteString("    @" + w.ref("property") + "\n    def " + p.name + "(self) -> " + w.result(p.get.result) + ":")
+		b.WriteString("    @" + w.ref("property") + "\n    def " + p.name + "(self) -> " + w.results(p.get.results) + ":")
 		writeBody(b, "        ", p.doc)
 		if p.set != nil {
 			v := p.set.params[1]
-			b.WriteString("    @" + p.name + ".setter\n    def " + p.name + "(self, value: " + w.param(&v) + ") -> None: ...\n")
+			b.WriteString("    @" + p.name + ".setter\n    def " + p.name + "(self, value: " + w.param(&v, v.want()) + ") -> None: ...\n")
 		}
 	}
 	for _, f := range c.methods {
-		params := w.params(f.params[1:], "self")
-		if a := f.member.attr; (a == "__eq__" || a == "__ne__") && len(f.params) == 2 {
-			// Any operand: another type is NotImplemented (call.c's
-			// operand_refused), as object's signature says.
-			params = "self, " + f.params[1].name + ": " + w.ref("object")
+		switch f.bind {
+		case bindStatic:
+			w.writeDef(b, "    ", f.member.attr, "", f, docOf(f))
+		case bindClass:
+			w.writeDef(b, "    ", f.member.attr, "cls", f, docOf(f))
+		default:
+			w.writeDef(b, "    ", f.member.attr, "self", f, docOf(f))
 		}
-		b.WriteString("    def " + f.member.attr + "(" + params + ") -> " + w.result(f.result) + ":")
-		writeBody(b, "        ", docOf(f))
 	}
 	if c.eqWithoutHash() {
 		b.WriteString("    __hash__: " + w.ref("ClassVar") + "[None]  # type: ignore[assignment]\n")
@@ -256,6 +312,90 @@ func (w *stubWriter) writeClass(b *strings.Builder, c *class) {
 	if c.ctor == nil && len(c.props) == 0 && len(c.methods) == 0 && typeDoc(c) == "" {
 		b.WriteString("    ...\n")
 	}
+}
+
+// writeDef writes f as name (a function, or a class's member at indent,
+// whose receiver is self: "self", "cls", or "" for none): one def, or for
+// overloads one @overload def each, their array parameters typed with the
+// NumPy arrays of their element types (NDArray[np.float32]), which type
+// checkers tell apart, and a last one for every other array producer,
+// whose element types only the call checks. doc goes to the first def.
+func (w *stubWriter) writeDef(b *strings.Builder, indent, name, self string, f *function, doc string) {
+	deco := ""
+	switch f.bind {
+	case bindStatic:
+		deco = indent + "@" + w.ref("staticmethod") + "\n"
+	case bindClass:
+		deco = indent + "@" + w.ref("classmethod") + "\n"
+	}
+	params := func(o *function, wants []dlabi.DataType, numpy bool) string {
+		ps := o.params
+		if self != "" && len(ps) > 0 && ps[0].flags&(fSelf|fCls) != 0 {
+			ps = ps[1:]
+			wants = wants[1:]
+		}
+		if a := f.member; a != nil && (a.attr == "__eq__" || a.attr == "__ne__") && self == "self" && len(ps) == 1 {
+			// Any operand: another type is NotImplemented (call.c's
+			// operand_refused), as object's signature says.
+			return "self, " + ps[0].name + ": " + w.ref("object")
+		}
+		return w.params(ps, wants, self, numpy)
+	}
+	result := func(o *function) string {
+		if name == "__init__" {
+			return "None"
+		}
+		return w.results(o.results)
+	}
+	if f.overloads == nil {
+		b.WriteString(deco + indent + "def " + name + "(" + params(f, f.wants, false) + ") -> " + result(f) + ":")
+		writeBody(b, indent+"    ", doc)
+		return
+	}
+	var all []string
+	for i, o := range f.overloads {
+		b.WriteString(indent + "@" + w.ref("overload") + "\n" + deco + indent + "def " + name + "(" + params(o, o.wants, true) + ") -> " + result(o) + ":")
+		if i == 0 {
+			writeBody(b, indent+"    ", doc)
+		} else {
+			b.WriteString(" ...\n")
+		}
+		if r := result(o); !slices.Contains(all, r) {
+			all = append(all, r)
+		}
+	}
+	// The last: any array producer, whose element types the call checks.
+	r := all[0]
+	if len(all) > 1 {
+		r = w.ref("Union") + "[" + strings.Join(all, ", ") + "]"
+	}
+	b.WriteString(indent + "@" + w.ref("overload") + "\n" + deco + indent + "def " + name + "(" +
+		params(f, make([]dlabi.DataType, len(f.wants)), false) + ") -> " + r + ": ...\n")
+}
+
+// constType is a Const's annotation: Final with its literal for a str, an
+// int or a bool (a type checker reads the value), Final[float] and
+// Final[Tuple[...]] for the others.
+func (w *stubWriter) constType(v any) string {
+	rv := reflect.ValueOf(v)
+	switch kindClass(rv.Type()) {
+	case "str":
+		return w.ref("Final") + " = " + pyStrRepr(rv.String())
+	case "bool":
+		return w.ref("Final") + " = " + pyRepr(rv.Bool())
+	case "int":
+		if rv.CanInt() {
+			return w.ref("Final") + " = " + strconv.FormatInt(rv.Int(), 10)
+		}
+		return w.ref("Final") + " = " + strconv.FormatUint(rv.Uint(), 10)
+	case "float":
+		return w.ref("Final") + "[" + w.ref("float") + "]"
+	}
+	elem := "Any"
+	if k := kindClass(rv.Type().Elem()); k != "" {
+		elem = k
+	}
+	return w.ref("Final") + "[" + w.ref("Tuple") + "[" + w.ref(elem) + ", ...]]"
 }
 
 // ref writes name, a name the stub imports (stubOrigins), as it can be
@@ -305,7 +445,7 @@ func (w *stubWriter) privateName(key, base string) string {
 	if p, ok := w.private[key]; ok {
 		return p
 	}
-	p := "_" + strings.TrimLeft(base, "_")
+	p := "_" + strings.ReplaceAll(strings.TrimLeft(base, "_"), ".", "_")
 	for w.taken[p] {
 		p += "_"
 	}
@@ -319,7 +459,7 @@ func (w *stubWriter) privateName(key, base string) string {
 // names stand for.
 func (w *stubWriter) imports() string {
 	var b strings.Builder
-	for _, from := range []string{"typing", "typing_extensions"} {
+	for _, from := range []string{"typing", "typing_extensions", "numpy.typing"} {
 		var names []string
 		for n := range w.plain {
 			if stubOrigins[n] == from {
@@ -334,7 +474,7 @@ func (w *stubWriter) imports() string {
 	if w.plain["np"] {
 		b.WriteString("import numpy as np\n")
 	}
-	for _, mod := range []string{"builtins", "numpy", "typing", "typing_extensions"} {
+	for _, mod := range []string{"builtins", "numpy", "numpy.typing", "typing", "typing_extensions"} {
 		if p, ok := w.private["import "+mod]; ok {
 			b.WriteString("import " + mod + " as " + p + "\n")
 		}
@@ -429,10 +569,13 @@ func writeDoc(b *strings.Builder, indent, doc string) {
 // Unicode's White_Space, and the separators U+001C to U+001F.
 func pyWhitespace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }
 
-// params is a parameter list: self first for a method, "*" before the
-// keyword-only ones. A default is written as the text signature writes it
-// (pyRepr); an array's that None does not stand for, as "...".
-func (w *stubWriter) params(ps []paramSpec, self string) string {
+// params is a parameter list: self (or cls) first for a method, "*"
+// before the keyword-only ones. A default is written as the text signature
+// writes it (pyRepr); an array's that None does not stand for, as "...".
+// wants are the parameters' element types (an overload's, or zero: any);
+// numpy types a typed array parameter as the NumPy array of its element
+// type, for an overload a type checker tells from the others.
+func (w *stubWriter) params(ps []paramSpec, wants []dlabi.DataType, self string, numpy bool) string {
 	var parts []string
 	if self != "" {
 		parts = append(parts, self)
@@ -444,7 +587,16 @@ func (w *stubWriter) params(ps []paramSpec, self string) string {
 			parts = append(parts, "*")
 			star = true
 		}
-		s := p.name + ": " + w.param(p)
+		want := dlabi.DataType{}
+		if i < len(wants) {
+			want = wants[i]
+		}
+		var s string
+		if numpy && p.isArray && want.Bits != 0 {
+			s = p.name + ": " + w.numpyParam(p, want)
+		} else {
+			s = p.name + ": " + w.param(p, want)
+		}
 		switch {
 		case p.hasDefault && p.isArray && p.flags&fNone == 0:
 			s += " = ..."
@@ -458,10 +610,24 @@ func (w *stubWriter) params(ps []paramSpec, self string) string {
 	return strings.Join(parts, ", ")
 }
 
-// param is the Python type a parameter takes.
-func (w *stubWriter) param(p *paramSpec) string {
+// want is the element type a parameter's Array[T] takes (zero for any,
+// and for the other parameters).
+func (p *paramSpec) want() dlabi.DataType { return p.elem }
+
+// param is the Python type a parameter takes: an array's with what it
+// requires of the array (its element type want, its dimensions, order,
+// writability, memory) as metadata, as nanobind's stubs write it
+// (Annotated[..., dict(dtype='float32', shape=(None,))]); a str chosen
+// from OneOf's choices as their Literal.
+func (w *stubWriter) param(p *paramSpec, want dlabi.DataType) string {
 	var t string
 	switch {
+	case p.kind == pStr && p.choices != nil:
+		q := make([]string, len(p.choices))
+		for i, c := range p.choices {
+			q[i] = pyStrRepr(c)
+		}
+		t = w.ref("Literal") + "[" + strings.Join(q, ", ") + "]"
 	case p.kind == pBool:
 		t = w.ref("bool")
 	case p.kind == pInt || p.kind == pUint:
@@ -471,7 +637,7 @@ func (w *stubWriter) param(p *paramSpec) string {
 	case p.kind == pStr:
 		t = w.ref("str")
 	case p.kind == pArray:
-		t = w.helper("_ArrayLike")
+		t = w.annotated(w.helper("_ArrayLike"), p, want, true)
 	case p.kind == pInstance:
 		t = w.class(w.m.classes[p.class].name)
 	case p.typ == reflect.TypeFor[Device]().String():
@@ -485,6 +651,94 @@ func (w *stubWriter) param(p *paramSpec) string {
 	return t
 }
 
+// numpyParam is a typed array parameter of an overload: the NumPy array of
+// its element type, with the rest of what it requires as metadata.
+func (w *stubWriter) numpyParam(p *paramSpec, want dlabi.DataType) string {
+	t := w.annotated(w.ref("NDArray")+"["+w.ref("np")+"."+npName(want)+"]", p, want, false)
+	if p.flags&fNone != 0 {
+		return w.ref("Optional") + "[" + t + "]"
+	}
+	return t
+}
+
+// annotated is t with an array parameter's requirements as nanobind's
+// metadata: dtype (when withDType and the parameter takes one element
+// type), shape (None for any extent) or ndim, order, writable, memory.
+// t alone when it requires nothing.
+func (w *stubWriter) annotated(t string, p *paramSpec, want dlabi.DataType, withDType bool) string {
+	var md []string
+	if withDType && want.Bits != 0 {
+		md = append(md, "dtype="+pyStrRepr(dtypeName(want)))
+	}
+	a := &p.array
+	switch {
+	case a.shapeSet:
+		dims := make([]string, len(a.shape))
+		for i, d := range a.shape {
+			if d < 0 {
+				dims[i] = "None"
+			} else {
+				dims[i] = strconv.FormatInt(d, 10)
+			}
+		}
+		if len(dims) == 1 {
+			dims[0] += ","
+		}
+		md = append(md, "shape=("+strings.Join(dims, ", ")+")")
+	case a.ndimSet:
+		md = append(md, "ndim="+strconv.Itoa(a.ndim))
+	}
+	switch {
+	case a.cContig:
+		md = append(md, "order='C'")
+	case a.fContig:
+		md = append(md, "order='F'")
+	}
+	if a.writable {
+		md = append(md, "writable=True")
+	}
+	if a.memorySet {
+		var kinds []string
+		for _, k := range []struct {
+			k MemoryKind
+			s string
+		}{{HostMemory, "'host'"}, {USMHost, "'usm_host'"}, {USMShared, "'usm_shared'"}, {USMDevice, "'usm_device'"}} {
+			if a.memory&k.k != 0 {
+				kinds = append(kinds, k.s)
+			}
+		}
+		md = append(md, "memory=("+strings.Join(kinds, ", ")+",)")
+	}
+	if len(md) == 0 {
+		return t
+	}
+	return w.ref("Annotated") + "[" + t + ", " + w.ref("dict") + "(" + strings.Join(md, ", ") + ")]"
+}
+
+// npName is NumPy's name of a DLPack element type (np.float32, np.bool_).
+func npName(dt dlabi.DataType) string {
+	if n := dtypeName(dt); n != "bool" {
+		return n
+	}
+	return "bool_"
+}
+
+// results is the Python type of a function's results: None, one's type,
+// or a tuple of theirs.
+func (w *stubWriter) results(ts []reflect.Type) string {
+	switch len(ts) {
+	case 0:
+		return "None"
+	case 1:
+		return w.result(ts[0])
+	}
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = w.result(t)
+	}
+	return w.ref("Tuple") + "[" + strings.Join(parts, ", ") + "]"
+}
+
 // result is the Python type of a Go result.
 func (w *stubWriter) result(t reflect.Type) string {
 	if t == nil || t == reflect.TypeFor[none]() {
@@ -493,14 +747,29 @@ func (w *stubWriter) result(t reflect.Type) string {
 	if c := w.m.classOf(t); c != nil {
 		return w.class(c.name)
 	}
-	if n := pyResultType(t); n != "Array" {
+	if t.Kind() == reflect.Pointer && isScalar(t.Elem()) {
+		return w.ref("Optional") + "[" + w.result(t.Elem()) + "]"
+	}
+	if v, ok := isSeq(t); ok {
+		return w.ref("Iterator") + "[" + w.result(v) + "]"
+	}
+	switch n := pyResultType(t); n {
+	case "Array":
+		if t.Kind() == reflect.Slice { // a host Array of the slice's element type, 1-D
+			if dt, ok := sliceDType(t.Elem()); ok {
+				return w.ref("Annotated") + "[" + w.class("Array") + ", " + w.ref("dict") + "(dtype=" + pyStrRepr(dtypeName(dt)) + ", shape=(None,))]"
+			}
+		}
+		return w.class("Array")
+	case "_Result":
+		return w.helper("_Result")
+	default:
 		return w.ref(n)
 	}
-	return w.class("Array")
 }
 
 // pyResultType is the name of the Python type of a Go result that is no
-// object of a class: an imported name, or Array.
+// object of a class: an imported name, Array, or _Result.
 func pyResultType(t reflect.Type) string {
 	switch t {
 	case reflect.TypeFor[pybridge.Object]():
@@ -508,22 +777,15 @@ func pyResultType(t reflect.Type) string {
 	case reflect.TypeFor[*usm.Array](), reflect.TypeFor[AnyArray]():
 		return "Array"
 	case reflect.TypeFor[Result]():
-		return "Any" // an argument as given (of the caller's type), or a new Array
+		return "_Result" // an argument as given (of the caller's type), a new Array, or None
 	}
 	if t.Implements(reflect.TypeFor[arrayResult]()) {
 		return "Array"
 	}
-	switch t.Kind() {
-	case reflect.Bool:
-		return "bool"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "int"
-	case reflect.Float32, reflect.Float64:
-		return "float"
-	case reflect.String:
-		return "str"
-	case reflect.Slice:
+	if k := kindClass(t); k != "" {
+		return k
+	}
+	if t.Kind() == reflect.Slice {
 		return "Array"
 	}
 	return "Any"
@@ -533,4 +795,19 @@ func pyResultType(t reflect.Type) string {
 func addStub(m *Module) {
 	Func0R(m, "_stub", "The module's type stub (.pyi), for python -m usmbridge.build --stubs.",
 		func() (string, error) { return stubOf(m), nil })
+}
+
+// Stub returns the type stub of the module define defines (its .pyi, as
+// `python -m usmbridge.build --stubs` writes it), or its definition errors
+// (Check's): a Go test holds a module's Python signatures and types to what
+// it means, without building it.
+func Stub(name string, define func(*Module) error) (string, error) {
+	m := &Module{name: name}
+	if err := define(m); err != nil {
+		return "", err
+	}
+	if err := m.err(); err != nil {
+		return "", err
+	}
+	return stubOf(m), nil
 }

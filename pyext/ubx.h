@@ -169,6 +169,8 @@ enum {
 	UBX_F_WRITABLE = 8, /* an array the function writes to (buffers: ask for a writable view) */
 	UBX_F_POSONLY = 16, /* positional only */
 	UBX_F_SELF = 32,    /* a method's receiver (a wrong object is a descriptor's TypeError) */
+	UBX_F_CLS = 64,     /* a class method's receiver: the class it is called on (UBX_P_OBJECT) */
+	UBX_F_NEW = 128,    /* with UBX_F_SELF, __setstate__'s: an object without a value gets a new one (UBX_V_NEW) */
 };
 
 typedef struct {
@@ -213,7 +215,31 @@ typedef struct {
 	uint32_t max_major, max_minor; /* the max_version from_dlpack asks producers for */
 	const struct ubx_class *classes; /* the module's classes (class.c) */
 	int32_t nclasses;
+	int32_t nexcs;
+	struct ubx_exc *excs; /* the module's own exceptions (module.c makes them; Go raises them) */
+	const struct ubx_const *consts; /* the module's attributes */
+	int32_t nconsts;
+	int32_t pad;
 } ubx_module_def;
+
+/* An exception class of the module (pyext.NewException): C makes it once
+ * per process, derived from exception base_exc of the module's (>= 0) or
+ * from the built-in exception named base, and sets type, which Go raises. */
+typedef struct ubx_exc {
+	const char *name; /* qualified: "stats.Error" */
+	const char *doc;
+	const char *base;
+	int32_t base_exc;
+	int32_t pad;
+	void *type; /* the class (a strong reference, kept), once made */
+} ubx_exc;
+
+/* An attribute of the module (pyext.Module.Const): value is a strong
+ * reference Go made, kept for the life of the process. */
+typedef struct ubx_const {
+	const char *name;
+	void *value;
+} ubx_const;
 
 /* A property of a class: its getter (self) and setter (self, value) are Go
  * functions as any other (set NULL: read-only). */
@@ -235,6 +261,8 @@ typedef struct ubx_class {
 	const ubx_prop *props;
 	int32_t nmethods;
 	int32_t nprops;
+	int32_t hidden; /* 1: pyext's own class (iterators), not an attribute of the module */
+	int32_t pad;
 } ubx_class;
 
 #define UBX_MINOR_SLOTS 8
@@ -251,6 +279,7 @@ enum {
 	UBX_V_OBJECT, /* obj: Go reads it (an array C did not read, or an object parameter) */
 	UBX_V_INSTANCE, /* i: the handle of the Go value an object of a class holds; obj the object */
 	UBX_V_SUAI,     /* suai: the argument's __sycl_usm_array_interface__, as C read it; obj the object */
+	UBX_V_NEW,      /* obj: an object without a value whose __setstate__ makes one; i: its handle, which Go sets */
 };
 
 typedef struct {
@@ -278,6 +307,7 @@ enum {
 	UBX_R_ARG_ARRAY, /* an Array over argument number arg's memory (C reads it) */
 	UBX_R_UINT,      /* i as an unsigned 64-bit int */
 	UBX_R_INSTANCE,  /* the object of class number arg holding Go value handle i: new (n 0), or alive (n 1) */
+	UBX_R_TUPLE,     /* a tuple of the n results at obj (calloc'd by Go: C makes each, then frees them) */
 };
 
 typedef struct {

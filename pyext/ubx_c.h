@@ -243,9 +243,10 @@ UBX_HIDDEN PyObject *array_suai(Array *a, void *unused);
 UBX_HIDDEN PyObject *array_usm_ndarray(Array *a, void *unused);
 UBX_HIDDEN PyObject *array_sycl_queue(Array *a, void *unused);
 
-/* ---- numpy.c: __array__ ---------------------------------------------------- */
+/* ---- numpy.c: __array__, __reduce__ ----------------------------------------- */
 
 UBX_HIDDEN PyObject *array_array(Array *a, PyObject *const *args, size_t nargsf, PyObject *kwnames);
+UBX_HIDDEN PyObject *array_reduce(Array *a, PyObject *unused);
 
 /* ---- exchange.c: the DLPack C exchange API (producer) --------------------- */
 
@@ -363,16 +364,19 @@ UBX_HIDDEN PyObject *call_dlpack(PyObject *x);
 
 typedef struct {
 	PyObject_HEAD
-	int64_t handle; /* Go's value (values.go's table); 0 once given back */
+	int64_t handle; /* Go's value (values.go's table); 0 before __init__ gave it one, and once given back */
 	/* The calls that read the object as an argument and have not ended
 	 * (ubx_read_instance to ubx_release_instance): while there are any,
 	 * the handle stays the object's and Go's value open, for the call
-	 * runs on it. A clear meanwhile (cleared) ends the object's use from
-	 * Python at once and gives the value back when the last call ends. */
+	 * runs on it. A clear meanwhile (cleared INSTANCE_CLEARING) ends the
+	 * object's use from Python at once and gives the value back when the
+	 * last call ends (INSTANCE_GONE). */
 	int32_t calls;
 	int32_t cleared;
 	PyObject *weakrefs;
 } Instance;
+
+enum { INSTANCE_OPEN = 0, INSTANCE_CLEARING = 1, INSTANCE_GONE = 2 };
 
 /* The module's classes, made by the first import and kept (class.c). */
 UBX_HIDDEN extern PyTypeObject **class_types;
@@ -387,8 +391,12 @@ UBX_HIDDEN extern PyMemberDef instance_members[];
  * ubx_release_instance, which the call runs when it ends. */
 UBX_HIDDEN int ubx_read_instance(const ubx_func *f, const ubx_param *p, PyObject *o, ubx_value *val);
 UBX_HIDDEN void ubx_release_instance(ubx_value *val);
-/* ubx_instance_result is the object of a UBX_R_INSTANCE result. */
-UBX_HIDDEN PyObject *ubx_instance_result(const ubx_result *r);
+/* ubx_instance_adopt gives a UBX_V_NEW argument's object the value Go made
+ * for it (__setstate__): 0, or -1 with an exception (the value dropped). */
+UBX_HIDDEN int ubx_instance_adopt(ubx_value *val);
+/* ubx_instance_result is the object of a UBX_R_INSTANCE result: into, for a
+ * constructor's (which gets the value), else a new or the living one. */
+UBX_HIDDEN PyObject *ubx_instance_result(const ubx_result *r, Instance *into);
 
 /* ---- read_arg.c: an argument, by its parameter's kind ---------------------- */
 
@@ -398,6 +406,10 @@ UBX_HIDDEN int read_arg(const ubx_func *f, const ubx_param *p, PyObject *o, hold
 
 /* call_go is a Go function's call: self is a capsule of its ubx_func. */
 UBX_HIDDEN PyObject *call_go(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames);
+/* call_go_into is a constructor's call (f) for the object into, which
+ * __new__ made without a value: into, with its value, or NULL. */
+UBX_HIDDEN PyObject *call_go_into(const ubx_func *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+				  Instance *into);
 
 /* result_init readies a result on the stack for Go: the fields C reads
  * whatever Go returns are zero; the view and its dims are left unwritten,
@@ -418,10 +430,17 @@ static inline void result_init(ubx_result *r)
 
 /* ---- function.c: functions and methods as Python objects ------------------ */
 
-/* function_make is a function of module modname (cls NULL), or a method of
- * class cls: ml's C function called with self (PyCFunction's contract), as
- * a callable that Python documents and inspects as a built-in function. */
-UBX_HIDDEN PyObject *function_make(PyMethodDef *ml, PyObject *self, PyObject *modname, PyTypeObject *cls);
+/* What a function binds when looked up on a class or an object: nothing
+ * (a function of the module, a static method), the object (a method), or
+ * the class (a class method). */
+enum { FN_PLAIN = 0, FN_METHOD = 1, FN_CLASSMETHOD = 2 };
+
+/* function_make is a function of module modname (cls NULL), or a member of
+ * class cls binding as binding (FN_*) says: ml's C function called with
+ * self (PyCFunction's contract), as a callable that Python documents and
+ * inspects as a built-in function. */
+UBX_HIDDEN PyObject *function_make(PyMethodDef *ml, PyObject *self, PyObject *modname, PyTypeObject *cls,
+				   int binding);
 
 /* ---- class.c: the module's classes ---------------------------------------- */
 

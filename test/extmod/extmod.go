@@ -76,6 +76,7 @@ func Module(m *pyext.Module) error {
 	definePlan(m)
 	defineWide(m)
 	defineComposition(m)
+	defineModel(m)
 	return nil
 }
 

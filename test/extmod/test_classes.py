@@ -162,8 +162,7 @@ def test_objects_are_collected_and_leak_nothing():
 
 
 def test_class_refuses_what_it_cannot_do():
-    with pytest.raises(TypeError, match="not an acceptable base type"):
-        type("Sub", (extmod.Plan,), {})
+    # (Python may subclass a class: test_model.py.)
     with pytest.raises(TypeError, match="cannot create 'extmod.Token' instances"):
         extmod.Token()
     t = extmod.token(7)
@@ -172,8 +171,8 @@ def test_class_refuses_what_it_cannot_do():
         type(extmod.scalars)()
     with pytest.raises(TypeError):
         extmod.Plan.__new__(int, 1)
-    with pytest.raises(TypeError):
-        copy.copy(extmod.Plan(1))  # no pickling protocol: the constructor needs its arguments
+    with pytest.raises(TypeError, match="cannot pickle 'extmod.Plan' object"):
+        copy.copy(extmod.Plan(1))  # no __getstate__: the constructor needs its arguments
 
 
 def test_panic_in_a_method_is_runtime_error():
