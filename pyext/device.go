@@ -2,6 +2,7 @@ package pyext
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/usmbridge/usmbridge/cpu"
@@ -21,11 +22,17 @@ import (
 // ("opencl:cpu", "level_zero:gpu:0"), a DLPack (device_type, device_id)
 // pair, a dpctl.SyclDevice or a dpctl.SyclQueue; None or an omitted
 // Optional argument is the host. Default("cpu") and other strings are
-// read the same way. A device usmbridge cannot use is a ValueError naming
-// the parameter. A dpctl.SyclQueue names its queue too: arrays made for
-// the Device (Empty) are allocated in the queue's context and bound to it,
-// so that dpnp combines them with the caller's arrays on that queue. An
-// array argument's own device and queue are its Device method's.
+// read the same way. A device usmbridge cannot use (none of that name, or
+// one that allocates no device USM, where Empty makes its arrays: PoCL's
+// CPU device) is refused at the argument, a ValueError naming the
+// parameter, as nanobind and PyO3 refuse an argument, not at the first
+// allocation. A dpctl.SyclQueue names its queue too: arrays made for the
+// Device (Empty) are allocated in the queue's context and bound to it, so
+// that dpnp combines them with the caller's arrays on that queue. An array
+// argument's own device and queue are its Device method's.
+//
+// A Device is a value: a class's constructor may keep one, and later
+// calls allocate on it (Empty); a function that releases the GIL may too.
 type Device struct {
 	// DL is the device as DLPack names it: (kDLCPU, 0) for the host,
 	// (kDLOneAPI, id) for a SYCL device.
@@ -289,10 +296,31 @@ func (c *frame) device(i int) (Device, error) {
 			return err
 		})
 	}
+	if err == nil {
+		err = usable(d)
+	}
 	if err != nil {
 		return Device{}, deviceArgError(c.fn.name, spec.name, err)
 	}
 	return d, nil
+}
+
+// usable says why usmbridge cannot make arrays on d, or nil: a backend
+// that allocates nothing, or a device its backend says has no device USM
+// (Empty's kind). The host is always usable.
+func usable(d Device) error {
+	if d.IsHost() {
+		return nil
+	}
+	if _, ok := d.Backend.(usm.Allocator); !ok {
+		return errkind.New(errkind.Value, "pyext", "usmbridge cannot allocate on "+d.String())
+	}
+	if dd, ok := d.Backend.(interface{ DescribeDevice(int) usm.Device }); ok {
+		if desc := dd.DescribeDevice(d.Index); !slices.Contains(desc.USM, usm.KindDevice) {
+			return errkind.New(errkind.Value, "pyext", "SYCL device "+d.String()+" allocates no device USM")
+		}
+	}
+	return nil
 }
 
 // deviceArgError is the error of a device argument of fn's param that

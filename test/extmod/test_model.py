@@ -241,3 +241,17 @@ def test_definition_refuses_what_python_cannot_call():
         extmod.Token()
     with pytest.raises(TypeError):
         extmod.Token.__new__(extmod.Token)
+
+
+def test_a_device_usmbridge_cannot_use_is_refused_at_the_argument():
+    dpctl = pytest.importorskip("dpctl")
+    unusable = [i for i, d in enumerate(dpctl.get_devices()) if not d.has_aspect_usm_device_allocations]
+    if not unusable:
+        pytest.skip("every SYCL device here allocates device USM")
+    d = dpctl.get_devices()[unusable[0]]
+    for dev in (d, d.filter_string, (14, unusable[0])):
+        with pytest.raises(ValueError, match=r"^zeros_on\(\) argument 'device' is not a device usmbridge can use: "
+                                             r"SYCL device \(kDLOneAPI, %d\) allocates no device USM$" % unusable[0]):
+            extmod.zeros_on(2, dev)
+    with pytest.raises(TypeError, match=r"where\(\) argument 'd'"):
+        extmod.where(3.5)
