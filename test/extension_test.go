@@ -145,3 +145,33 @@ func TestModuleNamesRefused(t *testing.T) {
 		}
 	}
 }
+
+// The build works whatever GOFLAGS, GOWORK and GO111MODULE the user's
+// shell has, or `go env -w` wrote (issue 44: GOFLAGS=-mod=mod failed with
+// "-mod may only be set to readonly or vendor when in workspace mode"): it
+// builds in a workspace of its own, which decides -mod, and keeps the
+// user's other flags. The module built imports and runs.
+func TestBuildWhateverGoEnv(t *testing.T) {
+	py := testutil.ModulePython(t)
+	goenv := filepath.Join(t.TempDir(), "goenv")
+	if err := os.WriteFile(goenv, []byte("GOFLAGS=-mod=vendor\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range [][]string{
+		{"GOFLAGS=-mod=mod -tags=usmbridge_test", "GOWORK=off", "GO111MODULE=off"},
+		{"GOFLAGS=", "GOENV=" + goenv},
+		{"GOFLAGS=-modfile=/nonexistent/go.mod", "GOWORK=/nonexistent/go.work"},
+	} {
+		dir := t.TempDir()
+		cmd := exec.Command(py, "-m", "usmbridge.build", "-o", dir, "../examples/saxpy")
+		cmd.Env = append(os.Environ(), append(env, "PYTHONPATH="+filepath.Join(testutil.ModuleRoot(), "python"))...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("with %q: python -m usmbridge.build: %v\n%s", env, err, out)
+		}
+		cmd = exec.Command(py, "-c", "import numpy as np, saxpy; y = np.zeros(2, 'f4'); saxpy.saxpy(2.0, np.ones(2, 'f4'), y); assert y.tolist() == [2.0, 2.0]")
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("with %q: the module built does not run: %v\n%s", env, err, out)
+		}
+	}
+}

@@ -111,12 +111,41 @@ def _go():
     return go
 
 
-def go_env(go):
-    """The environment of go build: cgo on, Python's headers, UBX_MODULE."""
+# The go flags the build decides itself: it builds in a workspace of its own
+# (GOWORK), where -mod can only be readonly and -modfile names no go.mod of
+# the build's. A user's GOFLAGS (in the shell, or `go env -w`) keeps the
+# others (-tags, -trimpath, -ldflags, ...).
+_WORKSPACE_FLAGS = ("mod", "modfile")
+
+
+def go_flags(goflags):
+    """GOFLAGS for the build, from the user's goflags (what `go env GOFLAGS`
+    says: the shell's, or `go env -w`'s): each flag but those the build's
+    workspace decides (-mod, -modfile), and -mod=readonly, which a workspace
+    builds with, so that no setting of the user's config file comes back
+    (an empty GOFLAGS would let it). Returns the flags and those left out."""
+    kept, dropped = [], []
+    for f in goflags.split():
+        (dropped if f.lstrip("-").split("=", 1)[0] in _WORKSPACE_FLAGS else kept).append(f)
+    return " ".join(kept + ["-mod=readonly"]), dropped
+
+
+def go_env(go, verbose=False):
+    """The environment of go build: cgo on, Python's headers, UBX_MODULE;
+    modules on, and GOFLAGS without what the build's workspace decides
+    (go_flags), whatever GOFLAGS, GOWORK and GO111MODULE the caller's shell
+    or `go env -w` set (the build sets GOWORK to its own workspace)."""
     if sysconfig.get_config_var("Py_GIL_DISABLED"):
         raise BuildError("%s is a free-threaded build of CPython, which usmbridge does not support "
                          "(docs/extensions.md)" % sys.executable)
     env = dict(os.environ)
+    env["GO111MODULE"] = "on"
+    env.pop("GOWORK", None)
+    r = subprocess.run([go, "env", "GOFLAGS"], env=env, capture_output=True, text=True)
+    env["GOFLAGS"], dropped = go_flags(r.stdout.strip() if r.returncode == 0 else env.get("GOFLAGS", ""))
+    if dropped and verbose:
+        print("usmbridge.build: GOFLAGS %s left out: the build's own workspace decides them" % " ".join(dropped),
+              file=sys.stderr)
     env["CGO_ENABLED"] = "1"
     cc = env.get("CC") or subprocess.run([go, "env", "CC"], env=env, capture_output=True,
                                          text=True).stdout.strip() or "cc"
@@ -212,7 +241,7 @@ def build(pkgdir, outdir, name=None, define="Module", verbose=False, output=None
     if name is not None:
         _check_module_name(name)
     go = _go()
-    env = go_env(go)
+    env = go_env(go, verbose)
     pkgdir = os.path.abspath(pkgdir)
     if not os.path.isdir(pkgdir):
         raise BuildError("%s is not a directory" % pkgdir)
@@ -246,7 +275,6 @@ def build(pkgdir, outdir, name=None, define="Module", verbose=False, output=None
             for mod, d in replaces.items():
                 f.write("\nreplace %s => %s\n" % (mod, _quote(d)))
         env["GOWORK"] = work
-        env.setdefault("GOFLAGS", "")
         gopkg, import_path = _package_name(go, env, pkgdir)
         if gopkg == "main":
             raise BuildError("%s is package main; write the module as an importable package with a "
