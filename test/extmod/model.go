@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/usmbridge/usmbridge/pybridge"
@@ -41,14 +42,53 @@ type Series struct {
 	vals    []float64
 	entered int
 	open    bool
+	tag     int
+	stored  *usm.Array // an argument kept past its call (store): released by Close
 }
 
-// seriesCloses counts the Series Go closed.
-var seriesCloses atomic.Int64
+// seriesCloses counts the Series Go closed, and each tag's closes
+// (test_class_lifecycle.py's model).
+var (
+	seriesCloses atomic.Int64
+	tagCloses    sync.Map // tag -> *atomic.Int64
+)
 
 func (s *Series) Close() error {
 	seriesCloses.Add(1)
+	n, _ := tagCloses.LoadOrStore(s.tag, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
+	if s.stored != nil {
+		s.stored.Owner.Release()
+		s.stored = nil
+	}
 	return nil
+}
+
+// store keeps x in the Series' value past the call, in place of what it
+// stored before.
+func (s *Series) store(x pyext.Array[float64]) error {
+	k, err := x.Keep()
+	if err != nil {
+		return err
+	}
+	if s.stored != nil {
+		s.stored.Owner.Release()
+	}
+	s.stored = k
+	return nil
+}
+
+// storedArray returns the array the Series stores as a new Array: the
+// Array takes a reference of its own (Retain), for the Series keeps its.
+func (s *Series) storedArray() (pyext.Result, error) {
+	if s.stored == nil {
+		return pyext.Result{}, nil
+	}
+	if !s.stored.Owner.Retain() {
+		return pyext.Result{}, pyext.ValueError("the stored array's memory is gone")
+	}
+	a := *s.stored
+	return pyext.NewArray(&a), nil
 }
 
 func defineModel(m *pyext.Module) {
@@ -229,6 +269,32 @@ func defineModel(m *pyext.Module) {
 		s.vals = append(s.vals, vals...)
 		return nil
 	}, pyext.P("x", pyext.NDim(1)), pyext.ReleaseGIL())
+	pyext.Method1(series, "store", "Keep x in the Series' value past the call (Close releases it).", (*Series).store,
+		pyext.P("x", pyext.NDim(1)))
+	pyext.Method1(series, "store_nogil", "store, releasing the GIL.", (*Series).store, pyext.P("x", pyext.NDim(1)), pyext.ReleaseGIL())
+	pyext.Method0R(series, "stored", "The array stored, as a new Array (None for none).", (*Series).storedArray)
+	pyext.Method0R(series, "stored_sum", "The sum of the array stored, read now.", func(s *Series) (float64, error) {
+		if s.stored == nil {
+			return 0, pyext.ValueError("nothing stored")
+		}
+		vals := make([]float64, s.stored.Shape[0])
+		if err := usm.CopyToSlice(vals, s.stored); err != nil {
+			return 0, err
+		}
+		t := 0.0
+		for _, v := range vals {
+			t += v
+		}
+		return t, nil
+	})
+	pyext.SettableProperty(series, "tag", "A number of the caller's, which tag_closes counts by.",
+		func(s *Series) (int, error) { return s.tag, nil }, func(s *Series, t int) error { s.tag = t; return nil })
+	pyext.Func1R(m, "tag_closes", "How many times Go closed the Series tagged tag.", func(tag int) (int64, error) {
+		if n, ok := tagCloses.Load(tag); ok {
+			return n.(*atomic.Int64).Load(), nil
+		}
+		return 0, nil
+	}, pyext.P("tag"))
 	pyext.Method(series, "scaled", "x*k into out when given (out as given), else a new Array where x is; and the Series' length.",
 		func(s *Series, x pyext.Array[float64], k float64, out pyext.Array[float64]) (pyext.Result, int, error) {
 			r, err := scaleInto(x, k, out)

@@ -1,7 +1,9 @@
 """The lifecycle of an array argument, as a stateful, model-based test
 (hypothesis's rule-based state machine): random sequences of calls, Keep,
 a second Keep, Keep in a function that released the GIL or in a goroutine,
-returning an argument, passing a result back, Release (on the calling
+returning an argument (alone, or in a tuple beside new Arrays), a tuple
+with out= as given from a function that released the GIL, passing a
+result back, Release (on the calling
 thread, from a goroutine, without the GIL), del and gc.collect(), over
 NumPy arrays, DLPack capsules with a counting deleter and dpnp arrays in
 device USM. After every step the model says which memory some owner still
@@ -15,6 +17,7 @@ freed memory by Go or C is a report, not luck."""
 import gc
 import os
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, invariant, rule
@@ -131,6 +134,31 @@ class Lifecycle(RuleBasedStateMachine):
         res = Result(r, s)
         self.all_results.append(res)
         return res
+
+    @rule(target=results, s=sources)
+    def return_in_a_tuple(self, s):
+        """An argument returned inside a tuple, beside new Arrays (issue 44)."""
+        x = self._argument(s)
+        if x is None:
+            return Result(None, s)
+        a, b, r = extmod.split(x)
+        self._took(s)
+        if s.kind != "dpnp":
+            assert float(np.asarray(a).sum() + np.asarray(b).sum()) == s.expect
+        s.results += 1
+        res = Result(r, s)
+        self.all_results.append(res)
+        return res
+
+    @rule(s=sources, o=sources)
+    def tuple_with_out_nogil(self, s, o):
+        """A function that releases the GIL and returns (sum, count, out as given)."""
+        x, out = self._argument(s), self._argument(o)
+        if x is None or out is None or s.kind != "numpy" or o.kind != "numpy" or len(s.values) != len(o.values) or x is out:
+            return
+        t, n, r = extmod.stats_into(x, 1.0, out=out)
+        assert r is out and t == s.expect and n == len(s.values)
+        o.expect = s.expect  # out now holds x's values
 
     @rule(r=results)
     def pass_result(self, r):
