@@ -8,12 +8,17 @@ import (
 )
 
 // Module is an extension module being defined. The package built into the
-// module has a function
+// module has a function Module, which adds the module's functions (Example
+// has this one):
 //
-//	func Module(m *pyext.Module) error
+//	func Module(m *pyext.Module) error {
+//		m.Doc("Scale arrays in place, in Go.")
+//		pyext.Func2(m, "scale", "x *= factor, in place.", scale,
+//			pyext.P("x", pyext.NDim(1), pyext.Writable()), pyext.P("factor", pyext.Default(2.0)))
+//		return nil
+//	}
 //
-// which adds the module's functions; `python -m usmbridge.build` calls it
-// when Python imports the module. Definition errors (a parameter type pyext
+// and `python -m usmbridge.build` calls it when Python imports the module. Definition errors (a parameter type pyext
 // cannot convert, an option that does not fit its parameter, two functions
 // of one name) are collected, and the import fails with an ImportError
 // that lists them; Check reports them to a Go test first.
@@ -226,7 +231,9 @@ var registered struct {
 
 // Main makes this program the extension module name, defined by define
 // when Python imports it. The main package that `python -m usmbridge.build`
-// writes calls it; a hand-written one does the same:
+// writes calls it (this is what it writes for example.com/saxpy; every
+// build compiles it, and test/docs_test.go holds the two equal); a
+// hand-written one does the same:
 //
 //	package main
 //
@@ -235,11 +242,13 @@ var registered struct {
 //	import "C"
 //
 //	import (
-//		"example.com/saxpy"
 //		"github.com/usmbridge/usmbridge/pyext"
+//
+//		pkg "example.com/saxpy"
 //	)
 //
-//	func init() { pyext.Main("saxpy", saxpy.Module) }
+//	func init() { pyext.Main("saxpy", pkg.Module) }
+//
 //	func main() {}
 //
 // built with go build -buildmode=c-shared, cgo on, CGO_CFLAGS naming

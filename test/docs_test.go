@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"go/ast"
+	"go/doc/comment"
 	"go/parser"
 	"go/token"
 	"os"
@@ -619,4 +620,129 @@ func docBlockRunBy(t *testing.T, file, caller string) string {
 	}
 	t.Fatalf("%s has no block marked <!-- run by: test/%s, ... -->", file, caller)
 	return ""
+}
+
+// TestDocsGoDoc holds the code in pyext's doc comments (what `go doc`
+// shows) to code go test compiles and runs: each block that is Go (a
+// declaration or statements; tables and Python lines are not) is lines of
+// an Example of pyext's example*_test.go files, whose // Output: go test
+// asserts, or, for Main's, the main package usmbridge.build writes (its
+// MAIN_GO, rendered for example.com/saxpy), which every module build
+// compiles. (Issue 44: KeywordOnly's example said f(x, out=None, *, n) and
+// Python saw f(x, *, out=None, n).)
+func TestDocsGoDoc(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var examples []string
+	files, err := filepath.Glob(filepath.Join(root, "pyext", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []string
+	for _, path := range files {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			if strings.HasPrefix(filepath.Base(path), "example") {
+				examples = append(examples, string(src))
+			}
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Doc != nil {
+			docs = append(docs, f.Doc.Text())
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch d := n.(type) {
+			case *ast.FuncDecl:
+				if d.Doc != nil && d.Name.IsExported() {
+					docs = append(docs, d.Doc.Text())
+				}
+			case *ast.GenDecl:
+				if d.Doc != nil {
+					docs = append(docs, d.Doc.Text())
+				}
+				for _, s := range d.Specs {
+					if ts, ok := s.(*ast.TypeSpec); ok && ts.Doc != nil {
+						docs = append(docs, ts.Doc.Text())
+					}
+				}
+			}
+			return true
+		})
+	}
+	if len(examples) == 0 {
+		t.Fatal("pyext has no example*_test.go files")
+	}
+	main := mainGoOfBuild(t, filepath.Join(root, "python", "usmbridge", "build.py"))
+	var parser0 comment.Parser
+	n := 0
+	for _, text := range docs {
+		for _, b := range parser0.Parse(text).Content {
+			code, ok := b.(*comment.Code)
+			if !ok || !isGo(code.Text) {
+				continue
+			}
+			n++
+			if strings.Contains(code.Text, "package main") {
+				if dedent(code.Text) != dedent(main) {
+					t.Errorf("pyext's doc shows the main package usmbridge.build writes, and it is not what build.py's MAIN_GO makes:\n%s\n--- MAIN_GO:\n%s", code.Text, main)
+				}
+				continue
+			}
+			found := false
+			for _, ex := range examples {
+				if containsLines(ex, strings.TrimSuffix(code.Text, "\n")) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("a code block of pyext's doc is in no example of pyext (example*_test.go), which go test runs:\n%s", code.Text)
+			}
+		}
+	}
+	if n < 2 {
+		t.Errorf("found %d Go blocks in pyext's doc comments, want Module's and Main's at least", n)
+	}
+}
+
+// isGo reports whether code parses as Go: a file's declarations, or
+// statements.
+func isGo(code string) bool {
+	fset := token.NewFileSet()
+	if strings.HasPrefix(strings.TrimSpace(code), "package ") {
+		_, err := parser.ParseFile(fset, "", code, 0)
+		return err == nil
+	}
+	if _, err := parser.ParseFile(fset, "", "package p\n"+code, 0); err == nil {
+		return true
+	}
+	_, err := parser.ParseFile(fset, "", "package p\nfunc _() {\n"+code+"\n}\n", 0)
+	return err == nil
+}
+
+// mainGoOfBuild is the main package usmbridge.build writes (build.py's
+// MAIN_GO) for the module saxpy of the package example.com/saxpy, without
+// its "Code generated" line.
+func mainGoOfBuild(t *testing.T, path string) string {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)MAIN_GO = '''(.*?)'''`).FindSubmatch(src)
+	if m == nil {
+		t.Fatalf("%s has no MAIN_GO", path)
+	}
+	s := strings.NewReplacer("%(name)s", "saxpy", "%(init)s", "PyInit_saxpy", "%(import_path)s", "example.com/saxpy",
+		"%(define)s", "Module").Replace(string(m[1]))
+	_, s, _ = strings.Cut(s, "\n") // the "Code generated" line
+	return s
 }
