@@ -22,8 +22,8 @@ import (
 // Methods of one name that differ only in their arrays' element types are
 // overloads, whichever of Method0 … Method3R or Method adds them, as Func's
 // functions are; so are constructors (Init0 … Init4 twice) and static
-// methods. docs/extensions.md, "Classes", walks through a class from start
-// to end.
+// methods. docs/extensions.md, "Classes, start to end", walks through a
+// class.
 //
 // The Python object is freed as any other: by its reference count, or by
 // the cyclic garbage collector (the class takes part in it); the module then

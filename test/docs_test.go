@@ -183,7 +183,8 @@ func TestDocsPython(t *testing.T) {
 	buildModule(t, dir, "../examples/saxpy")
 	buildModule(t, dir, "extmod") // docs/extensions.md's classes
 	buildModule(t, dir, "../examples/linalg")
-	buildModule(t, dir, "nativemod") // "run after: import ..., nativemod as mymod"
+	buildModule(t, dir, "../examples/rolling") // docs/extensions.md's "Classes, start to end"
+	buildModule(t, dir, "nativemod")           // "run after: import ..., nativemod as mymod"
 	lib, err := filepath.Glob(filepath.Join(dir, "_ext.*"))
 	if err != nil || len(lib) != 1 {
 		t.Fatalf("no usmbridge._ext built in %s: %v", dir, lib)
