@@ -6,12 +6,15 @@
 // int, property) or defines (_ArrayLike), a member named like its own
 // class, docs with quotes, backslashes, control characters, tabs and a
 // signature of their own, and defaults of inf, nan, the ends of the
-// integer types and strings with escapes. test/extension_test.go's
+// integer types and strings with escapes; and, beside names that hide what
+// it writes (Annotated, Final, overload, NDArray, staticmethod, ...), the
+// class and function model of issue 44. test/extension_test.go's
 // TestHostileNames imports it and holds its stub to what the module says
 // (test_hostile.py); test/stubs_test.go holds the stub to mypy --strict.
 package hostilemod
 
 import (
+	"iter"
 	"math"
 
 	"github.com/usmbridge/usmbridge/pybridge"
@@ -48,6 +51,11 @@ type Helper struct{ _ byte }
 // Größe is a class of a non-ASCII name.
 type Größe struct{ _ byte }
 
+// hostileError is raised as hostilé.Error.
+type hostileError struct{}
+
+func (hostileError) Error() string { return "hostile" }
+
 // AnyClass is a class named Any, like what the stub imports from typing.
 type AnyClass struct{ n int }
 
@@ -72,9 +80,24 @@ func Module(m *pyext.Module) error {
 	// Named like what the stub imports or writes.
 	for _, name := range []string{"Optional", "Tuple", "Union", "Literal", "ClassVar", "Protocol", "Buffer",
 		"np", "int", "float", "str", "bool", "object", "dict", "memoryview", "property", "RuntimeError",
-		"typing", "builtins", "numpy"} {
+		"typing", "builtins", "numpy", "Annotated", "Final", "overload", "Iterator", "NDArray", "staticmethod",
+		"classmethod", "ValueError", "_numpy_typing"} {
 		pyext.Func1R(m, name, "Return x.", func(x pyext.AnyArray) (pyext.AnyArray, error) { return x, nil }, pyext.P("x"))
 	}
+	// What the class and function model writes (issue 44), where the names
+	// above hide what the stub means by them: Annotated array metadata,
+	// overloads of NumPy arms, Literal, Final attributes, an exception of
+	// a built-in base, tuples, iterators, static and class methods.
+	m.Const("Final_value", "x")
+	m.Const("limits", []int{1, 2})
+	pyext.NewException[hostileError](m, "Error", quotes, "ValueError")
+	pyext.Func(m, "pair", "(x[0], n) of a 1-D float64 array.", func(x pyext.Array[float64], n int) (float64, int, error) {
+		return x.Slice()[0], n, nil
+	}, []pyext.Param{pyext.P("x", pyext.NDim(1)), pyext.P("n", pyext.Default(1))})
+	pyext.Func1R(m, "kind", "The element type of x.", func(x pyext.Array[float32]) (string, error) { return "float32", nil }, pyext.P("x"))
+	pyext.Func1R(m, "kind", "", func(x pyext.Array[float64]) (string, error) { return "float64", nil }, pyext.P("x"))
+	pyext.Func1R(m, "choose", "", func(s string) (string, error) { return s, nil }, pyext.P("s", pyext.OneOf("a", `\`), pyext.Default("a")))
+	pyext.Func1R(m, "count", "", func(n int) (iter.Seq[int], error) { return func(yield func(int) bool) {}, nil }, pyext.P("n"))
 	// Soft keywords are names.
 	for _, name := range []string{"match", "case", "type"} {
 		pyext.Func0R(m, name, quotes, func() (bool, error) { return true, nil })
@@ -102,6 +125,15 @@ func Module(m *pyext.Module) error {
 	pyext.Method1R(plan, "any", "An object, as given.", func(p *Plan, o pybridge.Object) (pybridge.Object, error) { return o, nil },
 		pyext.P("o"))
 
+	pyext.Method(plan, "staticmethod", "A static method named staticmethod.", func(n int) (int, error) { return n, nil },
+		[]pyext.Param{pyext.P("n")}, pyext.Static())
+	pyext.Method(plan, "classmethod", "A class method named classmethod.", func(cls pybridge.Object) (bool, error) { return true, nil },
+		nil, pyext.ClassMethod())
+	pyext.Method(plan, "overload", "An overloaded static method named overload.", func(x pyext.Array[float32]) (int, error) { return 32, nil },
+		[]pyext.Param{pyext.P("x")}, pyext.Static())
+	pyext.Method(plan, "overload", "", func(x pyext.Array[float64]) (int, error) { return 64, nil },
+		[]pyext.Param{pyext.P("x")}, pyext.Static())
+	pyext.Method0R(plan, "Iterator", "", func(p *Plan) (iter.Seq[float64], error) { return func(yield func(float64) bool) {}, nil })
 	tok := pyext.NewClass[Token](m, "Token", "Token(x)\n--\n\nA token: its doc began with a signature of its own.")
 	pyext.Property(tok, "id", "", func(t *Token) (int, error) { return t.id, nil })
 	pyext.Method1R(tok, "__eq__", "", func(t, u *Token) (bool, error) { return t.id == u.id, nil }, pyext.P("other"))
