@@ -21,7 +21,7 @@ static PyMethodDef array_methods[] = {
 	 "The array as a NumPy array: a view of memory the host reads, else (device USM, another dtype) a copy.\n"
 	 "NumPy's copy keyword: False never copies (ValueError where a copy is needed), True always does."},
 	{"__reduce__", (PyCFunction)array_reduce, METH_NOARGS,
-	 "__reduce__($self, /)\n--\n\nPickle the array as the NumPy array of its elements (a copy, on the host)."},
+	 "__reduce__($self, /)\n--\n\nPickle an array of host memory as the NumPy array of its elements (a copy); USM and read-only arrays refuse."},
 	{NULL},
 };
 

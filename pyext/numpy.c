@@ -97,16 +97,24 @@ PyObject *array_array(Array *a, PyObject *const *args, size_t nargsf, PyObject *
 	return r;
 }
 
-/* __reduce__: an Array pickles (and copies, with copy.copy) as the NumPy
- * array of its elements, numpy.array(a): a copy, made on the host (device
- * USM through __array__). Unpickled, it is that NumPy array, which every
- * array parameter takes: so a class whose __getstate__ returns an array of
- * its host data pickles. Memory is a process's own; what a pickle carries
- * is the data. */
+/* __reduce__: an Array of host memory pickles (and copies, with
+ * copy.copy) as the NumPy array of its elements, numpy.array(a), a copy.
+ * Unpickled, it is that NumPy array, which every array parameter takes: so
+ * a class whose __getstate__ returns its host data ([]float32) pickles.
+ * What a pickle cannot carry is refused, as dpctl's memory objects refuse
+ * pickling: USM (a device, a queue, a context of this process) and a
+ * read-only array (an unpickled NumPy array is writable). */
 PyObject *array_reduce(Array *a, PyObject *unused)
 {
 	if (forked())
 		return NULL;
+	if (a->v.t.device.device_type != UB_DL_CPU || a->v.usm_kind != 0 || (a->v.flags & UB_DL_FLAG_READ_ONLY)) {
+		PyErr_Format(PyExc_TypeError, "cannot pickle '%s' object: %s", Py_TYPE(a)->tp_name,
+			     (a->v.flags & UB_DL_FLAG_READ_ONLY) && a->v.t.device.device_type == UB_DL_CPU && a->v.usm_kind == 0
+				     ? "it is read-only, which a pickle cannot say"
+				     : "its memory is USM, which a pickle cannot carry (copy it to the host first)");
+		return NULL;
+	}
 	PyObject *np = PyImport_ImportModule("numpy");
 	if (np == NULL)
 		return NULL;

@@ -255,3 +255,15 @@ def test_a_device_usmbridge_cannot_use_is_refused_at_the_argument():
             extmod.zeros_on(2, dev)
     with pytest.raises(TypeError, match=r"where\(\) argument 'd'"):
         extmod.where(3.5)
+
+
+def test_what_an_array_pickle_cannot_carry_is_refused():
+    a = extmod.halves(3)  # a Go slice: host memory, writable
+    assert pickle.loads(pickle.dumps(a)).tolist() == [0.0, 0.5, 1.0]
+    ro = np.arange(3.0)
+    ro.flags.writeable = False
+    with pytest.raises(TypeError, match="cannot pickle 'extmod.Array' object: it is read-only"):
+        pickle.dumps(extmod.same(ro))
+    dpnp = pytest.importorskip("dpnp")
+    with pytest.raises(TypeError, match="cannot pickle 'extmod.Array' object: its memory is USM"):
+        pickle.dumps(extmod.same(dpnp.arange(3.0, device="opencl:cpu")))
