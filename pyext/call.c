@@ -78,7 +78,8 @@ static int bind_args(const ubx_func *f, PyObject *const *args, Py_ssize_t nargs,
 	return 0;
 }
 
-static PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, hold *holds, int32_t n, Instance *into);
+static inline PyObject *make_one(ubx_result *r, PyObject **bound, ubx_value *vals, hold *holds, int32_t n,
+				 Instance *into);
 
 /* make_tuple makes a tuple of the results at r->obj, each made (and so
  * consumed) whatever became of the others, then frees them: the first
@@ -90,7 +91,7 @@ static PyObject *make_tuple(ubx_result *r, PyObject **bound, ubx_value *vals, ho
 	if (t == NULL)
 		PyErr_Fetch(&et, &ev, &tb);
 	for (int64_t k = 0; k < r->n; k++) {
-		PyObject *x = make_result(&rs[k], bound, vals, holds, n, NULL);
+		PyObject *x = make_one(&rs[k], bound, vals, holds, n, NULL);
 		if (x == NULL) {
 			if (et == NULL && ev == NULL)
 				PyErr_Fetch(&et, &ev, &tb);
@@ -111,7 +112,10 @@ static PyObject *make_tuple(ubx_result *r, PyObject **bound, ubx_value *vals, ho
 	return t;
 }
 
-static PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, hold *holds, int32_t n, Instance *into)
+/* make_one makes the object of one result (no tuple: Go makes none of
+ * tuples), consuming what the result holds whether or not it can. */
+static inline PyObject *make_one(ubx_result *r, PyObject **bound, ubx_value *vals, hold *holds, int32_t n,
+				 Instance *into)
 {
 	switch (r->kind) {
 	case UBX_R_NONE:
@@ -145,11 +149,18 @@ static PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, h
 		break;
 	case UBX_R_INSTANCE:
 		return ubx_instance_result(r, into);
-	case UBX_R_TUPLE:
-		return make_tuple(r, bound, vals, holds, n);
 	}
 	PyErr_Format(PyExc_SystemError, "a Go function returned a result of unknown kind %d", (int)r->kind);
 	return NULL;
+}
+
+/* make_result makes the object of a call's result: one, or a tuple. */
+static inline PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, hold *holds, int32_t n,
+				    Instance *into)
+{
+	if (r->kind == UBX_R_TUPLE)
+		return make_tuple(r, bound, vals, holds, n);
+	return make_one(r, bound, vals, holds, n, into);
 }
 
 /* operand_refused reports whether the argument C could not read (its
@@ -184,8 +195,8 @@ static int operand_refused(const ubx_func *f, int32_t i)
 
 /* call_func calls f with the arguments; into, for a constructor, is the
  * object its result's value goes to (the object __new__ made). */
-static inline PyObject *call_func(const ubx_func *f, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames,
-				  Instance *into)
+static inline __attribute__((always_inline)) PyObject *call_func(const ubx_func *f, PyObject *const *args,
+								 Py_ssize_t nargsf, PyObject *kwnames, Instance *into)
 {
 	int32_t n = f->nparams;
 	PyObject *bound_inline[INLINE_PARAMS];
