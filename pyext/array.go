@@ -241,7 +241,10 @@ const (
 )
 
 // NewArray is a Result that returns arr as a new Array (as a *usm.Array
-// result does: the Array takes over arr's Owner).
+// result does: the Array takes over arr's Owner reference). An array a Go
+// value keeps past the call (a class's state: a Keep of an argument, an
+// allocation of its own) is Owner.Retain()ed first, so that the value and
+// the Array each hold a reference.
 func NewArray(arr *usm.Array) Result {
 	if arr == nil {
 		return Result{}

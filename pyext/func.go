@@ -22,7 +22,10 @@ import (
 //	int, int8…int64, uint…     an int (or any object with __index__), range-checked
 //	float32, float64           a float, an int, or any object with __float__
 //	string                     a str
+//	*bool, *int, …, *string    the same or None, which is nil (told from zero)
 //	Array[T], AnyArray         an array: see Array
+//	Device                     a device: see Device
+//	*T of a class              an object of the class: see Class
 //	pybridge.Object            any object, borrowed for the call
 //
 // A wrong argument is a TypeError (or OverflowError, ValueError) that names
@@ -60,7 +63,8 @@ func Default(v any) ParamOption {
 
 // Optional makes the parameter optional and lets it be None: an omitted
 // argument or None is the Go zero value (an Array for which IsNone
-// reports true).
+// reports true, 0 for an int: a parameter of type *int tells None from 0,
+// nil from a pointer to the value).
 func Optional() ParamOption {
 	return optionFunc(func(s *paramSpec) error { s.flags |= fOptional | fNone; return nil })
 }
@@ -404,7 +408,20 @@ func Func0(m *Module, name, doc string, fn func() error, opts ...FuncOption) {
 	func0(m, name, doc, func() (none, error) { return none{}, fn() }, encodeNone, opts)
 }
 
-// Func0R adds a Go function without parameters that returns a value.
+// Func0R adds a Go function without parameters that returns a value. A
+// result's Go type says what Python gets:
+//
+//	bool, integers, floats, string   bool, int, float, str
+//	*bool, *int, …, *string          the same, or None for nil
+//	*usm.Array                       a new Array, which takes over the array's Owner
+//	[]T (T an element type)          a new host Array over the slice
+//	Array[T], AnyArray               an Array over an argument's memory
+//	Result                           an argument as given (out=), a new Array, or None
+//	*T of a class                    the object holding the *T: see Class
+//	iter.Seq[V]                      an iterator over the values, each returned as a V is
+//	pybridge.Object                  the object (a new reference Python takes)
+//
+// Func and Method return several results as a tuple.
 func Func0R[R any](m *Module, name, doc string, fn func() (R, error), opts ...FuncOption) {
 	enc, ok := encoderFor[R](m, name)
 	if !ok {
