@@ -1,8 +1,9 @@
 package pyext
 
 import (
-	"iter"
 	"reflect"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/usmbridge/usmbridge/internal/dlabi"
@@ -13,19 +14,107 @@ import (
 // bool)): Python gets an iterator over its values, each returned as a V
 // result is. So a class's __iter__ is a method returning iter.Seq[V], and
 // `for x in obj` runs the Go loop, one value per step. The iterator is an
-// object of a class every such module has, _GoIterator, whose value pulls
-// the sequence (iter.Pull) and whose Close stops it: an iterator dropped
-// before its end ends the Go loop then (its deferred calls run).
+// object of a class every such module has, _GoIterator, whose value runs
+// the sequence in a goroutine of its own, a step per __next__, and whose
+// Close stops it: an iterator dropped before its end ends the Go loop then
+// (yield returns false; its deferred calls run).
+//
+// Not iter.Pull: its coroutine must be resumed on the OS thread that made
+// it when that thread is locked, as every thread calling Go from C is, and
+// Python hands an iterator from thread to thread (the runtime's fatal
+// "coro: OS thread locking must match locking at coroutine creation"). A
+// goroutine and two channels serve any thread; __next__ waits for it
+// without the GIL, so that the sequence may call back into Python (Do),
+// and a second thread's __next__ meanwhile is refused as Python refuses a
+// generator already executing (ValueError), never waited for with the GIL.
 
-// seqIter is the value of a _GoIterator object: the pull of one sequence.
+// seqIter is the value of a _GoIterator object: one sequence, pulled.
 type seqIter struct {
-	next func(c *frame, r *result) (bool, error) // the next value, encoded; false at the end
-	stop func()
+	mu   sync.Mutex // one step at a time
+	pull *puller
+	enc  func(c *frame, v any, r *result) error // a value as the sequence's V is returned
 }
 
 func (it *seqIter) Close() error {
-	it.stop()
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	it.pull.stop()
 	return nil
+}
+
+// puller runs a sequence in a goroutine, one value per request: next asks
+// for the next value and waits for it; stop makes the sequence's yield
+// return false. Between two calls of next the goroutine waits in yield for
+// the next request (or has ended). next and stop are not called at once
+// (seqIter.mu).
+type puller struct {
+	seq      func(yield func(any) bool)
+	req      chan bool // true: the next value; false: stop
+	resp     chan any  // the values; closed when the sequence has returned
+	started  bool
+	finished bool
+	stopped  atomic.Bool // set before stop's request: a yield after it returns false at once
+	panicked any         // what the sequence panicked with, read once resp is closed
+}
+
+func newPuller(seq func(yield func(any) bool)) *puller {
+	return &puller{seq: seq, req: make(chan bool), resp: make(chan any)}
+}
+
+func (p *puller) run() {
+	defer func() {
+		if v := recover(); v != nil {
+			p.panicked = v
+		}
+		close(p.resp)
+	}()
+	if !<-p.req {
+		return
+	}
+	p.seq(func(v any) bool {
+		if p.stopped.Load() {
+			return false
+		}
+		p.resp <- v
+		return <-p.req
+	})
+}
+
+// next is the sequence's next value, or false at its end; a panic of the
+// sequence is its error (once).
+func (p *puller) next(fn string) (any, bool, error) {
+	if p.finished {
+		return nil, false, nil
+	}
+	if !p.started {
+		p.started = true
+		go p.run()
+	}
+	p.req <- true
+	v, ok := <-p.resp
+	if !ok {
+		p.finished = true
+		if p.panicked != nil {
+			return nil, false, userPanic(fn, p.panicked)
+		}
+		return nil, false, nil
+	}
+	return v, true, nil
+}
+
+// stop ends the sequence: its yield returns false, and the goroutine ends
+// when the sequence returns (stop does not wait for that: a sequence that
+// went on after yield said stop would hold the caller, and the GIL).
+func (p *puller) stop() {
+	if p.finished {
+		return
+	}
+	p.finished = true
+	if !p.started {
+		return
+	}
+	p.stopped.Store(true)
+	p.req <- false // the goroutine waits in yield for it
 }
 
 // iterClassName is the name of the iterators' class (reservedNames).
@@ -53,14 +142,21 @@ func (m *Module) seqEncoder(t, v reflect.Type) (encoder, bool) {
 	}
 	c := m.iterClass()
 	enc := instanceEncoder(c)
+	encodeV := func(f *frame, x any, r *result) error {
+		p := reflect.New(v)
+		if x != nil {
+			p.Elem().Set(reflect.ValueOf(x))
+		}
+		return ev(f, p.UnsafePointer(), r)
+	}
 	return func(f *frame, src unsafe.Pointer, r *result) error {
 		seq := reflect.NewAt(t, src).Elem()
 		if seq.IsNil() {
 			r.kind = rNone
 			return nil
 		}
-		// The sequence as an iter.Seq[any]: the pull hands each value
-		// back as it is, encoded as a v.
+		// The sequence as one of any: each value is handed on as it is,
+		// and encoded as a v.
 		yieldType := t.In(0)
 		anySeq := func(yield func(any) bool) {
 			y := reflect.MakeFunc(yieldType, func(args []reflect.Value) []reflect.Value {
@@ -68,18 +164,7 @@ func (m *Module) seqEncoder(t, v reflect.Type) (encoder, bool) {
 			})
 			seq.Call([]reflect.Value{y})
 		}
-		next, stop := iter.Pull(anySeq)
-		it := &seqIter{stop: stop, next: func(c *frame, r *result) (bool, error) {
-			x, ok := next()
-			if !ok {
-				return false, nil
-			}
-			p := reflect.New(v)
-			if x != nil {
-				p.Elem().Set(reflect.ValueOf(x))
-			}
-			return true, ev(c, p.UnsafePointer(), r)
-		}}
+		it := &seqIter{pull: newPuller(anySeq), enc: encodeV}
 		return enc(f, unsafe.Pointer(&it), r)
 	}, true
 }
@@ -95,7 +180,7 @@ func (m *Module) iterClass() *class {
 	cls := NewClass[seqIter](m, iterClassName, "An iterator over the values of a Go sequence (iter.Seq).")
 	cls.c.hidden = true
 	Method0R(cls, "__iter__", "", func(it *seqIter) (*seqIter, error) { return it, nil })
-	next := &function{name: cls.c.qual("__next__"), member: method(cls.c, "__next__")}
+	next := &function{name: cls.c.qual("__next__"), member: method(cls.c, "__next__"), releaseGIL: true}
 	dec := instanceDecoder(cls.c)
 	next.params = []paramSpec{{name: "self", kind: dec.kind, class: dec.class, typ: dec.typ, flags: fPosOnly | fSelf}}
 	next.wants, next.types = []dlabi.DataType{{}}, []string{dec.typ}
@@ -106,15 +191,19 @@ func (m *Module) iterClass() *class {
 		if err := dec.into(c, 0, unsafe.Pointer(&it)); err != nil {
 			return err
 		}
-		var more bool
-		var err error
-		if e := c.run(func() error { more, err = it.next(c, r); return nil }); e != nil {
-			return e
+		if !it.mu.TryLock() {
+			return ValueError("the Go sequence's iterator is already executing (another thread's next)")
 		}
-		if err == nil && !more {
+		defer it.mu.Unlock()
+		var v any
+		var more bool
+		if err := c.run(func() (err error) { v, more, err = it.pull.next(c.fn.name); return }); err != nil {
+			return err // without the GIL: the sequence may call Python (Do)
+		}
+		if !more {
 			return &pybridge.Exception{Type: "StopIteration"}
 		}
-		return err
+		return it.enc(c, v, r)
 	}
 	m.add(next)
 	return cls.c

@@ -137,6 +137,13 @@ func defineModel(m *pyext.Module) {
 			}
 		}, nil
 	}, pyext.P("n"))
+	pyext.Func0R(m, "panicky", "A sequence that yields 1 and panics.", func() (iter.Seq[int], error) {
+		return func(yield func(int) bool) {
+			if yield(1) {
+				panic("the sequence's own")
+			}
+		}, nil
+	})
 	pyext.Func0R(m, "stopped_seqs", "How many Go sequences ended before their end (the iterator dropped).",
 		func() (int64, error) { return stoppedSeqs.Load(), nil })
 	pyext.Func0R(m, "series_closes", "How many Series Go closed.", func() (int64, error) { return seriesCloses.Load(), nil })

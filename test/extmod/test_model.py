@@ -103,6 +103,12 @@ def test_go_sequences_are_iterators():
         next(it)
     assert list(extmod.count_up(0)) == []
     assert "_GoIterator" not in dir(extmod)
+    it = extmod.panicky()
+    assert next(it) == 1
+    with pytest.raises(RuntimeError, match=r"Go panic in _GoIterator.__next__\(\): the sequence's own"):
+        next(it)
+    with pytest.raises(StopIteration):
+        next(it)
 
 
 def test_static_and_class_methods():
@@ -267,3 +273,46 @@ def test_what_an_array_pickle_cannot_carry_is_refused():
     dpnp = pytest.importorskip("dpnp")
     with pytest.raises(TypeError, match="cannot pickle 'extmod.Array' object: its memory is USM"):
         pickle.dumps(extmod.same(dpnp.arange(3.0, device="opencl:cpu")))
+
+
+# An iterator advanced and dropped on other threads than the one that made
+# it (Python hands iterators from thread to thread): the values come in
+# order, a next while another runs is Python's ValueError, and the process
+# lives (iter.Pull's coroutine ended it: "coro: OS thread locking must match
+# locking at coroutine creation"). In a child process: that was a crash.
+THREADS = """
+import gc, threading
+import extmod
+it = extmod.count_up(1000)
+got, errors = [], []
+def step():
+    for _ in range(50):
+        try:
+            got.append(next(it))
+        except ValueError as e:
+            assert "already executing" in str(e), e
+            errors.append(e)
+ts = [threading.Thread(target=step) for _ in range(4)]
+for t in ts: t.start()
+for t in ts: t.join()
+assert got == sorted(got) and len(set(got)) == len(got) and len(got) + len(errors) == 200, (got, len(errors))
+made = []
+t = threading.Thread(target=lambda: made.append(iter(extmod.Series.ramp(5))))
+t.start(); t.join()
+it2 = made.pop()
+assert next(it2) == 0.0
+stopped = extmod.stopped_seqs()
+t = threading.Thread(target=lambda: it2.__next__())
+t.start(); t.join()
+del it2
+gc.collect()
+assert extmod.stopped_seqs() == stopped + 1
+print("ok")
+"""
+
+
+def test_iterators_cross_threads():
+    import subprocess, sys, textwrap, os
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(THREADS)], env=dict(os.environ), capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, "exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr)
