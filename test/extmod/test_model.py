@@ -233,6 +233,18 @@ def test_subclass_without_the_base_constructor():
         extmod.Series.__init__(o, np.arange(2.0))
 
 
+def test_what_a_subclass_cannot_be_is_python_s_refusal():
+    with pytest.raises(TypeError, match="lay-out conflict"):
+        type("Both", (extmod.Series, extmod.Plan), {})  # two Go values in one object
+    p = extmod.Plan(1.0)
+    with pytest.raises(TypeError, match="__class__ assignment"):
+        p.__class__ = extmod.Series  # another class's methods over a *Plan
+    with pytest.raises(TypeError):
+        extmod.Series.__new__(extmod.Plan)
+    with pytest.raises(TypeError):
+        extmod.Series.__init__(p, np.ones(1))
+
+
 def test_pickle_a_subclass():
     s = Sub(2, "two")
     t = pickle.loads(pickle.dumps(s))
