@@ -30,7 +30,8 @@ void ubx_restore_thread(void *ts)
 
 /* bind_args places positional and keyword arguments at their parameters,
  * with CPython's errors. */
-static int bind_args(const ubx_func *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **bound)
+static inline __attribute__((always_inline)) int bind_args(const ubx_func *f, PyObject *const *args, Py_ssize_t nargs,
+							     PyObject *kwnames, PyObject **bound)
 {
 	int32_t npos = 0;
 	while (npos < f->nparams && !(f->params[npos].flags & UBX_F_KWONLY))
@@ -78,8 +79,8 @@ static int bind_args(const ubx_func *f, PyObject *const *args, Py_ssize_t nargs,
 	return 0;
 }
 
-static inline PyObject *make_one(ubx_result *r, PyObject **bound, ubx_value *vals, hold *holds, int32_t n,
-				 Instance *into);
+static inline __attribute__((always_inline)) PyObject *make_one(ubx_result *r, PyObject **bound, ubx_value *vals,
+								hold *holds, int32_t n, Instance *into);
 
 /* make_tuple makes a tuple of the results at r->obj, each made (and so
  * consumed) whatever became of the others, then frees them: the first
@@ -114,8 +115,8 @@ static PyObject *make_tuple(ubx_result *r, PyObject **bound, ubx_value *vals, ho
 
 /* make_one makes the object of one result (no tuple: Go makes none of
  * tuples), consuming what the result holds whether or not it can. */
-static inline PyObject *make_one(ubx_result *r, PyObject **bound, ubx_value *vals, hold *holds, int32_t n,
-				 Instance *into)
+static inline __attribute__((always_inline)) PyObject *make_one(ubx_result *r, PyObject **bound, ubx_value *vals,
+								hold *holds, int32_t n, Instance *into)
 {
 	switch (r->kind) {
 	case UBX_R_NONE:
@@ -155,8 +156,8 @@ static inline PyObject *make_one(ubx_result *r, PyObject **bound, ubx_value *val
 }
 
 /* make_result makes the object of a call's result: one, or a tuple. */
-static inline PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals, hold *holds, int32_t n,
-				    Instance *into)
+static inline __attribute__((always_inline)) PyObject *make_result(ubx_result *r, PyObject **bound, ubx_value *vals,
+								   hold *holds, int32_t n, Instance *into)
 {
 	if (r->kind == UBX_R_TUPLE)
 		return make_tuple(r, bound, vals, holds, n);
@@ -194,7 +195,10 @@ static int operand_refused(const ubx_func *f, int32_t i)
 }
 
 /* call_func calls f with the arguments; into, for a constructor, is the
- * object its result's value goes to (the object __new__ made). */
+ * object its result's value goes to (the object __new__ made). It and what
+ * it calls per call (bind_args, make_result) are inlined into call_go, as
+ * the single function call_go was: GCC left them out of line once call_go
+ * and call_go_into both called them, a few nanoseconds per call. */
 static inline __attribute__((always_inline)) PyObject *call_func(const ubx_func *f, PyObject *const *args,
 								 Py_ssize_t nargsf, PyObject *kwnames, Instance *into)
 {
