@@ -318,6 +318,12 @@ t = threading.Thread(target=lambda: it2.__next__())
 t.start(); t.join()
 del it2
 gc.collect()
+# The Go loop ends in its own goroutine once yield returned false: the
+# iterator's Close does not wait for it (pyext/iter.go, puller.stop).
+import time
+deadline = time.monotonic() + 60
+while extmod.stopped_seqs() != stopped + 1 and time.monotonic() < deadline:
+    time.sleep(0.01)
 assert extmod.stopped_seqs() == stopped + 1
 print("ok")
 """
