@@ -22,6 +22,10 @@ type Array struct {
 	Queue    Queue       // waited on before the memory is handed out; may be nil
 	Owner    Owner       // keeps the memory alive; nil if the caller guarantees it
 	DLDevice DLDevice    // the DLPack device of the memory
+	// Pending is the work on Queue that writes the memory and that nobody
+	// has waited for (a launch that returned before its kernel ended);
+	// shared by the array's copies, nil when there is none.
+	Pending *Pending
 }
 
 // Hold retains the array's Owner for one use of its memory, and returns
@@ -58,8 +62,14 @@ func release(o Owner) {
 	}
 }
 
-// Wait waits for the array's queue, if it has one.
+// Wait waits for the array's pending work (Pending), then for its queue,
+// if it has one.
 func (a *Array) Wait() error {
+	if a.Pending != nil {
+		if err := a.Pending.Wait(); err != nil {
+			return err
+		}
+	}
 	if a.Queue == nil {
 		return nil
 	}

@@ -45,14 +45,15 @@ type NDArray[T Element] struct {
 }
 
 // storage is what an array and its views share: one reference to the
-// memory and the queue the memory's work runs on. It is where an array's
-// pending work lives: every access waits on the queue (where kernels
-// launched through the array's Queue run), and close waits for it before
-// the memory goes; a launch that returns without a host wait adds its
-// event here.
+// memory, the queue the memory's work runs on and the work on it nobody
+// has waited for. It is where an array's pending work lives: every
+// access waits for the pending events (WrittenBy's) and on the queue
+// (where kernels launched through the array's Queue run), and close
+// waits for both before the memory goes.
 type storage struct {
 	release func() error // drops the reference the array holds: Allocation.Free, or the adopted Owner's Release
 	queue   Queue
+	pending *Pending // the array's and every view's Array.Pending
 	closed  atomic.Bool
 }
 
@@ -61,9 +62,11 @@ func (s *storage) close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	var err error
+	err := s.pending.Wait()
 	if s.queue != nil {
-		err = s.queue.Wait()
+		if werr := s.queue.Wait(); err == nil {
+			err = werr
+		}
 	}
 	if s.release != nil {
 		if e := s.release(); err == nil {
@@ -111,7 +114,8 @@ func Empty[T Element](d Device, kind Kind, shape ...int64) (*NDArray[T], error) 
 		return nil, err
 	}
 	arr.Owner = alloc
-	return &NDArray[T]{arr: *arr, st: &storage{release: alloc.Free, queue: arr.Queue}, root: true}, nil
+	arr.Pending = new(Pending)
+	return &NDArray[T]{arr: *arr, st: &storage{release: alloc.Free, queue: arr.Queue, pending: arr.Pending}, root: true}, nil
 }
 
 // Adopt makes an NDArray of a, taking over the reference to a.Owner that
@@ -135,7 +139,10 @@ func Adopt[T Element](a *Array) (*NDArray[T], error) {
 	}
 	x := &NDArray[T]{arr: *a, root: true}
 	x.arr.Shape, x.arr.Strides = slices.Clone(a.Shape), slices.Clone(a.Strides)
-	x.st = &storage{queue: a.Queue}
+	if x.arr.Pending == nil { // an adopted array's pending work stays its own
+		x.arr.Pending = new(Pending)
+	}
+	x.st = &storage{queue: a.Queue, pending: x.arr.Pending}
 	if owner := a.Owner; owner != nil {
 		x.st.release = func() error { owner.Release(); return nil }
 	}
@@ -202,6 +209,21 @@ func (x *NDArray[T]) Queue() Queue {
 		return nil
 	}
 	return x.arr.Queue
+}
+
+// WrittenBy records ev, the event of a kernel launched on the array's
+// queue that writes it, as pending work of the array and of its views
+// (Pending): each access, Close, and the Arrays that Array gives (to
+// dlpack.Export, pybridge's ArrayObject) wait for it before they read.
+// The caller still closes ev. Work submitted to an in-order queue after
+// the kernel already follows it; an out-of-order queue (dpnp's) orders
+// by events only, and a program that hands the array on without waiting
+// says so here.
+func (x *NDArray[T]) WrittenBy(ev Event) error {
+	if err := x.open("usm.NDArray.WrittenBy"); err != nil {
+		return err
+	}
+	return x.st.pending.Add(ev)
 }
 
 // Array returns a new Array describing the memory, for the lower-level
