@@ -224,3 +224,31 @@ func TestKernelErrors(t *testing.T) {
 	require.NoError(t, a.Free())
 	require.NoError(t, ob.Close())
 }
+
+// A launch event kept as an array's pending work holds a copy of its own
+// (DPCTLEvent_Copy), and WithEventRef lends the ref of a live event of
+// the Backend's, and of no other.
+func TestKernelEventCopies(t *testing.T) {
+	py, b := loaded(t)
+	run(t, py, "import dpnp\npy_ = dpnp.zeros(1 << 10, dtype='f4', usm_type='shared', device='opencl:cpu')")
+	y, err := asArray(t, py, "py_")
+	require.NoError(t, err)
+	defer y.Owner.Release()
+	_, k := testutil.BuildKernel(t, y.Queue, kernelSrc, "fill")
+	ev, err := k.Launch(y.Queue, usm.NDRange(1<<10), nil, usm.Pointer(elem0(y)), usm.Scalar(float32(3)))
+	require.NoError(t, err)
+	var ref uintptr
+	assert.True(t, b.WithEventRef(ev, func(r uintptr) { ref = r }))
+	assert.NotZero(t, ref)
+	require.NoError(t, y.WrittenBy(ev))
+	require.NoError(t, ev.Close())
+	assert.False(t, b.WithEventRef(ev, func(uintptr) { t.Error("called for a released event") }))
+	assert.False(t, b.WithEventRef(usm.Event{}, func(uintptr) { t.Error("called for the zero Event") }))
+	evs := y.Pending.Events()
+	require.Len(t, evs, 1)
+	assert.True(t, b.WithEventRef(evs[0], func(uintptr) {}), "the copy is an event of the Backend's")
+	assert.EqualValues(t, 1, dpctl.Live()["events"], "the copy outlives the launcher's Close")
+	require.NoError(t, y.Wait())
+	assert.Zero(t, dpctl.Live()["events"], "the wait released the copy")
+	assert.EqualValues(t, 1, evalInt(t, py, "int((dpnp.asnumpy(py_) == 3).all())"))
+}

@@ -424,6 +424,51 @@ func (s *eventSource) WaitEvent(id uint64) error {
 	return nil
 }
 
+// CopyEvent returns a new id for a copy of the event (DPCTLEvent_Copy),
+// deleted on its own: what usm.Pending keeps of a launch's event. A
+// library without the entry point is usm.ErrNotSupported (the Pending
+// then waits for the event instead).
+func (s *eventSource) CopyEvent(id uint64) (uint64, error) {
+	const op = "dpctl.Event.Copy"
+	k := s.api.Kernels()
+	if !k.HasEventCopy() {
+		return 0, errkind.New(errkind.NotSupported, op, s.api.Path()+" lacks DPCTLEvent_Copy")
+	}
+	ev, ok := s.t.Use(id)
+	if !ok {
+		return 0, errkind.New(errkind.Value, op, "the event was released")
+	}
+	c := k.EventCopy(ev)
+	if ev, rel := s.t.Done(id); rel {
+		k.EventDelete(ev)
+	}
+	if c == 0 {
+		return 0, errkind.New(errkind.Value, op, "DPCTLEvent_Copy failed")
+	}
+	return s.t.Put(c), nil
+}
+
+// WithEventRef calls fn with the DPCTLSyclEventRef of ev, a launch event
+// of this Backend, valid during the call (a release meanwhile waits for
+// it): what pybridge hands to dpctl's Python objects, which copy it.
+// false, and no call, for an event of another source or one released.
+func (b *Backend) WithEventRef(ev usm.Event, fn func(ref uintptr)) bool {
+	src, id := ev.Source()
+	s := b.events
+	if src != usm.EventSource(s) {
+		return false
+	}
+	ref, ok := s.t.Use(id)
+	if !ok {
+		return false
+	}
+	fn(ref)
+	if ref, rel := s.t.Done(id); rel {
+		s.api.Kernels().EventDelete(ref)
+	}
+	return true
+}
+
 // ReleaseEvent deletes the event ref once (DPCTLEvent_Delete).
 func (s *eventSource) ReleaseEvent(id uint64) error {
 	if ev, rel := s.t.Take(id); rel {

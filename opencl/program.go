@@ -418,6 +418,30 @@ func (s *eventSource) WaitEvent(id uint64) error {
 	return err
 }
 
+// CopyEvent returns a new id for the same cl_event, with a reference of
+// its own (clRetainEvent), released on its own: what usm.Pending keeps of
+// a launch's event.
+func (s *eventSource) CopyEvent(id uint64) (uint64, error) {
+	h, ok := s.t.Use(id)
+	if !ok {
+		return 0, errkind.New(errkind.Value, "opencl.Event.Copy", "the event was released")
+	}
+	l, _ := lib()
+	err := l.RetainEvent(h.ev)
+	c := s.box(h.ev, h.ctx, h.q)
+	if h, rel := s.t.Done(id); rel {
+		_ = s.release(l, h)
+	}
+	if err != nil {
+		s.mu.Lock()
+		*c = clEvent{}
+		s.boxes = append(s.boxes, c)
+		s.mu.Unlock()
+		return 0, err
+	}
+	return s.t.Put(c), nil
+}
+
 // ReleaseEvent releases the cl_event once (clReleaseEvent).
 func (s *eventSource) ReleaseEvent(id uint64) error {
 	h, rel := s.t.Take(id)

@@ -38,6 +38,7 @@ type Kernels struct {
 	bundleFromOCLSource, bundleFromSpirv, bundleGetKernel, bundleDelete ffi.Fn
 	kernelNumArgs, kernelDelete, submitRange, submitNDRange             ffi.Fn
 	eventWait, eventDelete, contextGetBackend, queueGetNative           ffi.Fn
+	eventCopy                                                           ffi.Fn
 
 	gen         Generation
 	lib, genWhy string // the library's path; how it differs from a generation
@@ -58,6 +59,7 @@ func (a *API) kernelEntries() []ffi.Symbol {
 		ffi.Optional(&k.eventDelete, "DPCTLEvent_Delete"),
 		ffi.Optional(&k.contextGetBackend, "DPCTLContext_GetBackend"),
 		ffi.Optional(&k.queueGetNative, symQueueGetNative),
+		ffi.Optional(&k.eventCopy, "DPCTLEvent_Copy"),
 	}
 }
 
@@ -108,6 +110,13 @@ func (k Kernels) KernelDelete(kr uintptr)           { k.kernelDelete.Call1(kr) }
 func (k Kernels) EventWait(ev uintptr)              { k.eventWait.Call1(ev) }
 func (k Kernels) EventDelete(ev uintptr)            { k.eventDelete.Call1(ev) }
 func (k Kernels) ContextGetBackend(ctx uintptr) int { return cint(k.contextGetBackend.Call1(ctx)) }
+
+// HasEventCopy reports whether DPCTLEvent_Copy is there.
+func (k Kernels) HasEventCopy() bool { return k.eventCopy.Present() }
+
+// EventCopy returns a new ref to the event ev names (DPCTLEvent_Copy: a
+// copy of the sycl::event, deleted on its own); 0 on failure.
+func (k Kernels) EventCopy(ev uintptr) uintptr { return k.eventCopy.Call1(ev) }
 
 // Launch is the memory DPCTLQueue_Submit(ND)Range reads, kept by the
 // caller (one per kernel) so a launch allocates nothing: Args[i] points
