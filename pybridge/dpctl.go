@@ -344,6 +344,7 @@ type dpctlClasses struct {
 	// SyclQueue/SyclContext in one C call instead of a Python method call.
 	queueRef, contextRef ffi.Fn
 	queueMake            ffi.Fn // SyclQueue_Make: a new SyclQueue over a copy of a ref
+	eventMake            ffi.Fn // SyclEvent_Make: a new SyclEvent over a copy of a ref
 }
 
 // dpctlTypes returns dpctl's classes if dpctl (and dpctl.memory) have been
@@ -408,6 +409,7 @@ func (g *GIL) lookupDpctlClasses() (c dpctlClasses, ok bool) {
 	c.queueRef = g.pyxCAPI(mods.p, "dpctl._sycl_queue", "SyclQueue_GetQueueRef")
 	c.contextRef = g.pyxCAPI(mods.p, "dpctl._sycl_context", "SyclContext_GetContextRef")
 	c.queueMake = g.pyxCAPI(mods.p, "dpctl._sycl_queue", "SyclQueue_Make")
+	c.eventMake = g.pyxCAPI(mods.p, "dpctl._sycl_event", "SyclEvent_Make")
 	if c.queue == 0 || c.context == 0 || c.memory == 0 || c.memoryAttr == 0 {
 		for _, o := range []uintptr{c.queue, c.context, c.memory, c.memoryAttr} {
 			a.DecRef(o)

@@ -76,11 +76,39 @@ func capsuleDestructor(c uintptr) {
 // its context: the host copy is made by that queue (RATIONALE.md, "Host
 // copies of memory in a sub-device's context").
 func (g *GIL) ToDLPack(arr *usm.Array, opts dlpack.ExportOptions) (Object, error) {
-	m, err := g.export(arr, opts)
+	var m dlpack.Managed
+	err := g.released(arr, func() (err error) { m, err = g.export(arr, opts); return err })
 	if err != nil {
 		return Object{}, err
 	}
 	return g.capsule(m)
+}
+
+// released runs fn, which touches no Python object, with the GIL
+// released when it may wait for arr (its pending work, a queue that can
+// have work: every wait of an export, a copy or the SUAI), for a caller
+// that holds the GIL: the work on a dpctl queue may follow dpnp's host
+// tasks, which take the GIL to let their arguments go, and would wait
+// for ever behind a holder that waits for them (RATIONALE.md, "Launches
+// that return before their kernel ends").
+func (g *GIL) released(arr *usm.Array, fn func() error) error {
+	if arr.Pending.Empty() && !mayHaveWork(arr.Queue) {
+		return fn()
+	}
+	a := g.api()
+	ts := a.SaveThread()
+	defer a.RestoreThread(ts)
+	return fn()
+}
+
+// mayHaveWork reports whether work may be pending on q: any queue but
+// none and one that says it never has any (Idle).
+func mayHaveWork(q usm.Queue) bool {
+	if q == nil {
+		return false
+	}
+	i, ok := q.(interface{ Idle() bool })
+	return !ok || !i.Idle()
 }
 
 // hostCopier lets dlpack.Export copy memory of a queue's own context to

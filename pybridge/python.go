@@ -63,6 +63,7 @@ type Python struct {
 	// The releaser drops references released without the GIL (ref.go).
 	releaserOnce sync.Once
 	releaserWake chan struct{}
+	soonArmed    atomic.Bool // a ReleaseSoon timer is pending
 
 	keysMu sync.Mutex
 	keys   []uintptr // str objects of suaiKeyNames; see suaiKeyObjects

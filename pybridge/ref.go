@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/usmbridge/usmbridge/internal/refcount"
 	"github.com/usmbridge/usmbridge/usm"
@@ -59,6 +60,63 @@ func (r *pyRef) Release() {
 	}
 	releaseLater(r.p)
 	r.py.wakeReleaser()
+}
+
+// releaseSoon is Release for a goroutine in no hurry (the keeper of a
+// launch's arguments, once its kernel is done): the last reference is
+// queued for the next entry into the interpreter from Go, which an
+// extension module's next call makes as it returns, and the releaser is
+// woken only if none has come a moment later (soonDelay). A chain of
+// calls then never hands the GIL to the releaser.
+func (r *pyRef) releaseSoon() {
+	if !r.refs.Release() {
+		return
+	}
+	a := r.py.api
+	if !a.IsInitialized() {
+		return
+	}
+	if a.GILCheck() {
+		a.DecRef(r.p)
+		return
+	}
+	releaseLater(r.p)
+	r.py.wakeReleaserSoon()
+}
+
+// ReleaseSoon releases o, an Owner, without waiting for the GIL and
+// without asking for it at once: a Python reference that o's last
+// release drops goes at the next entry into the interpreter from Go, or
+// a moment later (Release wakes the releaser at once). For releases that
+// come often, from a goroutine, while Python code runs: each would
+// otherwise take the GIL from the running thread. An Owner other than
+// the ones pybridge makes is released as usual.
+func ReleaseSoon(o usm.Owner) {
+	if r, ok := o.(*pyRef); ok {
+		r.releaseSoon()
+		return
+	}
+	if o != nil {
+		o.Release()
+	}
+}
+
+// soonDelay is how long a reference ReleaseSoon queued waits for an entry
+// into the interpreter before the releaser takes the GIL for it.
+const soonDelay = 2 * time.Millisecond
+
+// wakeReleaserSoon wakes the releaser after soonDelay unless the queue has
+// been dropped by then; one timer at a time.
+func (py *Python) wakeReleaserSoon() {
+	if !py.soonArmed.CompareAndSwap(false, true) {
+		return
+	}
+	time.AfterFunc(soonDelay, func() {
+		py.soonArmed.Store(false)
+		if nReleased.Load() != 0 {
+			py.wakeReleaser()
+		}
+	})
 }
 
 // ReleaseHeld is Release for a caller that holds the GIL (inside Do or
@@ -142,7 +200,7 @@ func (py *Python) wakeReleaser() {
 
 func (py *Python) releaser() {
 	for range py.releaserWake {
-		if py.api.IsInitialized() {
+		if nReleased.Load() != 0 && py.api.IsInitialized() {
 			_ = py.Do(func(*GIL) error { return nil }) // Do drops the queue on entry
 		}
 	}

@@ -47,7 +47,8 @@ func (g *GIL) SUAI(arr *usm.Array, syclobj Object) (Object, error) {
 			so = strconv.Itoa(int(arr.DLDevice.ID))
 		}
 	}
-	m, err := arr.SUAI() // waits; refuses memory that is not USM
+	var m map[string]any
+	err := g.released(arr, func() (err error) { m, err = arr.SUAI(); return err }) // waits; refuses memory that is not USM
 	if err != nil {
 		return Object{}, err
 	}
