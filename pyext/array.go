@@ -136,7 +136,11 @@ func sliceOf[T usm.Element](a *arg, gen uint32) []T {
 	c := a.frame
 	c.mu.Lock()
 	p, n, ok := a.hostSpan(gen)
+	pending := a.arr.Pending
 	c.mu.Unlock()
+	if ok && pending != nil && pending.Wait() != nil { // the work the function recorded on it (WrittenBy)
+		return nil
+	}
 	switch {
 	case !ok:
 		return nil
@@ -165,7 +169,9 @@ func (a *arg) hostSpan(gen uint32) (p uintptr, n int, ok bool) {
 // shared) and contiguous (C or Fortran order): for a C-contiguous array
 // element (i, j) of an n-column array is Slice()[i*n+j]. It is nil for
 // device memory (use USM and usm.CopyToSlice) and for strided arrays. A
-// read-only array's slice must not be written.
+// read-only array's slice must not be written. It waits for the work
+// the function recorded on the argument (WrittenBy) first; nil if that
+// wait fails.
 func (x Array[T]) Slice() []T { return sliceOf[T](x.a, x.gen) }
 
 // IsNone reports whether the argument was None (or omitted) for an Optional
@@ -194,6 +200,50 @@ func (x AnyArray) USM() *usm.Array { return x.a.usm(x.gen) }
 // argument while the call runs. Nil and an error for None or after the
 // call.
 func (x AnyArray) Keep() (*usm.Array, error) { return keep(x.a, x.gen) }
+
+// WrittenBy records ev, the event of a kernel the function launched on
+// the argument's queue (USM().Queue) that writes the argument, as its
+// pending work, with a reference of its own (the function still closes
+// ev). When the call returns, the work is waited for, or, for a function
+// defined with NoWait, handed to the argument's readers: dpnp's
+// operations on its queue (dpctl.utils.SequentialOrderManager), and the
+// host readers of the views Keep gives, which wait for it (their
+// usm.Array's Pending), whether kept before or after. An error for None,
+// after the call, or when the event cannot be recorded.
+func (x AnyArray) WrittenBy(ev usm.Event) error { return x.a.writtenBy(x.gen, ev) }
+
+func (a *arg) writtenBy(gen uint32, ev usm.Event) error {
+	const op = "pyext.Array.WrittenBy"
+	if a == nil || a.frame == nil {
+		return errkind.New(errkind.Value, op, "the array is not an argument of a call")
+	}
+	c := a.frame
+	c.mu.Lock()
+	if a.gen != gen {
+		c.mu.Unlock()
+		return errkind.New(errkind.Value, op, "the call that received the array has returned")
+	}
+	if a.none {
+		c.mu.Unlock()
+		return errkind.New(errkind.Value, op, "the argument is None")
+	}
+	p := a.pending()
+	c.mu.Unlock()
+	return p.Add(ev)
+}
+
+// pending is the argument's pending work, made on first use and shared
+// by its USM view and every view Keep gives; the caller holds the
+// frame's lock.
+func (a *arg) pending() *usm.Pending {
+	if a.arr.Pending == nil {
+		a.arr.Pending = new(usm.Pending)
+	}
+	if a.view != nil {
+		a.view.Pending = a.arr.Pending
+	}
+	return a.arr.Pending
+}
 
 // Device returns where the argument lives, with its queue (Host for host
 // memory and for None): EmptyLike and Empty of it make arrays that combine

@@ -118,8 +118,18 @@ func ubx_go_wait(h C.int64_t) C.int {
 		if st == nil {
 			return errkind.New(errkind.Value, "Array wait", "the array's Go state is gone")
 		}
-		return st.arr.Wait()
+		return waitReleased(st.arr)
 	}))
+}
+
+// waitReleased waits for arr's pending work and queue with the GIL
+// released, for a caller that holds it: the work may follow dpnp's host
+// tasks, which take the GIL to let their arguments go (RATIONALE.md,
+// "Launches that return before their kernel ends").
+func waitReleased(arr *usm.Array) error {
+	ts := cgoHalf{}.saveThread()
+	defer cgoHalf{}.restoreThread(ts)
+	return arr.Wait()
 }
 
 //export ubx_go_sycl_queue
@@ -235,7 +245,7 @@ func ubx_go_buffer(v *C.ubx_view, self, pyview unsafe.Pointer, flags C.int) C.in
 			if st.arr.DLDevice.Type == dlabi.OneAPI && !st.arr.Memory.Kind.HostAccessible() {
 				return errkind.New(errkind.Buffer, "buffer", st.arr.Memory.Kind.String()+" USM is not host-accessible: use numpy.from_dlpack(a, device=\"cpu\") to copy it to the host")
 			}
-			if err := st.arr.Wait(); err != nil {
+			if err := waitReleased(st.arr); err != nil {
 				return err
 			}
 		}

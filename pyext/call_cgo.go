@@ -68,7 +68,7 @@ func ubx_go_call(index C.int32_t, vals *C.ubx_value, n C.int32_t, res *C.ubx_res
 	func() {
 		defer boundary.Recover(f.name, &err)
 		boundary.Check(f.name)
-		err = f.call(c, r)
+		err = c.settle(r, f.call(c, r))
 	}()
 	c.adoptFresh(err == nil)
 	c.end()

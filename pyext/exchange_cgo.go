@@ -50,10 +50,10 @@ func ubx_go_exchange_refuse(v *C.ubx_view, self unsafe.Pointer) C.int {
 func ubx_go_exchange_wait(h C.int64_t) C.int {
 	return status(guard("exchange wait", func() error {
 		st := handles.get(int64(h))
-		if st == nil || !needsWait(st.arr.Queue) {
+		if st == nil || (!needsWait(st.arr.Queue) && st.arr.Pending.Empty()) {
 			return nil
 		}
-		return st.arr.Wait()
+		return waitReleased(st.arr)
 	}))
 }
 

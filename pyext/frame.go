@@ -139,7 +139,7 @@ func (c *frame) end() {
 			a.held.bind(c, i)
 			a.held = nil
 		}
-		if a.arr.Owner != nil || a.arr.Queue != nil || a.view != nil {
+		if a.arr.Owner != nil || a.arr.Queue != nil || a.view != nil || a.arr.Pending != nil {
 			// What an import or a USM view refers to goes with the call
 			// (a host view holds only pointers into the call's C memory).
 			a.view = nil
@@ -215,20 +215,30 @@ func (c *frame) importObject(v *value, a *arg) error {
 // memory (RATIONALE.md, "One owner per reference: what C holds of an
 // argument").
 func (c *frame) keep(a *arg) (*usm.Array, error) {
+	a.pending() // the kept view shares the work the function records, before or after
+	o, err := c.holdMemory(a)
+	if err != nil {
+		return nil, err
+	}
 	out := cloneView(&a.arr)
+	out.Owner = o
+	return out, nil
+}
+
+// holdMemory is a reference of its own to what keeps the argument's
+// memory alive after the call (keep's Owner); the caller holds c.mu.
+func (c *frame) holdMemory(a *arg) (usm.Owner, error) {
 	if c.vals[a.index].kind != vArray {
 		if a.arr.Owner == nil || !a.arr.Owner.Retain() {
 			return nil, errkind.New(errkind.Value, "pyext.Array.Keep", "the array's memory has already been freed")
 		}
-		out.Owner = a.arr.Owner
-		return out, nil
+		return a.arr.Owner, nil
 	}
 	if a.held == nil {
 		a.held = newKeptArg()
 	}
 	a.held.refs.Retain() // the call's reference, released at end, keeps it alive
-	out.Owner = a.held
-	return out, nil
+	return a.held, nil
 }
 
 // cloneView is a copy of arr whose shape and strides are Go's own (an
@@ -263,6 +273,13 @@ func (k *keptArg) Retain() bool { return k.refs.Retain() }
 func (k *keptArg) Release() {
 	if k.refs.Release() && k.arr != nil {
 		k.arr.Release()
+	}
+}
+
+// releaseSoon is Release through pybridge.ReleaseSoon.
+func (k *keptArg) releaseSoon() {
+	if k.refs.Release() && k.arr != nil {
+		pybridge.ReleaseSoon(k.arr)
 	}
 }
 

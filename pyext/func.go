@@ -115,7 +115,7 @@ type paramSpec struct {
 	elem       dlabi.DataType // an Array[T]'s element type (zero: any, or no array)
 }
 
-// FuncOption is an option of a function: ReleaseGIL.
+// FuncOption is an option of a function: ReleaseGIL, NoWait.
 type FuncOption interface{ applyFunc(*function) }
 
 type funcOption func(*function)
@@ -129,6 +129,22 @@ func (f funcOption) applyFunc(fn *function) { f(fn) }
 // GIL; its array arguments stay valid (the module holds them).
 func ReleaseGIL() FuncOption { return funcOption(func(f *function) { f.releaseGIL = true }) }
 
+// NoWait lets the function return while the kernels it launched still
+// run. Without it, the call waits (with the GIL released) for the work
+// the function recorded on its arrays (AnyArray.WrittenBy, a result's
+// usm.Array.WrittenBy) before it returns, so that no reader, of whatever
+// kind, can see the arrays before that work is done. With it, the call
+// returns once the work is submitted: the work is recorded where the
+// arrays' readers look for it (dpctl.utils.SequentialOrderManager of the
+// arrays' queue, which dpnp's next operation depends on; the pending
+// work of the module's Arrays and of kept arguments, which their host
+// readers wait for), and the call's array arguments are held until it is
+// done. A reader that orders itself by neither (a kernel submitted to
+// dpnp's out-of-order queue without its events, a host read of shared
+// USM through another object) must wait on the queue first, as after
+// dpnp's own operations. A function that fails waits all the same.
+func NoWait() FuncOption { return funcOption(func(f *function) { f.noWait = true }) }
+
 // function is a Python function of the module.
 type function struct {
 	name, doc  string
@@ -139,6 +155,7 @@ type function struct {
 	releaseGIL bool
 	bind       binding        // a class member's binding: an instance method, Static, ClassMethod
 	results    []reflect.Type // the Go results' types (none: no result; two or more: a tuple), for the stub
+	noWait     bool           // NoWait: the call returns before the work it recorded is done
 	// call decodes the arguments, calls the Go function and encodes its
 	// result; c is the call's frame.
 	call func(c *frame, r *result) error
@@ -711,7 +728,7 @@ func (f *function) overload(g *function) error {
 	if f.builtin != fnGo || g.builtin != fnGo {
 		return errors.New("defined twice")
 	}
-	if len(f.params) != len(g.params) || f.releaseGIL != g.releaseGIL {
+	if len(f.params) != len(g.params) || f.releaseGIL != g.releaseGIL || f.noWait != g.noWait {
 		return errors.New("defined twice, with other parameters or options (overloads differ only in their arrays' element types)")
 	}
 	differ := false

@@ -15,9 +15,11 @@ func Python() *pybridge.Python { return ext.py }
 // (__dlpack__ requests the C half left to Go), "go_calls" (every call the
 // C half made into Go), "panics" (Go panics
 // recovered where C calls Go, each logged and raised as RuntimeError,
-// Go functions' own included) and "gated_callbacks" (Go callbacks C calls
-// through the fork gate). A module that released everything shows zero
-// arrays.
+// Go functions' own included), "gated_callbacks" (Go callbacks C calls
+// through the fork gate) and "launch_holds" (calls of NoWait functions
+// that still hold their arguments for work not done). A module that
+// released everything shows zero arrays, and zero launch holds once its
+// kernels are done.
 func Live() map[string]int64 {
 	return map[string]int64{
 		"arrays":          handles.live.Load(),
@@ -25,5 +27,6 @@ func Live() map[string]int64 {
 		"go_calls":        goCalls.Load() + functionCalls, // functionCalls: read with the GIL, from a call
 		"panics":          boundary.Panics() + userPanics.Load(),
 		"gated_callbacks": int64(boundary.Gated()),
+		"launch_holds":    holds.live.Load(),
 	}
 }

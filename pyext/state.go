@@ -43,7 +43,12 @@ type state struct {
 }
 
 func (s *state) release() {
-	if s.owner != nil {
+	switch {
+	case s.owner != nil && s.arr != nil && !s.arr.Pending.Empty():
+		// A kernel may still write the memory (a NoWait function's
+		// result nobody read): it goes once the kernel is done.
+		holdUntilDone([]*usm.Pending{s.arr.Pending}, []usm.Owner{s.owner})
+	case s.owner != nil:
 		s.owner.Release()
 	}
 	s.pin.Unpin()
@@ -140,7 +145,7 @@ func fillView(arr *usm.Array, h int64, v *view, dims *[2 * maxNdim]int64) error 
 		v.usmKind = int32(arr.Memory.Kind)
 		v.noSync = boolC(dlabi.AcceptsNoSync(dev))
 	}
-	v.wait = boolC(needsWait(arr.Queue))
+	v.wait = boolC(needsWait(arr.Queue) || !arr.Pending.Empty())
 	ev, err := pybridge.ExportView(arr)
 	if err != nil { // each export asks Go again, which refuses with err
 		v.goExport = 1
