@@ -49,6 +49,8 @@ func TestClassDefinitionErrors(t *testing.T) {
 		Method1(c, "fill", "", func(p *plan, x Array[float64]) error { return nil }, P("x"))
 		Method1(c, "fill", "", func(p *plan, x Array[float64]) error { return nil }, P("x"))
 		Method1(c, "fill", "", func(p *plan, y Array[float64]) error { return nil }, P("y"))
+		Method1(c, "launch", "", func(p *plan, x Array[float32]) error { return nil }, P("x"))
+		Method1(c, "launch", "", func(p *plan, x Array[float64]) error { return nil }, P("x"), NoWait())
 		Property(c, "run", "", func(p *plan) (int, error) { return 0, nil })
 		Method1(c, "bad", "", func(p *plan, self int) error { return nil }, P("self"))
 		Method0(c, "class", "", func(p *plan) error { return nil })
@@ -67,6 +69,7 @@ func TestClassDefinitionErrors(t *testing.T) {
 		"class Plan: run defined twice",
 		"class Plan: fill defined twice: parameter x differs (overloads differ only in their arrays' element types)",
 		"class Plan: fill defined twice for the same element types",
+		"class Plan: launch defined twice, with other parameters or options",
 		"function Plan.bad: parameter self: a constructor's or method's parameter cannot be named self",
 		`class Plan: name "class" is a Python keyword`,
 		"class Plan: the constructor defined twice",
