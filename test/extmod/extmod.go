@@ -77,6 +77,8 @@ func Module(m *pyext.Module) error {
 	defineWide(m)
 	defineComposition(m)
 	defineModel(m)
+	defineLaunch(m)
+	defineLayout(m)
 	return nil
 }
 
