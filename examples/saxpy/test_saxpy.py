@@ -155,7 +155,7 @@ def test_dpnp_kernel_on_the_arrays_queue():
         xb = dpnp.arange(3 * n, dtype="f4", usm_type=usm_type)
         yb = dpnp.zeros(2 * n, dtype="f4", usm_type=usm_type, sycl_queue=xb.sycl_queue)
         xv, yv = xb[::3], yb[::-2]
-        assert saxpy.path(xv, yv) == "kernel"
+        assert saxpy.path(xv, yv) == "strided kernel"
         saxpy.saxpy(3.0, xv, yv)
         want = np.zeros(2 * n, dtype="f4")
         want[::-2] = 3 * np.arange(3 * n, dtype="f4")[::3]
@@ -170,3 +170,57 @@ def test_dpnp_kernel_on_the_arrays_queue():
     assert saxpy.path(np.ones(8, "f4")[::2], np.ones(4, "f4")) == "copy"
     # empty arrays launch nothing
     saxpy.saxpy(2.0, dpnp.ones(0, dtype="f4"), dpnp.ones(0, dtype="f4"))
+
+
+def test_kernel_per_layout():
+    """Contiguous arrays take the plain kernel, any other stride the
+    strided one; an array of one element either (its stride is never
+    read)."""
+    dpnp = pytest.importorskip("dpnp")
+    x = dpnp.arange(64, dtype="f4")
+    y = dpnp.zeros(64, dtype="f4", sycl_queue=x.sycl_queue)
+    assert saxpy.path(x, y) == "kernel"
+    assert saxpy.path(x[::2], y[:32]) == "strided kernel"
+    assert saxpy.path(x[:32], y[::-2]) == "strided kernel"
+    assert saxpy.path(x[3:4], y[::-64]) == "kernel"
+    saxpy.saxpy(1.0, x[3:4], y[::-64])
+    saxpy.saxpy(2.0, x[:32], y[1::2])
+    want = np.zeros(64, "f4")
+    want[-1] = 3
+    want[1::2] += 2 * np.arange(32, dtype="f4")
+    np.testing.assert_array_equal(dpnp.asnumpy(y), want)
+
+
+def test_returns_before_its_kernel_and_dpnp_sees_the_result():
+    """saxpy on device USM returns once its kernel is submitted (NoWait):
+    its event is among those dpnp's next operation on the queue depends
+    on, and dpnp's operations, dpnp.asnumpy and NumPy see the result."""
+    dpnp = pytest.importorskip("dpnp")
+    n = 1 << 22
+    x = dpnp.ones(n, dtype="f4")
+    for read in ("dpnp op", "dpnp.asnumpy", "numpy.from_dlpack"):
+        y = dpnp.zeros(n, dtype="f4", sycl_queue=x.sycl_queue)
+        saxpy.saxpy(3.0, x, y)
+        if read == "dpnp op":
+            got = dpnp.asnumpy(dpnp.copy(y) * 2) / 2
+        elif read == "dpnp.asnumpy":
+            got = dpnp.asnumpy(y)
+        else:
+            got = np.from_dlpack(y, device="cpu")
+        np.testing.assert_array_equal(got, 3.0, err_msg=read)
+
+
+@pytest.mark.parametrize("step", [1, 3])
+def test_a_chain_of_calls(step):
+    """Fifty calls in a row, none waiting for its kernel, on dpnp's
+    out-of-order queue: each kernel follows the one before (a kernel run
+    beside another would lose its additions), and dpnp's next operation
+    follows the last."""
+    dpnp = pytest.importorskip("dpnp")
+    n = 4096
+    x = dpnp.ones(n * step, dtype="f4")[::step]
+    yb = dpnp.zeros(n * step, dtype="f4", sycl_queue=x.sycl_queue)
+    y = yb[::step]
+    for _ in range(50):
+        saxpy.saxpy(1.0, x, y)
+    np.testing.assert_array_equal(dpnp.asnumpy(y + 0), 50.0)
