@@ -6,9 +6,14 @@ with out= as given from a function that released the GIL, passing a
 result back, Release (on the calling
 thread, from a goroutine, without the GIL), del and gc.collect(), over
 NumPy arrays, DLPack capsules with a counting deleter and dpnp arrays in
-device USM. After every step the model says which memory some owner still
-holds, and the test checks exactly that: every kept view still reads its
-values, a producer is alive exactly while an owner lives, and a capsule's
+device USM; and, on dpnp arrays, kernels launched by functions that
+return before them (pyext.NoWait: extmod's gated_fill, held back by a
+gate until the step opens it), kept or returned by the function, the
+caller letting the array go while the kernel waits, and the array read
+by each consumer after. After every step the model says which memory
+some owner still holds, and the test checks exactly that: every kept view
+still reads its values (a launch's included), a producer is alive exactly
+while an owner lives (a kernel not yet done is one), and a capsule's
 deleter runs once, and only after its last owner went.
 
 test/extension_test.go runs it (TestExtmod), and the sanitizer build
@@ -21,6 +26,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, invariant, rule
+
+import numpy as np
 
 import extmod
 import producers
@@ -47,10 +54,15 @@ class Source:
         self.consumed = False  # a capsule, once a call took its tensor
         self.kept = set()      # ids of kept views
         self.results = 0       # result objects over the memory, alive in the model
+        self.launched = False  # a kernel launched on it may still hold it (until the model settles)
 
     def owned(self):
         holds_obj = self.obj is not None and not (self.kind == "capsule" and self.consumed)
-        return holds_obj or bool(self.kept) or self.results > 0
+        return holds_obj or bool(self.kept) or self.results > 0 or self.launched
+
+    def fill(self, v):
+        self.values = [v] * len(self.values)
+        self.expect = float(sum(self.values))
 
     def alive(self):
         if self.kind == "capsule":
@@ -180,6 +192,94 @@ class Lifecycle(RuleBasedStateMachine):
             s.kept.discard(k)
             (extmod.unhold_nogil if nogil else extmod.unhold)(k, how)
 
+    def _gate(self, x):
+        """A shut gate in the context of x's queue, on a queue of its own."""
+        import dpctl
+        import dpnp.tensor as dpt
+        q = dpctl.SyclQueue(x.sycl_queue.sycl_context, x.sycl_device)
+        return dpt.zeros(1, dtype="i4", usm_type="shared", sycl_queue=q)
+
+    def _launched(self, s, v, gate, drop):
+        """After a launch that returned with its gate shut: the kernel
+        cannot have run, so the call holds the memory; the caller may let
+        its array go meanwhile. Then the gate opens."""
+        assert extmod.launch_holds() >= 1, "the call returned before its kernel, holding its arguments"
+        if drop:
+            s.obj = None
+            gc.collect()
+            assert s.alive(), "the memory went while its kernel waits"
+        s.fill(v)
+        s.launched = True
+        extmod.open_gate(gate, 2)
+
+    @rule(target=kept, s=sources, v=st.integers(-50, 50).map(float), keep=st.booleans(), drop=st.booleans())
+    def launch(self, s, v, keep, drop):
+        x = self._argument(s)
+        if x is None or s.kind != "dpnp":
+            return []
+        gate = self._gate(x)
+        ids = []
+        if keep:  # gated_fill_keep keeps x before the launch for v < 0, after it otherwise
+            ids = self._record(s, [extmod.gated_fill_keep(gate, x, v)])
+        else:
+            assert extmod.gated_fill(gate, x, v) is None
+        del x
+        self._launched(s, v, gate, drop)
+        return ids
+
+    @rule(target=results, s=sources, v=st.integers(-50, 50).map(float), drop=st.booleans())
+    def launch_returning(self, s, v, drop):
+        x = self._argument(s)
+        if x is None or s.kind != "dpnp":
+            return Result(None, s)
+        gate = self._gate(x)
+        r = extmod.gated_fill_same(gate, x, v)
+        del x
+        s.results += 1
+        res = Result(r, s)
+        self.all_results.append(res)
+        self._launched(s, v, gate, drop)
+        return res
+
+    @rule(s=sources, consumer=st.sampled_from(["dpnp.asnumpy", "dpnp op", "Go copy"]))
+    def read_source(self, s, consumer):
+        x = self._argument(s)
+        if x is None or s.kind != "dpnp":
+            return
+        import dpnp.tensor as dpt
+        if consumer == "dpnp.asnumpy":
+            got = dpt.asnumpy(x)
+        elif consumer == "dpnp op":
+            got = dpt.asnumpy(x * 1)
+        else:
+            got = np.asarray(extmod.copy_out(x))
+        assert float(got.sum()) == s.expect, consumer
+
+    @rule(r=results, consumer=st.sampled_from(["numpy.asarray", "SUAI", "Go copy"]))
+    def read_result(self, r, consumer):
+        if r.obj is None:
+            return
+        if consumer == "numpy.asarray":
+            got = np.asarray(r.obj)
+        elif consumer == "SUAI":
+            import dpnp.tensor as dpt
+            if r.source.kind != "dpnp":
+                return
+            got = dpt.asnumpy(dpt.asarray(r.obj))
+        else:
+            got = np.asarray(extmod.copy_out(r.obj))
+        assert float(got.sum()) == r.source.expect, consumer
+
+    def _settle(self):
+        """The launches are done and what they held let go (settle_launches
+        returns once the calls hold nothing; its return drops what the
+        keeper released): the model's launched sources are owned by
+        their other owners only."""
+        if any(s.launched for s in self.all_sources):
+            extmod.settle_launches()
+            for s in self.all_sources:
+                s.launched = False
+
     @rule(r=consumes(results))
     def drop_result(self, r):
         if r.obj is not None:
@@ -201,6 +301,7 @@ class Lifecycle(RuleBasedStateMachine):
 
     @invariant()
     def memory_held_exactly_while_owned(self):
+        self._settle()
         unowned_alive = [s for s in self.all_sources if not s.owned() and s.alive()]
         if unowned_alive:
             gc.collect()  # a producer's own cycles (dpnp's) go with the collector
@@ -213,6 +314,7 @@ class Lifecycle(RuleBasedStateMachine):
                 assert producers.deletes[s.addr] <= 1, "a deleter ran twice"
 
     def teardown(self):
+        self._settle()
         for k in list(self.kept_of):
             extmod.unhold(k)
         self.kept_of.clear()
