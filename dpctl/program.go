@@ -448,6 +448,26 @@ func (s *eventSource) CopyEvent(id uint64) (uint64, error) {
 	return s.t.Put(c), nil
 }
 
+// EventDone reports whether the launch has completed, without waiting
+// (DPCTLEvent_GetCommandExecutionStatus); an id that names no live event
+// is done (its holder waited for it, or let it go). A library without
+// the entry point is usm.ErrNotSupported.
+func (s *eventSource) EventDone(id uint64) (bool, error) {
+	k := s.api.Kernels()
+	if !k.HasEventStatus() {
+		return false, errkind.New(errkind.NotSupported, "dpctl.Event.Done", s.api.Path()+" lacks DPCTLEvent_GetCommandExecutionStatus")
+	}
+	ev, ok := s.t.Use(id)
+	if !ok {
+		return true, nil
+	}
+	done := k.EventComplete(ev)
+	if ev, rel := s.t.Done(id); rel {
+		k.EventDelete(ev)
+	}
+	return done, nil
+}
+
 // WithEventRef calls fn with the DPCTLSyclEventRef of ev, a launch event
 // of this Backend, valid during the call (a release meanwhile waits for
 // it): what pybridge hands to dpctl's Python objects, which copy it.

@@ -14,7 +14,8 @@ import (
 // A launch's event kept as an array's pending work (usm.Pending) holds a
 // reference of its own to the cl_event (clRetainEvent): the launcher
 // closes its event at once, a reader waits for the launch, held back by a
-// user event, and the last reference goes with the wait.
+// user event, and the last reference goes with the wait. Done says, with
+// no wait, that the held launch is not done.
 func TestKernelEventAsPendingWork(t *testing.T) {
 	each(t, func(t *testing.T, r rt) {
 		l, err := lib()
@@ -35,6 +36,9 @@ func TestKernelEventAsPendingWork(t *testing.T) {
 		before := Live()["events"]
 		ev, err := fill.Launch(held, usm.NDRange(32), nil, usm.Pointer(yp), usm.Scalar(float32(5)))
 		require.NoError(t, err)
+		done, err := ev.Done()
+		require.NoError(t, err)
+		assert.False(t, done, "held back: not done")
 		a := &usm.Array{}
 		require.NoError(t, a.WrittenBy(ev))
 		require.NoError(t, ev.Close())
@@ -52,6 +56,9 @@ func TestKernelEventAsPendingWork(t *testing.T) {
 		require.NoError(t, l.SetUserEventStatus(ue, 0))
 		require.NoError(t, l.ReleaseEvent(ue))
 		require.NoError(t, <-read)
+		done, err = ev.Done()
+		require.NoError(t, err)
+		assert.True(t, done, "a released event is done")
 		assert.Equal(t, float32(5), y[31])
 		assert.Equal(t, before, Live()["events"], "released with the wait")
 	})

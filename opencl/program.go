@@ -442,6 +442,22 @@ func (s *eventSource) CopyEvent(id uint64) (uint64, error) {
 	return s.t.Put(c), nil
 }
 
+// EventDone reports whether the launch has completed, without waiting
+// (clGetEventInfo); an id that names no live event is done (its holder
+// waited for it, or let it go).
+func (s *eventSource) EventDone(id uint64) (bool, error) {
+	h, ok := s.t.Use(id)
+	if !ok {
+		return true, nil
+	}
+	l, _ := lib()
+	done, err := l.EventComplete(h.ev)
+	if h, rel := s.t.Done(id); rel {
+		_ = s.release(l, h)
+	}
+	return done, err
+}
+
 // ReleaseEvent releases the cl_event once (clReleaseEvent).
 func (s *eventSource) ReleaseEvent(id uint64) error {
 	h, rel := s.t.Take(id)

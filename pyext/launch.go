@@ -3,6 +3,7 @@ package pyext
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/usmbridge/usmbridge/pybridge"
 	"github.com/usmbridge/usmbridge/usm"
@@ -106,18 +107,26 @@ func (c *frame) handOff(work []pendingOn) error {
 	return nil
 }
 
-// holds are what calls that returned before their work was done hold:
-// one goroutine, started on first use, waits for each hold's work in
-// turn and then releases what it holds (an Owner releases without the
-// GIL). A hold whose work is long keeps the later ones until it is done:
-// their memory goes a little later, never sooner.
+// holds are what calls that returned before their work was done hold.
+// One goroutine, started on first use, looks at them from time to time
+// (pollMin after a release, backing off to pollMax while nothing
+// completes) and releases those whose work is done. It asks each event
+// whether it is done rather than wait for it: a thread waiting for an
+// event of Intel's OpenCL CPU runtime spins on a core, which the kernel
+// it waits for would otherwise run on (RATIONALE.md, "Launches that
+// return before their kernel ends").
 var holds struct {
 	mu   sync.Mutex
-	q    []launchHold
+	q    []launchHold // not yet released
 	wake chan struct{}
 	once sync.Once
 	live atomic.Int64
 }
+
+const (
+	pollMin = 50 * time.Microsecond
+	pollMax = time.Millisecond
+)
 
 // launchHold is the work of one call and what it holds until then.
 type launchHold struct {
@@ -137,12 +146,13 @@ func holdUntilDone(ps []*usm.Pending, owners []usm.Owner) {
 	holds.mu.Unlock()
 	select {
 	case holds.wake <- struct{}{}:
-	default: // awake already: it takes the queue when it looks next
+	default: // awake already: it takes the new hold when it looks next
 	}
 }
 
 func reap() {
 	for range holds.wake {
+		delay := pollMin
 		for {
 			holds.mu.Lock()
 			q := holds.q
@@ -151,25 +161,74 @@ func reap() {
 			if len(q) == 0 {
 				break
 			}
+			var left []launchHold
+			released := false
 			for _, h := range q {
-				for _, p := range h.work {
-					// A failed wait is the readers' to meet (each waits
-					// for the Pending itself); the memory is released
-					// all the same, as a Close after a failed wait does.
-					_ = p.Wait()
+				if h.done() {
+					h.release()
+					released = true
+				} else {
+					left = append(left, h)
 				}
-				for _, o := range h.owners {
-					// Soon, not now: the next call drops the references
-					// as it returns, rather than each release taking the
-					// GIL from the thread that makes the calls.
-					if k, ok := o.(*keptArg); ok {
-						k.releaseSoon()
-					} else {
-						pybridge.ReleaseSoon(o)
-					}
-				}
-				holds.live.Add(-1)
+			}
+			holds.mu.Lock()
+			holds.q = append(left, holds.q...)
+			holds.mu.Unlock()
+			if len(left) == 0 {
+				continue // none left but those added meanwhile
+			}
+			if released {
+				delay = pollMin
+			} else {
+				delay = min(2*delay, pollMax)
+			}
+			time.Sleep(delay)
+		}
+	}
+}
+
+// done reports whether the hold's work has completed. An event whose
+// source cannot say without a wait is waited for here (no runtime that
+// copies its events, which a Pending holds, is such a source).
+func (h launchHold) done() bool {
+	for _, p := range h.work {
+		if p.Empty() {
+			continue
+		}
+		evs := p.Events()
+		if len(evs) == 0 {
+			return false // a reader is waiting for the last one
+		}
+		for _, ev := range evs {
+			done, err := ev.Done()
+			if err != nil {
+				_ = p.Wait()
+				break
+			}
+			if !done {
+				return false
 			}
 		}
 	}
+	return true
+}
+
+// release lets the hold's events and owners go, its work done. The
+// references go soon, not now: the next call drops them as it returns,
+// rather than each release taking the GIL from the thread that makes the
+// calls.
+func (h launchHold) release() {
+	for _, p := range h.work {
+		// Done already: Wait only releases the events. A failed wait is
+		// the readers' to meet (each waits for the Pending itself).
+		_ = p.Wait()
+	}
+	for _, o := range h.owners {
+		if k, ok := o.(*keptArg); ok {
+			k.releaseSoon()
+		} else {
+			pybridge.ReleaseSoon(o)
+		}
+	}
+	holds.live.Add(-1)
 }

@@ -356,6 +356,30 @@ func (e Event) Wait() error {
 	return e.src.WaitEvent(e.id)
 }
 
+// eventStatus is implemented by event sources that tell, without
+// waiting, whether an event's launch has completed (dpctl's
+// DPCTLEvent_GetCommandExecutionStatus, OpenCL's clGetEventInfo). An id
+// that names no live event is reported done: its holder waited for it,
+// or let it go.
+type eventStatus interface {
+	EventDone(id uint64) (bool, error)
+}
+
+// Done reports, without waiting, whether the event's launch has
+// completed: the zero Event has, and so has a released one (its holder
+// waited for it, or let it go). A source that cannot tell is an
+// ErrNotSupported error: wait instead.
+func (e Event) Done() (bool, error) {
+	if e.src == nil {
+		return true, nil
+	}
+	s, ok := e.src.(eventStatus)
+	if !ok {
+		return false, errkind.New(errkind.NotSupported, "usm.Event.Done", "the event's source cannot say whether it is done without a wait")
+	}
+	return s.EventDone(e.id)
+}
+
 // Close releases the event; later calls (on any copy) do nothing.
 func (e Event) Close() error {
 	if e.src == nil {

@@ -212,3 +212,33 @@ func TestNDArrayWaitsForWrittenBy(t *testing.T) {
 	assert.Equal(t, 0, g.live())
 	assert.ErrorIs(t, x.WrittenBy(usm.Event{}), usm.ErrClosed)
 }
+
+// Done asks a source that can tell, without a wait; a source that cannot
+// is ErrNotSupported; the zero Event is done.
+func TestEventDone(t *testing.T) {
+	done, err := usm.Event{}.Done()
+	require.NoError(t, err)
+	assert.True(t, done)
+	_, err = usm.NewEvent(&waits{}, 1).Done()
+	assert.ErrorIs(t, err, usm.ErrNotSupported)
+	s := &statusEvents{}
+	done, err = usm.NewEvent(s, 4).Done()
+	require.NoError(t, err)
+	assert.False(t, done)
+	s.done = true
+	done, err = usm.NewEvent(s, 4).Done()
+	require.NoError(t, err)
+	assert.True(t, done)
+	assert.Equal(t, []uint64{4, 4}, s.asked)
+}
+
+type statusEvents struct {
+	waits
+	done  bool
+	asked []uint64
+}
+
+func (s *statusEvents) EventDone(id uint64) (bool, error) {
+	s.asked = append(s.asked, id)
+	return s.done, nil
+}

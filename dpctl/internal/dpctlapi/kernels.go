@@ -38,7 +38,7 @@ type Kernels struct {
 	bundleFromOCLSource, bundleFromSpirv, bundleGetKernel, bundleDelete ffi.Fn
 	kernelNumArgs, kernelDelete, submitRange, submitNDRange             ffi.Fn
 	eventWait, eventDelete, contextGetBackend, queueGetNative           ffi.Fn
-	eventCopy                                                           ffi.Fn
+	eventCopy, eventStatus                                              ffi.Fn
 
 	gen         Generation
 	lib, genWhy string // the library's path; how it differs from a generation
@@ -60,6 +60,7 @@ func (a *API) kernelEntries() []ffi.Symbol {
 		ffi.Optional(&k.contextGetBackend, "DPCTLContext_GetBackend"),
 		ffi.Optional(&k.queueGetNative, symQueueGetNative),
 		ffi.Optional(&k.eventCopy, "DPCTLEvent_Copy"),
+		ffi.Optional(&k.eventStatus, "DPCTLEvent_GetCommandExecutionStatus"),
 	}
 }
 
@@ -113,6 +114,22 @@ func (k Kernels) ContextGetBackend(ctx uintptr) int { return cint(k.contextGetBa
 
 // HasEventCopy reports whether DPCTLEvent_Copy is there.
 func (k Kernels) HasEventCopy() bool { return k.eventCopy.Present() }
+
+// eventComplete is DPCTL_COMPLETE of DPCTLSyclEventStatusType (dpctl
+// 0.22.1's dpctl_sycl_enum_types.h: unknown, submitted, running,
+// complete).
+const eventComplete = 3
+
+// HasEventStatus reports whether DPCTLEvent_GetCommandExecutionStatus is
+// there.
+func (k Kernels) HasEventStatus() bool { return k.eventStatus.Present() }
+
+// EventComplete reports whether the event's command has completed
+// (DPCTLEvent_GetCommandExecutionStatus, which catches SYCL's exceptions
+// and then says "unknown": not complete).
+func (k Kernels) EventComplete(ev uintptr) bool {
+	return cint(k.eventStatus.Call1(ev)) == eventComplete
+}
 
 // EventCopy returns a new ref to the event ev names (DPCTLEvent_Copy: a
 // copy of the sycl::event, deleted on its own); 0 on failure.

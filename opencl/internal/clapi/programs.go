@@ -40,7 +40,7 @@ type programFns struct {
 	createProgramWithSource, createProgramWithIL, buildProgram, getProgramBuildInfo ffi.Fn
 	releaseProgram, createKernel, releaseKernel, getKernelInfo, setKernelArg        ffi.Fn
 	setKernelArgSVMPointer, enqueueNDRangeKernel, waitForEvents, retainEvent        ffi.Fn
-	getKernelArgInfo                                                                ffi.Fn
+	getKernelArgInfo, getEventInfo                                                  ffi.Fn
 }
 
 func (l *Lib) programEntries() []ffi.Symbol {
@@ -60,6 +60,7 @@ func (l *Lib) programEntries() []ffi.Symbol {
 		ffi.Optional(&p.waitForEvents, "clWaitForEvents"),
 		ffi.Optional(&p.retainEvent, "clRetainEvent"),
 		ffi.Optional(&p.getKernelArgInfo, "clGetKernelArgInfo"),
+		ffi.Optional(&p.getEventInfo, "clGetEventInfo"),
 	}
 }
 
@@ -232,6 +233,28 @@ func (l *Lib) EnqueueNDRangeKernel(q Queue, k Kernel, dims int, r *NDRange, loca
 // stays the caller's.
 func (l *Lib) WaitForEvent(slot *Event) error {
 	return check("clWaitForEvents", l.prog.waitForEvents.Call2(1, uintptr(unsafe.Pointer(slot))))
+}
+
+// eventCommandExecutionStatus is CL_EVENT_COMMAND_EXECUTION_STATUS.
+const eventCommandExecutionStatus = 0x11D3
+
+// EventComplete reports whether the event's command has completed
+// (clGetEventInfo's CL_EVENT_COMMAND_EXECUTION_STATUS is CL_COMPLETE, 0);
+// a command that failed (a negative status) is its error. A loader
+// without clGetEventInfo is an error.
+func (l *Lib) EventComplete(e Event) (bool, error) {
+	if !l.prog.getEventInfo.Present() {
+		return false, &Error{Op: "clGetEventInfo", Status: InvalidOperation} // the loader lacks it
+	}
+	var st int32
+	err := check("clGetEventInfo", l.prog.getEventInfo.Call5(uintptr(e), eventCommandExecutionStatus, 4, uintptr(unsafe.Pointer(&st)), 0))
+	switch {
+	case err != nil:
+		return false, err
+	case st < 0:
+		return false, &Error{Op: "the launch", Status: Status(st)}
+	}
+	return st == 0, nil
 }
 
 // RetainEvent adds a reference (clRetainEvent).
