@@ -174,29 +174,139 @@ def _kernels_source():
         return f.read()
 
 
-def row_saxpy_device():
-    """examples/saxpy on two dpnp device arrays of 2^22 float32: its
-    OpenCL C kernel on the arrays' queue, waited for, beside the same
-    kernel built with dpctl.program and submitted on the same queue."""
-    import ctypes
+# The kernel a user writes for contiguous arrays, which the runtime
+# vectorizes: the peer of examples/saxpy's kernel rows.
+PLAIN_SAXPY = """
+kernel void saxpy(float a, global const float *x, global float *y)
+{
+    size_t i = get_global_id(0);
+    y[i] += a * x[i];
+}"""
+
+
+class Timed:
+    """A side that times a part of itself: fn() runs once and returns the
+    seconds of the part it times (the rest, a wait for an idle queue
+    before it, untimed)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self):
+        return self.fn()
+
+
+def _saxpy_arrays(n, step=1):
+    """x = 0, 1, ... and y = 0 of n float32 on one out-of-order queue of the
+    OpenCL CPU device (dpnp's kind), as views of stride step; the queue and
+    the dpctl.memory of each, for dpctl.program's arguments."""
     import dpctl
-    import dpctl.program
     import dpnp
-    import saxpy
     q = dpctl.SyclQueue("opencl:cpu")
-    n = 1 << 22
-    x = dpnp.arange(n, dtype="f4", sycl_queue=q)
-    y = dpnp.zeros(n, dtype="f4", sycl_queue=q)
+    xb = dpnp.arange(n * step, dtype="f4", sycl_queue=q)
+    yb = dpnp.zeros(n * step, dtype="f4", sycl_queue=q)
     q.wait()  # dpnp's fills, before a peer that orders after nothing
+    return q, xb[::step], yb[::step], xb.get_array().usm_data, yb.get_array().usm_data
+
+
+def row_saxpy_device():
+    """examples/saxpy on two contiguous dpnp device arrays of 2^22 float32:
+    its plain kernel on the arrays' queue, and the wait for it, beside the
+    plain kernel a user writes, built with dpctl.program and submitted on
+    the same queue; and beside the strided kernel, the one saxpy ran on
+    every layout before issue 45."""
+    import ctypes
+    import dpctl.program
+    import saxpy
+    n = 1 << 22
+    q, x, y, xm, ym = _saxpy_arrays(n)
     assert saxpy.path(x, y) == "kernel"
-    k = dpctl.program.create_program_from_source(q, _kernels_source()).get_sycl_kernel("saxpy")
-    xm, ym = x.get_array().usm_data, y.get_array().usm_data
-    args = [ctypes.c_float(0.5), xm, ctypes.c_long(1), ym, ctypes.c_long(1)]
+    kp = dpctl.program.create_program_from_source(q, PLAIN_SAXPY).get_sycl_kernel("saxpy")
+    ks = dpctl.program.create_program_from_source(q, _kernels_source()).get_sycl_kernel("saxpy")
+    plain = [ctypes.c_float(0.5), xm, ym]
+    strided = [ctypes.c_float(0.5), xm, ctypes.c_long(1), ym, ctypes.c_long(1)]
     f = saxpy.saxpy
-    return (lambda: f(0.5, x, y),
-            [("`dpctl.program` kernel, `q.submit(...).wait()`", lambda: q.submit(k, args, [n]).wait()),
-             ("the same after `q.submit_barrier()`, as saxpy orders",
-              lambda: q.submit(k, args, [n], dEvents=[q.submit_barrier()]).wait())])
+
+    def ours():
+        f(0.5, x, y)
+        q.wait()
+    return (ours,
+            [("the plain kernel through `dpctl.program`, `q.submit(...).wait()`", lambda: q.submit(kp, plain, [n]).wait()),
+             ("the strided kernel (saxpy's before issue 45), the same way", lambda: q.submit(ks, strided, [n]).wait())])
+
+
+def row_saxpy_strided():
+    """examples/saxpy on strided views (every other element) of dpnp device
+    arrays, 2^22 elements each: its strided kernel, and the wait, beside
+    the same strided kernel through dpctl.program on the same views."""
+    import ctypes
+    import dpctl.program
+    import saxpy
+    n = 1 << 22
+    q, x, y, xm, ym = _saxpy_arrays(n, 2)
+    assert saxpy.path(x, y) == "strided kernel"
+    ks = dpctl.program.create_program_from_source(q, _kernels_source()).get_sycl_kernel("saxpy")
+    args = [ctypes.c_float(0.5), xm, ctypes.c_long(2), ym, ctypes.c_long(2)]
+    f = saxpy.saxpy
+
+    def ours():
+        f(0.5, x, y)
+        q.wait()
+    return ours, [("the strided kernel through `dpctl.program`, `q.submit(...).wait()`",
+                   lambda: q.submit(ks, args, [n]).wait())]
+
+
+def row_saxpy_return():
+    """examples/saxpy on dpnp device arrays of 2^24 float32, on an idle
+    queue: the call alone (it returns once its kernel is submitted),
+    beside the call and its wait (q.wait())."""
+    import time
+    import saxpy
+    q, x, y, _, _ = _saxpy_arrays(1 << 24)
+    f, now = saxpy.saxpy, time.perf_counter
+
+    def call():
+        q.wait()
+        t = now()
+        f(0.5, x, y)
+        t = now() - t
+        q.wait()
+        return t
+
+    def call_and_wait():
+        q.wait()
+        t = now()
+        f(0.5, x, y)
+        q.wait()
+        return now() - t
+    return Timed(call), [("the same call and its wait, `q.wait()`", Timed(call_and_wait))]
+
+
+def row_saxpy_chain():
+    """50 examples/saxpy calls in a row on dpnp device arrays of 4,096
+    float32 (y += a*x, each after the last), then a wait, beside 50
+    submissions of the plain kernel through dpctl.program, each depending
+    on the last one's event."""
+    import ctypes
+    import dpctl.program
+    import saxpy
+    n = 4096
+    q, x, y, xm, ym = _saxpy_arrays(n)
+    kp = dpctl.program.create_program_from_source(q, PLAIN_SAXPY).get_sycl_kernel("saxpy")
+    args = [ctypes.c_float(0.5), xm, ym]
+    f = saxpy.saxpy
+
+    def ours():
+        for _ in range(50):
+            f(0.5, x, y)
+        q.wait()
+
+    def peer():
+        ev = q.submit_async(kp, args, [n])
+        for _ in range(49):
+            ev = q.submit_async(kp, args, [n], dEvents=[ev])
+        ev.wait()
+    return ours, [("50 `q.submit_async(kernel, ..., dEvents=[ev])` of the plain kernel, then `ev.wait()`", peer)]
 
 
 def row_launch_empty():
@@ -227,7 +337,10 @@ PY_ROWS = {
     "suai": ("`__sycl_usm_array_interface__` produced", row_suai, None),
     "dpt_from_dlpack": ("`dpnp.tensor.from_dlpack` of our array", row_dpt_from_dlpack, None),
     "asarray": ("`usmbridge.asarray(dpnp array)`", row_asarray, "asarray"),
-    "saxpy_device": ("examples/saxpy, dpnp device arrays of 2^22 float32", row_saxpy_device, None),
+    "saxpy_device": ("examples/saxpy and its wait, contiguous dpnp device arrays of 2^22 float32", row_saxpy_device, None),
+    "saxpy_strided": ("examples/saxpy and its wait, strided views of dpnp device arrays, 2^22 float32", row_saxpy_strided, None),
+    "saxpy_return": ("examples/saxpy returns before its kernel, dpnp device arrays of 2^24 float32", row_saxpy_return, None),
+    "saxpy_chain": ("50 chained examples/saxpy calls, dpnp device arrays of 4,096 float32", row_saxpy_chain, None),
     "launch_py": ("empty kernel launched from Python, waited for", row_launch_empty, None),
 }
 
@@ -244,16 +357,23 @@ def run_py_row(name, rounds, smoke):
             fns.append(fn)
     for fn in fns:  # warm up; also proves every side works
         fn()
-    # Size a round to ~0.1 s of the slowest side (a fixed tiny count in smoke).
+
+    def time_n(fn, n):
+        """Seconds per call of fn over n calls (a Timed side's own parts)."""
+        if isinstance(fn, Timed):
+            return sum(fn() for _ in range(n)) / n
+        return timeit.timeit(fn, number=n) / n
+    # Size a round to ~0.1 s of the slowest side (a fixed tiny count in
+    # smoke), and at least 100 calls, 10 for sides of 10 ms and more.
     if smoke:
         n = 10
     else:
-        t = max(timeit.timeit(fn, number=200) for fn in fns) / 200
-        n = max(100, int(0.1 / max(t, 1e-9)))
+        t = max(time_n(fn, 20) for fn in fns)
+        n = max(10 if t >= 0.01 else 100, int(0.1 / max(t, 1e-9)))
     best = [float("inf")] * len(fns)
     for _ in range(rounds):
         for i, fn in enumerate(fns):
-            best[i] = min(best[i], timeit.timeit(fn, number=n) / n)
+            best[i] = min(best[i], time_n(fn, n))
 
     def time_of(fn):
         return best[next(i for i, g in enumerate(fns) if g is fn)]
@@ -436,17 +556,35 @@ The whole DLPack exchange in Go, export + import + release, of a 1 GiB
 array beside a 1 B one: the cost does not depend on the size
 (`./dlpack`, `RoundTrip`).""",
     "saxpy_device": """\
-`saxpy.saxpy(a, x, y)` of examples/saxpy on two dpnp arrays of 2^22
-float32 in device USM on the OpenCL CPU device: the module builds its
-OpenCL C kernel once for the arrays' context and device
-(`usm.BuildProgram`), launches it on y's queue after a barrier of the
-queue's earlier work and waits for it. The peer is the same OpenCL C
-built with `dpctl.program.create_program_from_source` on the same queue
-and submitted with `SyclQueue.submit(kernel, args, [n]).wait()`, and the
-same submit depending on a barrier of the queue, which is what saxpy
-does on dpnp's out-of-order queue so that its kernel follows dpnp's
-earlier work there (the plain submit does not). Before issue 30 saxpy
-copied device USM to Go slices and back.""",
+`saxpy.saxpy(a, x, y)` of examples/saxpy on two contiguous dpnp arrays of
+2^22 float32 in device USM on the OpenCL CPU device, followed by
+`q.wait()`: the module builds its OpenCL C once for the arrays' context
+and device (`usm.BuildProgram`), launches its plain kernel
+(`y[i] += a * x[i]`, which the runtime vectorizes) on y's queue after a
+barrier of the queue's earlier work, and returns (`pyext.NoWait`); the
+wait is the kernel's. The peer is the plain kernel a user writes, built
+with `dpctl.program.create_program_from_source` on the same queue and
+submitted with `SyclQueue.submit(kernel, args, [n]).wait()`. The second
+peer is the strided kernel (`y[i*sy] += a * x[i*sx]`, strides at run
+time), which saxpy ran on every layout before issue 45, submitted the
+same way.""",
+    "saxpy_strided": """\
+The same on strided views (every other element of arrays of 2^23): saxpy
+runs its strided kernel, beside that kernel through `dpctl.program` on
+the same views.""",
+    "saxpy_return": """\
+`saxpy.saxpy(a, x, y)` on dpnp device arrays of 2^24 float32, on an
+idle queue: the call alone (it returns once its kernel is submitted;
+`pyext.NoWait`), beside the same call followed by `q.wait()`. The ratio
+is the share of the kernel's time the caller waits for (1.0 before
+issue 45, when saxpy waited for its kernel).""",
+    "saxpy_chain": """\
+50 `saxpy.saxpy(a, x, y)` calls in a row on dpnp device arrays of 4,096
+float32, each kernel after the last (y's queue orders them), then
+`q.wait()`, beside 50 `SyclQueue.submit_async` of the plain kernel, each
+depending on the last one's event, then a wait. Each saxpy call reads x
+and y through dpnp's `__sycl_usm_array_interface__`, which waits for the
+queue: the kernel before it has ended by then.""",
     "launch_py": """\
 A Go function of `python/bench/benchmod` that launches an empty kernel
 over one work-item on its argument's queue (a dpnp array's, out of
