@@ -59,6 +59,8 @@ func defineLaunch(m *pyext.Module) {
 			out := make([]float64, x.Len())
 			return out, usm.CopyToSlice(out, x.USM())
 		}, pyext.P("x"), pyext.ReleaseGIL())
+	pyext.Func1R(m, "kept_view", "The float64 view kept under id (host-accessible, C-contiguous) read through usm.View, "+
+		"which waits for its pending work first, with the GIL released.", keptView, pyext.P("id"), pyext.ReleaseGIL())
 	pyext.Func0R(m, "launch_holds", "How many calls still hold their arguments for work not done.",
 		func() (int64, error) { return pyext.Live()["launch_holds"], nil })
 	pyext.Func0(m, "settle_launches", "Wait, with the GIL released, until no call holds its arguments for its work.",
@@ -168,6 +170,22 @@ func keptRead(id int64) ([]float64, error) {
 	}
 	out := make([]float64, n)
 	return out, usm.CopyToSlice(out, k)
+}
+
+// keptView reads the view kept under id through usm.View, a slice over
+// its memory, and copies the slice out.
+func keptView(id int64) ([]float64, error) {
+	keeperMu.Lock()
+	k, ok := keeper[id]
+	keeperMu.Unlock()
+	if !ok {
+		return nil, pyext.ValueError("no kept view %d", id)
+	}
+	v, err := usm.View[float64](k)
+	if err != nil {
+		return nil, err
+	}
+	return append([]float64(nil), v...), nil
 }
 
 func settleLaunches() error {

@@ -247,16 +247,19 @@ def test_new_array_dropped_before_the_kernel_ends(q, gate):
 
 
 @pytest.mark.parametrize("keep_first", [False, True])
-def test_kept_view_waits_for_the_work(q, gate, keep_first):
+@pytest.mark.parametrize("reader", ["usm.CopyToSlice", "usm.View"])
+def test_kept_view_waits_for_the_work(q, gate, keep_first, reader):
     """A view kept by the NoWait function, before or after it recorded the
-    launch, carries the launch's pending work: Go's copy of it waits."""
-    y = dpnp.zeros(N, dtype="f8", usm_type="device", sycl_queue=q)
+    launch, carries the launch's pending work: Go's readers of it wait."""
+    usm_type = "shared" if reader == "usm.View" else "device"  # View reads host-accessible memory in place
+    y = dpnp.zeros(N, dtype="f8", usm_type=usm_type, sycl_queue=q)
     v = -7.0 if keep_first else 7.0  # gated_fill_keep keeps y before the launch for v < 0
     k = extmod.gated_fill_keep(gate, y, v)
     try:
         del y  # the kept view and the launch hold the memory
         extmod.open_gate(gate, OPEN_MS)
-        np.testing.assert_array_equal(extmod.kept_read(k), v)
+        read = extmod.kept_view if reader == "usm.View" else extmod.kept_read
+        np.testing.assert_array_equal(read(k), v)
     finally:
         extmod.unhold(k)
 
