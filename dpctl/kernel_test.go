@@ -259,3 +259,58 @@ func TestKernelEventCopies(t *testing.T) {
 	assert.True(t, done, "a released event is done")
 	assert.EqualValues(t, 1, evalInt(t, py, "int((dpnp.asnumpy(py_) == 3).all())"))
 }
+
+// On an out-of-order queue a launch follows a barrier of the queue's
+// earlier work, and depends on it unless the barrier is complete when it
+// is submitted (an idle queue: a dependency costs the kernel a pass
+// through SYCL's scheduler). Idle, the kernel runs; with earlier work
+// held back (a marker waiting for an OpenCL user event,
+// python/tests/pending.py) it waits until that work completes. (Intel's
+// OpenCL runtime holds commands after its native barrier back too, so
+// this shows the order, which a launch without the barrier breaks, not
+// which of the two keeps it.) In a child, since a launch that waited
+// wrongly would hang.
+func TestKernelWaitsForBusyQueue(t *testing.T) {
+	if testutil.InChild("ooo-busy") {
+		busyQueue(t)
+		return
+	}
+	loaded(t) // skips without dpctl
+	testutil.RunChild(t, "ooo-busy", 120*time.Second).Expect(t, 0, "PASS")
+}
+
+func busyQueue(t *testing.T) {
+	py, _ := loaded(t)
+	tests, err := filepath.Abs("../python/tests")
+	require.NoError(t, err)
+	run(t, py, "import dpnp, importlib.util\n"+
+		"spec = importlib.util.spec_from_file_location('pending', "+pyString(filepath.Join(tests, "pending.py"))+")\n"+
+		"pending = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(pending)\n"+
+		"qo = dpctl.SyclQueue('opencl:cpu')\n"+
+		"bo = dpnp.ones(4096, dtype='f4', usm_type='shared', sycl_queue=qo)\nqo.wait()")
+	y, err := asArray(t, py, "bo")
+	require.NoError(t, err)
+	defer y.Owner.Release()
+	_, k := testutil.BuildKernel(t, y.Queue, kernelSrc, "fill")
+	ys := unsafe.Slice((*float32)(cmem.Ptr(elem0(y))), 4096)
+
+	// Idle: the barrier is complete, and the kernel runs with no dependency.
+	ev, err := k.Launch(y.Queue, usm.NDRange(4096), nil, usm.Pointer(elem0(y)), usm.Scalar(float32(2)))
+	require.NoError(t, err)
+	require.NoError(t, ev.Wait())
+	require.NoError(t, ev.Close())
+	assert.Equal(t, float32(2), ys[4095])
+
+	run(t, py, "held = pending.Pending(qo, out_of_order=True)")
+	ev, err = k.Launch(y.Queue, usm.NDRange(4096), nil, usm.Pointer(elem0(y)), usm.Scalar(float32(5)))
+	require.NoError(t, err)
+	time.Sleep(50 * time.Millisecond)
+	done, err := ev.Done()
+	require.NoError(t, err)
+	assert.False(t, done, "the kernel waits behind the barrier of the held work")
+	assert.Equal(t, float32(2), ys[0])
+	run(t, py, "held.complete()")
+	require.NoError(t, ev.Wait())
+	require.NoError(t, ev.Close())
+	assert.Equal(t, float32(5), ys[0])
+}

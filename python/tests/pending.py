@@ -38,10 +38,12 @@ def _cl():
 
 class Pending:
     """Holds back every later command of the in-order dpctl queue q until
-    complete() is called."""
+    complete() is called. On an out-of-order queue (out_of_order=True) it
+    holds back only what depends on it: a barrier submitted after it, and
+    the commands that depend on that barrier."""
 
-    def __init__(self, q):
-        if not q.is_in_order:
+    def __init__(self, q, out_of_order=False):
+        if not q.is_in_order and not out_of_order:
             raise ValueError("Pending needs an in-order queue")
         sycl, self.cl = _libsycl(), _cl()
         get_native = sycl._ZNK4sycl3_V15queue9getNativeERi
