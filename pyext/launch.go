@@ -4,7 +4,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
+	"github.com/usmbridge/usmbridge/internal/cmem"
 	"github.com/usmbridge/usmbridge/pybridge"
 	"github.com/usmbridge/usmbridge/usm"
 )
@@ -39,15 +41,12 @@ func (c *frame) settle(r *result, err error) error {
 		}
 	}
 	c.mu.Unlock()
-	if r.kind == rArray && r.v.handle != 0 {
-		if st := handles.get(r.v.handle); st != nil && st.arr != nil && !st.arr.Pending.Empty() {
-			work = append(work, pendingOn{st.arr.Pending, st.arr.Queue})
-		}
-	}
+	work = resultWork(r, work)
 	if len(work) == 0 {
 		return err
 	}
-	if err == nil && c.fn.noWait {
+	failed := err != nil
+	if !failed && c.fn.noWait {
 		if err = c.handOff(work); err == nil {
 			return nil
 		}
@@ -59,13 +58,27 @@ func (c *frame) settle(r *result, err error) error {
 		}
 	}
 	c.c.restoreThread(ts)
-	if err != nil && r.kind == rArray && r.v.handle != 0 { // C makes no result of a failed call
-		if st := handles.remove(r.v.handle); st != nil {
-			st.release()
-		}
-		r.kind, r.v.handle = rNone, 0
+	if err != nil && !failed { // C makes no result of a call that fails
+		c.discard(r)
 	}
 	return err
+}
+
+// resultWork adds the pending work of the new Arrays among a call's
+// results (its result, or a tuple's) to work.
+func resultWork(r *result, work []pendingOn) []pendingOn {
+	switch r.kind {
+	case rArray:
+		if st := handles.get(r.v.handle); r.v.handle != 0 && st != nil && st.arr != nil && !st.arr.Pending.Empty() {
+			work = append(work, pendingOn{st.arr.Pending, st.arr.Queue})
+		}
+	case rTuple:
+		rs := unsafe.Slice((*result)(cmem.Ptr(r.obj)), r.n)
+		for i := range rs {
+			work = resultWork(&rs[i], work)
+		}
+	}
+	return work
 }
 
 // handOff records the work among its queues' submitted events in dpctl's

@@ -50,6 +50,19 @@ func defineLaunch(m *pyext.Module) {
 		gatedFillKeep, params[0], params[1], params[2], pyext.NoWait())
 	pyext.Func3R(m, "gated_new", "A new float64 array where like is, of like's shape, filled with v by a kernel behind gate (NoWait).",
 		gatedNew, params[0], pyext.P("like", pyext.NDim(1)), params[2], pyext.NoWait())
+	pyext.Func(m, "gated_pair", "Two new arrays like like, filled with v and -v by kernels behind gate, as a tuple (NoWait).",
+		func(gate pyext.Array[int32], like pyext.Array[float64], v float64) (*usm.Array, *usm.Array, error) {
+			a, err := gatedNew(gate, like, v)
+			if err != nil {
+				return nil, nil, err
+			}
+			b, err := gatedNew(gate, like, -v)
+			if err != nil {
+				a.Owner.Release()
+				return nil, nil, err
+			}
+			return a, b, nil
+		}, []pyext.Param{params[0], pyext.P("like", pyext.NDim(1)), params[2]}, pyext.NoWait())
 	pyext.Func2(m, "open_gate", "Open gate from a goroutine after ms milliseconds, without the GIL.", openGate,
 		pyext.P("gate", pyext.NDim(1)), pyext.P("ms", pyext.Default(0)))
 	pyext.Func1R(m, "kept_read", "The float64 view kept under id, copied out by Go (its pending work waited for first), "+

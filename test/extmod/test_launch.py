@@ -232,6 +232,18 @@ def test_new_array_read_without_the_gil(q, gate, consumer):
     assert r.sycl_queue == q  # (its __usm_ndarray__ reads the SUAI, which waits)
 
 
+def test_tuple_of_new_arrays(q, gate):
+    """A NoWait function of several results: the Arrays of the tuple carry
+    their kernels' pending work, and the call holds its arguments for it."""
+    like = shared(q)
+    holds = extmod.launch_holds()
+    a, b = extmod.gated_pair(gate, like, 7.0)
+    assert extmod.launch_holds() == holds + 1, "the call holds its arguments for the tuple's kernels"
+    extmod.open_gate(gate, OPEN_MS)
+    np.testing.assert_array_equal(np.asarray(a), 7.0)
+    np.testing.assert_array_equal(np.from_dlpack(b, device="cpu"), -7.0)
+
+
 def test_new_array_dropped_before_the_kernel_ends(q, gate):
     """An Array nobody read, let go while its kernel waits: its memory
     goes once the kernel is done, not under it."""
